@@ -1,1 +1,18 @@
-//! isoterra-export
+//! Exporters and importers for isoterra: PNG pictures and grayscale images,
+//! SVG drawings and collider JSON of contour polylines, and `.npy` arrays as
+//! density fields.
+//!
+//! Coordinates follow the isoterra conventions: world x right and y up, so
+//! image formats whose y points down (PNG, SVG) are flipped on the way out.
+
+mod error;
+mod json;
+mod npy;
+mod raster;
+mod svg;
+
+pub use error::ExportError;
+pub use json::{parse_polylines_json, polylines_json};
+pub use npy::{read_npy, read_npy_file, write_npy_f32};
+pub use raster::{MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, PngOptions, field_png_gray, render_side2d_png};
+pub use svg::{SvgOptions, polylines_svg};

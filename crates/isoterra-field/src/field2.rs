@@ -96,7 +96,11 @@ impl Field2 {
         }
         let nodes = width.checked_mul(height);
         match nodes {
-            Some(n) if n <= Self::MAX_NODES && width <= u32::MAX as u64 && height <= u32::MAX as u64 => {
+            Some(n)
+                if n <= Self::MAX_NODES
+                    && width <= u32::MAX as u64
+                    && height <= u32::MAX as u64 =>
+            {
                 Ok(n as usize)
             }
             _ => Err(FieldError::TooLarge {
@@ -245,7 +249,10 @@ impl Field2 {
     /// Value at node `(x, y)`. Panics when out of bounds (a programmer error).
     #[inline]
     pub fn get(&self, x: u32, y: u32) -> f32 {
-        assert!(x < self.width && y < self.height, "node ({x}, {y}) out of bounds");
+        assert!(
+            x < self.width && y < self.height,
+            "node ({x}, {y}) out of bounds"
+        );
         self.values[self.index(x, y)]
     }
 

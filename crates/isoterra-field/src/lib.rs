@@ -7,12 +7,23 @@
 //!
 //! This crate does no I/O.
 
+mod automaton;
+mod blur;
 mod error;
 mod field2;
 mod material;
+pub mod noise;
+mod par;
 mod quantize;
+mod side2d;
 
+pub use automaton::{CaveAutomaton, automaton_caves};
+pub use blur::{BlurKind, blur};
 pub use error::FieldError;
 pub use field2::{Field2, NodeRect};
 pub use material::{Material, MaterialGrid, MaterialTable};
-pub use quantize::{Quantizer, Quantizer16, Quantizer8};
+pub use noise::{Fbm, FbmParams, Noise2, Noise3, Perlin, fill_fbm2, fill_fbm3, fill2, fill3};
+pub use quantize::{Quantizer, Quantizer8, Quantizer16};
+pub use side2d::{
+    Side2dGen, Side2dPreset, generate_side2d, generate_side2d_with_threads, side2d_ids,
+};

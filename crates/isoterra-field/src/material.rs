@@ -163,7 +163,10 @@ impl MaterialGrid {
     /// Id at node `(x, y)`. Panics out of bounds (a programmer error).
     #[inline]
     pub fn get(&self, x: u32, y: u32) -> u8 {
-        assert!(x < self.width && y < self.height, "node ({x}, {y}) out of bounds");
+        assert!(
+            x < self.width && y < self.height,
+            "node ({x}, {y}) out of bounds"
+        );
         self.ids[y as usize * self.width as usize + x as usize]
     }
 

@@ -15,7 +15,9 @@ pub enum MeshError {
         reason: &'static str,
     },
     /// The cell rectangle does not fit in the field.
-    #[error("cell rectangle {x0}..{x1} x {y0}..{y1} does not fit a field of {width}x{height} nodes")]
+    #[error(
+        "cell rectangle {x0}..{x1} x {y0}..{y1} does not fit a field of {width}x{height} nodes"
+    )]
     RegionOutOfBounds {
         /// First cell column.
         x0: u32,
@@ -42,4 +44,15 @@ pub enum MeshError {
         /// Material grid height.
         got_h: u32,
     },
+}
+
+impl MeshError {
+    /// Shorthand for [`MeshError::InvalidParameter`].
+    pub fn param(name: &'static str, value: impl std::fmt::Display, reason: &'static str) -> Self {
+        MeshError::InvalidParameter {
+            name,
+            value: value.to_string(),
+            reason,
+        }
+    }
 }

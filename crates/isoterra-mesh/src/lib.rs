@@ -3,16 +3,40 @@
 //!
 //! Meshers are structs that own scratch buffers and are reused across chunks.
 //! Output goes to plain arrays (`Vec<[f32; 3]>`, `Vec<u32>`). This crate does no I/O.
+//!
+//! # Marching squares at a glance
+//!
+//! * [`MarchingSquares::mesh`] turns a rectangle of cells of a
+//!   [`Field2`](isoterra_field::Field2) into a fill mesh (welded, CCW, normals `+z`,
+//!   UVs from world position, optional per-material submeshes) and directed
+//!   contour segments (solid on the left, each point with a global [`EdgeKey`]).
+//! * [`ContourJoiner::join`] chains segments of one or many chunks into
+//!   [`Polyline`]s by key.
+//! * [`ContourTracer::contour_lines`] is the fast path when only joined contour
+//!   lines are wanted.
+//! * [`simplify_rdp`] / [`simplify_greedy`] thin polylines within a tolerance;
+//!   [`edge_strip`] builds a rim mesh along them.
+//!
+//! The conventions (sign, cells, interpolation, saddles, seams) are written down
+//! in the documentation of [`MarchingSquares`].
 
+mod cases;
 mod contour;
 mod error;
+mod key;
+mod scan;
+mod simplify;
 mod squares;
+mod strip;
+mod tracer;
 
-pub use contour::{
-    ContourJoiner, Polyline, signed_area, simplify_greedy, simplify_rdp,
-};
+pub use contour::{ContourJoiner, Polyline, signed_area};
 pub use error::MeshError;
+pub use key::{EdgeKey, KeyKind};
+pub use simplify::{Simplifier, simplify_greedy, simplify_rdp};
 pub use squares::{
-    CellRect, EdgeKey, FillMesh, MarchingSquares, Segments, SquaresOptions, SquaresOutput,
-    StripMesh, Submesh, edge_strip,
+    CellRect, FillMesh, MarchingSquares, Segments, SquaresOptions, SquaresOutput, StripMesh,
+    Submesh,
 };
+pub use strip::{StripBuilder, edge_strip};
+pub use tracer::ContourTracer;

@@ -1,1 +1,64 @@
-//! isoterra-store
+//! The isoterra world file.
+//!
+//! A world lives in one SQLite file (`*.isoterra`) that holds the world kind
+//! and generator parameters, the chunks that differ from what the generator
+//! gives, and a stroke log that drives undo/redo across restarts.
+//!
+//! Two layers:
+//! - [`WorldFile`]: the file itself — schema, metadata, chunk rows, the stroke
+//!   log and its undo cursor, with every write one durable transaction. The
+//!   [chunk codec](encode_chunk) and [delta codec](encode_delta) turn field
+//!   data into the blobs it stores.
+//! - Documents, which tie a file to a world in memory so that every
+//!   acknowledged edit is on disk: [`Side2dDocument`] for side-view worlds.
+//!   [`open_any`] / [`detect_kind`] read a file's metadata without knowing
+//!   its kind.
+//!
+//! ```
+//! use isoterra_store::Side2dDocument;
+//! use isoterra_world::{Brush, BrushTool, Side2dParams};
+//!
+//! # fn main() -> Result<(), isoterra_store::StoreError> {
+//! # let dir = std::env::temp_dir().join(format!("isoterra-store-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! # let path = dir.join("cave.isoterra");
+//! # let _ = std::fs::remove_file(&path);
+//! let mut doc = Side2dDocument::create(&path, &Side2dParams::DEFAULT)?;
+//! let generated = doc.content_hash();
+//! // On disk when it returns.
+//! let outcome = doc.stroke(&Brush::new(BrushTool::Fill, [40.0, 60.0], 6.0))?;
+//! doc.undo()?;
+//! assert_eq!(doc.content_hash(), generated);
+//! drop(doc);
+//!
+//! // History survives reopening: the undone stroke can be redone.
+//! let doc = Side2dDocument::open(&path)?;
+//! assert_eq!(doc.info().redo_available, outcome.id.is_some());
+//! # drop(doc);
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Nothing in a file can make this crate panic: damaged, truncated or
+//! foreign files give a [`StoreError`] that says what was found.
+
+mod chunk_codec;
+mod delta_codec;
+mod document;
+mod error;
+mod file;
+mod hash;
+mod wire;
+
+pub use chunk_codec::{ChunkData, ChunkEncoding, decode_chunk, encode_chunk};
+pub use delta_codec::{EditDelta, decode_delta, encode_delta};
+pub use document::{
+    DocumentInfo, SIDE2D_FORMAT_VERSION, SIDE2D_KIND, Side2dDocument, StrokeOutcome, detect_kind,
+    open_any,
+};
+pub use error::StoreError;
+pub use file::{
+    ChunkChange, ChunkKey, ChunkLayer, NewStroke, StrokeCounts, StrokeRecord, WorldFile, WorldMeta,
+};
+pub use hash::field2_content_hash;

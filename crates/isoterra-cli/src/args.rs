@@ -1,0 +1,227 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// isoterra: terrain from density fields.
+#[derive(Debug, Parser)]
+#[command(name = "isoterra", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a world file from a generator preset.
+    New(NewArgs),
+    /// Print what a world file holds.
+    Info(InfoArgs),
+    /// Apply one brush stroke (dig or fill) and save it.
+    Stroke(StrokeArgs),
+    /// Undo the last stroke.
+    Undo(FileArg),
+    /// Redo the last undone stroke.
+    Redo(FileArg),
+    /// Export a world as PNG, SVG contours or collider JSON.
+    Export(ExportArgs),
+    /// Contour a 2D .npy array.
+    Contour(ContourArgs),
+    /// Run the standard benchmark workloads of a group.
+    Bench(BenchArgs),
+    /// Create a side-view world, dig into it and export a PNG, in one go.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Kind {
+    /// 2D side-view destructible terrain (marching squares).
+    Side2d,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Preset {
+    /// fBm noise caves.
+    Caves,
+    /// A surface line with caves below and bedrock at the bottom.
+    Hills,
+    /// Cellular-automaton caves smoothed by a blur.
+    Cellular,
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The world file to create (it must not exist).
+    pub file: PathBuf,
+    /// World kind.
+    #[arg(long, value_enum, default_value = "side2d")]
+    pub kind: Kind,
+    /// Generator seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Size in cells, WIDTHxHEIGHT.
+    #[arg(long, default_value = "256x128")]
+    pub size: String,
+    /// Generator preset.
+    #[arg(long, value_enum, default_value = "hills")]
+    pub preset: Preset,
+    /// Cells per chunk side.
+    #[arg(long, default_value_t = 32)]
+    pub chunk: u32,
+    /// World units per cell.
+    #[arg(long, default_value_t = 1.0)]
+    pub cell_size: f32,
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The world file.
+    pub file: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Print, as the last line, a content hash of the current field data.
+    #[arg(long)]
+    pub hash: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Tool {
+    /// Remove solid.
+    Dig,
+    /// Add solid.
+    Fill,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shape {
+    /// Round brush.
+    Circle,
+    /// Square brush.
+    Square,
+}
+
+#[derive(Debug, Args)]
+pub struct StrokeArgs {
+    /// The world file.
+    pub file: PathBuf,
+    /// Brush tool.
+    #[arg(long, value_enum)]
+    pub tool: Tool,
+    /// Brush centre in world units, X,Y.
+    #[arg(long, allow_hyphen_values = true)]
+    pub at: String,
+    /// Brush radius in world units.
+    #[arg(long, allow_hyphen_values = true)]
+    pub radius: f32,
+    /// Brush shape.
+    #[arg(long, value_enum, default_value = "circle")]
+    pub shape: Shape,
+    /// Strength in (0, 1].
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    pub strength: f32,
+    /// Material id that a fill paints.
+    #[arg(long, default_value_t = 0)]
+    pub material: u8,
+}
+
+#[derive(Debug, Args)]
+pub struct FileArg {
+    /// The world file.
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// A picture: terrain coloured by material with contour lines.
+    Png,
+    /// The contours as SVG paths.
+    Svg,
+    /// Collider polylines as JSON.
+    Colliders,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The world file.
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Output file.
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+    /// PNG pixels per cell (default: about 1024 pixels wide).
+    #[arg(long)]
+    pub scale: Option<f32>,
+    /// Collider simplification tolerance in cells.
+    #[arg(long, default_value_t = 0.05)]
+    pub tolerance: f32,
+    /// Print phase timings as one JSON line on stderr.
+    #[arg(long)]
+    pub timings: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ContourFormat {
+    /// `{"polylines": [{"points": [[x, y], ...], "closed": bool}, ...]}`
+    Json,
+    /// SVG paths.
+    Svg,
+}
+
+#[derive(Debug, Args)]
+pub struct ContourArgs {
+    /// Input array: 2D, float32 or float64, C order, shape (H, W).
+    #[arg(long)]
+    pub npy: PathBuf,
+    /// Iso level.
+    #[arg(long, allow_hyphen_values = true)]
+    pub iso: f32,
+    /// Simplify with Ramer-Douglas-Peucker at this tolerance (sample units).
+    #[arg(long)]
+    pub simplify: Option<f32>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: ContourFormat,
+    /// Output file.
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+    /// Print phase timings as one JSON line on stderr.
+    #[arg(long)]
+    pub timings: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchGroup {
+    /// Marching squares: contour lines, fill mesh, dig + rebuild.
+    Squares,
+    /// Noise: fBm samples.
+    Noise,
+    /// Editing: dig + rebuild of the dirty chunks.
+    Edit,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Workload group.
+    #[arg(value_enum)]
+    pub group: BenchGroup,
+    /// One JSON object per line.
+    #[arg(long)]
+    pub json: bool,
+    /// Repetitions per workload (the median is reported).
+    #[arg(long, default_value_t = 15)]
+    pub reps: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Folder for the world file and the PNG.
+    #[arg(long, default_value = "isoterra-demo")]
+    pub out: PathBuf,
+    /// Generator seed.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+}

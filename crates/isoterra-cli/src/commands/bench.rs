@@ -1,0 +1,164 @@
+//! `isoterra bench GROUP [--json]`: the standard workloads on this machine.
+//!
+//! Each workload runs `--reps` times after one warm-up run; the median is
+//! reported. Peers are compared in `bench/`, not here.
+
+use std::time::Instant;
+
+use anyhow::Context;
+use isoterra::field::{FbmParams, Field2, fill_fbm2};
+use isoterra::mesh::{CellRect, ContourTracer, MarchingSquares, SquaresOptions, SquaresOutput};
+use isoterra::world::{Brush, BrushTool, Side2dWorld};
+
+use crate::args::{BenchArgs, BenchGroup, Preset};
+use crate::commands::new::side2d_params;
+
+struct Sample {
+    group: &'static str,
+    name: String,
+    unit: &'static str,
+    value: f64,
+    note: String,
+}
+
+pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
+    let reps = a.reps.max(1);
+    let mut out = Vec::new();
+    match a.group {
+        BenchGroup::Squares => squares(reps, &mut out)?,
+        BenchGroup::Noise => noise(reps, &mut out)?,
+        BenchGroup::Edit => edit(reps, &mut out)?,
+    }
+    for s in &out {
+        if a.json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "group": s.group, "name": s.name, "unit": s.unit,
+                    "value": (s.value * 1000.0).round() / 1000.0, "reps": reps, "note": s.note
+                })
+            );
+        } else {
+            println!(
+                "{:<8} {:<32} {:>12.3} {:<10} {}",
+                s.group, s.name, s.value, s.unit, s.note
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Median wall time of `f` in seconds over `reps` runs after one warm-up.
+fn median_secs(reps: u32, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut t: Vec<f64> = (0..reps)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+/// The standard marching-squares input: `n x n` nodes over `[0, s]^2`,
+/// `sin x + sin y + 0.3 sin(0.7x + 1.3y + 0.5)`.
+pub fn sine_field(n: u32, s: f64) -> anyhow::Result<Field2> {
+    let step = s / (n - 1) as f64;
+    Ok(Field2::from_fn(n, n, |x, y| {
+        let (x, y) = (x as f64 * step, y as f64 * step);
+        (x.sin() + y.sin() + 0.3 * (0.7 * x + 1.3 * y + 0.5).sin()) as f32
+    })?)
+}
+
+fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
+    let pi = std::f64::consts::PI;
+    let mut tracer = ContourTracer::new();
+    let mut lines = Vec::new();
+    for (label, s) in [("sparse", 16.0 * pi), ("dense", 128.0 * pi)] {
+        let field = sine_field(2048, s)?;
+        let secs = median_secs(reps, || {
+            tracer.contour_lines(&field, 0.0, &mut lines).ok();
+        });
+        out.push(Sample {
+            group: "squares",
+            name: format!("contour_lines_{label}_2048"),
+            unit: "ms",
+            value: secs * 1e3,
+            note: format!("{} polylines", lines.len()),
+        });
+    }
+    let field = sine_field(2048, 128.0 * pi)?;
+    let mut mesher = MarchingSquares::new();
+    let mut buf = SquaresOutput::default();
+    let cells = CellRect {
+        x0: 0,
+        y0: 0,
+        x1: field.width() - 1,
+        y1: field.height() - 1,
+    };
+    let secs = median_secs(reps, || {
+        mesher
+            .mesh(&field, None, cells, &SquaresOptions::DEFAULT, &mut buf)
+            .ok();
+    });
+    out.push(Sample {
+        group: "squares",
+        name: "fill_and_segments_dense_2048".into(),
+        unit: "ms",
+        value: secs * 1e3,
+        note: format!(
+            "{} triangles, {} segments",
+            buf.fill.indices.len() / 3,
+            buf.segments.segments.len()
+        ),
+    });
+    edit(reps, out)
+}
+
+fn edit(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
+    let params = side2d_params(7, 4096, 1024, Preset::Hills, 32, 1.0);
+    let mut world = Side2dWorld::generate(&params).context("cannot generate the bench world")?;
+    world.rebuild(None);
+    // Alternate dig and its undo so every repetition does the same work.
+    let brush = Brush::new(BrushTool::Dig, [2048.0, 700.0], 8.0);
+    let mut times = Vec::new();
+    for i in 0..=reps {
+        let s = Instant::now();
+        let edit = world.apply_brush(&brush)?;
+        world.rebuild(None);
+        let t = s.elapsed().as_secs_f64();
+        world.apply_edit(&edit, isoterra::world::EditDirection::Backward)?;
+        world.rebuild(None);
+        if i > 0 {
+            times.push(t);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    out.push(Sample {
+        group: "edit",
+        name: "dig_r8_rebuild_4096x1024".into(),
+        unit: "us",
+        value: times[times.len() / 2] * 1e6,
+        note: "dig r=8 cells, rebuild dirty chunks' meshes and colliders".into(),
+    });
+    Ok(())
+}
+
+fn noise(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
+    let params = FbmParams::DEFAULT.with_octaves(4).with_frequency(1.0 / 64.0);
+    let n = 1024u32;
+    let mut buf = vec![0.0f32; (n * n) as usize];
+    let secs = median_secs(reps, || {
+        fill_fbm2(&params, 7, [0.0, 0.0], [1.0, 1.0], [n, n], &mut buf).ok();
+    });
+    out.push(Sample {
+        group: "noise",
+        name: "fbm2d_4oct_1024".into(),
+        unit: "ns/sample",
+        value: secs * 1e9 / (n * n) as f64,
+        note: "Perlin fBm, 4 octaves, 1024x1024 batch".into(),
+    });
+    Ok(())
+}

@@ -1,0 +1,64 @@
+//! Parsing of the small value formats the command line takes.
+
+use anyhow::{Context, bail};
+
+/// Parses `WIDTHxHEIGHT` (cells) into two positive integers.
+pub fn size(text: &str) -> anyhow::Result<(u32, u32)> {
+    let (w, h) = text
+        .split_once(['x', 'X'])
+        .with_context(|| format!("size `{text}` is not WIDTHxHEIGHT (for example 512x256)"))?;
+    let w: u32 = w
+        .trim()
+        .parse()
+        .with_context(|| format!("width `{w}` in size `{text}` is not a whole number"))?;
+    let h: u32 = h
+        .trim()
+        .parse()
+        .with_context(|| format!("height `{h}` in size `{text}` is not a whole number"))?;
+    if w == 0 || h == 0 {
+        bail!("size `{text}` is empty: width and height must be at least 1 cell");
+    }
+    Ok((w, h))
+}
+
+/// Parses `X,Y` into a finite point.
+pub fn point(text: &str) -> anyhow::Result<[f32; 2]> {
+    let (x, y) = text
+        .split_once(',')
+        .with_context(|| format!("point `{text}` is not X,Y (for example 120.5,64)"))?;
+    let x: f32 = x
+        .trim()
+        .parse()
+        .with_context(|| format!("x `{x}` in point `{text}` is not a number"))?;
+    let y: f32 = y
+        .trim()
+        .parse()
+        .with_context(|| format!("y `{y}` in point `{text}` is not a number"))?;
+    if !(x.is_finite() && y.is_finite()) {
+        bail!("point `{text}` is not finite");
+    }
+    Ok([x, y])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size("512x256").unwrap(), (512, 256));
+        assert_eq!(size("3X4").unwrap(), (3, 4));
+        assert!(size("0x0").is_err());
+        assert!(size("12").is_err());
+        assert!(size("-1x3").is_err());
+        assert!(size("99999999999x3").is_err());
+    }
+
+    #[test]
+    fn points() {
+        assert_eq!(point("1.5,-2").unwrap(), [1.5, -2.0]);
+        assert!(point("nan,1").is_err());
+        assert!(point("1;2").is_err());
+        assert!(point("inf,2").is_err());
+    }
+}

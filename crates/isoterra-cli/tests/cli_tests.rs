@@ -1,0 +1,313 @@
+//! Runs the real `isoterra` binary in temporary folders.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_isoterra"))
+}
+
+fn run(args: &[&str]) -> Output {
+    let out = bin().args(args).output().expect("the binary runs");
+    out
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[track_caller]
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    let (stdout, stderr) = text(&o);
+    assert!(
+        o.status.success(),
+        "`isoterra {}` failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        args.join(" ")
+    );
+    stdout
+}
+
+#[track_caller]
+fn fails(args: &[&str]) -> String {
+    let o = run(args);
+    let (stdout, stderr) = text(&o);
+    assert!(
+        !o.status.success(),
+        "`isoterra {}` should fail\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        args.join(" ")
+    );
+    stderr
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn new_world(dir: &Path, name: &str) -> PathBuf {
+    let file = dir.join(name);
+    ok(&[
+        "new", s(&file), "--kind", "side2d", "--seed", "3", "--size", "96x48", "--preset",
+        "hills",
+    ]);
+    file
+}
+
+fn hash(file: &Path) -> String {
+    let out = ok(&["info", s(file), "--hash"]);
+    out.lines().last().unwrap().trim().to_string()
+}
+
+fn info_json(file: &Path) -> serde_json::Value {
+    serde_json::from_str(&ok(&["info", s(file), "--json"])).unwrap()
+}
+
+#[test]
+fn new_stroke_undo_redo_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_world(dir.path(), "w.isoterra");
+    let info = info_json(&file);
+    assert_eq!(info["kind"], "side2d");
+    assert_eq!(info["width_cells"], 96);
+    assert_eq!(info["height_cells"], 48);
+    assert_eq!(info["seed"], 3);
+    assert_eq!(info["strokes_total"], 0);
+
+    let h0 = hash(&file);
+    assert_eq!(h0.len(), hash(&file).len());
+    ok(&["stroke", s(&file), "--tool", "dig", "--at", "48,30", "--radius", "6"]);
+    let h1 = hash(&file);
+    assert_ne!(h0, h1, "a dig into the ground changes the content");
+    assert_eq!(info_json(&file)["strokes_total"], 1);
+
+    ok(&["undo", s(&file)]);
+    assert_eq!(hash(&file), h0, "undo restores the exact content");
+    ok(&["redo", s(&file)]);
+    assert_eq!(hash(&file), h1, "redo restores the edited content");
+    let out = ok(&["redo", s(&file)]);
+    assert!(out.contains("nothing to redo"), "{out}");
+
+    ok(&["stroke", s(&file), "--tool", "fill", "--at", "20,40", "--radius", "3", "--shape", "square"]);
+    let info = info_json(&file);
+    assert_eq!(info["strokes_total"], 2);
+    assert_eq!(info["undo_position"], 2);
+}
+
+#[test]
+fn equal_content_gives_equal_hash_whatever_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = new_world(dir.path(), "a.isoterra");
+    let b = new_world(dir.path(), "b.isoterra");
+    assert_eq!(hash(&a), hash(&b));
+    ok(&["stroke", s(&a), "--tool", "dig", "--at", "30,30", "--radius", "5"]);
+    ok(&["stroke", s(&a), "--tool", "dig", "--at", "60,30", "--radius", "5"]);
+    ok(&["stroke", s(&b), "--tool", "dig", "--at", "70,20", "--radius", "4"]);
+    ok(&["undo", s(&b)]);
+    ok(&["stroke", s(&b), "--tool", "dig", "--at", "30,30", "--radius", "5"]);
+    ok(&["stroke", s(&b), "--tool", "dig", "--at", "60,30", "--radius", "5"]);
+    assert_eq!(hash(&a), hash(&b));
+}
+
+#[test]
+fn exports_png_svg_and_colliders() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_world(dir.path(), "w.isoterra");
+    ok(&["stroke", s(&file), "--tool", "dig", "--at", "48,30", "--radius", "6"]);
+
+    let png = dir.path().join("w.png");
+    ok(&["export", s(&file), "--format", "png", "-o", s(&png)]);
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+
+    let svg = dir.path().join("w.svg");
+    ok(&["export", s(&file), "--format", "svg", "-o", s(&svg)]);
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{svg:.80}");
+    assert!(svg.contains("<path"));
+
+    let json = dir.path().join("c.json");
+    ok(&["export", s(&file), "--format", "colliders", "-o", s(&json)]);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let lines = v["polylines"].as_array().unwrap();
+    assert!(!lines.is_empty());
+    for l in lines {
+        assert_eq!(l["closed"], true, "the border is empty, so every collider closes");
+        assert!(l["points"].as_array().unwrap().len() >= 3);
+    }
+}
+
+#[test]
+fn unknown_format_lists_the_valid_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_world(dir.path(), "w.isoterra");
+    let err = fails(&["export", s(&file), "--format", "gif", "-o", "x.gif"]);
+    assert!(err.contains("png") && err.contains("svg") && err.contains("colliders"), "{err}");
+    let err = fails(&["new", "x.isoterra", "--kind", "marsh"]);
+    assert!(err.contains("side2d"), "{err}");
+    let err = fails(&["stroke", s(&file), "--tool", "explode", "--at", "1,1", "--radius", "2"]);
+    assert!(err.contains("dig") && err.contains("fill"), "{err}");
+}
+
+#[test]
+fn bad_sizes_are_refused_and_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    for size in ["0x0", "12", "100000x100000", "axb"] {
+        let file = dir.path().join(format!("bad-{}.isoterra", size.replace('x', "_")));
+        let err = fails(&["new", s(&file), "--size", size]);
+        assert!(err.contains("error"), "{err}");
+        assert!(!file.exists(), "a refused `new` leaves no file for size {size}");
+    }
+}
+
+#[test]
+fn bad_brushes_are_refused_and_leave_the_file_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_world(dir.path(), "w.isoterra");
+    ok(&["stroke", s(&file), "--tool", "dig", "--at", "48,30", "--radius", "6"]);
+    let h = hash(&file);
+    let before = info_json(&file);
+    for (at, radius) in [("48,30", "NaN"), ("48,30", "1e12"), ("48,30", "-3"), ("nan,3", "4"), ("48", "4")] {
+        let err = fails(&["stroke", s(&file), "--tool", "dig", "--at", at, "--radius", radius]);
+        assert!(err.contains("error"), "{err}");
+    }
+    let err = fails(&["stroke", s(&file), "--tool", "dig", "--at", "4,4", "--radius", "2", "--strength", "2"]);
+    assert!(err.contains("strength"), "{err}");
+    assert_eq!(hash(&file), h);
+    assert_eq!(info_json(&file), before);
+}
+
+#[test]
+fn corrupt_and_foreign_files_give_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_world(dir.path(), "w.isoterra");
+    let bytes = std::fs::read(&file).unwrap();
+
+    let truncated = dir.path().join("t.isoterra");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 3]).unwrap();
+    let err = fails(&["info", s(&truncated)]);
+    assert!(err.contains("error"), "{err}");
+    assert_eq!(std::fs::read(&truncated).unwrap(), &bytes[..bytes.len() / 3]);
+
+    let garbage = dir.path().join("g.isoterra");
+    std::fs::write(&garbage, b"this is not a world file at all, just text").unwrap();
+    let err = fails(&["stroke", s(&garbage), "--tool", "dig", "--at", "1,1", "--radius", "2"]);
+    assert!(err.contains("error"), "{err}");
+    assert_eq!(
+        std::fs::read(&garbage).unwrap(),
+        b"this is not a world file at all, just text"
+    );
+
+    let missing = dir.path().join("missing.isoterra");
+    fails(&["info", s(&missing)]);
+    assert!(!missing.exists(), "opening a missing file does not create it");
+
+    let err = fails(&["new", s(&file)]);
+    assert!(err.contains("exist"), "refuses to overwrite: {err}");
+}
+
+fn write_npy(path: &Path, w: u32, h: u32, f: impl Fn(u32, u32) -> f32) {
+    let field = isoterra::field::Field2::from_fn(w, h, f).unwrap();
+    std::fs::write(path, isoterra::export::write_npy_f32(&field)).unwrap();
+}
+
+#[test]
+fn contour_npy_to_json_and_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("disc.npy");
+    // A disc of radius 10 around (20, 15): value 1 at the centre, 0 far away.
+    write_npy(&npy, 41, 31, |x, y| {
+        let d = ((x as f32 - 20.0).powi(2) + (y as f32 - 15.0).powi(2)).sqrt();
+        (1.0 - d / 20.0).max(0.0)
+    });
+    let json = dir.path().join("lines.json");
+    let o = run(&["contour", "--npy", s(&npy), "--iso", "0.5", "--format", "json", "-o", s(&json), "--timings"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}{stderr}");
+    let timings: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    for k in ["load_ms", "contour_ms", "write_ms"] {
+        assert!(timings[k].as_f64().unwrap() >= 0.0, "{timings}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let lines = v["polylines"].as_array().unwrap();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["closed"], true);
+    for p in lines[0]["points"].as_array().unwrap() {
+        let (x, y) = (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+        let r = ((x - 20.0).powi(2) + (y - 15.0).powi(2)).sqrt();
+        assert!((r - 10.0).abs() < 0.3, "point ({x}, {y}) is {r} from the centre");
+    }
+
+    let simplified = dir.path().join("simple.json");
+    ok(&["contour", "--npy", s(&npy), "--iso", "0.5", "--simplify", "0.5", "-o", s(&simplified)]);
+    let v2: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&simplified).unwrap()).unwrap();
+    let n_full = lines[0]["points"].as_array().unwrap().len();
+    let n_simple = v2["polylines"][0]["points"].as_array().unwrap().len();
+    assert!(n_simple < n_full && n_simple >= 3, "{n_simple} vs {n_full}");
+
+    let svg = dir.path().join("lines.svg");
+    ok(&["contour", "--npy", s(&npy), "--iso", "0.5", "--format", "svg", "-o", s(&svg)]);
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<path"));
+}
+
+#[test]
+fn contour_names_the_first_nan() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("nan.npy");
+    // Build a float32 .npy by hand with a NaN at row 2, column 3.
+    let (h, w) = (4usize, 5usize);
+    let mut data = vec![0.5f32; h * w];
+    data[2 * w + 3] = f32::NAN;
+    data[3 * w + 4] = f32::NAN;
+    let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({h}, {w}), }}");
+    let mut header = header.into_bytes();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(&header);
+    for v in data {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(&npy, bytes).unwrap();
+    let out = dir.path().join("o.json");
+    let err = fails(&["contour", "--npy", s(&npy), "--iso", "0", "-o", s(&out)]);
+    assert!(err.contains("2") && err.contains("3"), "names row 2, column 3: {err}");
+    assert!(!out.exists());
+
+    let err = fails(&["contour", "--npy", s(&npy), "--iso", "nan", "-o", s(&out)]);
+    assert!(err.contains("iso"), "{err}");
+    let trunc = dir.path().join("trunc.npy");
+    std::fs::write(&trunc, b"\x93NUMPY\x01\x00\x20").unwrap();
+    fails(&["contour", "--npy", s(&trunc), "--iso", "0", "-o", s(&out)]);
+}
+
+#[test]
+fn demo_writes_a_world_and_a_png() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("demo");
+    ok(&["demo", "--out", s(&out)]);
+    assert!(out.join("demo.isoterra").exists());
+    let png = std::fs::read(out.join("demo.png")).unwrap();
+    assert_eq!(&png[..4], b"\x89PNG");
+    let info = info_json(&out.join("demo.isoterra"));
+    assert!(info["strokes_total"].as_u64().unwrap() >= 5);
+    // The demo replaces its own earlier output rather than failing.
+    ok(&["demo", "--out", s(&out)]);
+}
+
+#[test]
+fn bench_json_lines_have_the_documented_fields() {
+    let out = ok(&["bench", "noise", "--json", "--reps", "1"]);
+    let line = out.lines().next().unwrap();
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(v["group"], "noise");
+    assert_eq!(v["name"], "fbm2d_4oct_1024");
+    assert_eq!(v["unit"], "ns/sample");
+    assert!(v["value"].as_f64().unwrap() > 0.0);
+}

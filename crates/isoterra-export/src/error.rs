@@ -1,0 +1,127 @@
+use std::path::PathBuf;
+
+use isoterra_field::FieldError;
+use thiserror::Error;
+
+/// Errors returned by the readers and writers of this crate.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// A file could not be read or written.
+    #[error("cannot access {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The bytes are not a `.npy` file (the magic string is missing).
+    #[error("not a .npy file: it does not start with the \\x93NUMPY magic string")]
+    NpyMagic,
+    /// The `.npy` format version is not 1.0, 2.0 or 3.0.
+    #[error(".npy format version {major}.{minor} is not supported (expected 1.0, 2.0 or 3.0)")]
+    NpyVersion {
+        /// Major version byte.
+        major: u8,
+        /// Minor version byte.
+        minor: u8,
+    },
+    /// The file ends before the header or the data it announces.
+    #[error(".npy file is truncated: the {what} needs {needed} bytes but only {got} are present")]
+    NpyTruncated {
+        /// Which part is cut short (`"header"` or `"data"`).
+        what: &'static str,
+        /// Bytes required.
+        needed: u64,
+        /// Bytes present.
+        got: u64,
+    },
+    /// The data is longer than the header's shape says.
+    #[error(".npy file has {extra} unexpected bytes after the array data (corrupt or wrong shape)")]
+    NpyTrailingBytes {
+        /// Number of extra bytes.
+        extra: u64,
+    },
+    /// The header dictionary cannot be parsed or misses a key.
+    #[error("malformed .npy header: {0}")]
+    NpyHeader(String),
+    /// The array's element type is not one this reader handles.
+    #[error("unsupported .npy dtype {0:?}: expected a float array, '<f4', '<f8', '>f4' or '>f8'")]
+    NpyDtype(String),
+    /// The array is stored column-major.
+    #[error(
+        "the .npy array is stored in Fortran (column-major) order; save it with numpy.ascontiguousarray(a) first"
+    )]
+    NpyFortranOrder,
+    /// The array is not two-dimensional.
+    #[error(".npy array has shape {0}; a 2D array (rows, columns) is expected")]
+    NpyShape(String),
+    /// A value is NaN or infinite.
+    #[error(".npy value at [{row}, {col}] is not finite ({value})")]
+    NpyNonFinite {
+        /// Row (first axis) of the first bad value.
+        row: u64,
+        /// Column (second axis) of the first bad value.
+        col: u64,
+        /// The value.
+        value: f64,
+    },
+    /// A `f8` value does not fit in `f32`.
+    #[error(".npy value at [{row}, {col}] = {value} is outside the f32 range")]
+    NpyOutOfRange {
+        /// Row (first axis) of the first bad value.
+        row: u64,
+        /// Column (second axis) of the first bad value.
+        col: u64,
+        /// The value.
+        value: f64,
+    },
+    /// Collider JSON cannot be parsed.
+    #[error("invalid polyline JSON: {0}")]
+    Json(String),
+    /// An image would exceed the size limits.
+    #[error(
+        "image of {width}x{height} pixels is too large (at most {max_side} pixels per side and {max_pixels} pixels in all); lower pixels_per_cell"
+    )]
+    ImageTooLarge {
+        /// Requested width in pixels.
+        width: u64,
+        /// Requested height in pixels.
+        height: u64,
+        /// Largest side allowed.
+        max_side: u64,
+        /// Largest pixel count allowed.
+        max_pixels: u64,
+    },
+    /// A parameter is out of range.
+    #[error("invalid parameter `{name}` = {value}: {reason}")]
+    InvalidParameter {
+        /// Name of the parameter.
+        name: &'static str,
+        /// The offending value, printed.
+        value: String,
+        /// The valid range or what to do.
+        reason: &'static str,
+    },
+    /// The PNG encoder failed.
+    #[error("PNG encoding failed: {0}")]
+    Png(String),
+    /// A field or material grid could not be built or does not match.
+    #[error(transparent)]
+    Field(#[from] FieldError),
+}
+
+impl ExportError {
+    pub(crate) fn param(
+        name: &'static str,
+        value: impl std::fmt::Display,
+        reason: &'static str,
+    ) -> Self {
+        ExportError::InvalidParameter {
+            name,
+            value: value.to_string(),
+            reason,
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! Collider / contour polylines as JSON.
+//!
+//! The format is exactly
+//!
+//! ```json
+//! {"polylines": [{"points": [[x, y], ...], "closed": bool}, ...]}
+//! ```
+//!
+//! with coordinates in world units. Closed loops do not repeat their first
+//! point; outer boundaries run counter-clockwise and holes clockwise (solid
+//! on the left), as the mesher produces them.
+
+use isoterra_mesh::Polyline;
+use serde::{Deserialize, Serialize};
+
+use crate::ExportError;
+
+#[derive(Serialize)]
+struct DocOut<'a> {
+    polylines: Vec<LineOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct LineOut<'a> {
+    points: &'a [[f32; 2]],
+    closed: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DocIn {
+    polylines: Vec<LineIn>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LineIn {
+    points: Vec<[f32; 2]>,
+    closed: bool,
+}
+
+/// Serialises polylines as `{"polylines": [{"points": [[x, y], ...], "closed": bool}, ...]}`.
+///
+/// Numbers are written in their shortest form that reads back to the same
+/// `f32`, so [`parse_polylines_json`] restores the points bit for bit. JSON has
+/// no NaN or infinity: such coordinates are written as `null`, which the parser
+/// rejects.
+pub fn polylines_json(polylines: &[Polyline]) -> String {
+    let doc = DocOut {
+        polylines: polylines
+            .iter()
+            .map(|p| LineOut {
+                points: &p.points,
+                closed: p.closed,
+            })
+            .collect(),
+    };
+    // Serialising plain numbers, bools and arrays into a String cannot fail.
+    serde_json::to_string(&doc).unwrap_or_default()
+}
+
+/// Parses the format written by [`polylines_json`].
+///
+/// Errors: malformed JSON, missing or unknown keys, a point that is not a
+/// pair of numbers, or a coordinate that does not fit in a finite `f32`.
+pub fn parse_polylines_json(text: &str) -> Result<Vec<Polyline>, ExportError> {
+    let doc: DocIn = serde_json::from_str(text).map_err(|e| ExportError::Json(e.to_string()))?;
+    let mut out = Vec::with_capacity(doc.polylines.len());
+    for (i, line) in doc.polylines.into_iter().enumerate() {
+        if let Some(j) = line
+            .points
+            .iter()
+            .position(|p| !(p[0].is_finite() && p[1].is_finite()))
+        {
+            return Err(ExportError::Json(format!(
+                "point {j} of polyline {i} is not finite (coordinates must fit in f32)"
+            )));
+        }
+        out.push(Polyline {
+            points: line.points,
+            closed: line.closed,
+        });
+    }
+    Ok(out)
+}

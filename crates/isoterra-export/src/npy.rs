@@ -1,0 +1,479 @@
+//! Reading and writing NumPy `.npy` arrays as [`Field2`]s.
+//!
+//! An array of shape `(H, W)` becomes a field of `W x H` nodes: x is the
+//! column (last axis), y the row, node `(x, y) = arr[y][x]`, cell size 1 and
+//! origin `[0, 0]`. Coordinates are therefore sample indices, as the
+//! command line documents for arrays.
+
+use std::path::Path;
+
+use isoterra_field::Field2;
+
+use crate::ExportError;
+
+const MAGIC: &[u8; 6] = b"\x93NUMPY";
+/// Nesting limit of the header parser (real headers nest at most twice).
+const MAX_DEPTH: usize = 16;
+
+/// Reads a `.npy` file into a field (see [`read_npy`]).
+pub fn read_npy_file(path: impl AsRef<Path>) -> Result<Field2, ExportError> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|source| ExportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    read_npy(&bytes)
+}
+
+/// Parses the bytes of a `.npy` file into a field.
+///
+/// Accepts format versions 1.0, 2.0 and 3.0, dtypes `<f4`, `<f8`, `>f4` and
+/// `>f8`, C order, and a 2D shape `(rows, columns)`. Every value must be
+/// finite (the error names the first bad one as `[row, col]`), and `f8`
+/// values must fit in `f32`. Any other input gives a typed error, never a panic.
+pub fn read_npy(bytes: &[u8]) -> Result<Field2, ExportError> {
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        if bytes.len() < MAGIC.len() && MAGIC.starts_with(bytes) {
+            return Err(truncated("header", 10, bytes.len()));
+        }
+        return Err(ExportError::NpyMagic);
+    }
+    if bytes.len() < 8 {
+        return Err(truncated("header", 10, bytes.len()));
+    }
+    let (major, minor) = (bytes[6], bytes[7]);
+    let (len_bytes, utf8) = match (major, minor) {
+        (1, 0) => (2usize, false),
+        (2, 0) => (4, false),
+        (3, 0) => (4, true),
+        _ => return Err(ExportError::NpyVersion { major, minor }),
+    };
+    let prefix = 8 + len_bytes;
+    if bytes.len() < prefix {
+        return Err(truncated("header", prefix as u64, bytes.len()));
+    }
+    let header_len = if len_bytes == 2 {
+        u16::from_le_bytes([bytes[8], bytes[9]]) as u64
+    } else {
+        u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as u64
+    };
+    let data_start = prefix as u64 + header_len;
+    if (bytes.len() as u64) < data_start {
+        return Err(truncated("header", data_start, bytes.len()));
+    }
+    let raw = &bytes[prefix..data_start as usize];
+    let text = if utf8 {
+        std::str::from_utf8(raw)
+            .map_err(|_| ExportError::NpyHeader("the header is not valid UTF-8".into()))?
+            .to_owned()
+    } else {
+        // Versions 1 and 2 use latin-1; anything outside ASCII is not part of
+        // a valid header dictionary anyway.
+        raw.iter().map(|&b| b as char).collect()
+    };
+    let header = Header::parse(&text)?;
+    let data = &bytes[data_start as usize..];
+    decode(&header, data)
+}
+
+/// Encodes a field as a version 1.0 `.npy` file of dtype `<f4` and shape
+/// `(height, width)` (row `y` holds the nodes of row `y`).
+pub fn write_npy_f32(field: &Field2) -> Vec<u8> {
+    let mut dict = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}",
+        field.height(),
+        field.width()
+    );
+    // Pad with spaces so the data starts on a 64-byte boundary, ending in '\n'.
+    let unpadded = MAGIC.len() + 4 + dict.len() + 1;
+    dict.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    dict.push('\n');
+    let mut out = Vec::with_capacity(10 + dict.len() + field.values().len() * 4);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[1, 0]);
+    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    for v in field.values() {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+fn truncated(what: &'static str, needed: u64, got: usize) -> ExportError {
+    ExportError::NpyTruncated {
+        what,
+        needed,
+        got: got as u64,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dtype {
+    F4 { little: bool },
+    F8 { little: bool },
+}
+
+impl Dtype {
+    fn size(self) -> u64 {
+        match self {
+            Dtype::F4 { .. } => 4,
+            Dtype::F8 { .. } => 8,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Header {
+    dtype: Dtype,
+    rows: u64,
+    cols: u64,
+}
+
+/// A value of the Python literal subset used by `.npy` headers.
+#[derive(Debug, Clone, PartialEq)]
+enum Lit {
+    Str(String),
+    Bool(bool),
+    Int(u64),
+    None,
+    Seq(Vec<Lit>),
+    Dict(Vec<(Lit, Lit)>),
+}
+
+impl Lit {
+    fn describe(&self) -> String {
+        match self {
+            Lit::Str(s) => format!("'{s}'"),
+            Lit::Bool(b) => if *b { "True" } else { "False" }.into(),
+            Lit::Int(i) => i.to_string(),
+            Lit::None => "None".into(),
+            Lit::Seq(items) => {
+                let inner: Vec<String> = items.iter().map(Lit::describe).collect();
+                if items.len() == 1 {
+                    format!("({},)", inner[0])
+                } else {
+                    format!("({})", inner.join(", "))
+                }
+            }
+            Lit::Dict(_) => "{...}".into(),
+        }
+    }
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    pos: usize,
+}
+
+fn header_err(msg: impl Into<String>) -> ExportError {
+    ExportError::NpyHeader(msg.into())
+}
+
+impl Parser<'_> {
+    fn skip_ws(&mut self) {
+        while self.pos < self.s.len() && self.s[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_ws();
+        self.s.get(self.pos).copied()
+    }
+
+    fn expect(&mut self, c: u8) -> Result<(), ExportError> {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(header_err(format!(
+                "expected '{}' at byte {} of the header dictionary",
+                c as char, self.pos
+            )))
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Lit, ExportError> {
+        if depth > MAX_DEPTH {
+            return Err(header_err("the header dictionary nests too deeply"));
+        }
+        match self.peek() {
+            Some(q @ (b'\'' | b'"')) => {
+                self.pos += 1;
+                let start = self.pos;
+                while self.pos < self.s.len() && self.s[self.pos] != q {
+                    if self.s[self.pos] == b'\\' {
+                        return Err(header_err(
+                            "escape sequences are not supported in header strings",
+                        ));
+                    }
+                    self.pos += 1;
+                }
+                if self.pos >= self.s.len() {
+                    return Err(header_err("unterminated string in the header dictionary"));
+                }
+                let text = String::from_utf8_lossy(&self.s[start..self.pos]).into_owned();
+                self.pos += 1;
+                Ok(Lit::Str(text))
+            }
+            Some(b'0'..=b'9') => {
+                let mut v: u64 = 0;
+                while let Some(d @ b'0'..=b'9') = self.s.get(self.pos).copied() {
+                    v = v
+                        .checked_mul(10)
+                        .and_then(|v| v.checked_add((d - b'0') as u64))
+                        .ok_or_else(|| header_err("an integer in the header is too large"))?;
+                    self.pos += 1;
+                }
+                // Python 2 wrote long integers with an `L` suffix.
+                if self.s.get(self.pos) == Some(&b'L') {
+                    self.pos += 1;
+                }
+                Ok(Lit::Int(v))
+            }
+            Some(open @ (b'(' | b'[')) => {
+                let close = if open == b'(' { b')' } else { b']' };
+                self.pos += 1;
+                let mut items = Vec::new();
+                loop {
+                    if self.peek() == Some(close) {
+                        self.pos += 1;
+                        break;
+                    }
+                    items.push(self.value(depth + 1)?);
+                    match self.peek() {
+                        Some(b',') => self.pos += 1,
+                        Some(c) if c == close => {}
+                        _ => {
+                            return Err(header_err(
+                                "expected ',' or a closing bracket in a tuple or list",
+                            ));
+                        }
+                    }
+                }
+                Ok(Lit::Seq(items))
+            }
+            Some(b'{') => {
+                self.pos += 1;
+                let mut entries = Vec::new();
+                loop {
+                    if self.peek() == Some(b'}') {
+                        self.pos += 1;
+                        break;
+                    }
+                    let k = self.value(depth + 1)?;
+                    self.expect(b':')?;
+                    let v = self.value(depth + 1)?;
+                    entries.push((k, v));
+                    match self.peek() {
+                        Some(b',') => self.pos += 1,
+                        Some(b'}') => {}
+                        _ => {
+                            return Err(header_err("expected ',' or '}' in the header dictionary"));
+                        }
+                    }
+                }
+                Ok(Lit::Dict(entries))
+            }
+            Some(c) if c.is_ascii_alphabetic() => {
+                let start = self.pos;
+                while self.pos < self.s.len() && self.s[self.pos].is_ascii_alphanumeric() {
+                    self.pos += 1;
+                }
+                match &self.s[start..self.pos] {
+                    b"True" => Ok(Lit::Bool(true)),
+                    b"False" => Ok(Lit::Bool(false)),
+                    b"None" => Ok(Lit::None),
+                    word => Err(header_err(format!(
+                        "unexpected word {:?} in the header dictionary",
+                        String::from_utf8_lossy(word)
+                    ))),
+                }
+            }
+            Some(c) => Err(header_err(format!(
+                "unexpected character {:?} at byte {} of the header dictionary",
+                c as char, self.pos
+            ))),
+            None => Err(header_err("the header dictionary ends early")),
+        }
+    }
+}
+
+impl Header {
+    fn parse(text: &str) -> Result<Header, ExportError> {
+        let mut p = Parser {
+            s: text.as_bytes(),
+            pos: 0,
+        };
+        let Lit::Dict(entries) = p.value(0)? else {
+            return Err(header_err("the header is not a dictionary"));
+        };
+        if p.peek().is_some() {
+            return Err(header_err("unexpected bytes after the header dictionary"));
+        }
+        let get = |key: &str| {
+            entries
+                .iter()
+                .find(|(k, _)| matches!(k, Lit::Str(s) if s == key))
+                .map(|(_, v)| v)
+                .ok_or_else(|| header_err(format!("the header has no '{key}' key")))
+        };
+        let dtype = match get("descr")? {
+            Lit::Str(s) => match s.as_str() {
+                "<f4" => Dtype::F4 { little: true },
+                ">f4" => Dtype::F4 { little: false },
+                "<f8" => Dtype::F8 { little: true },
+                ">f8" => Dtype::F8 { little: false },
+                other => return Err(ExportError::NpyDtype(other.to_owned())),
+            },
+            other => return Err(ExportError::NpyDtype(other.describe())),
+        };
+        match get("fortran_order")? {
+            Lit::Bool(false) => {}
+            Lit::Bool(true) => return Err(ExportError::NpyFortranOrder),
+            other => {
+                return Err(header_err(format!(
+                    "'fortran_order' must be True or False, not {}",
+                    other.describe()
+                )));
+            }
+        }
+        let shape = get("shape")?;
+        let dims: Vec<u64> = match shape {
+            Lit::Seq(items) => items
+                .iter()
+                .map(|d| match d {
+                    Lit::Int(v) => Ok(*v),
+                    other => Err(header_err(format!(
+                        "shape entries must be integers, not {}",
+                        other.describe()
+                    ))),
+                })
+                .collect::<Result<_, _>>()?,
+            other => {
+                return Err(header_err(format!(
+                    "'shape' must be a tuple, not {}",
+                    other.describe()
+                )));
+            }
+        };
+        if dims.len() != 2 {
+            return Err(ExportError::NpyShape(shape.describe()));
+        }
+        Ok(Header {
+            dtype,
+            rows: dims[0],
+            cols: dims[1],
+        })
+    }
+}
+
+fn decode(header: &Header, data: &[u8]) -> Result<Field2, ExportError> {
+    let (rows, cols) = (header.rows, header.cols);
+    // Size checks (zero, overflow, node cap) come before any allocation.
+    let n = Field2::check_size(cols, rows)? as u64;
+    let size = header.dtype.size();
+    let needed = n * size; // n <= 2^28, so this cannot overflow
+    let got = data.len() as u64;
+    if got < needed {
+        return Err(truncated("data", needed, data.len()));
+    }
+    if got > needed {
+        return Err(ExportError::NpyTrailingBytes {
+            extra: got - needed,
+        });
+    }
+    let index = |i: usize| (i as u64 / cols, i as u64 % cols);
+    let mut values = Vec::with_capacity(n as usize);
+    match header.dtype {
+        Dtype::F4 { little } => {
+            for (i, c) in data.chunks_exact(4).enumerate() {
+                let b = [c[0], c[1], c[2], c[3]];
+                let v = if little {
+                    f32::from_le_bytes(b)
+                } else {
+                    f32::from_be_bytes(b)
+                };
+                if !v.is_finite() {
+                    let (row, col) = index(i);
+                    return Err(ExportError::NpyNonFinite {
+                        row,
+                        col,
+                        value: v as f64,
+                    });
+                }
+                values.push(v);
+            }
+        }
+        Dtype::F8 { little } => {
+            for (i, c) in data.chunks_exact(8).enumerate() {
+                let b = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
+                let v = if little {
+                    f64::from_le_bytes(b)
+                } else {
+                    f64::from_be_bytes(b)
+                };
+                let (row, col) = index(i);
+                if !v.is_finite() {
+                    return Err(ExportError::NpyNonFinite { row, col, value: v });
+                }
+                if v.abs() > f32::MAX as f64 {
+                    return Err(ExportError::NpyOutOfRange { row, col, value: v });
+                }
+                values.push(v as f32);
+            }
+        }
+    }
+    Ok(Field2::from_values(cols as u32, rows as u32, values)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_typical_headers() {
+        let h =
+            Header::parse("{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }").unwrap();
+        assert_eq!(h.dtype, Dtype::F8 { little: true });
+        assert_eq!((h.rows, h.cols), (3, 4));
+        let h = Header::parse("{\"shape\": (2L,5L), \"fortran_order\": False, \"descr\": \">f4\"}")
+            .unwrap();
+        assert_eq!(h.dtype, Dtype::F4 { little: false });
+        assert_eq!((h.rows, h.cols), (2, 5));
+    }
+
+    #[test]
+    fn header_errors_are_typed() {
+        assert!(matches!(
+            Header::parse("{'descr': '<i4', 'fortran_order': False, 'shape': (3, 4)}"),
+            Err(ExportError::NpyDtype(_))
+        ));
+        assert!(matches!(
+            Header::parse("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3, 4)}"),
+            Err(ExportError::NpyDtype(_))
+        ));
+        assert!(matches!(
+            Header::parse("{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4)}"),
+            Err(ExportError::NpyFortranOrder)
+        ));
+        assert!(matches!(
+            Header::parse("{'descr': '<f4', 'fortran_order': False, 'shape': (12,)}"),
+            Err(ExportError::NpyShape(s)) if s == "(12,)"
+        ));
+        assert!(matches!(
+            Header::parse("{'descr': '<f4', 'shape': (3, 4)}"),
+            Err(ExportError::NpyHeader(_))
+        ));
+        assert!(matches!(
+            Header::parse(&"(".repeat(100)),
+            Err(ExportError::NpyHeader(_))
+        ));
+        assert!(matches!(
+            Header::parse(
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999, 4)}"
+            ),
+            Err(ExportError::NpyHeader(_))
+        ));
+    }
+}

@@ -1,0 +1,325 @@
+//! `.npy` reading and writing: round trips, every supported variant, and
+//! typed errors (never a panic) for everything else.
+
+use isoterra_export::{ExportError, read_npy, read_npy_file, write_npy_f32};
+use isoterra_field::{Field2, FieldError};
+use proptest::prelude::*;
+
+/// Builds a `.npy` file by hand: `version` 1, 2 or 3, a header dictionary and
+/// raw data bytes.
+fn npy(version: u8, dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = dict.to_owned();
+    let prefix = if version == 1 { 10 } else { 12 };
+    let total = prefix + header.len() + 1;
+    header.push_str(&" ".repeat(total.next_multiple_of(64) - total));
+    header.push('\n');
+    let mut out = b"\x93NUMPY".to_vec();
+    out.extend_from_slice(&[version, 0]);
+    if version == 1 {
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    }
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+fn dict(descr: &str, rows: usize, cols: usize) -> String {
+    format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {cols}), }}")
+}
+
+fn f8_le(values: &[f64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+#[test]
+fn round_trip_is_exact() {
+    let field = Field2::from_fn(5, 3, |x, y| x as f32 * 0.25 - y as f32 * 1.5 + 0.1).unwrap();
+    let bytes = write_npy_f32(&field);
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+    // The data starts on a 64-byte boundary and the header ends in a newline.
+    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    assert_eq!((10 + header_len) % 64, 0);
+    assert_eq!(bytes[10 + header_len - 1], b'\n');
+    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+    assert!(
+        header.contains("'descr': '<f4'") && header.contains("'shape': (3, 5)"),
+        "{header}"
+    );
+    let back = read_npy(&bytes).unwrap();
+    assert_eq!(back, field);
+}
+
+#[test]
+fn axes_map_rows_to_y_and_columns_to_x() {
+    // arr = [[0, 1, 2], [10, 11, 12]]: shape (2, 3) -> 3 x 2 nodes, node (x, y) = arr[y][x].
+    let data = f8_le(&[0.0, 1.0, 2.0, 10.0, 11.0, 12.0]);
+    let f = read_npy(&npy(1, &dict("<f8", 2, 3), &data)).unwrap();
+    assert_eq!((f.width(), f.height()), (3, 2));
+    assert_eq!(f.get(2, 0), 2.0);
+    assert_eq!(f.get(0, 1), 10.0);
+    assert_eq!(f.get(2, 1), 12.0);
+    assert_eq!(f.cell_size(), 1.0);
+    assert_eq!(f.origin(), [0.0, 0.0]);
+}
+
+#[test]
+fn every_dtype_and_version_reads() {
+    let values = [1.5f32, -2.25, 3.0, 0.125];
+    let expect = Field2::from_values(2, 2, values.to_vec()).unwrap();
+    let le4: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let be4: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
+    let le8: Vec<u8> = values
+        .iter()
+        .flat_map(|&v| (v as f64).to_le_bytes())
+        .collect();
+    let be8: Vec<u8> = values
+        .iter()
+        .flat_map(|&v| (v as f64).to_be_bytes())
+        .collect();
+    for version in [1, 2, 3] {
+        for (descr, data) in [("<f4", &le4), (">f4", &be4), ("<f8", &le8), (">f8", &be8)] {
+            let f = read_npy(&npy(version, &dict(descr, 2, 2), data))
+                .unwrap_or_else(|e| panic!("v{version} {descr}: {e}"));
+            assert_eq!(f, expect, "v{version} {descr}");
+        }
+    }
+    // Key order, quotes, spacing and Python 2 long suffixes vary between writers.
+    let alt = "{\"shape\":(2L,2L),\"fortran_order\":False,\"descr\":\"<f4\"}";
+    assert_eq!(read_npy(&npy(1, alt, &le4)).unwrap(), expect);
+    // Version 3 allows UTF-8 in the header.
+    let utf = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'note': 'é'}";
+    assert_eq!(read_npy(&npy(3, utf, &le4)).unwrap(), expect);
+}
+
+#[test]
+fn non_finite_values_name_their_row_and_column() {
+    let mut values = vec![0.0f64; 12];
+    values[7] = f64::NAN; // shape (3, 4): index 7 is row 1, column 3
+    let err = read_npy(&npy(1, &dict("<f8", 3, 4), &f8_le(&values))).unwrap_err();
+    match &err {
+        ExportError::NpyNonFinite { row, col, value } => {
+            assert_eq!((*row, *col), (1, 3));
+            assert!(value.is_nan());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("[1, 3]"), "{err}");
+
+    let mut values = [0.0f32; 6];
+    values[4] = f32::NEG_INFINITY;
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    match read_npy(&npy(1, &dict("<f4", 2, 3), &data)) {
+        Err(ExportError::NpyNonFinite { row: 1, col: 1, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn f8_values_outside_f32_are_rejected() {
+    let mut values = vec![0.0f64; 4];
+    values[2] = 1e300;
+    match read_npy(&npy(1, &dict("<f8", 2, 2), &f8_le(&values))) {
+        Err(ExportError::NpyOutOfRange {
+            row: 1,
+            col: 0,
+            value,
+        }) => assert_eq!(value, 1e300),
+        other => panic!("{other:?}"),
+    }
+    // The largest f32 itself is fine, and tiny values round to zero.
+    let ok = f8_le(&[f32::MAX as f64, -(f32::MAX as f64), 1e-300, 0.0]);
+    let f = read_npy(&npy(1, &dict("<f8", 2, 2), &ok)).unwrap();
+    assert_eq!(f.values(), &[f32::MAX, -f32::MAX, 0.0, 0.0]);
+}
+
+#[test]
+fn unsupported_layouts_get_clear_errors() {
+    let data = f8_le(&[0.0; 4]);
+    let fortran = "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }";
+    let err = read_npy(&npy(1, fortran, &data)).unwrap_err();
+    assert!(matches!(err, ExportError::NpyFortranOrder));
+    assert!(err.to_string().contains("Fortran"));
+
+    for descr in ["<i4", "<f2", "|u1", "<c8", "|b1", "<U4"] {
+        match read_npy(&npy(1, &dict(descr, 2, 2), &data)) {
+            Err(ExportError::NpyDtype(d)) => assert_eq!(d, descr),
+            other => panic!("{descr}: {other:?}"),
+        }
+    }
+    for shape in ["(4,)", "(1, 2, 2)", "()"] {
+        let d = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
+        match read_npy(&npy(1, &d, &data)) {
+            Err(ExportError::NpyShape(s)) => assert_eq!(s, shape),
+            other => panic!("{shape}: {other:?}"),
+        }
+    }
+    // Too small for a field (one row) and zero-sized arrays.
+    assert!(matches!(
+        read_npy(&npy(1, &dict("<f8", 1, 4), &data)),
+        Err(ExportError::Field(FieldError::InvalidSize { .. }))
+    ));
+    assert!(matches!(
+        read_npy(&npy(1, &dict("<f8", 0, 4), &[])),
+        Err(ExportError::Field(FieldError::InvalidSize { .. }))
+    ));
+    // A huge shape is refused before any allocation.
+    assert!(matches!(
+        read_npy(&npy(1, &dict("<f4", 100_000, 100_000), &[])),
+        Err(ExportError::Field(FieldError::TooLarge { .. }))
+    ));
+    assert!(matches!(
+        read_npy(&npy(1, &dict("<f4", usize::MAX, usize::MAX), &[])),
+        Err(ExportError::Field(FieldError::TooLarge { .. }))
+    ));
+}
+
+#[test]
+fn corrupt_files_get_clear_errors() {
+    let good = write_npy_f32(&Field2::new(3, 3, 0.5).unwrap());
+    assert!(matches!(
+        read_npy(b""),
+        Err(ExportError::NpyTruncated { .. })
+    ));
+    assert!(matches!(
+        read_npy(b"\x93NUM"),
+        Err(ExportError::NpyTruncated { .. })
+    ));
+    assert!(matches!(
+        read_npy(b"PK\x03\x04 a zip file"),
+        Err(ExportError::NpyMagic)
+    ));
+    assert!(matches!(
+        read_npy(b"hello world, not npy"),
+        Err(ExportError::NpyMagic)
+    ));
+
+    let mut v4 = good.clone();
+    v4[6] = 4;
+    assert!(matches!(
+        read_npy(&v4),
+        Err(ExportError::NpyVersion { major: 4, minor: 0 })
+    ));
+    let mut v11 = good.clone();
+    v11[7] = 1;
+    assert!(matches!(
+        read_npy(&v11),
+        Err(ExportError::NpyVersion { major: 1, minor: 1 })
+    ));
+
+    // Cut inside the header, inside the data, or with bytes to spare.
+    match read_npy(&good[..40]) {
+        Err(ExportError::NpyTruncated { what: "header", .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    match read_npy(&good[..good.len() - 3]) {
+        Err(ExportError::NpyTruncated {
+            what: "data",
+            needed: 36,
+            got: 33,
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    let mut long = good.clone();
+    long.extend_from_slice(&[0, 0, 0, 0]);
+    assert!(matches!(
+        read_npy(&long),
+        Err(ExportError::NpyTrailingBytes { extra: 4 })
+    ));
+
+    // Malformed header dictionaries.
+    for bad in [
+        "{'descr': '<f4', 'fortran_order': False}",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 3)",
+        "{'descr': '<f4' 'fortran_order': False, 'shape': (3, 3)}",
+        "['descr', '<f4']",
+        "{'descr': '<f4', 'fortran_order': 0, 'shape': (3, 3)}",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': 9}",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 'x')}",
+        "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (3, 3)}",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 3)} trailing",
+        "{'descr': '<f\\x34', 'fortran_order': False, 'shape': (3, 3)}",
+    ] {
+        let bytes = npy(1, bad, &[0u8; 36]);
+        match read_npy(&bytes) {
+            Err(ExportError::NpyHeader(msg)) => assert!(!msg.is_empty()),
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+    // Invalid UTF-8 in a version 3 header.
+    let mut v3 = npy(3, &dict("<f4", 3, 3), &[0u8; 36]);
+    v3[20] = 0xFF;
+    assert!(matches!(read_npy(&v3), Err(ExportError::NpyHeader(_))));
+}
+
+#[test]
+fn files_are_read_and_missing_files_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("terrain.npy");
+    let field = Field2::from_fn(4, 6, |x, y| (x * y) as f32).unwrap();
+    std::fs::write(&path, write_npy_f32(&field)).unwrap();
+    assert_eq!(read_npy_file(&path).unwrap(), field);
+    let missing = dir.path().join("nope.npy");
+    let err = read_npy_file(&missing).unwrap_err();
+    assert!(matches!(err, ExportError::Io { .. }));
+    assert!(err.to_string().contains("nope.npy"), "{err}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn random_fields_round_trip(
+        w in 2u32..20,
+        h in 2u32..20,
+        seed in any::<u64>(),
+    ) {
+        let field = Field2::from_fn(w, h, |x, y| {
+            let k = seed.wrapping_add(((y * w + x) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            f32::from_bits((k >> 32) as u32 & 0x7F7F_FFFF | ((k as u32) & 0x8000_0000))
+        }).unwrap();
+        let back = read_npy(&write_npy_f32(&field)).unwrap();
+        prop_assert_eq!(
+            back.values().iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            field.values().iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        let _ = read_npy(&bytes);
+        // Random bytes behind a real magic and version reach the header parser.
+        let mut with_magic = b"\x93NUMPY\x01\x00".to_vec();
+        with_magic.extend_from_slice(&bytes);
+        let _ = read_npy(&with_magic);
+    }
+
+    #[test]
+    fn random_headers_never_panic(header in "[ -~]{0,120}", data in prop::collection::vec(any::<u8>(), 0..64)) {
+        for version in [1, 2, 3] {
+            let _ = read_npy(&npy(version, &header, &data));
+        }
+    }
+
+    #[test]
+    fn truncated_and_corrupted_files_are_errors_not_panics(
+        w in 2u32..9,
+        h in 2u32..9,
+        cut in any::<prop::sample::Index>(),
+        flip in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+    ) {
+        let good = write_npy_f32(&Field2::new(w, h, 0.25).unwrap());
+        let n = cut.index(good.len());
+        prop_assert!(read_npy(&good[..n]).is_err());
+        let mut bad = good.clone();
+        let i = flip.index(bad.len());
+        bad[i] = byte;
+        // Either still a valid file (a data byte changed) or a typed error.
+        match read_npy(&bad) {
+            Ok(f) => prop_assert_eq!((f.width(), f.height()), (w, h)),
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! The contour-only fast path: scan and join in one go.
+
+use isoterra_field::Field2;
+
+use crate::MeshError;
+use crate::contour::{PolyWriter, Polyline, walk_chains};
+use crate::key::EdgeKey;
+use crate::scan::{NONE, NoTris, RowScratch, ScanInput, SegSink};
+use crate::squares::{CellRect, check_cells, check_iso};
+
+/// Extracts joined contour polylines from a field, as fast as possible.
+///
+/// It runs the same scan as [`MarchingSquares`](crate::MarchingSquares) (same
+/// points, same saddle decisions, solid on the left) but skips the fill mesh and
+/// links each segment to the next one while scanning, so joining is a single walk
+/// over the links. The result equals meshing the same cells with
+/// `SquaresOptions::DEFAULT.with_fill(false)` and passing the segments to
+/// [`ContourJoiner::join`](crate::ContourJoiner::join): the same polylines in the
+/// same order.
+///
+/// ```
+/// use isoterra_field::Field2;
+/// use isoterra_mesh::{ContourTracer, signed_area};
+///
+/// // A disc of radius 5 in a 21x21 field.
+/// let field = Field2::from_fn(21, 21, |x, y| {
+///     let (dx, dy) = (x as f32 - 10.0, y as f32 - 10.0);
+///     5.0 - (dx * dx + dy * dy).sqrt()
+/// })
+/// .unwrap();
+/// let mut tracer = ContourTracer::new();
+/// let mut lines = Vec::new();
+/// tracer.contour_lines(&field, 0.0, &mut lines).unwrap();
+/// assert_eq!(lines.len(), 1);
+/// assert!(lines[0].closed);
+/// let area = signed_area(&lines[0].points);
+/// assert!((area - std::f64::consts::PI * 25.0).abs() < 1.0); // counter-clockwise
+/// ```
+#[derive(Debug, Default, Clone)]
+pub struct ContourTracer {
+    rows: RowScratch,
+    points: Vec<[f32; 2]>,
+    next: Vec<u32>,
+    has_prev: Vec<bool>,
+    no_positions: Vec<[f32; 3]>,
+}
+
+/// Stores points and links each segment's start to its end.
+struct Linker<'a> {
+    points: &'a mut Vec<[f32; 2]>,
+    next: &'a mut Vec<u32>,
+    has_prev: &'a mut Vec<bool>,
+}
+
+impl SegSink for Linker<'_> {
+    const ACTIVE: bool = true;
+    #[inline(always)]
+    fn point(&mut self, p: [f32; 2], _key: EdgeKey) -> u32 {
+        let id = self.points.len() as u32;
+        self.points.push(p);
+        self.next.push(NONE);
+        self.has_prev.push(false);
+        id
+    }
+    #[inline(always)]
+    fn segment(&mut self, from: u32, to: u32) {
+        self.next[from as usize] = to;
+        self.has_prev[to as usize] = true;
+    }
+}
+
+impl ContourTracer {
+    /// A tracer with empty scratch buffers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The iso line `value == iso` of the whole field as joined polylines, written
+    /// into `out` (its polylines' buffers are reused). Open chains (the contour
+    /// leaves the field) come first, then closed loops; see
+    /// [`ContourJoiner`](crate::ContourJoiner) for the exact rules.
+    ///
+    /// # Errors
+    ///
+    /// [`MeshError::InvalidParameter`] when `iso` is not finite (`out` is untouched).
+    pub fn contour_lines(
+        &mut self,
+        field: &Field2,
+        iso: f32,
+        out: &mut Vec<Polyline>,
+    ) -> Result<(), MeshError> {
+        self.contour_lines_in(field, CellRect::whole(field), iso, out)
+    }
+
+    /// Like [`contour_lines`](Self::contour_lines), over the cells of `cells` only.
+    ///
+    /// # Errors
+    ///
+    /// [`MeshError::InvalidParameter`] when `iso` is not finite,
+    /// [`MeshError::RegionOutOfBounds`] when `cells` does not fit the field.
+    pub fn contour_lines_in(
+        &mut self,
+        field: &Field2,
+        cells: CellRect,
+        iso: f32,
+        out: &mut Vec<Polyline>,
+    ) -> Result<(), MeshError> {
+        check_iso(iso)?;
+        check_cells(field, cells)?;
+        self.points.clear();
+        self.next.clear();
+        self.has_prev.clear();
+        let origin = field.origin();
+        let input = ScanInput {
+            values: field.values(),
+            width: field.width() as usize,
+            iso,
+            origin: [origin[0] as f64, origin[1] as f64],
+            cell_size: field.cell_size() as f64,
+            cells,
+            key_offset: [0, 0],
+            materials: None,
+        };
+        let mut linker = Linker {
+            points: &mut self.points,
+            next: &mut self.next,
+            has_prev: &mut self.has_prev,
+        };
+        self.rows
+            .scan::<false, _, _>(&input, &mut self.no_positions, &mut linker, &mut NoTris);
+        let mut w = PolyWriter::new(out);
+        walk_chains(&self.points, &mut self.next, &self.has_prev, &mut w);
+        w.finish();
+        Ok(())
+    }
+}

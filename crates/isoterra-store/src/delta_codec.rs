@@ -1,0 +1,292 @@
+//! The stroke delta codec: the sparse before/after values of one edit.
+//!
+//! ```text
+//! offset size  field
+//!      0    4  magic b"ITDL"
+//!      4    1  codec version (1)
+//!      5    1  flags: bit 0 = material ids follow, bit 1 = body is zstd-compressed
+//!      6    2  reserved, 0
+//!      8    4  body length before compression (u32, little-endian)
+//!     12    …  body
+//! body:
+//!   varint x0, y0, x1, y1        the edit's node rectangle
+//!   varint count                 number of changed nodes
+//!   varint first index, then varint (index - previous - 1) for each next one
+//!   before values, after values  f32 bits, little-endian, as byte planes
+//!   material ids before, after   count bytes each (when flagged)
+//! ```
+//!
+//! Varints are unsigned LEB128. Node indices are storage indices and must be
+//! strictly ascending, which the gap coding makes impossible to break on
+//! decode. The round-trip is exact (bit for bit).
+
+use isoterra_field::NodeRect;
+
+use crate::StoreError;
+use crate::wire::{Reader, Writer, compress, decompress_exact};
+
+const MAGIC: &[u8; 4] = b"ITDL";
+const VERSION: u8 = 1;
+const FLAG_MATERIALS: u8 = 1;
+const FLAG_ZSTD: u8 = 2;
+const HEADER_LEN: usize = 12;
+const ZSTD_LEVEL: i32 = 3;
+const WHAT: &str = "stroke delta";
+
+/// The sparse change one stroke made: which nodes, and their values and
+/// material ids before and after.
+///
+/// It mirrors the world crate's `Edit`; the document layer converts between
+/// the two. `mat_before` / `mat_after` are either both empty (no materials)
+/// or as long as `nodes`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EditDelta {
+    /// Bounding rectangle of the edit, in nodes.
+    pub rect: NodeRect,
+    /// Storage indices of the changed nodes, strictly ascending.
+    pub nodes: Vec<u32>,
+    /// Values before the edit, one per node.
+    pub before: Vec<f32>,
+    /// Values after the edit, one per node.
+    pub after: Vec<f32>,
+    /// Material ids before the edit (empty, or one per node).
+    pub mat_before: Vec<u8>,
+    /// Material ids after the edit (empty, or one per node).
+    pub mat_after: Vec<u8>,
+}
+
+impl EditDelta {
+    /// Checks the invariants [`encode_delta`] relies on.
+    pub fn validate(&self) -> Result<(), StoreError> {
+        let n = self.nodes.len();
+        let bad = |reason: String| StoreError::input("edit delta", reason);
+        if self.before.len() != n || self.after.len() != n {
+            return Err(bad(format!(
+                "{n} nodes but {} before / {} after values",
+                self.before.len(),
+                self.after.len()
+            )));
+        }
+        let mats = self.mat_before.len();
+        if mats != self.mat_after.len() || (mats != 0 && mats != n) {
+            return Err(bad(format!(
+                "{n} nodes but {} / {} material ids (use none or one per node)",
+                self.mat_before.len(),
+                self.mat_after.len()
+            )));
+        }
+        if let Some(w) = self.nodes.windows(2).find(|w| w[0] >= w[1]) {
+            return Err(bad(format!(
+                "node indices must be strictly ascending, found {} then {}",
+                w[0], w[1]
+            )));
+        }
+        if let Some(v) = self
+            .before
+            .iter()
+            .chain(&self.after)
+            .find(|v| !v.is_finite())
+        {
+            return Err(bad(format!("value {v} is not finite")));
+        }
+        Ok(())
+    }
+}
+
+/// Encodes a delta. Fails only when the delta breaks its invariants
+/// (see [`EditDelta::validate`]).
+pub fn encode_delta(delta: &EditDelta) -> Result<Vec<u8>, StoreError> {
+    delta.validate()?;
+    let n = delta.nodes.len();
+    let mut body = Writer::with_capacity(16 + n * 12);
+    for v in [delta.rect.x0, delta.rect.y0, delta.rect.x1, delta.rect.y1] {
+        body.varint(v as u64);
+    }
+    body.varint(n as u64);
+    let mut prev: Option<u32> = None;
+    for &i in &delta.nodes {
+        match prev {
+            None => body.varint(i as u64),
+            Some(p) => body.varint((i - p - 1) as u64),
+        }
+        prev = Some(i);
+    }
+    body.f32_planes(delta.before.iter().copied());
+    body.f32_planes(delta.after.iter().copied());
+    let mut flags = 0;
+    if !delta.mat_before.is_empty() {
+        body.bytes(&delta.mat_before);
+        body.bytes(&delta.mat_after);
+        flags |= FLAG_MATERIALS;
+    }
+    let raw_len = u32::try_from(body.buf.len()).map_err(|_| {
+        StoreError::input(
+            "edit delta",
+            "larger than 4 GiB; split the stroke".to_string(),
+        )
+    })?;
+    let packed = compress(&body.buf, ZSTD_LEVEL);
+    if packed.is_some() {
+        flags |= FLAG_ZSTD;
+    }
+    let body = packed.unwrap_or(body.buf);
+    let mut out = Writer::with_capacity(HEADER_LEN + body.len());
+    out.bytes(MAGIC);
+    out.u8(VERSION);
+    out.u8(flags);
+    out.u8(0);
+    out.u8(0);
+    out.u32(raw_len);
+    out.bytes(&body);
+    Ok(out.buf)
+}
+
+/// Decodes a delta written by [`encode_delta`], validating everything.
+pub fn decode_delta(payload: &[u8]) -> Result<EditDelta, StoreError> {
+    let bad = |reason: &str| StoreError::data(WHAT, reason.to_string());
+    let mut r = Reader::new(payload);
+    let header = r
+        .take(HEADER_LEN)
+        .ok_or_else(|| bad("shorter than its header"))?;
+    if &header[0..4] != MAGIC {
+        return Err(bad("bad magic (not an isoterra stroke delta)"));
+    }
+    let (version, flags) = (header[4], header[5]);
+    if version != VERSION {
+        return Err(StoreError::data(
+            WHAT,
+            format!("codec version {version} is not supported (this build reads {VERSION})"),
+        ));
+    }
+    if flags & !(FLAG_MATERIALS | FLAG_ZSTD) != 0 || header[6] != 0 || header[7] != 0 {
+        return Err(bad("unknown flags"));
+    }
+    let raw_len = u32::from_le_bytes([header[8], header[9], header[10], header[11]]) as usize;
+    let rest = r.take(r.remaining()).unwrap_or_default();
+    let raw = if flags & FLAG_ZSTD != 0 {
+        decompress_exact(rest, raw_len, WHAT)?
+    } else if rest.len() == raw_len {
+        rest.to_vec()
+    } else {
+        return Err(bad("stored body length does not match the header"));
+    };
+    let mut b = Reader::new(&raw);
+    let short = || bad("body ends early");
+    let mut coord = || -> Result<u32, StoreError> {
+        let v = b.varint().ok_or_else(short)?;
+        u32::try_from(v).map_err(|_| bad("rectangle coordinate exceeds u32"))
+    };
+    let rect = NodeRect::new(coord()?, coord()?, coord()?, coord()?);
+    let count = b.varint().ok_or_else(short)?;
+    let has_materials = flags & FLAG_MATERIALS != 0;
+    // Each node needs at least one varint byte and eight value bytes, plus
+    // two material bytes when flagged: a count the body cannot hold is
+    // rejected before anything is allocated for it.
+    let per_node = 9 + if has_materials { 2 } else { 0 };
+    if count > (b.remaining() / per_node) as u64 {
+        return Err(bad("node count exceeds the body"));
+    }
+    let n = count as usize;
+    let mut nodes = Vec::with_capacity(n);
+    let mut next: u64 = 0;
+    for k in 0..n {
+        let v = b.varint().ok_or_else(short)?;
+        let idx = if k == 0 {
+            v
+        } else {
+            next.checked_add(v)
+                .ok_or_else(|| bad("node index overflows"))?
+        };
+        let idx = u32::try_from(idx).map_err(|_| bad("node index exceeds u32"))?;
+        nodes.push(idx);
+        next = idx as u64 + 1;
+    }
+    let before = b.f32_planes(n).ok_or_else(short)?;
+    let after = b.f32_planes(n).ok_or_else(short)?;
+    let (mat_before, mat_after) = if has_materials {
+        (
+            b.take(n).ok_or_else(short)?.to_vec(),
+            b.take(n).ok_or_else(short)?.to_vec(),
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    if b.remaining() != 0 {
+        return Err(bad("trailing bytes after the body"));
+    }
+    if before.iter().chain(&after).any(|v| !v.is_finite()) {
+        return Err(bad("a value is not finite"));
+    }
+    Ok(EditDelta {
+        rect,
+        nodes,
+        before,
+        after,
+        mat_before,
+        mat_after,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> EditDelta {
+        EditDelta {
+            rect: NodeRect::new(1, 2, 9, 7),
+            nodes: vec![3, 4, 5, 90, 1000, 1001],
+            before: vec![0.5, -0.0, 1.0, -1.0, 0.25, 3.0],
+            after: vec![-0.5, 0.0, 0.125, -1.0, 7.0, -3.0],
+            mat_before: vec![0, 1, 2, 3, 4, 5],
+            mat_after: vec![5, 4, 3, 2, 1, 0],
+        }
+    }
+
+    #[test]
+    fn round_trip_is_exact() {
+        let d = sample();
+        let back = decode_delta(&encode_delta(&d).unwrap()).unwrap();
+        assert_eq!(back, d);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&back.before), bits(&d.before));
+        let mut no_mats = d.clone();
+        no_mats.mat_before.clear();
+        no_mats.mat_after.clear();
+        assert_eq!(
+            decode_delta(&encode_delta(&no_mats).unwrap()).unwrap(),
+            no_mats
+        );
+        let empty = EditDelta::default();
+        assert_eq!(decode_delta(&encode_delta(&empty).unwrap()).unwrap(), empty);
+    }
+
+    #[test]
+    fn invalid_deltas_are_refused() {
+        let mut d = sample();
+        d.nodes.swap(0, 1);
+        assert!(encode_delta(&d).is_err());
+        let mut d = sample();
+        d.after.pop();
+        assert!(encode_delta(&d).is_err());
+        let mut d = sample();
+        d.mat_after.pop();
+        assert!(encode_delta(&d).is_err());
+        let mut d = sample();
+        d.before[2] = f32::NAN;
+        assert!(encode_delta(&d).is_err());
+    }
+
+    #[test]
+    fn damaged_payloads_are_errors() {
+        let good = encode_delta(&sample()).unwrap();
+        for cut in 0..good.len() {
+            assert!(decode_delta(&good[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut bad = good.clone();
+        bad[0] ^= 1;
+        assert!(decode_delta(&bad).is_err());
+        let mut bad = good.clone();
+        bad[8] ^= 1;
+        assert!(decode_delta(&bad).is_err());
+    }
+}

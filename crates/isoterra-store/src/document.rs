@@ -1,0 +1,738 @@
+//! A side-view world tied to its file: every acknowledged stroke is on disk.
+//!
+//! # What the file holds for a `side2d` world
+//!
+//! - metadata: kind `"side2d"`, format version [`SIDE2D_FORMAT_VERSION`], the
+//!   seed and the [`Side2dParams`] as JSON;
+//! - chunks (layer [`ChunkLayer::FIELD`], `z = 0`, `lod = 0`): only the chunks
+//!   whose nodes differ from what the generator gives, each as an exact `f32`
+//!   chunk with material ids. Generated chunks are recomputed on open.
+//!   Storage chunk `(cx, cy)` of `N = chunk_cells` cells owns nodes
+//!   `[cx*N, cx*N + N)` on each axis; the last chunk on an axis also owns the
+//!   final node row/column:
+//!
+//! ```text
+//!   nodes:  0 .. N-1 | N .. 2N-1 | 2N .. W-1 (last chunk: up to the last node)
+//!   chunk:      0    |     1     |     2
+//! ```
+//! - the stroke log: one row per stroke (tool name, the brush as JSON, the
+//!   sparse before/after delta), with the undo cursor.
+//!
+//! # Acknowledgement
+//!
+//! [`Side2dDocument::stroke`], [`stroke_stamps`](Side2dDocument::stroke_stamps),
+//! [`undo`](Side2dDocument::undo) and [`redo`](Side2dDocument::redo) change
+//! the world in memory, then commit the
+//! stroke row (or cursor move) and the touched chunks in one transaction
+//! before they return `Ok`. If the commit fails, the memory change is
+//! reverted and the error returned: world and file stay as they were.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+use isoterra_field::{Field2, MaterialGrid, NodeRect, generate_side2d};
+use isoterra_world::{
+    Brush, Edit, EditDirection, RebuildReport, Side2dParams, Side2dWorld, WorldError,
+};
+use serde::Serialize;
+
+use crate::{
+    ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, EditDelta, NewStroke, StoreError,
+    StrokeCounts, StrokeRecord, WorldFile, WorldMeta, decode_chunk, decode_delta, encode_chunk,
+    encode_delta, field2_content_hash,
+};
+
+/// The `kind` recorded in the metadata of side-view world files.
+pub const SIDE2D_KIND: &str = "side2d";
+/// The newest `side2d` format version this build writes and reads.
+pub const SIDE2D_FORMAT_VERSION: u32 = 1;
+
+/// What [`Side2dDocument::stroke`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StrokeOutcome {
+    /// The id of the recorded stroke; `None` when the brush changed nothing
+    /// (nothing is recorded then).
+    pub id: Option<i64>,
+    /// The node rectangle the edit touched (empty when nothing changed).
+    pub rect: NodeRect,
+    /// Number of nodes whose value or material changed.
+    pub changed_nodes: usize,
+}
+
+/// A summary of a document, for `info` output (serialises to JSON).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DocumentInfo {
+    /// The world kind (`"side2d"`).
+    pub kind: String,
+    /// The generator seed.
+    pub seed: u64,
+    /// The generator preset name (`"caves"`, `"hills"`, …).
+    pub preset: String,
+    /// World width in cells.
+    pub width_cells: u32,
+    /// World height in cells.
+    pub height_cells: u32,
+    /// Cells per chunk along each axis.
+    pub chunk_cells: u32,
+    /// Number of chunks of the world.
+    pub chunks_total: u64,
+    /// Number of chunks stored in the file (those that differ from the generator).
+    pub chunks_stored: u64,
+    /// Strokes in the log, done and undone.
+    pub strokes_total: u64,
+    /// The undo position: the number of strokes in effect.
+    pub undo_position: u64,
+    /// True when an undone stroke can be redone
+    /// (`strokes_total - undo_position` of them).
+    pub redo_available: bool,
+}
+
+/// A side-view world and the file that holds it.
+///
+/// Open or create one, edit it with [`stroke`](Self::stroke), step through
+/// history with [`undo`](Self::undo) / [`redo`](Self::redo) (which survive
+/// reopening), and read the world with [`world`](Self::world). Every
+/// successful call is durable when it returns.
+///
+/// Keep one document per file: a second handle on the same file can read it,
+/// but once one handle has written, the other's writes fail with
+/// [`StoreError::Conflict`] (it must reopen) instead of mixing histories.
+#[derive(Debug)]
+pub struct Side2dDocument {
+    file: WorldFile,
+    world: Side2dWorld,
+    /// What the generator gives, to tell which chunks must be stored.
+    base_field: Field2,
+    base_materials: MaterialGrid,
+    /// The field chunks stored in the file, as this handle last wrote or read them.
+    stored: BTreeSet<(u32, u32)>,
+    /// The stroke counts, likewise.
+    counts: StrokeCounts,
+}
+
+impl Side2dDocument {
+    /// Creates a new world file at `path`: validates `params`, generates the
+    /// world and records its metadata (no chunks: generated chunks are
+    /// recomputed on open). Refuses to overwrite an existing file.
+    pub fn create(path: impl AsRef<Path>, params: &Side2dParams) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        params.validate()?;
+        let (field, materials) = generate_side2d(&params.r#gen)?;
+        let world = Side2dWorld::from_parts(params, field.clone(), materials.clone())?;
+        let meta = WorldMeta {
+            kind: SIDE2D_KIND.to_string(),
+            format_version: SIDE2D_FORMAT_VERSION,
+            seed: params.r#gen.seed,
+            params: serde_json::to_value(params).map_err(|source| StoreError::Json {
+                what: "side2d parameters",
+                source,
+            })?,
+        };
+        let file = WorldFile::create(path, &meta)?;
+        Ok(Side2dDocument {
+            file,
+            world,
+            base_field: field,
+            base_materials: materials,
+            stored: BTreeSet::new(),
+            counts: StrokeCounts::default(),
+        })
+    }
+
+    /// Opens a `side2d` world file: reads its parameters, regenerates the
+    /// base world and lays the stored chunks over it.
+    ///
+    /// Chunk rows of other layers are left alone: this version reads only
+    /// [`ChunkLayer::FIELD`].
+    ///
+    /// Fails with [`StoreError::WrongKind`] for another kind of world, and
+    /// with [`StoreError::Corrupt`] when the parameters or chunks stored do
+    /// not fit together, besides the errors of [`WorldFile::open`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let file = WorldFile::open(path)?;
+        let meta = file.meta()?;
+        let params = side2d_params(path, &meta)?;
+        let (base_field, base_materials) = generate_side2d(&params.r#gen)
+            .map_err(|e| StoreError::corrupt(path, format!("the stored parameters: {e}")))?;
+        let mut field = base_field.clone();
+        let mut materials = base_materials.clone();
+        let layout = Layout::new(&params);
+        let mut stored = BTreeSet::new();
+        file.for_each_chunk(ChunkLayer::FIELD, |key, payload| {
+            let rect = layout.owned_rect_of_key(&key).ok_or_else(|| {
+                StoreError::corrupt(
+                    path,
+                    format!(
+                        "stored chunk ({}, {}, {}, lod {}) lies outside the {}x{}-chunk world",
+                        key.x, key.y, key.z, key.lod, layout.chunks[0], layout.chunks[1]
+                    ),
+                )
+            })?;
+            let chunk = decode_chunk(payload).map_err(|e| {
+                StoreError::corrupt(path, format!("chunk ({}, {}): {e}", key.x, key.y))
+            })?;
+            let want = [rect.width(), rect.height(), 1];
+            let Some(ids) = chunk.materials().filter(|_| chunk.dims() == want) else {
+                return Err(StoreError::corrupt(
+                    path,
+                    format!(
+                        "chunk ({}, {}) holds {:?} nodes{}, the world needs {want:?} with materials",
+                        key.x,
+                        key.y,
+                        chunk.dims(),
+                        if chunk.materials().is_none() {
+                            " without materials"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+            };
+            write_rect(&mut field, &mut materials, rect, chunk.values(), ids);
+            stored.insert((rect.x0 / layout.n, rect.y0 / layout.n));
+            Ok(())
+        })?;
+        let world = Side2dWorld::from_parts(&params, field, materials).map_err(|e| {
+            StoreError::corrupt(path, format!("the stored chunks do not fit the world: {e}"))
+        })?;
+        let counts = file.stroke_counts()?;
+        Ok(Side2dDocument {
+            file,
+            world,
+            base_field,
+            base_materials,
+            stored,
+            counts,
+        })
+    }
+
+    /// The world in memory. Mesh it with [`rebuild`](Self::rebuild).
+    pub fn world(&self) -> &Side2dWorld {
+        &self.world
+    }
+
+    /// The underlying file, for queries (its writing methods need `&mut`,
+    /// which this does not give).
+    pub fn file(&self) -> &WorldFile {
+        &self.file
+    }
+
+    /// The path of the file.
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// The world's parameters.
+    pub fn params(&self) -> &Side2dParams {
+        self.world.params()
+    }
+
+    /// Rebuilds the meshes and colliders of every dirty chunk (see
+    /// [`Side2dWorld::rebuild`]).
+    pub fn rebuild(&mut self) -> RebuildReport {
+        self.world.rebuild(None)
+    }
+
+    /// Rebuilds dirty chunks until `budget` is spent (at least one chunk),
+    /// oldest first, and reports how many remain.
+    pub fn rebuild_within(&mut self, budget: Duration) -> RebuildReport {
+        self.world.rebuild(Some(budget))
+    }
+
+    /// Applies a brush and records it.
+    ///
+    /// An invalid brush is a [`StoreError::World`] error and changes nothing.
+    /// A brush that changes no node records nothing (`id: None`). Otherwise
+    /// the stroke, its sparse delta and every storage chunk owning a changed
+    /// node are committed in one transaction before this returns — chunks
+    /// that came back to their generated state are deleted rather than
+    /// stored. A new stroke drops the redo tail. If the commit fails, the
+    /// edit is reverted in memory and the error returned.
+    pub fn stroke(&mut self, brush: &Brush) -> Result<StrokeOutcome, StoreError> {
+        self.file.check_current()?;
+        let params = serde_json::to_value(brush).map_err(|source| StoreError::Json {
+            what: "brush",
+            source,
+        })?;
+        let edit = self.world.apply_brush(brush)?;
+        self.record(edit, brush.tool.name(), params)
+    }
+
+    /// Applies several brush stamps (e.g. the stamps of one mouse drag) and
+    /// records them as one stroke, undone and redone together.
+    ///
+    /// The stamps are applied in order. If one is invalid, the ones before
+    /// it are reverted and its error returned: nothing changes. The recorded
+    /// delta holds each changed node once (its value before the first stamp
+    /// and after the last), so the result equals applying the stamps as
+    /// separate strokes. The stroke's tool is the stamps' tool, or `"mixed"`;
+    /// its parameters are the list of brushes. No stamps, or stamps that
+    /// change nothing, record nothing.
+    pub fn stroke_stamps(&mut self, stamps: &[Brush]) -> Result<StrokeOutcome, StoreError> {
+        self.file.check_current()?;
+        let params = serde_json::to_value(stamps).map_err(|source| StoreError::Json {
+            what: "brush stamps",
+            source,
+        })?;
+        let mut edits: Vec<Edit> = Vec::with_capacity(stamps.len());
+        for brush in stamps {
+            match self.world.apply_brush(brush) {
+                Ok(e) => edits.push(e),
+                Err(e) => {
+                    for done in edits.iter().rev() {
+                        self.revert(done, EditDirection::Backward);
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+        let tool = match stamps.first() {
+            Some(first) if stamps.iter().all(|b| b.tool == first.tool) => first.tool.name(),
+            _ => "mixed",
+        };
+        let merged = self.merge(&edits);
+        self.record(merged, tool, params)
+    }
+
+    /// One edit from edits applied in order: every node once, its value
+    /// before the first edit and its current value; nodes that ended where
+    /// they started are left out.
+    fn merge(&self, edits: &[Edit]) -> Edit {
+        let mut first: std::collections::BTreeMap<u32, (f32, u8)> = Default::default();
+        for e in edits {
+            for (k, &i) in e.nodes.iter().enumerate() {
+                first.entry(i).or_insert((e.before[k], e.mat_before[k]));
+            }
+        }
+        let values = self.world.field().values();
+        let ids = self.world.materials().ids();
+        let w = self.world.field().width();
+        let mut out = Edit::default();
+        for (i, (before, mat_before)) in first {
+            let (after, mat_after) = (values[i as usize], ids[i as usize]);
+            if after.to_bits() == before.to_bits() && mat_after == mat_before {
+                continue;
+            }
+            let (x, y) = (i % w, i / w);
+            out.rect = out.rect.union(&NodeRect::new(x, y, x + 1, y + 1));
+            out.nodes.push(i);
+            out.before.push(before);
+            out.after.push(after);
+            out.mat_before.push(mat_before);
+            out.mat_after.push(mat_after);
+        }
+        out
+    }
+
+    /// Commits an edit already applied to the world as one stroke, or
+    /// reverts it when the commit fails.
+    fn record(
+        &mut self,
+        edit: Edit,
+        tool: &str,
+        params: serde_json::Value,
+    ) -> Result<StrokeOutcome, StoreError> {
+        if edit.is_empty() {
+            return Ok(StrokeOutcome {
+                id: None,
+                rect: edit.rect,
+                changed_nodes: 0,
+            });
+        }
+        let committed = encode_delta(&delta_of(&edit)).and_then(|delta| {
+            let changes = self.chunk_changes(&edit.nodes)?;
+            let stroke = NewStroke {
+                tool: tool.to_string(),
+                params,
+                delta,
+            };
+            let id = self.file.commit_stroke(&stroke, &changes)?;
+            Ok((id, changes))
+        });
+        match committed {
+            Ok((id, changes)) => {
+                self.note_stored(&changes);
+                self.counts = StrokeCounts {
+                    done: self.counts.done + 1,
+                    undone: 0,
+                };
+                Ok(StrokeOutcome {
+                    id: Some(id),
+                    rect: edit.rect,
+                    changed_nodes: edit.len(),
+                })
+            }
+            Err(e) => {
+                self.revert(&edit, EditDirection::Backward);
+                Err(e)
+            }
+        }
+    }
+
+    /// Undoes the last done stroke; returns its id, or `None` when there is
+    /// nothing to undo. The world and the file's chunks and cursor change
+    /// together, or not at all.
+    pub fn undo(&mut self) -> Result<Option<i64>, StoreError> {
+        self.file.check_current()?;
+        let Some(rec) = self.file.last_done_stroke()? else {
+            return Ok(None);
+        };
+        self.step(&rec, EditDirection::Backward)?;
+        Ok(Some(rec.id))
+    }
+
+    /// Redoes the first undone stroke; returns its id, or `None` when there
+    /// is nothing to redo.
+    pub fn redo(&mut self) -> Result<Option<i64>, StoreError> {
+        self.file.check_current()?;
+        let Some(rec) = self.file.first_undone_stroke()? else {
+            return Ok(None);
+        };
+        self.step(&rec, EditDirection::Forward)?;
+        Ok(Some(rec.id))
+    }
+
+    /// Applies a logged stroke in `dir` and commits the cursor move with the
+    /// touched chunks.
+    fn step(&mut self, rec: &StrokeRecord, dir: EditDirection) -> Result<(), StoreError> {
+        let edit = edit_of(decode_delta(&rec.delta).map_err(|e| {
+            StoreError::corrupt(self.file.path(), format!("stroke {}: {e}", rec.id))
+        })?);
+        // The world must currently show the side we leave; otherwise the log
+        // and the world disagree and applying it would not be reversible.
+        let (values, mats) = match dir {
+            EditDirection::Backward => (&edit.after, &edit.mat_after),
+            EditDirection::Forward => (&edit.before, &edit.mat_before),
+        };
+        if !self.world_shows(&edit.nodes, values, mats) {
+            return Err(StoreError::History {
+                path: self.file.path().to_path_buf(),
+                reason: format!(
+                    "stroke {} does not match the world in memory; reopen the file",
+                    rec.id
+                ),
+            });
+        }
+        self.world.apply_edit(&edit, dir)?;
+        let committed = self.chunk_changes(&edit.nodes).and_then(|changes| {
+            match dir {
+                EditDirection::Backward => self.file.mark_undone(rec.id, &changes)?,
+                EditDirection::Forward => self.file.mark_redone(rec.id, &changes)?,
+            }
+            Ok(changes)
+        });
+        match committed {
+            Ok(changes) => {
+                self.note_stored(&changes);
+                let c = &mut self.counts;
+                match dir {
+                    EditDirection::Backward => {
+                        c.done = c.done.saturating_sub(1);
+                        c.undone += 1;
+                    }
+                    EditDirection::Forward => {
+                        c.done += 1;
+                        c.undone = c.undone.saturating_sub(1);
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => {
+                let back = match dir {
+                    EditDirection::Backward => EditDirection::Forward,
+                    EditDirection::Forward => EditDirection::Backward,
+                };
+                self.revert(&edit, back);
+                Err(e)
+            }
+        }
+    }
+
+    /// Keeps the set of stored chunks in step with committed chunk changes.
+    fn note_stored(&mut self, changes: &[ChunkChange]) {
+        for (key, payload) in changes {
+            let c = (key.x as u32, key.y as u32);
+            if payload.is_some() {
+                self.stored.insert(c);
+            } else {
+                self.stored.remove(&c);
+            }
+        }
+    }
+
+    /// Writes one side of an edit that was just applied the other way; it
+    /// came from this world, so it always fits.
+    fn revert(&mut self, edit: &Edit, dir: EditDirection) {
+        let reverted = self.world.apply_edit(edit, dir);
+        debug_assert!(
+            reverted.is_ok(),
+            "reverting an applied edit failed: {reverted:?}"
+        );
+    }
+
+    fn world_shows(&self, nodes: &[u32], values: &[f32], mats: &[u8]) -> bool {
+        let field = self.world.field().values();
+        let ids = self.world.materials().ids();
+        nodes.len() == values.len()
+            && nodes.len() == mats.len()
+            && nodes.iter().zip(values).zip(mats).all(|((&i, v), m)| {
+                let i = i as usize;
+                field.get(i).map(|f| f.to_bits()) == Some(v.to_bits()) && ids.get(i) == Some(m)
+            })
+    }
+
+    /// The chunk rows to write for the storage chunks owning `nodes`: the
+    /// encoded chunk, or a delete when it equals the generated base.
+    fn chunk_changes(&self, nodes: &[u32]) -> Result<Vec<ChunkChange>, StoreError> {
+        let layout = Layout::new(self.world.params());
+        let w = self.world.field().width();
+        let touched: BTreeSet<(u32, u32)> =
+            nodes.iter().map(|&i| layout.owner(i % w, i / w)).collect();
+        let mut changes = Vec::with_capacity(touched.len());
+        for (cx, cy) in touched {
+            let rect = layout.owned_rect(cx, cy);
+            let key = ChunkKey::field2(cx as i32, cy as i32);
+            let values = self.world.field().read_rect(rect);
+            let ids = read_ids(self.world.materials(), rect);
+            let same = values
+                .iter()
+                .zip(self.base_field.read_rect(rect))
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+                && ids == read_ids(&self.base_materials, rect);
+            if same {
+                changes.push((key, None));
+            } else {
+                let chunk = ChunkData::new(
+                    ChunkEncoding::F32,
+                    [rect.width(), rect.height(), 1],
+                    values,
+                    Some(ids),
+                )?;
+                changes.push((key, Some(encode_chunk(&chunk))));
+            }
+        }
+        Ok(changes)
+    }
+
+    /// A hash of the current contents: 16 hex digits of FNV-1a 64 over the
+    /// node counts, every value's `f32` bits and every material id (see
+    /// [`field2_content_hash`]). Equal contents give equal hashes whatever
+    /// the history: a stroke and its undo give the original hash back.
+    pub fn content_hash(&self) -> String {
+        let f = self.world.field();
+        field2_content_hash(
+            f.width(),
+            f.height(),
+            f.values(),
+            self.world.materials().ids(),
+        )
+    }
+
+    /// A summary: size, chunks, strokes and undo position, as this handle
+    /// last wrote or read them (no file access).
+    pub fn info(&self) -> DocumentInfo {
+        let p = self.world.params();
+        DocumentInfo {
+            kind: SIDE2D_KIND.to_string(),
+            seed: p.r#gen.seed,
+            preset: p.r#gen.preset.name().to_string(),
+            width_cells: p.r#gen.width_cells,
+            height_cells: p.r#gen.height_cells,
+            chunk_cells: p.chunk_cells,
+            chunks_total: self.world.chunks_x() as u64 * self.world.chunks_y() as u64,
+            chunks_stored: self.stored.len() as u64,
+            strokes_total: self.counts.total(),
+            undo_position: self.counts.done,
+            redo_available: self.counts.undone > 0,
+        }
+    }
+
+    /// Closes the file, reporting any error met while doing so.
+    pub fn close(self) -> Result<(), StoreError> {
+        self.file.close()
+    }
+}
+
+/// Reads and checks the `side2d` parameters of a file's metadata.
+fn side2d_params(path: &Path, meta: &WorldMeta) -> Result<Side2dParams, StoreError> {
+    if meta.kind != SIDE2D_KIND {
+        return Err(StoreError::WrongKind {
+            path: path.to_path_buf(),
+            expected: SIDE2D_KIND.to_string(),
+            found: meta.kind.clone(),
+        });
+    }
+    if meta.format_version > SIDE2D_FORMAT_VERSION {
+        return Err(StoreError::NewerFormat {
+            path: path.to_path_buf(),
+            kind: meta.kind.clone(),
+            found: meta.format_version,
+            supported: SIDE2D_FORMAT_VERSION,
+        });
+    }
+    let params: Side2dParams = serde_json::from_value(meta.params.clone())
+        .map_err(|e| StoreError::corrupt(path, format!("the side2d parameters: {e}")))?;
+    params.validate().map_err(|e: WorldError| {
+        StoreError::corrupt(
+            path,
+            format!("the stored side2d parameters are invalid: {e}"),
+        )
+    })?;
+    if params.r#gen.seed != meta.seed {
+        return Err(StoreError::corrupt(
+            path,
+            format!(
+                "the seed in the metadata ({}) differs from the parameters' seed ({})",
+                meta.seed, params.r#gen.seed
+            ),
+        ));
+    }
+    Ok(params)
+}
+
+/// Which nodes each storage chunk owns.
+struct Layout {
+    n: u32,
+    nodes: [u32; 2],
+    chunks: [u32; 2],
+}
+
+impl Layout {
+    fn new(params: &Side2dParams) -> Self {
+        let [w, h] = params.cells();
+        Layout {
+            n: params.chunk_cells,
+            nodes: [w + 1, h + 1],
+            chunks: params.chunks(),
+        }
+    }
+
+    /// The storage chunk owning node `(x, y)`.
+    fn owner(&self, x: u32, y: u32) -> (u32, u32) {
+        (
+            (x / self.n).min(self.chunks[0] - 1),
+            (y / self.n).min(self.chunks[1] - 1),
+        )
+    }
+
+    /// The nodes chunk `(cx, cy)` owns; the last chunk on an axis runs to the
+    /// last node.
+    fn owned_rect(&self, cx: u32, cy: u32) -> NodeRect {
+        let end = |c: u32, axis: usize| {
+            if c + 1 == self.chunks[axis] {
+                self.nodes[axis]
+            } else {
+                (c + 1) * self.n
+            }
+        };
+        NodeRect::new(cx * self.n, cy * self.n, end(cx, 0), end(cy, 1))
+    }
+
+    fn owned_rect_of_key(&self, key: &ChunkKey) -> Option<NodeRect> {
+        let cx = u32::try_from(key.x).ok()?;
+        let cy = u32::try_from(key.y).ok()?;
+        if key.z != 0 || key.lod != 0 || cx >= self.chunks[0] || cy >= self.chunks[1] {
+            return None;
+        }
+        Some(self.owned_rect(cx, cy))
+    }
+}
+
+fn read_ids(grid: &MaterialGrid, rect: NodeRect) -> Vec<u8> {
+    let w = grid.width() as usize;
+    let ids = grid.ids();
+    let mut out = Vec::with_capacity(rect.width() as usize * rect.height() as usize);
+    for y in rect.y0..rect.y1 {
+        let row = y as usize * w;
+        out.extend_from_slice(&ids[row + rect.x0 as usize..row + rect.x1 as usize]);
+    }
+    out
+}
+
+/// Writes a row-major block of values and ids into `rect` (sizes checked by
+/// the caller).
+fn write_rect(
+    field: &mut Field2,
+    materials: &mut MaterialGrid,
+    rect: NodeRect,
+    values: &[f32],
+    ids: &[u8],
+) {
+    let w = field.width() as usize;
+    let rw = rect.width() as usize;
+    for (row, y) in (rect.y0..rect.y1).enumerate() {
+        let start = y as usize * w + rect.x0 as usize;
+        field.values_mut()[start..start + rw].copy_from_slice(&values[row * rw..(row + 1) * rw]);
+        materials.ids_mut()[start..start + rw].copy_from_slice(&ids[row * rw..(row + 1) * rw]);
+    }
+}
+
+fn delta_of(edit: &Edit) -> EditDelta {
+    EditDelta {
+        rect: edit.rect,
+        nodes: edit.nodes.clone(),
+        before: edit.before.clone(),
+        after: edit.after.clone(),
+        mat_before: edit.mat_before.clone(),
+        mat_after: edit.mat_after.clone(),
+    }
+}
+
+fn edit_of(delta: EditDelta) -> Edit {
+    Edit {
+        rect: delta.rect,
+        nodes: delta.nodes,
+        before: delta.before,
+        after: delta.after,
+        mat_before: delta.mat_before,
+        mat_after: delta.mat_after,
+    }
+}
+
+/// Reads a world file's metadata without knowing its kind (e.g. to choose
+/// the document type that opens it). Fails like [`WorldFile::open`].
+pub fn open_any(path: impl AsRef<Path>) -> Result<WorldMeta, StoreError> {
+    WorldFile::open(path)?.meta()
+}
+
+/// The kind of world a file holds (`"side2d"`, …).
+pub fn detect_kind(path: impl AsRef<Path>) -> Result<String, StoreError> {
+    Ok(open_any(path)?.kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_gives_the_last_chunk_the_final_node() {
+        let mut p = Side2dParams::DEFAULT.with_chunk_cells(16);
+        p.r#gen = p.r#gen.with_size(40, 32);
+        let l = Layout::new(&p);
+        assert_eq!(l.chunks, [3, 2]);
+        assert_eq!(l.owned_rect(0, 0), NodeRect::new(0, 0, 16, 16));
+        assert_eq!(l.owned_rect(2, 1), NodeRect::new(32, 16, 41, 33));
+        assert_eq!(l.owner(40, 32), (2, 1));
+        assert_eq!(l.owner(15, 16), (0, 1));
+        // Every node has exactly one owner, and owners own it.
+        let mut owned = vec![0u8; 41 * 33];
+        for cy in 0..2 {
+            for cx in 0..3 {
+                let r = l.owned_rect(cx, cy);
+                for y in r.y0..r.y1 {
+                    for x in r.x0..r.x1 {
+                        owned[(y * 41 + x) as usize] += 1;
+                        assert_eq!(l.owner(x, y), (cx, cy));
+                    }
+                }
+            }
+        }
+        assert!(owned.iter().all(|&c| c == 1));
+        assert!(
+            l.owned_rect_of_key(&ChunkKey::field2(3, 0)).is_none()
+                && l.owned_rect_of_key(&ChunkKey::field2(-1, 0)).is_none()
+        );
+    }
+}

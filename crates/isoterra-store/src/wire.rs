@@ -1,0 +1,232 @@
+//! Little-endian byte writing and bounds-checked reading shared by the codecs.
+//!
+//! Every read returns `None` instead of panicking when the input runs out, so
+//! a codec turns any truncated or garbled payload into an error.
+
+use std::io::Read;
+
+/// Appends little-endian values to a byte vector.
+pub(crate) struct Writer {
+    pub(crate) buf: Vec<u8>,
+}
+
+impl Writer {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Writer {
+            buf: Vec::with_capacity(n),
+        }
+    }
+
+    pub(crate) fn u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+
+    pub(crate) fn u32(&mut self, v: u32) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// Unsigned LEB128: seven bits per byte, low bits first, high bit = more.
+    pub(crate) fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.buf.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.buf.push(v as u8);
+    }
+
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+    }
+
+    /// Writes the four little-endian bytes of every value as four byte planes
+    /// (all first bytes, then all second bytes, …). Exact, and it lets zstd
+    /// find the repetition in sign/exponent bytes of neighbouring values.
+    pub(crate) fn f32_planes(&mut self, values: impl Iterator<Item = f32> + Clone) {
+        for plane in 0..4 {
+            self.buf.extend(
+                values
+                    .clone()
+                    .map(move |v| v.to_bits().to_le_bytes()[plane]),
+            );
+        }
+    }
+
+    /// Like [`Writer::f32_planes`] for 16-bit codes (two planes).
+    pub(crate) fn u16_planes(&mut self, values: &[u16]) {
+        for plane in 0..2 {
+            self.buf
+                .extend(values.iter().map(|v| v.to_le_bytes()[plane]));
+        }
+    }
+}
+
+/// Reads little-endian values from a byte slice without ever panicking.
+pub(crate) struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(data: &'a [u8]) -> Self {
+        Reader { data, pos: 0 }
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.data.len() - self.pos
+    }
+
+    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.pos.checked_add(n)?;
+        let s = self.data.get(self.pos..end)?;
+        self.pos = end;
+        Some(s)
+    }
+
+    pub(crate) fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|s| s[0])
+    }
+
+    pub(crate) fn u32(&mut self) -> Option<u32> {
+        let s = self.take(4)?;
+        Some(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    }
+
+    /// Unsigned LEB128 of at most ten bytes; `None` on overflow or truncation.
+    pub(crate) fn varint(&mut self) -> Option<u64> {
+        let mut v: u64 = 0;
+        for i in 0..10 {
+            let b = self.u8()?;
+            let bits = (b & 0x7f) as u64;
+            if i == 9 && bits > 1 {
+                return None;
+            }
+            v |= bits << (7 * i);
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// Reads `n` values written by [`Writer::f32_planes`].
+    pub(crate) fn f32_planes(&mut self, n: usize) -> Option<Vec<f32>> {
+        let bytes = self.take(n.checked_mul(4)?)?;
+        Some(
+            (0..n)
+                .map(|i| {
+                    f32::from_bits(u32::from_le_bytes([
+                        bytes[i],
+                        bytes[n + i],
+                        bytes[2 * n + i],
+                        bytes[3 * n + i],
+                    ]))
+                })
+                .collect(),
+        )
+    }
+
+    /// Reads `n` codes written by [`Writer::u16_planes`].
+    pub(crate) fn u16_planes(&mut self, n: usize) -> Option<Vec<u16>> {
+        let bytes = self.take(n.checked_mul(2)?)?;
+        Some(
+            (0..n)
+                .map(|i| u16::from_le_bytes([bytes[i], bytes[n + i]]))
+                .collect(),
+        )
+    }
+}
+
+/// Compresses `raw` with zstd at `level`; `None` only if zstd itself fails
+/// (out of memory), in which case callers store the body uncompressed.
+pub(crate) fn compress(raw: &[u8], level: i32) -> Option<Vec<u8>> {
+    zstd::bulk::compress(raw, level).ok()
+}
+
+/// Decompresses a zstd frame whose content must be exactly `expected` bytes.
+///
+/// The output grows only as real data is decoded (no allocation sized by an
+/// untrusted header), and decoding stops one byte past `expected`.
+pub(crate) fn decompress_exact(
+    compressed: &[u8],
+    expected: usize,
+    what: &'static str,
+) -> Result<Vec<u8>, crate::StoreError> {
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(compressed)
+        .map_err(|e| crate::StoreError::data(what, format!("zstd: {e}")))?;
+    let mut out = Vec::new();
+    (&mut decoder)
+        .take(expected as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| crate::StoreError::data(what, format!("zstd: {e}")))?;
+    if out.len() != expected {
+        return Err(crate::StoreError::data(
+            what,
+            format!(
+                "body decompresses to {} bytes, the header needs {expected}",
+                if out.len() > expected {
+                    format!("more than {expected}")
+                } else {
+                    out.len().to_string()
+                }
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varint_round_trips_edges() {
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            u32::MAX as u64,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            let mut w = Writer::with_capacity(10);
+            w.varint(v);
+            let mut r = Reader::new(&w.buf);
+            assert_eq!(r.varint(), Some(v));
+            assert_eq!(r.remaining(), 0);
+        }
+    }
+
+    #[test]
+    fn varint_rejects_overflow_and_truncation() {
+        let mut r = Reader::new(&[0xff; 11]);
+        assert_eq!(r.varint(), None);
+        let mut r = Reader::new(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]);
+        assert_eq!(r.varint(), None);
+        let mut r = Reader::new(&[0x80]);
+        assert_eq!(r.varint(), None);
+    }
+
+    #[test]
+    fn planes_round_trip_bits() {
+        let v = [0.0f32, -0.0, 1.5, f32::MIN_POSITIVE, -3.25e7];
+        let mut w = Writer::with_capacity(20);
+        w.f32_planes(v.iter().copied());
+        let back = Reader::new(&w.buf).f32_planes(v.len()).unwrap();
+        assert_eq!(
+            back.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        assert!(Reader::new(&w.buf[..19]).f32_planes(5).is_none());
+    }
+
+    #[test]
+    fn decompress_checks_the_length() {
+        let c = compress(&[7u8; 100], 3).unwrap();
+        assert_eq!(decompress_exact(&c, 100, "x").unwrap(), vec![7u8; 100]);
+        assert!(decompress_exact(&c, 99, "x").is_err());
+        assert!(decompress_exact(&c, 101, "x").is_err());
+        assert!(decompress_exact(&[1, 2, 3], 3, "x").is_err());
+    }
+}
