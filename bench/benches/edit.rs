@@ -26,7 +26,7 @@ fn world() -> Side2dWorld {
         .with_preset(Side2dPreset::Hills)
         .with_seed(7)
         .with_size(4096, 1024);
-    Side2dWorld::generate(&Side2dParams::DEFAULT.with_gen(spec)).expect("valid parameters")
+    Side2dWorld::generate(&Side2dParams::DEFAULT.with_generator(spec)).expect("valid parameters")
 }
 
 /// Brushes of radius 8 centred on the surface at a few columns.

@@ -4,7 +4,8 @@
 //! cargo run --release -p isoterra-export --example side2d_preview -- [PRESET] [SEED] [WIDTH] [HEIGHT] [OUT.png]
 //! ```
 //!
-//! Defaults: hills, seed 1, 256 x 128 cells, `/tmp/side2d_preview.png`.
+//! Defaults: hills, seed 1, 256 x 128 cells, `side2d_preview.png` in the
+//! temporary directory. Prints the time each phase took.
 
 use std::time::Instant;
 
@@ -20,10 +21,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seed: u64 = args.get(1).map_or(Ok(1), |s| s.parse())?;
     let width: u32 = args.get(2).map_or(Ok(256), |s| s.parse())?;
     let height: u32 = args.get(3).map_or(Ok(128), |s| s.parse())?;
-    let out = args
-        .get(4)
-        .cloned()
-        .unwrap_or_else(|| "/tmp/side2d_preview.png".into());
+    let out = args.get(4).map_or_else(
+        || std::env::temp_dir().join("side2d_preview.png"),
+        std::path::PathBuf::from,
+    );
 
     let spec = Side2dGen::DEFAULT
         .with_preset(preset)
@@ -47,8 +48,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let png_ms = t.elapsed().as_secs_f64() * 1e3;
     std::fs::write(&out, png)?;
     eprintln!(
-        "{preset} seed {seed} {width}x{height}: generate {gen_ms:.1} ms, contours {contour_ms:.1} ms ({} lines), png {png_ms:.1} ms -> {out}",
-        contours.len()
+        "{preset} seed {seed} {width}x{height}: generate {gen_ms:.1} ms, contours {contour_ms:.1} ms ({} lines), png {png_ms:.1} ms -> {}",
+        contours.len(),
+        out.display()
     );
     Ok(())
 }

@@ -5,6 +5,16 @@
 //! `origin + (x, y) * cell_size`. A node is *solid* when `value >= iso`
 //! (default `iso = 0.0`, positive inside).
 //!
+//! Besides the grid types it provides:
+//!
+//! * seeded noise ([`Perlin`], [`Fbm`]) with analytic output ranges and batch
+//!   fills that are bit-identical to the point API ([`noise`]);
+//! * separable [`blur`] and cellular-automaton caves ([`automaton_caves`]);
+//! * side-view world generators ([`generate_side2d`] with [`Side2dGen`]).
+//!
+//! Generation is a pure function of its parameters: no global random number
+//! generator, and the same bytes on every run and thread count.
+//!
 //! This crate does no I/O.
 
 mod automaton;

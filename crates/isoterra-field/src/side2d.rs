@@ -566,19 +566,29 @@ impl Ctx {
                     // strongest ones break through it.
                     let cover = 1.0 - smoothstep(0.0, f * 0.5, depth);
                     let blob = (self.shape.sample2(x * 0.8, y) - cave_t) * cave_slope + cover * 2.5;
+                    let carved = ground.min(blob);
                     // Where the mask closes, a bias pinches the tunnel off over
                     // a short stretch (scaling its width instead would leave
-                    // long hairline slivers).
-                    let closed = 1.0 - smoothstep(-0.05, 0.2, tunnel_mask.sample2(x, y));
-                    let tunnel = if closed < 0.6 {
-                        let tn = tunnels.sample2(x * 0.6, y);
-                        (tn.abs() - tunnel_width) * tunnel_slope + (closed + cover) * 3.0
+                    // long hairline slivers). Inside a cave nothing more is
+                    // needed.
+                    let tunnel = if carved > -1.0 {
+                        let closed = 1.0 - smoothstep(-0.05, 0.2, tunnel_mask.sample2(x, y));
+                        if closed < 0.6 {
+                            let tn = tunnels.sample2(x * 0.6, y);
+                            (tn.abs() - tunnel_width) * tunnel_slope + (closed + cover) * 3.0
+                        } else {
+                            1.0
+                        }
                     } else {
                         1.0
                     };
-                    *v = clamp1(ground.min(blob).min(tunnel));
+                    *v = clamp1(carved.min(tunnel));
                     *m = if depth < grass_depth {
                         GRASS
+                    } else if *v < -0.5 {
+                        // Open cave: the material is never drawn, so a plain
+                        // depth rule saves the material noise.
+                        if depth < f * 0.7 { DIRT } else { ROCK }
                     } else {
                         self.layered_material(x, y, depth)
                     };

@@ -118,12 +118,12 @@ impl Side2dDocument {
     pub fn create(path: impl AsRef<Path>, params: &Side2dParams) -> Result<Self, StoreError> {
         let path = path.as_ref();
         params.validate()?;
-        let (field, materials) = generate_side2d(&params.r#gen)?;
+        let (field, materials) = generate_side2d(&params.generator)?;
         let world = Side2dWorld::from_parts(params, field.clone(), materials.clone())?;
         let meta = WorldMeta {
             kind: SIDE2D_KIND.to_string(),
             format_version: SIDE2D_FORMAT_VERSION,
-            seed: params.r#gen.seed,
+            seed: params.generator.seed,
             params: serde_json::to_value(params).map_err(|source| StoreError::Json {
                 what: "side2d parameters",
                 source,
@@ -154,7 +154,7 @@ impl Side2dDocument {
         let file = WorldFile::open(path)?;
         let meta = file.meta()?;
         let params = side2d_params(path, &meta)?;
-        let (base_field, base_materials) = generate_side2d(&params.r#gen)
+        let (base_field, base_materials) = generate_side2d(&params.generator)
             .map_err(|e| StoreError::corrupt(path, format!("the stored parameters: {e}")))?;
         let mut field = base_field.clone();
         let mut materials = base_materials.clone();
@@ -536,10 +536,10 @@ impl Side2dDocument {
         let p = self.world.params();
         DocumentInfo {
             kind: SIDE2D_KIND.to_string(),
-            seed: p.r#gen.seed,
-            preset: p.r#gen.preset.name().to_string(),
-            width_cells: p.r#gen.width_cells,
-            height_cells: p.r#gen.height_cells,
+            seed: p.generator.seed,
+            preset: p.generator.preset.name().to_string(),
+            width_cells: p.generator.width_cells,
+            height_cells: p.generator.height_cells,
             chunk_cells: p.chunk_cells,
             chunks_total: self.world.chunks_x() as u64 * self.world.chunks_y() as u64,
             chunks_stored: self.stored.len() as u64,
@@ -580,12 +580,12 @@ fn side2d_params(path: &Path, meta: &WorldMeta) -> Result<Side2dParams, StoreErr
             format!("the stored side2d parameters are invalid: {e}"),
         )
     })?;
-    if params.r#gen.seed != meta.seed {
+    if params.generator.seed != meta.seed {
         return Err(StoreError::corrupt(
             path,
             format!(
                 "the seed in the metadata ({}) differs from the parameters' seed ({})",
-                meta.seed, params.r#gen.seed
+                meta.seed, params.generator.seed
             ),
         ));
     }
@@ -709,7 +709,7 @@ mod tests {
     #[test]
     fn layout_gives_the_last_chunk_the_final_node() {
         let mut p = Side2dParams::DEFAULT.with_chunk_cells(16);
-        p.r#gen = p.r#gen.with_size(40, 32);
+        p.generator = p.generator.with_size(40, 32);
         let l = Layout::new(&p);
         assert_eq!(l.chunks, [3, 2]);
         assert_eq!(l.owned_rect(0, 0), NodeRect::new(0, 0, 16, 16));

@@ -18,7 +18,7 @@
 //! # fn main() -> Result<(), isoterra_world::WorldError> {
 //! // Any field works; here a flat ground 20 cells high in a 64 x 48 cell world.
 //! let params = Side2dParams::DEFAULT.with_chunk_cells(16);
-//! # let params = params.with_gen(params.r#gen.with_width_cells(64).with_height_cells(48));
+//! # let params = params.with_generator(params.generator.with_width_cells(64).with_height_cells(48));
 //! let [w, h] = params.cells();
 //! let mut field = Field2::from_fn(w + 1, h + 1, |_, y| ((20.0 - y as f32) / 2.0).clamp(-1.0, 1.0))?;
 //! field.clear_border(-1.0)?;

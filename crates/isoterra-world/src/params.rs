@@ -18,7 +18,7 @@ use isoterra_field::Side2dGen;
 pub struct Side2dParams {
     /// The generator: world size in cells, cell size, preset, seed.
     /// Default value: `Side2dGen::DEFAULT`.
-    pub r#gen: Side2dGen,
+    pub generator: Side2dGen,
     /// Cells per chunk along each axis, `1..=4096`; the last chunk of a row or
     /// column may be smaller. Default value: `32`.
     pub chunk_cells: u32,
@@ -37,15 +37,15 @@ impl Side2dParams {
 
     /// The defaults.
     pub const DEFAULT: Self = Side2dParams {
-        r#gen: Side2dGen::DEFAULT,
+        generator: Side2dGen::DEFAULT,
         chunk_cells: 32,
         iso: 0.0,
         collider_tolerance_cells: 0.05,
     };
 
-    /// Sets [`Side2dParams::gen`].
-    pub fn with_gen(mut self, generator: Side2dGen) -> Self {
-        self.r#gen = generator;
+    /// Sets [`Side2dParams::generator`].
+    pub fn with_generator(mut self, generator: Side2dGen) -> Self {
+        self.generator = generator;
         self
     }
 
@@ -69,7 +69,7 @@ impl Side2dParams {
 
     /// Cells along x and y.
     pub fn cells(&self) -> [u32; 2] {
-        [self.r#gen.width_cells, self.r#gen.height_cells]
+        [self.generator.width_cells, self.generator.height_cells]
     }
 
     /// Chunks along x and y (`ceil(cells / chunk_cells)`); `[0, 0]` when
@@ -84,7 +84,7 @@ impl Side2dParams {
 
     /// Checks every parameter, the generator's included.
     pub fn validate(&self) -> Result<(), WorldError> {
-        self.r#gen.validate()?;
+        self.generator.validate()?;
         if !(1..=4096).contains(&self.chunk_cells) {
             return Err(WorldError::param(
                 "chunk_cells",

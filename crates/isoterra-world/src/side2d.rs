@@ -78,7 +78,7 @@ impl Side2dWorld {
     /// Generates a world from its parameters (validated first).
     pub fn generate(params: &Side2dParams) -> Result<Self, WorldError> {
         params.validate()?;
-        let (field, materials) = generate_side2d(&params.r#gen)?;
+        let (field, materials) = generate_side2d(&params.generator)?;
         Self::from_parts(params, field, materials)
     }
 
@@ -111,10 +111,10 @@ impl Side2dWorld {
                 format!("{}x{}", materials.width(), materials.height()),
             ));
         }
-        if field.cell_size() != params.r#gen.cell_size {
+        if field.cell_size() != params.generator.cell_size {
             return Err(WorldError::mismatch(
                 "field cell size",
-                params.r#gen.cell_size,
+                params.generator.cell_size,
                 field.cell_size(),
             ));
         }
@@ -558,7 +558,7 @@ mod tests {
     #[test]
     fn node_to_chunk_mapping_covers_edges_and_corners() {
         let p = Side2dParams::DEFAULT
-            .with_gen(isoterra_field::Side2dGen::DEFAULT.with_size(10, 10))
+            .with_generator(isoterra_field::Side2dGen::DEFAULT.with_size(10, 10))
             .with_chunk_cells(4);
         let mut f = Field2::new(11, 11, -1.0).unwrap();
         f.clear_border(-1.0).unwrap();

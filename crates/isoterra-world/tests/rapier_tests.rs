@@ -17,7 +17,7 @@ fn hills() -> Side2dWorld {
         .with_preset(Side2dPreset::Hills)
         .with_seed(7)
         .with_size(W, H);
-    let mut world = Side2dWorld::generate(&Side2dParams::DEFAULT.with_gen(spec)).unwrap();
+    let mut world = Side2dWorld::generate(&Side2dParams::DEFAULT.with_generator(spec)).unwrap();
     world.rebuild_all();
     world
 }

@@ -55,7 +55,7 @@ fn generate_rejects_bad_params() {
             Err(WorldError::InvalidParameter { .. })
         ));
     }
-    let zero = p.with_gen(p.r#gen.with_size(0, 10));
+    let zero = p.with_generator(p.generator.with_size(0, 10));
     assert!(matches!(
         Side2dWorld::generate(&zero),
         Err(WorldError::Field(_))
@@ -895,7 +895,7 @@ fn params_accessors_and_defaults() {
 fn params_brush_and_edit_round_trip_through_json() {
     let p = params(40, 20, 8).with_iso(0.1);
     let s = serde_json::to_string(&p).unwrap();
-    assert!(s.contains("\"gen\""), "{s}");
+    assert!(s.contains("\"generator\""), "{s}");
     let back: Side2dParams = serde_json::from_str(&s).unwrap();
     assert_eq!(back, p);
     let partial: Side2dParams = serde_json::from_str("{\"chunk_cells\": 8}").unwrap();

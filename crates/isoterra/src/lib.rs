@@ -26,7 +26,7 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // A 256 x 128 cell side-view world with hills and caves.
 //! let generator = Side2dGen::DEFAULT.with_preset(Side2dPreset::Hills).with_seed(7);
-//! let params = Side2dParams::DEFAULT.with_gen(generator);
+//! let params = Side2dParams::DEFAULT.with_generator(generator);
 //! let mut world = Side2dWorld::generate(&params)?;
 //!
 //! // Dig a round hole and rebuild the meshes of the chunks it touched.

@@ -12,7 +12,7 @@ use isoterra_world::{Edit, Side2dParams, Side2dWorld};
 /// Parameters for a world of `w x h` cells with `chunk`-cell chunks.
 pub fn params(w: u32, h: u32, chunk: u32) -> Side2dParams {
     Side2dParams::DEFAULT
-        .with_gen(Side2dGen::DEFAULT.with_size(w, h))
+        .with_generator(Side2dGen::DEFAULT.with_size(w, h))
         .with_chunk_cells(chunk)
 }
 
@@ -35,7 +35,7 @@ pub fn flat_world(w: u32, h: u32, chunk: u32, ground: f32) -> Side2dWorld {
 /// A generated world.
 pub fn generated(preset: Side2dPreset, seed: u64, w: u32, h: u32, chunk: u32) -> Side2dWorld {
     let p = Side2dParams::DEFAULT
-        .with_gen(
+        .with_generator(
             Side2dGen::DEFAULT
                 .with_preset(preset)
                 .with_seed(seed)
