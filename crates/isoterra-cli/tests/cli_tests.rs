@@ -8,8 +8,7 @@ fn bin() -> Command {
 }
 
 fn run(args: &[&str]) -> Output {
-    let out = bin().args(args).output().expect("the binary runs");
-    out
+    bin().args(args).output().expect("the binary runs")
 }
 
 fn text(o: &Output) -> (String, String) {
@@ -50,7 +49,15 @@ fn s(p: &Path) -> &str {
 fn new_world(dir: &Path, name: &str) -> PathBuf {
     let file = dir.join(name);
     ok(&[
-        "new", s(&file), "--kind", "side2d", "--seed", "3", "--size", "96x48", "--preset",
+        "new",
+        s(&file),
+        "--kind",
+        "side2d",
+        "--seed",
+        "3",
+        "--size",
+        "96x48",
+        "--preset",
         "hills",
     ]);
     file
@@ -78,7 +85,16 @@ fn new_stroke_undo_redo_round_trip() {
 
     let h0 = hash(&file);
     assert_eq!(h0.len(), hash(&file).len());
-    ok(&["stroke", s(&file), "--tool", "dig", "--at", "48,30", "--radius", "6"]);
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "dig",
+        "--at",
+        "48,30",
+        "--radius",
+        "6",
+    ]);
     let h1 = hash(&file);
     assert_ne!(h0, h1, "a dig into the ground changes the content");
     assert_eq!(info_json(&file)["strokes_total"], 1);
@@ -90,7 +106,18 @@ fn new_stroke_undo_redo_round_trip() {
     let out = ok(&["redo", s(&file)]);
     assert!(out.contains("nothing to redo"), "{out}");
 
-    ok(&["stroke", s(&file), "--tool", "fill", "--at", "20,40", "--radius", "3", "--shape", "square"]);
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "fill",
+        "--at",
+        "20,40",
+        "--radius",
+        "3",
+        "--shape",
+        "square",
+    ]);
     let info = info_json(&file);
     assert_eq!(info["strokes_total"], 2);
     assert_eq!(info["undo_position"], 2);
@@ -102,12 +129,57 @@ fn equal_content_gives_equal_hash_whatever_the_history() {
     let a = new_world(dir.path(), "a.isoterra");
     let b = new_world(dir.path(), "b.isoterra");
     assert_eq!(hash(&a), hash(&b));
-    ok(&["stroke", s(&a), "--tool", "dig", "--at", "30,30", "--radius", "5"]);
-    ok(&["stroke", s(&a), "--tool", "dig", "--at", "60,30", "--radius", "5"]);
-    ok(&["stroke", s(&b), "--tool", "dig", "--at", "70,20", "--radius", "4"]);
+    ok(&[
+        "stroke",
+        s(&a),
+        "--tool",
+        "dig",
+        "--at",
+        "30,30",
+        "--radius",
+        "5",
+    ]);
+    ok(&[
+        "stroke",
+        s(&a),
+        "--tool",
+        "dig",
+        "--at",
+        "60,30",
+        "--radius",
+        "5",
+    ]);
+    ok(&[
+        "stroke",
+        s(&b),
+        "--tool",
+        "dig",
+        "--at",
+        "70,20",
+        "--radius",
+        "4",
+    ]);
     ok(&["undo", s(&b)]);
-    ok(&["stroke", s(&b), "--tool", "dig", "--at", "30,30", "--radius", "5"]);
-    ok(&["stroke", s(&b), "--tool", "dig", "--at", "60,30", "--radius", "5"]);
+    ok(&[
+        "stroke",
+        s(&b),
+        "--tool",
+        "dig",
+        "--at",
+        "30,30",
+        "--radius",
+        "5",
+    ]);
+    ok(&[
+        "stroke",
+        s(&b),
+        "--tool",
+        "dig",
+        "--at",
+        "60,30",
+        "--radius",
+        "5",
+    ]);
     assert_eq!(hash(&a), hash(&b));
 }
 
@@ -115,7 +187,16 @@ fn equal_content_gives_equal_hash_whatever_the_history() {
 fn exports_png_svg_and_colliders() {
     let dir = tempfile::tempdir().unwrap();
     let file = new_world(dir.path(), "w.isoterra");
-    ok(&["stroke", s(&file), "--tool", "dig", "--at", "48,30", "--radius", "6"]);
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "dig",
+        "--at",
+        "48,30",
+        "--radius",
+        "6",
+    ]);
 
     let png = dir.path().join("w.png");
     ok(&["export", s(&file), "--format", "png", "-o", s(&png)]);
@@ -125,16 +206,23 @@ fn exports_png_svg_and_colliders() {
     let svg = dir.path().join("w.svg");
     ok(&["export", s(&file), "--format", "svg", "-o", s(&svg)]);
     let svg = std::fs::read_to_string(&svg).unwrap();
-    assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{svg:.80}");
+    assert!(
+        svg.starts_with("<svg") || svg.starts_with("<?xml"),
+        "{svg:.80}"
+    );
     assert!(svg.contains("<path"));
 
     let json = dir.path().join("c.json");
     ok(&["export", s(&file), "--format", "colliders", "-o", s(&json)]);
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let lines = v["polylines"].as_array().unwrap();
     assert!(!lines.is_empty());
     for l in lines {
-        assert_eq!(l["closed"], true, "the border is empty, so every collider closes");
+        assert_eq!(
+            l["closed"], true,
+            "the border is empty, so every collider closes"
+        );
         assert!(l["points"].as_array().unwrap().len() >= 3);
     }
 }
@@ -144,10 +232,22 @@ fn unknown_format_lists_the_valid_ones() {
     let dir = tempfile::tempdir().unwrap();
     let file = new_world(dir.path(), "w.isoterra");
     let err = fails(&["export", s(&file), "--format", "gif", "-o", "x.gif"]);
-    assert!(err.contains("png") && err.contains("svg") && err.contains("colliders"), "{err}");
+    assert!(
+        err.contains("png") && err.contains("svg") && err.contains("colliders"),
+        "{err}"
+    );
     let err = fails(&["new", "x.isoterra", "--kind", "marsh"]);
     assert!(err.contains("side2d"), "{err}");
-    let err = fails(&["stroke", s(&file), "--tool", "explode", "--at", "1,1", "--radius", "2"]);
+    let err = fails(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "explode",
+        "--at",
+        "1,1",
+        "--radius",
+        "2",
+    ]);
     assert!(err.contains("dig") && err.contains("fill"), "{err}");
 }
 
@@ -155,10 +255,15 @@ fn unknown_format_lists_the_valid_ones() {
 fn bad_sizes_are_refused_and_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
     for size in ["0x0", "12", "100000x100000", "axb"] {
-        let file = dir.path().join(format!("bad-{}.isoterra", size.replace('x', "_")));
+        let file = dir
+            .path()
+            .join(format!("bad-{}.isoterra", size.replace('x', "_")));
         let err = fails(&["new", s(&file), "--size", size]);
         assert!(err.contains("error"), "{err}");
-        assert!(!file.exists(), "a refused `new` leaves no file for size {size}");
+        assert!(
+            !file.exists(),
+            "a refused `new` leaves no file for size {size}"
+        );
     }
 }
 
@@ -166,14 +271,49 @@ fn bad_sizes_are_refused_and_create_nothing() {
 fn bad_brushes_are_refused_and_leave_the_file_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let file = new_world(dir.path(), "w.isoterra");
-    ok(&["stroke", s(&file), "--tool", "dig", "--at", "48,30", "--radius", "6"]);
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "dig",
+        "--at",
+        "48,30",
+        "--radius",
+        "6",
+    ]);
     let h = hash(&file);
     let before = info_json(&file);
-    for (at, radius) in [("48,30", "NaN"), ("48,30", "1e12"), ("48,30", "-3"), ("nan,3", "4"), ("48", "4")] {
-        let err = fails(&["stroke", s(&file), "--tool", "dig", "--at", at, "--radius", radius]);
+    for (at, radius) in [
+        ("48,30", "NaN"),
+        ("48,30", "1e12"),
+        ("48,30", "-3"),
+        ("nan,3", "4"),
+        ("48", "4"),
+    ] {
+        let err = fails(&[
+            "stroke",
+            s(&file),
+            "--tool",
+            "dig",
+            "--at",
+            at,
+            "--radius",
+            radius,
+        ]);
         assert!(err.contains("error"), "{err}");
     }
-    let err = fails(&["stroke", s(&file), "--tool", "dig", "--at", "4,4", "--radius", "2", "--strength", "2"]);
+    let err = fails(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "dig",
+        "--at",
+        "4,4",
+        "--radius",
+        "2",
+        "--strength",
+        "2",
+    ]);
     assert!(err.contains("strength"), "{err}");
     assert_eq!(hash(&file), h);
     assert_eq!(info_json(&file), before);
@@ -189,11 +329,23 @@ fn corrupt_and_foreign_files_give_clear_errors() {
     std::fs::write(&truncated, &bytes[..bytes.len() / 3]).unwrap();
     let err = fails(&["info", s(&truncated)]);
     assert!(err.contains("error"), "{err}");
-    assert_eq!(std::fs::read(&truncated).unwrap(), &bytes[..bytes.len() / 3]);
+    assert_eq!(
+        std::fs::read(&truncated).unwrap(),
+        &bytes[..bytes.len() / 3]
+    );
 
     let garbage = dir.path().join("g.isoterra");
     std::fs::write(&garbage, b"this is not a world file at all, just text").unwrap();
-    let err = fails(&["stroke", s(&garbage), "--tool", "dig", "--at", "1,1", "--radius", "2"]);
+    let err = fails(&[
+        "stroke",
+        s(&garbage),
+        "--tool",
+        "dig",
+        "--at",
+        "1,1",
+        "--radius",
+        "2",
+    ]);
     assert!(err.contains("error"), "{err}");
     assert_eq!(
         std::fs::read(&garbage).unwrap(),
@@ -202,7 +354,10 @@ fn corrupt_and_foreign_files_give_clear_errors() {
 
     let missing = dir.path().join("missing.isoterra");
     fails(&["info", s(&missing)]);
-    assert!(!missing.exists(), "opening a missing file does not create it");
+    assert!(
+        !missing.exists(),
+        "opening a missing file does not create it"
+    );
 
     let err = fails(&["new", s(&file)]);
     assert!(err.contains("exist"), "refuses to overwrite: {err}");
@@ -223,25 +378,50 @@ fn contour_npy_to_json_and_svg() {
         (1.0 - d / 20.0).max(0.0)
     });
     let json = dir.path().join("lines.json");
-    let o = run(&["contour", "--npy", s(&npy), "--iso", "0.5", "--format", "json", "-o", s(&json), "--timings"]);
+    let o = run(&[
+        "contour",
+        "--npy",
+        s(&npy),
+        "--iso",
+        "0.5",
+        "--format",
+        "json",
+        "-o",
+        s(&json),
+        "--timings",
+    ]);
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stdout}{stderr}");
     let timings: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
     for k in ["load_ms", "contour_ms", "write_ms"] {
         assert!(timings[k].as_f64().unwrap() >= 0.0, "{timings}");
     }
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let lines = v["polylines"].as_array().unwrap();
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["closed"], true);
     for p in lines[0]["points"].as_array().unwrap() {
         let (x, y) = (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
         let r = ((x - 20.0).powi(2) + (y - 15.0).powi(2)).sqrt();
-        assert!((r - 10.0).abs() < 0.3, "point ({x}, {y}) is {r} from the centre");
+        assert!(
+            (r - 10.0).abs() < 0.3,
+            "point ({x}, {y}) is {r} from the centre"
+        );
     }
 
     let simplified = dir.path().join("simple.json");
-    ok(&["contour", "--npy", s(&npy), "--iso", "0.5", "--simplify", "0.5", "-o", s(&simplified)]);
+    ok(&[
+        "contour",
+        "--npy",
+        s(&npy),
+        "--iso",
+        "0.5",
+        "--simplify",
+        "0.5",
+        "-o",
+        s(&simplified),
+    ]);
     let v2: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&simplified).unwrap()).unwrap();
     let n_full = lines[0]["points"].as_array().unwrap().len();
@@ -249,7 +429,17 @@ fn contour_npy_to_json_and_svg() {
     assert!(n_simple < n_full && n_simple >= 3, "{n_simple} vs {n_full}");
 
     let svg = dir.path().join("lines.svg");
-    ok(&["contour", "--npy", s(&npy), "--iso", "0.5", "--format", "svg", "-o", s(&svg)]);
+    ok(&[
+        "contour",
+        "--npy",
+        s(&npy),
+        "--iso",
+        "0.5",
+        "--format",
+        "svg",
+        "-o",
+        s(&svg),
+    ]);
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<path"));
 }
 
@@ -277,7 +467,10 @@ fn contour_names_the_first_nan() {
     std::fs::write(&npy, bytes).unwrap();
     let out = dir.path().join("o.json");
     let err = fails(&["contour", "--npy", s(&npy), "--iso", "0", "-o", s(&out)]);
-    assert!(err.contains("2") && err.contains("3"), "names row 2, column 3: {err}");
+    assert!(
+        err.contains("2") && err.contains("3"),
+        "names row 2, column 3: {err}"
+    );
     assert!(!out.exists());
 
     let err = fails(&["contour", "--npy", s(&npy), "--iso", "nan", "-o", s(&out)]);

@@ -33,7 +33,7 @@ impl BlurKind {
                 let raw: Vec<f64> = (0..n)
                     .map(|i| {
                         let k = i as f64 - radius as f64;
-                        (-(k * k) / (2.0 * sigma * sigma)).exp()
+                        exp_series(-(k * k) / (2.0 * sigma * sigma))
                     })
                     .collect();
                 let total: f64 = raw.iter().sum();
@@ -41,6 +41,20 @@ impl BlurKind {
             }
         }
     }
+}
+
+/// `e^x` for `|x| <= 2` from its Taylor series. Only `+`, `*` and `/` are
+/// used, which IEEE 754 rounds the same way everywhere, so the kernel (and
+/// every generated world that blurs) has the same bits on every platform;
+/// the platform's `exp` does not promise that.
+fn exp_series(x: f64) -> f64 {
+    let mut term = 1.0f64;
+    let mut sum = 1.0f64;
+    for n in 1..=30 {
+        term *= x / n as f64;
+        sum += term;
+    }
+    sum
 }
 
 /// Blurs `field` in place with a separable kernel of `radius` nodes: first
@@ -131,6 +145,14 @@ mod tests {
                     assert_eq!(w[i], w[w.len() - 1 - i]);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn exp_series_matches_exp() {
+        for i in 0..=200 {
+            let x = -2.0 + i as f64 * 0.02;
+            assert!((exp_series(x) - x.exp()).abs() < 1e-14, "{x}");
         }
     }
 

@@ -38,7 +38,7 @@ impl<const Q: u32> Quantizer<Q> {
 
     /// A quantizer for `[min, max]`; both finite and `min < max`.
     pub fn new(min: f32, max: f32) -> Result<Self, FieldError> {
-        if !(min.is_finite() && max.is_finite()) || !(min < max) || !(max - min).is_finite() {
+        if !(min.is_finite() && max.is_finite() && min < max && (max - min).is_finite()) {
             return Err(FieldError::param(
                 "quantizer range",
                 format!("[{min}, {max}]"),

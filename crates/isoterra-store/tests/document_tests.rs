@@ -15,14 +15,16 @@ use proptest::prelude::*;
 
 /// A small hills world: 64 x 32 cells in chunks of `chunk` cells.
 fn params(seed: u64, chunk: u32) -> Side2dParams {
-    Side2dParams::DEFAULT.with_chunk_cells(chunk).with_generator(
-        Side2dGen::DEFAULT
-            .with_preset(Side2dPreset::Hills)
-            .with_seed(seed)
-            .with_size(64, 32)
-            .with_feature_cells(8.0)
-            .with_fill(0.5),
-    )
+    Side2dParams::DEFAULT
+        .with_chunk_cells(chunk)
+        .with_generator(
+            Side2dGen::DEFAULT
+                .with_preset(Side2dPreset::Hills)
+                .with_seed(seed)
+                .with_size(64, 32)
+                .with_feature_cells(8.0)
+                .with_fill(0.5),
+        )
 }
 
 fn temp() -> tempfile::TempDir {

@@ -147,7 +147,9 @@ fn edit(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
 }
 
 fn noise(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
-    let params = FbmParams::DEFAULT.with_octaves(4).with_frequency(1.0 / 64.0);
+    let params = FbmParams::DEFAULT
+        .with_octaves(4)
+        .with_frequency(1.0 / 64.0);
     let n = 1024u32;
     let mut buf = vec![0.0f32; (n * n) as usize];
     let secs = median_secs(reps, || {

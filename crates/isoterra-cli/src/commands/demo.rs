@@ -22,20 +22,33 @@ pub fn run(a: &DemoArgs) -> anyhow::Result<()> {
     let params = side2d_params(a.seed, 512, 256, Preset::Hills, 32, 1.0);
     let mut doc = Side2dDocument::create(&file, &params)
         .with_context(|| format!("cannot create {}", file.display()))?;
-    println!("created {} (side2d hills, 512x256 cells, seed {})", file.display(), a.seed);
+    println!(
+        "created {} (side2d hills, 512x256 cells, seed {})",
+        file.display(),
+        a.seed
+    );
 
     // Dig a row of craters into the ground and fill a bridge of earth.
     let mut strokes = 0;
-    for (i, x) in [64.0f32, 150.0, 256.0, 360.0, 448.0].into_iter().enumerate() {
+    for (i, x) in [64.0f32, 150.0, 256.0, 360.0, 448.0]
+        .into_iter()
+        .enumerate()
+    {
         let y = surface_y(&doc, x).unwrap_or(160.0);
         let r = 10.0 + 4.0 * i as f32;
-        if doc.stroke(&Brush::new(BrushTool::Dig, [x, y], r))?.id.is_some() {
+        if doc
+            .stroke(&Brush::new(BrushTool::Dig, [x, y], r))?
+            .id
+            .is_some()
+        {
             strokes += 1;
         }
     }
-    let y = surface_y(&doc, 300.0).unwrap_or(160.0);
-    for k in 0..6 {
-        let b = Brush::new(BrushTool::Fill, [280.0 + 8.0 * k as f32, y + 18.0], 5.0).with_material(2);
+    // Pile a mound of sand on the ground between two craters.
+    for k in 0..5 {
+        let x = 300.0 + 6.0 * k as f32;
+        let y = surface_y(&doc, x).unwrap_or(160.0);
+        let b = Brush::new(BrushTool::Fill, [x, y + 2.0], 6.0).with_material(2);
         if doc.stroke(&b)?.id.is_some() {
             strokes += 1;
         }
@@ -70,7 +83,5 @@ fn surface_y(doc: &Side2dDocument, x: f32) -> Option<f32> {
     let world = doc.world();
     let f = world.field();
     let top = (f.height() - 1) as f32 * f.cell_size();
-    world
-        .raycast([x, top], [x, 0.0])
-        .map(|hit| hit.point[1])
+    world.raycast([x, top], [x, 0.0]).map(|hit| hit.point[1])
 }

@@ -46,7 +46,11 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn png(world: &Side2dWorld, contours: &[isoterra::mesh::Polyline], scale: Option<f32>) -> anyhow::Result<Vec<u8>> {
+fn png(
+    world: &Side2dWorld,
+    contours: &[isoterra::mesh::Polyline],
+    scale: Option<f32>,
+) -> anyhow::Result<Vec<u8>> {
     let mut options = PngOptions::DEFAULT.with_iso(world.params().iso);
     if let Some(s) = scale {
         options = options.with_pixels_per_cell(s);

@@ -19,7 +19,10 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
     }
     println!("file:          {}", a.file.display());
     println!("kind:          {}", info.kind);
-    println!("size:          {}x{} cells", info.width_cells, info.height_cells);
+    println!(
+        "size:          {}x{} cells",
+        info.width_cells, info.height_cells
+    );
     println!("seed:          {}", info.seed);
     println!("preset:        {}", info.preset);
     println!(
@@ -31,7 +34,11 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
         "undo position: {} of {}{}",
         info.undo_position,
         info.strokes_total,
-        if info.redo_available { " (redo available)" } else { "" }
+        if info.redo_available {
+            " (redo available)"
+        } else {
+            ""
+        }
     );
     if a.hash {
         println!("{}", doc.content_hash());

@@ -52,5 +52,7 @@ pub fn side2d_params(
         .with_width_cells(width)
         .with_height_cells(height)
         .with_cell_size(cell_size);
-    Side2dParams::DEFAULT.with_generator(generator).with_chunk_cells(chunk)
+    Side2dParams::DEFAULT
+        .with_generator(generator)
+        .with_chunk_cells(chunk)
 }
