@@ -122,11 +122,16 @@ fn edit(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
     let mut world = Side2dWorld::generate(&params).context("cannot generate the bench world")?;
     world.rebuild(None);
     // Alternate dig and its undo so every repetition does the same work.
-    let brush = Brush::new(BrushTool::Dig, [2048.0, 700.0], 8.0);
+    // Dig just below the ground surface so every repetition changes solid.
+    let surface = world
+        .raycast([2048.0, 1023.0], [2048.0, 0.0])
+        .context("the bench world has no ground under x = 2048")?;
+    let brush = Brush::new(BrushTool::Dig, [2048.0, surface.point[1] - 4.0], 8.0);
     let mut times = Vec::new();
     for i in 0..=reps {
         let s = Instant::now();
         let edit = world.apply_brush(&brush)?;
+        anyhow::ensure!(!edit.is_empty(), "the bench dig changed nothing");
         world.rebuild(None);
         let t = s.elapsed().as_secs_f64();
         world.apply_edit(&edit, isoterra::world::EditDirection::Backward)?;
