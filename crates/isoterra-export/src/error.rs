@@ -47,7 +47,9 @@ pub enum ExportError {
     #[error("malformed .npy header: {0}")]
     NpyHeader(String),
     /// The array's element type is not one this reader handles.
-    #[error("unsupported .npy dtype {0:?}: expected a float array, '<f4', '<f8', '>f4' or '>f8'")]
+    #[error(
+        "unsupported .npy dtype {0:?}: 2D arrays take '<f4', '<f8', '>f4' or '>f8'; 3D arrays also take '|u1', '<i2', '<u2' (either byte order)"
+    )]
     NpyDtype(String),
     /// The array is stored column-major.
     #[error(
@@ -76,6 +78,19 @@ pub enum ExportError {
         col: u64,
         /// The value.
         value: f64,
+    },
+    /// The array is not three-dimensional.
+    #[error(".npy array has shape {0}; a 3D array (z, y, x) is expected")]
+    NpyShape3(String),
+    /// A value of a 3D array is NaN or infinite, or an `f8` value does not fit in `f32`.
+    #[error(".npy value at [{}, {}, {}] = {value} is {what}", index[0], index[1], index[2])]
+    NpyBadValue3 {
+        /// Index `[z, y, x]` of the first bad value.
+        index: [u64; 3],
+        /// The value.
+        value: f64,
+        /// `"not finite"` or `"outside the f32 range"`.
+        what: &'static str,
     },
     /// Collider JSON cannot be parsed.
     #[error("invalid polyline JSON: {0}")]
@@ -110,6 +125,19 @@ pub enum ExportError {
     /// A field or material grid could not be built or does not match.
     #[error(transparent)]
     Field(#[from] FieldError),
+    /// A mesh given to the glTF or OBJ writer is inconsistent.
+    #[error("mesh {mesh} ({name:?}): bad {what}: {detail}")]
+    InvalidMesh {
+        /// Position of the mesh in the list.
+        mesh: usize,
+        /// The mesh's name.
+        name: String,
+        /// Which array is wrong (`"normals"`, `"uvs"`, `"indices"`, `"positions"`,
+        /// `"translation"`).
+        what: &'static str,
+        /// What is wrong with it.
+        detail: String,
+    },
 }
 
 impl ExportError {

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use isoterra_field::Field2;
+use isoterra_field::{Field2, Field3};
 
 use crate::ExportError;
 
@@ -32,6 +32,51 @@ pub fn read_npy_file(path: impl AsRef<Path>) -> Result<Field2, ExportError> {
 /// finite (the error names the first bad one as `[row, col]`), and `f8`
 /// values must fit in `f32`. Any other input gives a typed error, never a panic.
 pub fn read_npy(bytes: &[u8]) -> Result<Field2, ExportError> {
+    let (header, data) = parse_file(bytes)?;
+    if header.dtype_is_integer() {
+        return Err(ExportError::NpyDtype(header.descr.clone()));
+    }
+    decode(&header, data)
+}
+
+/// Reads a 3D `.npy` file into a [`Field3`] (see [`read_npy3`]).
+pub fn read_npy3_file(path: impl AsRef<Path>) -> Result<Field3, ExportError> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|source| ExportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    read_npy3(&bytes)
+}
+
+/// Parses a 3D `.npy` array of shape `(Z, Y, X)` (C order, so x is the fastest
+/// axis) into a field of `X x Y x Z` nodes: node `(x, y, z) = arr[z][y][x]`,
+/// cell size 1, origin `[0, 0, 0]`, so coordinates are sample indices.
+///
+/// Dtypes: `f4` and `f8` (either byte order), `u1`, `i2` and `u2` (integers
+/// become exact `f32` values). Every value must be finite (the error names the
+/// first bad one as `[z, y, x]`) and `f8` values must fit in `f32`.
+pub fn read_npy3(bytes: &[u8]) -> Result<Field3, ExportError> {
+    let (header, data) = parse_file(bytes)?;
+    if header.dims.len() != 3 {
+        return Err(ExportError::NpyShape3(header.shape_text.clone()));
+    }
+    let (d, h, w) = (header.dims[0], header.dims[1], header.dims[2]);
+    let n = Field3::check_size(w, h, d)? as u64;
+    check_data_len(&header, n, data)?;
+    let values = decode_values(header.dtype, data, n as usize, |i, value, what| {
+        let i = i as u64;
+        ExportError::NpyBadValue3 {
+            index: [i / (w * h), i / w % h, i % w],
+            value,
+            what,
+        }
+    })?;
+    Ok(Field3::from_values(w as u32, h as u32, d as u32, values)?)
+}
+
+/// Splits a `.npy` file into its parsed header and its data bytes.
+fn parse_file(bytes: &[u8]) -> Result<(Header, &[u8]), ExportError> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         if bytes.len() < MAGIC.len() && MAGIC.starts_with(bytes) {
             return Err(truncated("header", 10, bytes.len()));
@@ -72,8 +117,7 @@ pub fn read_npy(bytes: &[u8]) -> Result<Field2, ExportError> {
         raw.iter().map(|&b| b as char).collect()
     };
     let header = Header::parse(&text)?;
-    let data = &bytes[data_start as usize..];
-    decode(&header, data)
+    Ok((header, &bytes[data_start as usize..]))
 }
 
 /// Encodes a field as a version 1.0 `.npy` file of dtype `<f4` and shape
@@ -111,6 +155,9 @@ fn truncated(what: &'static str, needed: u64, got: usize) -> ExportError {
 enum Dtype {
     F4 { little: bool },
     F8 { little: bool },
+    U1,
+    I2 { little: bool },
+    U2 { little: bool },
 }
 
 impl Dtype {
@@ -118,15 +165,36 @@ impl Dtype {
         match self {
             Dtype::F4 { .. } => 4,
             Dtype::F8 { .. } => 8,
+            Dtype::U1 => 1,
+            Dtype::I2 { .. } | Dtype::U2 { .. } => 2,
         }
+    }
+
+    fn parse(descr: &str) -> Option<Dtype> {
+        Some(match descr {
+            "<f4" => Dtype::F4 { little: true },
+            ">f4" => Dtype::F4 { little: false },
+            "<f8" => Dtype::F8 { little: true },
+            ">f8" => Dtype::F8 { little: false },
+            "|u1" | "<u1" | ">u1" => Dtype::U1,
+            "<i2" => Dtype::I2 { little: true },
+            ">i2" => Dtype::I2 { little: false },
+            "<u2" => Dtype::U2 { little: true },
+            ">u2" => Dtype::U2 { little: false },
+            _ => return None,
+        })
     }
 }
 
 #[derive(Debug)]
 struct Header {
     dtype: Dtype,
-    rows: u64,
-    cols: u64,
+    /// The shape, outermost axis first.
+    dims: Vec<u64>,
+    /// The shape as written, for error messages.
+    shape_text: String,
+    /// The dtype as written.
+    descr: String,
 }
 
 /// A value of the Python literal subset used by `.npy` headers.
@@ -318,13 +386,11 @@ impl Header {
                 .map(|(_, v)| v)
                 .ok_or_else(|| header_err(format!("the header has no '{key}' key")))
         };
-        let dtype = match get("descr")? {
-            Lit::Str(s) => match s.as_str() {
-                "<f4" => Dtype::F4 { little: true },
-                ">f4" => Dtype::F4 { little: false },
-                "<f8" => Dtype::F8 { little: true },
-                ">f8" => Dtype::F8 { little: false },
-                other => return Err(ExportError::NpyDtype(other.to_owned())),
+        let descr = get("descr")?;
+        let dtype = match descr {
+            Lit::Str(s) => match Dtype::parse(s) {
+                Some(d) => d,
+                None => return Err(ExportError::NpyDtype(s.to_owned())),
             },
             other => return Err(ExportError::NpyDtype(other.describe())),
         };
@@ -357,23 +423,49 @@ impl Header {
                 )));
             }
         };
-        if dims.len() != 2 {
-            return Err(ExportError::NpyShape(shape.describe()));
-        }
         Ok(Header {
             dtype,
-            rows: dims[0],
-            cols: dims[1],
+            dims,
+            shape_text: shape.describe(),
+            descr: match descr {
+                Lit::Str(s) => s.clone(),
+                other => other.describe(),
+            },
         })
     }
 }
 
 fn decode(header: &Header, data: &[u8]) -> Result<Field2, ExportError> {
-    let (rows, cols) = (header.rows, header.cols);
+    if header.dims.len() != 2 {
+        return Err(ExportError::NpyShape(header.shape_text.clone()));
+    }
+    let (rows, cols) = (header.dims[0], header.dims[1]);
     // Size checks (zero, overflow, node cap) come before any allocation.
     let n = Field2::check_size(cols, rows)? as u64;
-    let size = header.dtype.size();
-    let needed = n * size; // n <= 2^28, so this cannot overflow
+    check_data_len(header, n, data)?;
+    let values = decode_values(header.dtype, data, n as usize, |i, value, what| {
+        let (row, col) = (i as u64 / cols, i as u64 % cols);
+        if what == NOT_FINITE {
+            ExportError::NpyNonFinite { row, col, value }
+        } else {
+            ExportError::NpyOutOfRange { row, col, value }
+        }
+    })?;
+    Ok(Field2::from_values(cols as u32, rows as u32, values)?)
+}
+
+const NOT_FINITE: &str = "not finite";
+const OUT_OF_RANGE: &str = "outside the f32 range";
+
+impl Header {
+    fn dtype_is_integer(&self) -> bool {
+        matches!(self.dtype, Dtype::U1 | Dtype::I2 { .. } | Dtype::U2 { .. })
+    }
+}
+
+/// Checks that `data` holds exactly `n` values of the header's dtype.
+fn check_data_len(header: &Header, n: u64, data: &[u8]) -> Result<(), ExportError> {
+    let needed = n * header.dtype.size(); // n <= 2^28, so this cannot overflow
     let got = data.len() as u64;
     if got < needed {
         return Err(truncated("data", needed, data.len()));
@@ -383,9 +475,19 @@ fn decode(header: &Header, data: &[u8]) -> Result<Field2, ExportError> {
             extra: got - needed,
         });
     }
-    let index = |i: usize| (i as u64 / cols, i as u64 % cols);
-    let mut values = Vec::with_capacity(n as usize);
-    match header.dtype {
+    Ok(())
+}
+
+/// Converts `n` values of `dtype` to `f32`, calling `bad(flat_index, value, what)`
+/// for the first value that is not finite or does not fit in `f32`.
+fn decode_values(
+    dtype: Dtype,
+    data: &[u8],
+    n: usize,
+    bad: impl Fn(usize, f64, &'static str) -> ExportError,
+) -> Result<Vec<f32>, ExportError> {
+    let mut values = Vec::with_capacity(n);
+    match dtype {
         Dtype::F4 { little } => {
             for (i, c) in data.chunks_exact(4).enumerate() {
                 let b = [c[0], c[1], c[2], c[3]];
@@ -395,12 +497,7 @@ fn decode(header: &Header, data: &[u8]) -> Result<Field2, ExportError> {
                     f32::from_be_bytes(b)
                 };
                 if !v.is_finite() {
-                    let (row, col) = index(i);
-                    return Err(ExportError::NpyNonFinite {
-                        row,
-                        col,
-                        value: v as f64,
-                    });
+                    return Err(bad(i, v as f64, NOT_FINITE));
                 }
                 values.push(v);
             }
@@ -413,18 +510,34 @@ fn decode(header: &Header, data: &[u8]) -> Result<Field2, ExportError> {
                 } else {
                     f64::from_be_bytes(b)
                 };
-                let (row, col) = index(i);
                 if !v.is_finite() {
-                    return Err(ExportError::NpyNonFinite { row, col, value: v });
+                    return Err(bad(i, v, NOT_FINITE));
                 }
                 if v.abs() > f32::MAX as f64 {
-                    return Err(ExportError::NpyOutOfRange { row, col, value: v });
+                    return Err(bad(i, v, OUT_OF_RANGE));
                 }
                 values.push(v as f32);
             }
         }
+        Dtype::U1 => values.extend(data.iter().map(|&b| b as f32)),
+        Dtype::I2 { little } => values.extend(data.chunks_exact(2).map(|c| {
+            let b = [c[0], c[1]];
+            (if little {
+                i16::from_le_bytes(b)
+            } else {
+                i16::from_be_bytes(b)
+            }) as f32
+        })),
+        Dtype::U2 { little } => values.extend(data.chunks_exact(2).map(|c| {
+            let b = [c[0], c[1]];
+            (if little {
+                u16::from_le_bytes(b)
+            } else {
+                u16::from_be_bytes(b)
+            }) as f32
+        })),
     }
-    Ok(Field2::from_values(cols as u32, rows as u32, values)?)
+    Ok(values)
 }
 
 #[cfg(test)]
@@ -436,11 +549,11 @@ mod tests {
         let h =
             Header::parse("{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }").unwrap();
         assert_eq!(h.dtype, Dtype::F8 { little: true });
-        assert_eq!((h.rows, h.cols), (3, 4));
+        assert_eq!(h.dims, [3, 4]);
         let h = Header::parse("{\"shape\": (2L,5L), \"fortran_order\": False, \"descr\": \">f4\"}")
             .unwrap();
         assert_eq!(h.dtype, Dtype::F4 { little: false });
-        assert_eq!((h.rows, h.cols), (2, 5));
+        assert_eq!(h.dims, [2, 5]);
     }
 
     #[test]
@@ -457,8 +570,9 @@ mod tests {
             Header::parse("{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4)}"),
             Err(ExportError::NpyFortranOrder)
         ));
+        let h = Header::parse("{'descr': '<f4', 'fortran_order': False, 'shape': (12,)}").unwrap();
         assert!(matches!(
-            Header::parse("{'descr': '<f4', 'fortran_order': False, 'shape': (12,)}"),
+            decode(&h, &[0; 48]),
             Err(ExportError::NpyShape(s)) if s == "(12,)"
         ));
         assert!(matches!(

@@ -323,3 +323,80 @@ proptest! {
         }
     }
 }
+
+/// Builds a version 1.0 `.npy` file with the given dtype, shape and raw data.
+fn npy_bytes(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+    let mut header =
+        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}").into_bytes();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(&header);
+    out.extend_from_slice(data);
+    out
+}
+
+#[test]
+fn three_d_arrays_put_x_on_the_last_axis() {
+    // shape (Z, Y, X) = (2, 3, 4); value = 100 z + 10 y + x.
+    let mut data = Vec::new();
+    for z in 0..2 {
+        for y in 0..3 {
+            for x in 0..4 {
+                data.extend_from_slice(&((100 * z + 10 * y + x) as f32).to_le_bytes());
+            }
+        }
+    }
+    let f = isoterra_export::read_npy3(&npy_bytes("<f4", "(2, 3, 4)", &data)).unwrap();
+    assert_eq!(f.dims(), [4, 3, 2]);
+    assert_eq!(f.get(3, 2, 1), 123.0);
+    assert_eq!(f.get(1, 0, 1), 101.0);
+}
+
+#[test]
+fn three_d_integer_dtypes_are_exact() {
+    let n = 2 * 2 * 2;
+    let u1: Vec<u8> = (0..n).map(|i| (i * 30) as u8).collect();
+    let f = isoterra_export::read_npy3(&npy_bytes("|u1", "(2, 2, 2)", &u1)).unwrap();
+    assert_eq!(f.values()[7], 210.0);
+    let i2: Vec<u8> = (0..n)
+        .flat_map(|i| (-1000 * i as i16).to_le_bytes())
+        .collect();
+    let f = isoterra_export::read_npy3(&npy_bytes("<i2", "(2, 2, 2)", &i2)).unwrap();
+    assert_eq!(f.values()[7], -7000.0);
+    let u2: Vec<u8> = (0..n)
+        .flat_map(|i| (9000 * i as u16).to_be_bytes())
+        .collect();
+    let f = isoterra_export::read_npy3(&npy_bytes(">u2", "(2, 2, 2)", &u2)).unwrap();
+    assert_eq!(f.values()[7], 63000.0);
+    let f8: Vec<u8> = (0..n)
+        .flat_map(|i| (i as f64 * 0.5).to_le_bytes())
+        .collect();
+    let f = isoterra_export::read_npy3(&npy_bytes("<f8", "(2, 2, 2)", &f8)).unwrap();
+    assert_eq!(f.values()[7], 3.5);
+}
+
+#[test]
+fn three_d_errors_name_the_index_and_the_shape() {
+    let mut data: Vec<u8> = (0..24).flat_map(|_| 1.0f32.to_le_bytes()).collect();
+    let bad = (4 * 3 + 2 * 4 + 1) * 4; // [z=1, y=2, x=1]
+    data[bad..bad + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    let err = isoterra_export::read_npy3(&npy_bytes("<f4", "(2, 3, 4)", &data)).unwrap_err();
+    match &err {
+        ExportError::NpyBadValue3 { index, .. } => assert_eq!(*index, [1, 2, 1]),
+        other => panic!("expected NpyBadValue3, got {other:?}"),
+    }
+    assert!(err.to_string().contains("[1, 2, 1]"), "{err}");
+    let err = isoterra_export::read_npy3(&npy_bytes("<f4", "(6, 4)", &data)).unwrap_err();
+    assert!(matches!(err, ExportError::NpyShape3(_)), "{err:?}");
+    let err = isoterra_export::read_npy3(&npy_bytes("<i4", "(2, 3, 4)", &data)).unwrap_err();
+    assert!(matches!(err, ExportError::NpyDtype(_)), "{err:?}");
+    let err = isoterra_export::read_npy3(&npy_bytes("<f4", "(2, 3, 4)", &data[..50])).unwrap_err();
+    assert!(matches!(err, ExportError::NpyTruncated { .. }), "{err:?}");
+    // Integer dtypes are for 3D volumes only; a 2D field asks for floats.
+    let err = isoterra_export::read_npy(&npy_bytes("|u1", "(2, 3)", &[0; 6])).unwrap_err();
+    assert!(matches!(err, ExportError::NpyDtype(_)), "{err:?}");
+}

@@ -1,0 +1,349 @@
+//! glTF 2.0 binary (`.glb`) export of triangle meshes, one node per mesh.
+//!
+//! The file holds one scene whose nodes are the given meshes (each with an
+//! optional translation), one buffer in the GLB `BIN` chunk, one buffer view
+//! per attribute and per index list (4-byte aligned, with its `target`), and
+//! accessors for `POSITION` (with exact `min`/`max`), `NORMAL`, `TEXCOORD_0`
+//! and the indices (`UNSIGNED_SHORT` when the mesh has at most 65 535
+//! vertices, `UNSIGNED_INT` otherwise). Coordinates are written as given:
+//! glTF is right-handed with y up, as isoterra is, in metres when one world
+//! unit is a metre. UVs are written as given (isoterra meshes use world
+//! position / uv_scale, meant for repeating textures).
+
+use isoterra_mesh::HeightmapMesh;
+use serde_json::{Map, Value, json};
+
+use crate::ExportError;
+
+/// GLB magic `glTF`, little-endian.
+const GLB_MAGIC: u32 = 0x4654_6C67;
+/// GLB chunk type `JSON`.
+const CHUNK_JSON: u32 = 0x4E4F_534A;
+/// GLB chunk type `BIN\0`.
+const CHUNK_BIN: u32 = 0x004E_4942;
+const ARRAY_BUFFER: u32 = 34962;
+const ELEMENT_ARRAY_BUFFER: u32 = 34963;
+const FLOAT: u32 = 5126;
+const UNSIGNED_SHORT: u32 = 5123;
+const UNSIGNED_INT: u32 = 5125;
+/// Triangle list primitive mode.
+const TRIANGLES: u32 = 4;
+
+/// One mesh to export: borrowed vertex arrays and a triangle list.
+///
+/// `normals` and `uvs` are optional (pass empty slices to leave them out);
+/// when given they hold one entry per position. Build it with
+/// [`GlbMesh::new`] or [`GlbMesh::from_heightmap`] and the `with_*` setters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct GlbMesh<'a> {
+    /// Node and mesh name. Default value: `""` (no name written).
+    pub name: &'a str,
+    /// Vertex positions. Every coordinate must be finite.
+    pub positions: &'a [[f32; 3]],
+    /// Unit vertex normals, one per position, or empty. Default value: empty.
+    pub normals: &'a [[f32; 3]],
+    /// Texture coordinates, one per position, or empty. Default value: empty.
+    pub uvs: &'a [[f32; 2]],
+    /// Triangle list: a multiple of three indices, each below
+    /// `positions.len()`. A mesh without triangles becomes a node without a mesh.
+    pub indices: &'a [u32],
+    /// Translation of the mesh's node (positions stay as given). Default value:
+    /// `None`.
+    pub translation: Option<[f32; 3]>,
+}
+
+impl<'a> GlbMesh<'a> {
+    /// A mesh with positions and triangles only.
+    pub const fn new(name: &'a str, positions: &'a [[f32; 3]], indices: &'a [u32]) -> Self {
+        GlbMesh {
+            name,
+            positions,
+            normals: &[],
+            uvs: &[],
+            indices,
+            translation: None,
+        }
+    }
+
+    /// A heightmap chunk mesh with its normals and UVs (skirts included).
+    pub fn from_heightmap(name: &'a str, mesh: &'a HeightmapMesh) -> Self {
+        GlbMesh {
+            name,
+            positions: &mesh.positions,
+            normals: &mesh.normals,
+            uvs: &mesh.uvs,
+            indices: &mesh.indices,
+            translation: None,
+        }
+    }
+
+    /// Sets [`normals`](Self::normals).
+    pub const fn with_normals(mut self, normals: &'a [[f32; 3]]) -> Self {
+        self.normals = normals;
+        self
+    }
+
+    /// Sets [`uvs`](Self::uvs).
+    pub const fn with_uvs(mut self, uvs: &'a [[f32; 2]]) -> Self {
+        self.uvs = uvs;
+        self
+    }
+
+    /// Sets [`translation`](Self::translation).
+    pub const fn with_translation(mut self, translation: Option<[f32; 3]>) -> Self {
+        self.translation = translation;
+        self
+    }
+
+    /// Checks lengths, index range and finiteness; `k` is the mesh's position in
+    /// the list, for messages.
+    pub(crate) fn validate(&self, k: usize) -> Result<(), ExportError> {
+        let n = self.positions.len();
+        let bad = |what: &'static str, detail: String| {
+            Err(ExportError::InvalidMesh {
+                mesh: k,
+                name: self.name.to_string(),
+                what,
+                detail,
+            })
+        };
+        if !self.normals.is_empty() && self.normals.len() != n {
+            return bad(
+                "normals",
+                format!("{} normals for {n} positions", self.normals.len()),
+            );
+        }
+        if !self.uvs.is_empty() && self.uvs.len() != n {
+            return bad("uvs", format!("{} UVs for {n} positions", self.uvs.len()));
+        }
+        if !self.indices.len().is_multiple_of(3) {
+            return bad(
+                "indices",
+                format!("{} indices is not a multiple of 3", self.indices.len()),
+            );
+        }
+        if let Some(i) = self.indices.iter().position(|&i| i as usize >= n) {
+            return bad(
+                "indices",
+                format!(
+                    "index {} at {i} is out of range for {n} vertices",
+                    self.indices[i]
+                ),
+            );
+        }
+        if let Some(i) = self
+            .positions
+            .iter()
+            .position(|p| !p.iter().all(|c| c.is_finite()))
+        {
+            return bad(
+                "positions",
+                format!("position {i} is not finite: {:?}", self.positions[i]),
+            );
+        }
+        if let Some(i) = self
+            .normals
+            .iter()
+            .position(|p| !p.iter().all(|c| c.is_finite()))
+        {
+            return bad(
+                "normals",
+                format!("normal {i} is not finite: {:?}", self.normals[i]),
+            );
+        }
+        if let Some(i) = self
+            .uvs
+            .iter()
+            .position(|p| !p.iter().all(|c| c.is_finite()))
+        {
+            return bad("uvs", format!("UV {i} is not finite: {:?}", self.uvs[i]));
+        }
+        if let Some(t) = self.translation
+            && !t.iter().all(|c| c.is_finite())
+        {
+            return bad("translation", format!("{t:?} is not finite"));
+        }
+        Ok(())
+    }
+}
+
+/// Builds the binary buffer, its views and accessors.
+#[derive(Default)]
+struct Builder {
+    bin: Vec<u8>,
+    views: Vec<Value>,
+    accessors: Vec<Value>,
+}
+
+impl Builder {
+    /// Appends `bytes` as a new buffer view (4-byte aligned) and returns its index.
+    fn view(&mut self, bytes: impl IntoIterator<Item = u8>, target: u32) -> usize {
+        let offset = self.bin.len();
+        self.bin.extend(bytes);
+        let length = self.bin.len() - offset;
+        while !self.bin.len().is_multiple_of(4) {
+            self.bin.push(0);
+        }
+        self.views.push(json!({
+            "buffer": 0,
+            "byteOffset": offset,
+            "byteLength": length,
+            "target": target,
+        }));
+        self.views.len() - 1
+    }
+
+    fn accessor(&mut self, mut accessor: Map<String, Value>, view: usize) -> usize {
+        accessor.insert("bufferView".into(), json!(view));
+        self.accessors.push(Value::Object(accessor));
+        self.accessors.len() - 1
+    }
+
+    fn vec3(&mut self, data: &[[f32; 3]], bounds: bool) -> usize {
+        let view = self.view(
+            data.iter().flatten().flat_map(|c| c.to_le_bytes()),
+            ARRAY_BUFFER,
+        );
+        let mut a = Map::new();
+        a.insert("componentType".into(), json!(FLOAT));
+        a.insert("count".into(), json!(data.len()));
+        a.insert("type".into(), json!("VEC3"));
+        if bounds {
+            let mut min = [f32::INFINITY; 3];
+            let mut max = [f32::NEG_INFINITY; 3];
+            for p in data {
+                for k in 0..3 {
+                    min[k] = min[k].min(p[k]);
+                    max[k] = max[k].max(p[k]);
+                }
+            }
+            // f32 -> f64 is exact, so the JSON numbers read back to the same f32.
+            a.insert("min".into(), json!(min.map(f64::from)));
+            a.insert("max".into(), json!(max.map(f64::from)));
+        }
+        self.accessor(a, view)
+    }
+
+    fn vec2(&mut self, data: &[[f32; 2]]) -> usize {
+        let view = self.view(
+            data.iter().flatten().flat_map(|c| c.to_le_bytes()),
+            ARRAY_BUFFER,
+        );
+        let mut a = Map::new();
+        a.insert("componentType".into(), json!(FLOAT));
+        a.insert("count".into(), json!(data.len()));
+        a.insert("type".into(), json!("VEC2"));
+        self.accessor(a, view)
+    }
+
+    fn indices(&mut self, indices: &[u32], vertices: usize) -> usize {
+        // 65535 is the primitive restart value for u16 indices, so u16 is used only
+        // when every index is below it.
+        let (view, component) = if vertices <= 65_535 {
+            let bytes = indices.iter().flat_map(|&i| (i as u16).to_le_bytes());
+            (self.view(bytes, ELEMENT_ARRAY_BUFFER), UNSIGNED_SHORT)
+        } else {
+            let bytes = indices.iter().flat_map(|&i| i.to_le_bytes());
+            (self.view(bytes, ELEMENT_ARRAY_BUFFER), UNSIGNED_INT)
+        };
+        let mut a = Map::new();
+        a.insert("componentType".into(), json!(component));
+        a.insert("count".into(), json!(indices.len()));
+        a.insert("type".into(), json!("SCALAR"));
+        self.accessor(a, view)
+    }
+}
+
+/// Writes meshes as a glTF 2.0 binary file (`.glb`) and returns its bytes.
+///
+/// One scene, one node per mesh (named, with its translation); meshes without
+/// triangles become nodes without a mesh. `asset.generator` is `"isoterra"`.
+///
+/// Errors (nothing is produced): a mesh whose normals or UVs do not match its
+/// positions, whose index count is not a multiple of 3 or whose indices are
+/// out of range, a NaN or infinite coordinate or translation, or a file over
+/// the 4 GiB GLB limit.
+pub fn write_glb(meshes: &[GlbMesh<'_>]) -> Result<Vec<u8>, ExportError> {
+    for (k, m) in meshes.iter().enumerate() {
+        m.validate(k)?;
+    }
+    let mut b = Builder::default();
+    let mut nodes = Vec::with_capacity(meshes.len());
+    let mut gltf_meshes = Vec::new();
+    for m in meshes {
+        let mut node = Map::new();
+        if !m.name.is_empty() {
+            node.insert("name".into(), json!(m.name));
+        }
+        if let Some(t) = m.translation {
+            node.insert("translation".into(), json!(t.map(f64::from)));
+        }
+        if !m.indices.is_empty() {
+            let mut attributes = Map::new();
+            attributes.insert("POSITION".into(), json!(b.vec3(m.positions, true)));
+            if !m.normals.is_empty() {
+                attributes.insert("NORMAL".into(), json!(b.vec3(m.normals, false)));
+            }
+            if !m.uvs.is_empty() {
+                attributes.insert("TEXCOORD_0".into(), json!(b.vec2(m.uvs)));
+            }
+            let indices = b.indices(m.indices, m.positions.len());
+            let mut mesh = Map::new();
+            if !m.name.is_empty() {
+                mesh.insert("name".into(), json!(m.name));
+            }
+            mesh.insert(
+                "primitives".into(),
+                json!([{ "attributes": attributes, "indices": indices, "mode": TRIANGLES }]),
+            );
+            node.insert("mesh".into(), json!(gltf_meshes.len()));
+            gltf_meshes.push(Value::Object(mesh));
+        }
+        nodes.push(Value::Object(node));
+    }
+    let mut doc = Map::new();
+    doc.insert(
+        "asset".into(),
+        json!({ "version": "2.0", "generator": "isoterra" }),
+    );
+    doc.insert("scene".into(), json!(0));
+    doc.insert(
+        "scenes".into(),
+        json!([{ "nodes": (0..nodes.len()).collect::<Vec<_>>() }]),
+    );
+    doc.insert("nodes".into(), Value::Array(nodes));
+    if !gltf_meshes.is_empty() {
+        doc.insert("meshes".into(), Value::Array(gltf_meshes));
+        doc.insert("accessors".into(), Value::Array(b.accessors));
+        doc.insert("bufferViews".into(), Value::Array(b.views));
+        doc.insert("buffers".into(), json!([{ "byteLength": b.bin.len() }]));
+    }
+    // Serialising a tree of plain values cannot fail.
+    let mut json_bytes = serde_json::to_vec(&Value::Object(doc)).unwrap_or_default();
+    while !json_bytes.len().is_multiple_of(4) {
+        json_bytes.push(b' ');
+    }
+    let bin_chunk = if b.bin.is_empty() { 0 } else { 8 + b.bin.len() };
+    let total = 12 + 8 + json_bytes.len() + bin_chunk;
+    let total32 = u32::try_from(total).map_err(|_| {
+        ExportError::param(
+            "meshes",
+            format!("{total} bytes"),
+            "a .glb file is limited to 4 GiB; export fewer or coarser chunks",
+        )
+    })?;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(&GLB_MAGIC.to_le_bytes());
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&total32.to_le_bytes());
+    out.extend_from_slice(&(json_bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(&CHUNK_JSON.to_le_bytes());
+    out.extend_from_slice(&json_bytes);
+    if !b.bin.is_empty() {
+        out.extend_from_slice(&(b.bin.len() as u32).to_le_bytes());
+        out.extend_from_slice(&CHUNK_BIN.to_le_bytes());
+        out.extend_from_slice(&b.bin);
+    }
+    Ok(out)
+}

@@ -1,0 +1,170 @@
+//! Wavefront OBJ export: parse the text back and compare.
+
+use isoterra_export::{ExportError, GlbMesh, write_obj};
+use isoterra_mesh::{
+    HeightChunkInput, HeightmapMesh, HeightmapMesher, HeightmapOptions, sample_chunk_heights,
+};
+
+/// A parsed OBJ: objects with their global position range, and all the data.
+#[derive(Default)]
+struct Obj {
+    objects: Vec<String>,
+    v: Vec<[f32; 3]>,
+    vn: Vec<[f32; 3]>,
+    vt: Vec<[f32; 2]>,
+    faces: Vec<Vec<[Option<usize>; 3]>>,
+}
+
+fn parse(text: &str) -> Obj {
+    let mut o = Obj::default();
+    for line in text.lines() {
+        let mut parts = line.split_whitespace();
+        let floats = |p: std::str::SplitWhitespace<'_>| -> Vec<f32> {
+            p.map(|s| s.parse::<f32>().unwrap()).collect()
+        };
+        match parts.next() {
+            Some("o") => o.objects.push(parts.next().unwrap().to_string()),
+            Some("v") => {
+                let f = floats(parts);
+                o.v.push([f[0], f[1], f[2]]);
+            }
+            Some("vn") => {
+                let f = floats(parts);
+                o.vn.push([f[0], f[1], f[2]]);
+            }
+            Some("vt") => {
+                let f = floats(parts);
+                o.vt.push([f[0], f[1]]);
+            }
+            Some("f") => o.faces.push(
+                parts
+                    .map(|c| {
+                        let mut it = c.split('/').map(|s| {
+                            if s.is_empty() {
+                                None
+                            } else {
+                                Some(s.parse::<usize>().unwrap())
+                            }
+                        });
+                        [
+                            it.next().flatten(),
+                            it.next().flatten(),
+                            it.next().flatten(),
+                        ]
+                    })
+                    .collect(),
+            ),
+            Some("#") | None => {}
+            Some(other) => panic!("unexpected OBJ statement {other}"),
+        }
+    }
+    o
+}
+
+fn chunk(lod: u8, chunk: [i32; 2]) -> HeightmapMesh {
+    let mut heights = Vec::new();
+    sample_chunk_heights(8, lod, chunk, &mut heights, |[x, z]| {
+        0.1 * x as f32 - 0.3 * z as f32
+    })
+    .unwrap();
+    let input = HeightChunkInput::new(&heights)
+        .with_cells(8)
+        .with_lod(lod)
+        .with_chunk(chunk)
+        .with_cell_size(0.1);
+    let mut mesh = HeightmapMesh::default();
+    HeightmapMesher::new()
+        .mesh(&input, &HeightmapOptions::DEFAULT, &mut mesh)
+        .unwrap();
+    mesh
+}
+
+#[test]
+fn chunks_round_trip_through_obj() {
+    let a = chunk(0, [0, 0]);
+    let b = chunk(1, [1, 0]);
+    let list = [
+        GlbMesh::from_heightmap("chunk 0", &a),
+        GlbMesh::from_heightmap("chunk_1", &b).with_translation(Some([0.0, 2.0, 0.0])),
+    ];
+    let obj = parse(&write_obj(&list).unwrap());
+    assert_eq!(obj.objects, ["chunk_0", "chunk_1"]);
+    assert_eq!(obj.v.len(), a.positions.len() + b.positions.len());
+    assert_eq!(obj.vn.len(), obj.v.len());
+    assert_eq!(obj.vt.len(), obj.v.len());
+    assert_eq!(obj.faces.len(), a.triangle_count() + b.triangle_count());
+    // Positions read back bit for bit (translation added to the second).
+    for (k, p) in a.positions.iter().enumerate() {
+        assert_eq!(obj.v[k], *p);
+        assert_eq!(obj.vn[k], a.normals[k]);
+        assert_eq!(obj.vt[k], a.uvs[k]);
+    }
+    for (k, p) in b.positions.iter().enumerate() {
+        assert_eq!(obj.v[a.positions.len() + k], [p[0], p[1] + 2.0, p[2]]);
+    }
+    // Faces: 1-based, file-global, v/vt/vn with the same index.
+    let mut flat = Vec::new();
+    for f in &obj.faces {
+        assert_eq!(f.len(), 3);
+        for c in f {
+            assert_eq!(c[0], c[1]);
+            assert_eq!(c[0], c[2]);
+            flat.push(c[0].unwrap() - 1);
+        }
+    }
+    let expect: Vec<usize> = a
+        .indices
+        .iter()
+        .map(|&i| i as usize)
+        .chain(b.indices.iter().map(|&i| i as usize + a.positions.len()))
+        .collect();
+    assert_eq!(flat, expect);
+}
+
+#[test]
+fn face_format_follows_the_attributes_present() {
+    let p = [[0.0f32, 0.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]];
+    let n = [[0.0f32, 1.0, 0.0]; 3];
+    let t = [[0.0f32, 0.0], [0.0, 1.0], [1.0, 0.0]];
+    let face = |m: GlbMesh<'_>| {
+        write_obj(&[m])
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("f "))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(face(GlbMesh::new("", &p, &[0, 1, 2])), "f 1 2 3");
+    assert_eq!(
+        face(GlbMesh::new("", &p, &[0, 1, 2]).with_normals(&n)),
+        "f 1//1 2//2 3//3"
+    );
+    assert_eq!(
+        face(GlbMesh::new("", &p, &[0, 1, 2]).with_uvs(&t)),
+        "f 1/1 2/2 3/3"
+    );
+    assert!(
+        write_obj(&[GlbMesh::new("", &p, &[0, 1, 2])])
+            .unwrap()
+            .contains("o mesh_0\n")
+    );
+}
+
+#[test]
+fn bad_meshes_are_errors() {
+    let p = [[0.0f32, 0.0, 0.0], [1.0, 0.0, f32::NAN]];
+    assert!(matches!(
+        write_obj(&[GlbMesh::new("x", &p, &[0, 1, 0])]),
+        Err(ExportError::InvalidMesh {
+            what: "positions",
+            ..
+        })
+    ));
+    assert!(matches!(
+        write_obj(&[GlbMesh::new("x", &p[..1], &[0, 0, 1])]),
+        Err(ExportError::InvalidMesh {
+            what: "indices",
+            ..
+        })
+    ));
+}
