@@ -7,8 +7,11 @@
 //!
 //! Besides the grid types it provides:
 //!
-//! * seeded noise ([`Perlin`], [`Fbm`]) with analytic output ranges and batch
-//!   fills that are bit-identical to the point API ([`noise`]);
+//! * seeded noise ([`Perlin`], [`OpenSimplex2`], [`ValueNoise`], [`Cellular`]),
+//!   fractals ([`Fractal`], [`Fbm`]), domain warp and combinators
+//!   ([`noise::NoiseGraph`]), all with analytic output ranges and vectorised
+//!   batch fills that are bit-identical to the point API ([`noise`]);
+//! * heightmaps ([`HeightGen`], [`HeightCurve`]) and erosion ([`erosion`]);
 //! * separable [`blur`] and cellular-automaton caves ([`automaton_caves`]);
 //! * side-view world generators ([`generate_side2d`] with [`Side2dGen`]).
 //!
@@ -19,8 +22,12 @@
 
 mod automaton;
 mod blur;
+mod curve;
+pub mod erosion;
 mod error;
 mod field2;
+mod field3;
+mod height;
 mod material;
 pub mod noise;
 mod par;
@@ -29,10 +36,19 @@ mod side2d;
 
 pub use automaton::{CaveAutomaton, automaton_caves};
 pub use blur::{BlurKind, blur};
+pub use curve::{CurveSpline, HeightCurve};
+pub use erosion::{
+    ErosionStats, HydraulicParams, ThermalParams, erode_tile, hydraulic_erosion, thermal_erosion,
+};
 pub use error::FieldError;
 pub use field2::{Field2, NodeRect};
+pub use field3::Field3;
+pub use height::{HeightGen, HeightParams, HeightPreset};
 pub use material::{Material, MaterialGrid, MaterialTable};
-pub use noise::{Fbm, FbmParams, Noise2, Noise3, Perlin, fill_fbm2, fill_fbm3, fill2, fill3};
+pub use noise::{
+    Basis, Cellular, CellularReturn, Fbm, FbmParams, Fractal, FractalKind, FractalParams, Noise2,
+    Noise3, OpenSimplex2, Perlin, ValueNoise, fill_fbm2, fill_fbm3, fill2, fill3,
+};
 pub use quantize::{Quantizer, Quantizer8, Quantizer16};
 pub use side2d::{
     Side2dGen, Side2dPreset, generate_side2d, generate_side2d_with_threads, side2d_ids,

@@ -44,6 +44,81 @@ pub enum MeshError {
         /// Material grid height.
         got_h: u32,
     },
+    /// The 3D cell box does not fit in the field (`x0 <= x1 <= width - 1`, and the
+    /// same along y and z).
+    #[error(
+        "cell box {x0}..{x1} x {y0}..{y1} x {z0}..{z1} does not fit a field of {width}x{height}x{depth} nodes"
+    )]
+    BoxOutOfBounds {
+        /// First cell along x.
+        x0: u32,
+        /// First cell along y.
+        y0: u32,
+        /// First cell along z.
+        z0: u32,
+        /// End cell along x (exclusive).
+        x1: u32,
+        /// End cell along y (exclusive).
+        y1: u32,
+        /// End cell along z (exclusive).
+        z1: u32,
+        /// Field width in nodes.
+        width: u32,
+        /// Field height in nodes.
+        height: u32,
+        /// Field depth in nodes.
+        depth: u32,
+    },
+    /// A slice does not hold one entry per node; pass one value (or material id)
+    /// per node, row-major with x fastest, then y, then z.
+    #[error("`{name}` has {got} entries but the grid has {expected} nodes")]
+    LengthMismatch {
+        /// Which slice.
+        name: &'static str,
+        /// The number of nodes.
+        expected: usize,
+        /// The slice length.
+        got: usize,
+    },
+    /// A heightmap chunk's height slice has the wrong length.
+    #[error(
+        "expected {expected} height samples ({side} x {side}: the chunk's nodes at its LOD plus a one-node apron ring), got {got}"
+    )]
+    HeightCountMismatch {
+        /// `side * side`.
+        expected: usize,
+        /// The slice length.
+        got: usize,
+        /// Samples per side, `(cells >> lod) + 3`.
+        side: u32,
+    },
+    /// A height sample is NaN or infinite.
+    #[error(
+        "height sample {index} (column {x}, row {z} of the apron grid) is not finite ({value}); replace NaN or infinite heights before meshing"
+    )]
+    NonFiniteHeight {
+        /// Index in the height slice.
+        index: usize,
+        /// Sample column (x).
+        x: u32,
+        /// Sample row (z).
+        z: u32,
+        /// The value.
+        value: f32,
+    },
+    /// A heightmap neighbour's LOD breaks the 2:1 rule (or names a level the
+    /// chunk size does not have).
+    #[error(
+        "the {side} neighbour is at LOD {neighbour} but this chunk is at LOD {lod}; an edge neighbour may be at most one level coarser (2:1 rule), and no coarser than log2(cells)"
+    )]
+    NeighbourLod {
+        /// Which side.
+        side: crate::ChunkSide,
+        /// The chunk's LOD.
+        lod: u8,
+        /// The neighbour's LOD.
+        neighbour: u8,
+    },
 }
 
 impl MeshError {

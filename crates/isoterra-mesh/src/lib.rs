@@ -22,7 +22,9 @@
 
 mod cases;
 mod contour;
+mod cubes;
 mod error;
+mod heightmap;
 mod key;
 mod scan;
 mod simplify;
@@ -31,7 +33,12 @@ mod strip;
 mod tracer;
 
 pub use contour::{ContourJoiner, Polyline, signed_area};
+pub use cubes::{CellBox, CubesOptions, CubesOutput, MarchingCubes};
 pub use error::MeshError;
+pub use heightmap::{
+    ChunkSide, HeightChunkInput, HeightfieldCollider, HeightmapMesh, HeightmapMesher,
+    HeightmapOptions, morph_blend, sample_chunk_heights,
+};
 pub use key::{EdgeKey, KeyKind};
 pub use simplify::{Simplifier, simplify_greedy, simplify_rdp};
 pub use squares::{

@@ -21,6 +21,7 @@
 //! decode. The round-trip is exact (bit for bit).
 
 use isoterra_field::NodeRect;
+use isoterra_world::Edit;
 
 use crate::StoreError;
 use crate::wire::{Reader, Writer, compress, decompress_exact};
@@ -36,67 +37,18 @@ const WHAT: &str = "stroke delta";
 /// The sparse change one stroke made: which nodes, and their values and
 /// material ids before and after.
 ///
-/// It mirrors the world crate's `Edit`; the document layer converts between
-/// the two. `mat_before` / `mat_after` are either both empty (no materials)
-/// or as long as `nodes`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct EditDelta {
-    /// Bounding rectangle of the edit, in nodes.
-    pub rect: NodeRect,
-    /// Storage indices of the changed nodes, strictly ascending.
-    pub nodes: Vec<u32>,
-    /// Values before the edit, one per node.
-    pub before: Vec<f32>,
-    /// Values after the edit, one per node.
-    pub after: Vec<f32>,
-    /// Material ids before the edit (empty, or one per node).
-    pub mat_before: Vec<u8>,
-    /// Material ids after the edit (empty, or one per node).
-    pub mat_after: Vec<u8>,
-}
-
-impl EditDelta {
-    /// Checks the invariants [`encode_delta`] relies on.
-    pub fn validate(&self) -> Result<(), StoreError> {
-        let n = self.nodes.len();
-        let bad = |reason: String| StoreError::input("edit delta", reason);
-        if self.before.len() != n || self.after.len() != n {
-            return Err(bad(format!(
-                "{n} nodes but {} before / {} after values",
-                self.before.len(),
-                self.after.len()
-            )));
-        }
-        let mats = self.mat_before.len();
-        if mats != self.mat_after.len() || (mats != 0 && mats != n) {
-            return Err(bad(format!(
-                "{n} nodes but {} / {} material ids (use none or one per node)",
-                self.mat_before.len(),
-                self.mat_after.len()
-            )));
-        }
-        if let Some(w) = self.nodes.windows(2).find(|w| w[0] >= w[1]) {
-            return Err(bad(format!(
-                "node indices must be strictly ascending, found {} then {}",
-                w[0], w[1]
-            )));
-        }
-        if let Some(v) = self
-            .before
-            .iter()
-            .chain(&self.after)
-            .find(|v| !v.is_finite())
-        {
-            return Err(bad(format!("value {v} is not finite")));
-        }
-        Ok(())
-    }
-}
+/// This is the world crate's [`Edit`] under the name the codec uses: the
+/// document layer stores edits as they are. `mat_before` / `mat_after` are
+/// either both empty (no materials) or one per node; [`Edit::validate`]
+/// states every invariant the codec relies on.
+pub type EditDelta = Edit;
 
 /// Encodes a delta. Fails only when the delta breaks its invariants
-/// (see [`EditDelta::validate`]).
+/// (see [`Edit::validate`]).
 pub fn encode_delta(delta: &EditDelta) -> Result<Vec<u8>, StoreError> {
-    delta.validate()?;
+    delta
+        .validate()
+        .map_err(|e| StoreError::input("edit delta", e.to_string()))?;
     let n = delta.nodes.len();
     let mut body = Writer::with_capacity(16 + n * 12);
     for v in [delta.rect.x0, delta.rect.y0, delta.rect.x1, delta.rect.y1] {
@@ -214,17 +166,18 @@ pub fn decode_delta(payload: &[u8]) -> Result<EditDelta, StoreError> {
     if b.remaining() != 0 {
         return Err(bad("trailing bytes after the body"));
     }
-    if before.iter().chain(&after).any(|v| !v.is_finite()) {
-        return Err(bad("a value is not finite"));
-    }
-    Ok(EditDelta {
+    let delta = EditDelta {
         rect,
         nodes,
         before,
         after,
         mat_before,
         mat_after,
-    })
+    };
+    delta
+        .validate()
+        .map_err(|e| StoreError::data(WHAT, e.to_string()))?;
+    Ok(delta)
 }
 
 #[cfg(test)]

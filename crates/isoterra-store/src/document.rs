@@ -3,7 +3,12 @@
 //! # What the file holds for a `side2d` world
 //!
 //! - metadata: kind `"side2d"`, format version [`SIDE2D_FORMAT_VERSION`], the
-//!   seed and the [`Side2dParams`] as JSON;
+//!   seed and the [`Side2dParams`] as JSON, and (from format version 2) the
+//!   world's material table as JSON under [`SIDE2D_MATERIALS_KEY`]
+//!   (`{"materials": [{"name": "dirt", "color": [134, 96, 67, 255],
+//!   "indestructible": false}, …]}`, ids in list order). Files of format
+//!   version 1 carry no table and open with
+//!   [`MaterialTable::side2d_default`];
 //! - chunks (layer [`ChunkLayer::FIELD`], `z = 0`, `lod = 0`): only the chunks
 //!   whose nodes differ from what the generator gives, each as an exact `f32`
 //!   chunk with material ids. Generated chunks are recomputed on open.
@@ -31,22 +36,25 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use isoterra_field::{Field2, MaterialGrid, NodeRect, generate_side2d};
+use isoterra_field::{Field2, MaterialGrid, MaterialTable, NodeRect, generate_side2d};
 use isoterra_world::{
     Brush, Edit, EditDirection, RebuildReport, Side2dParams, Side2dWorld, WorldError,
 };
 use serde::Serialize;
 
 use crate::{
-    ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, EditDelta, NewStroke, StoreError,
+    ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, NewStroke, StoreError,
     StrokeCounts, StrokeRecord, WorldFile, WorldMeta, decode_chunk, decode_delta, encode_chunk,
     encode_delta, field2_content_hash,
 };
 
 /// The `kind` recorded in the metadata of side-view world files.
 pub const SIDE2D_KIND: &str = "side2d";
-/// The newest `side2d` format version this build writes and reads.
-pub const SIDE2D_FORMAT_VERSION: u32 = 1;
+/// The newest `side2d` format version this build writes and reads: 2, which
+/// adds the material table ([`SIDE2D_MATERIALS_KEY`]) to version 1.
+pub const SIDE2D_FORMAT_VERSION: u32 = 2;
+/// The metadata entry holding a `side2d` world's material table as JSON.
+pub const SIDE2D_MATERIALS_KEY: &str = "materials";
 
 /// What [`Side2dDocument::stroke`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -112,14 +120,37 @@ pub struct Side2dDocument {
 }
 
 impl Side2dDocument {
-    /// Creates a new world file at `path`: validates `params`, generates the
+    /// Creates a new world file at `path` with the default material table
+    /// ([`MaterialTable::side2d_default`]): validates `params`, generates the
     /// world and records its metadata (no chunks: generated chunks are
     /// recomputed on open). Refuses to overwrite an existing file.
     pub fn create(path: impl AsRef<Path>, params: &Side2dParams) -> Result<Self, StoreError> {
+        Self::create_with_table(path, params, MaterialTable::side2d_default())
+    }
+
+    /// As [`create`](Self::create), with the material table `table`, which
+    /// the file keeps: reopening gives the same names, colours and
+    /// indestructible flags, and brushes keep honouring them.
+    ///
+    /// The table must hold 1 to 256 materials with non-empty names
+    /// ([`StoreError::InvalidInput`] otherwise) and every material id the
+    /// generator uses (ids `0..=4` for the side-view presets;
+    /// [`StoreError::World`] otherwise). On error nothing is created.
+    pub fn create_with_table(
+        path: impl AsRef<Path>,
+        params: &Side2dParams,
+        table: MaterialTable,
+    ) -> Result<Self, StoreError> {
         let path = path.as_ref();
+        check_table(&table).map_err(|reason| StoreError::input("material table", reason))?;
         params.validate()?;
         let (field, materials) = generate_side2d(&params.generator)?;
-        let world = Side2dWorld::from_parts(params, field.clone(), materials.clone())?;
+        let table_json = serde_json::to_string(&table).map_err(|source| StoreError::Json {
+            what: "material table",
+            source,
+        })?;
+        let world =
+            Side2dWorld::from_parts_with_table(params, field.clone(), materials.clone(), table)?;
         let meta = WorldMeta {
             kind: SIDE2D_KIND.to_string(),
             format_version: SIDE2D_FORMAT_VERSION,
@@ -129,7 +160,8 @@ impl Side2dDocument {
                 source,
             })?,
         };
-        let file = WorldFile::create(path, &meta)?;
+        let file =
+            WorldFile::create_with_entries(path, &meta, &[(SIDE2D_MATERIALS_KEY, &table_json)])?;
         Ok(Side2dDocument {
             file,
             world,
@@ -140,20 +172,23 @@ impl Side2dDocument {
         })
     }
 
-    /// Opens a `side2d` world file: reads its parameters, regenerates the
-    /// base world and lays the stored chunks over it.
+    /// Opens a `side2d` world file: reads its parameters and material table
+    /// (the default table for files without one), regenerates the base world
+    /// and lays the stored chunks over it.
     ///
     /// Chunk rows of other layers are left alone: this version reads only
     /// [`ChunkLayer::FIELD`].
     ///
     /// Fails with [`StoreError::WrongKind`] for another kind of world, and
-    /// with [`StoreError::Corrupt`] when the parameters or chunks stored do
-    /// not fit together, besides the errors of [`WorldFile::open`].
+    /// with [`StoreError::Corrupt`] when the parameters, material table or
+    /// chunks stored are malformed or do not fit together, besides the
+    /// errors of [`WorldFile::open`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref();
         let file = WorldFile::open(path)?;
         let meta = file.meta()?;
         let params = side2d_params(path, &meta)?;
+        let table = side2d_table(path, file.meta_entry(SIDE2D_MATERIALS_KEY)?)?;
         let (base_field, base_materials) = generate_side2d(&params.generator)
             .map_err(|e| StoreError::corrupt(path, format!("the stored parameters: {e}")))?;
         let mut field = base_field.clone();
@@ -194,9 +229,10 @@ impl Side2dDocument {
             stored.insert((rect.x0 / layout.n, rect.y0 / layout.n));
             Ok(())
         })?;
-        let world = Side2dWorld::from_parts(&params, field, materials).map_err(|e| {
-            StoreError::corrupt(path, format!("the stored chunks do not fit the world: {e}"))
-        })?;
+        let world =
+            Side2dWorld::from_parts_with_table(&params, field, materials, table).map_err(|e| {
+                StoreError::corrupt(path, format!("the stored chunks do not fit the world: {e}"))
+            })?;
         let counts = file.stroke_counts()?;
         Ok(Side2dDocument {
             file,
@@ -341,7 +377,7 @@ impl Side2dDocument {
                 changed_nodes: 0,
             });
         }
-        let committed = encode_delta(&delta_of(&edit)).and_then(|delta| {
+        let committed = encode_delta(&edit).and_then(|delta| {
             let changes = self.chunk_changes(&edit.nodes)?;
             let stroke = NewStroke {
                 tool: tool.to_string(),
@@ -397,9 +433,9 @@ impl Side2dDocument {
     /// Applies a logged stroke in `dir` and commits the cursor move with the
     /// touched chunks.
     fn step(&mut self, rec: &StrokeRecord, dir: EditDirection) -> Result<(), StoreError> {
-        let edit = edit_of(decode_delta(&rec.delta).map_err(|e| {
+        let edit = decode_delta(&rec.delta).map_err(|e| {
             StoreError::corrupt(self.file.path(), format!("stroke {}: {e}", rec.id))
-        })?);
+        })?;
         // The world must currently show the side we leave; otherwise the log
         // and the world disagree and applying it would not be reversible.
         let (values, mats) = match dir {
@@ -592,6 +628,37 @@ fn side2d_params(path: &Path, meta: &WorldMeta) -> Result<Side2dParams, StoreErr
     Ok(params)
 }
 
+/// Reads and checks the material table stored in a file's metadata; the
+/// default table when the file has none (format version 1).
+fn side2d_table(path: &Path, json: Option<String>) -> Result<MaterialTable, StoreError> {
+    let Some(json) = json else {
+        return Ok(MaterialTable::side2d_default());
+    };
+    let table: MaterialTable = serde_json::from_str(&json).map_err(|e| {
+        StoreError::corrupt(path, format!("metadata `{SIDE2D_MATERIALS_KEY}`: {e}"))
+    })?;
+    check_table(&table).map_err(|reason| {
+        StoreError::corrupt(path, format!("metadata `{SIDE2D_MATERIALS_KEY}`: {reason}"))
+    })?;
+    Ok(table)
+}
+
+/// Checks what deserialising a table does not: 1 to 256 materials, each
+/// with a non-empty name.
+fn check_table(table: &MaterialTable) -> Result<(), String> {
+    if !(1..=MaterialTable::MAX).contains(&table.len()) {
+        return Err(format!(
+            "holds {} materials; a table holds 1 to {}",
+            table.len(),
+            MaterialTable::MAX
+        ));
+    }
+    if let Some(id) = table.iter().position(|m| m.name.trim().is_empty()) {
+        return Err(format!("material {id} has an empty name"));
+    }
+    Ok(())
+}
+
 /// Which nodes each storage chunk owns.
 struct Layout {
     n: u32,
@@ -666,28 +733,6 @@ fn write_rect(
         let start = y as usize * w + rect.x0 as usize;
         field.values_mut()[start..start + rw].copy_from_slice(&values[row * rw..(row + 1) * rw]);
         materials.ids_mut()[start..start + rw].copy_from_slice(&ids[row * rw..(row + 1) * rw]);
-    }
-}
-
-fn delta_of(edit: &Edit) -> EditDelta {
-    EditDelta {
-        rect: edit.rect,
-        nodes: edit.nodes.clone(),
-        before: edit.before.clone(),
-        after: edit.after.clone(),
-        mat_before: edit.mat_before.clone(),
-        mat_after: edit.mat_after.clone(),
-    }
-}
-
-fn edit_of(delta: EditDelta) -> Edit {
-    Edit {
-        rect: delta.rect,
-        nodes: delta.nodes,
-        before: delta.before,
-        after: delta.after,
-        mat_before: delta.mat_before,
-        mat_after: delta.mat_after,
     }
 }
 

@@ -224,6 +224,16 @@ fn shm_path(path: &Path) -> PathBuf {
 impl WorldFile {
     /// The schema version this build writes and the newest it reads.
     pub const SCHEMA_VERSION: u32 = 1;
+    /// The metadata keys every world file carries, which
+    /// [`create_with_entries`](Self::create_with_entries) refuses as extra keys.
+    pub const RESERVED_META_KEYS: [&str; 6] = [
+        "kind",
+        "format_version",
+        "seed",
+        "params",
+        "created_ms",
+        "created_by",
+    ];
     /// `PRAGMA application_id` of every isoterra world file: `"ISOT"` in ASCII.
     pub const APPLICATION_ID: i32 = 0x4953_4F54;
 
@@ -232,8 +242,24 @@ impl WorldFile {
     /// Refuses to overwrite anything that exists at `path`
     /// ([`StoreError::AlreadyExists`]). On failure nothing is left behind.
     pub fn create(path: impl AsRef<Path>, meta: &WorldMeta) -> Result<Self, StoreError> {
+        Self::create_with_entries(path, meta, &[])
+    }
+
+    /// As [`create`](Self::create), also writing the metadata `entries`
+    /// (`(key, value)`, read back with [`meta_entry`](Self::meta_entry)) in
+    /// the same transaction: the file appears with all of them or not at all.
+    ///
+    /// Keys are 1 to 64 ASCII letters, digits, `_` or `-`, each at most once,
+    /// and not one of the entries every file carries ([`RESERVED_META_KEYS`](Self::RESERVED_META_KEYS));
+    /// otherwise [`StoreError::InvalidInput`] and nothing is created.
+    pub fn create_with_entries(
+        path: impl AsRef<Path>,
+        meta: &WorldMeta,
+        entries: &[(&str, &str)],
+    ) -> Result<Self, StoreError> {
         let path = path.as_ref();
         validate_meta(meta)?;
+        validate_entries(entries)?;
         let params = serde_json::to_string(&meta.params).map_err(|source| StoreError::Json {
             what: "world parameters",
             source,
@@ -253,7 +279,7 @@ impl WorldFile {
                 });
             }
         }
-        let result = Self::initialise(path, meta, &params);
+        let result = Self::initialise(path, meta, &params, entries);
         if result.is_err() {
             let _ = fs::remove_file(path);
             let _ = fs::remove_file(wal_path(path));
@@ -262,7 +288,12 @@ impl WorldFile {
         result
     }
 
-    fn initialise(path: &Path, meta: &WorldMeta, params: &str) -> Result<Self, StoreError> {
+    fn initialise(
+        path: &Path,
+        meta: &WorldMeta,
+        params: &str,
+        extra: &[(&str, &str)],
+    ) -> Result<Self, StoreError> {
         let sql = |e| StoreError::sqlite(path, e);
         let mut conn = Connection::open_with_flags(
             path,
@@ -295,6 +326,9 @@ impl WorldFile {
                 ),
             ];
             for (k, v) in entries {
+                put.execute((k, v)).map_err(sql)?;
+            }
+            for &(k, v) in extra {
                 put.execute((k, v)).map_err(sql)?;
             }
         }
@@ -855,14 +889,35 @@ impl WorldFile {
     }
 }
 
+/// True for 1 to 64 ASCII letters, digits, `_` or `-`.
+fn is_plain_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn validate_entries(entries: &[(&str, &str)]) -> Result<(), StoreError> {
+    for (i, &(key, _)) in entries.iter().enumerate() {
+        let reason = if !is_plain_name(key) {
+            "use 1 to 64 ASCII letters, digits, `_` or `-`"
+        } else if WorldFile::RESERVED_META_KEYS.contains(&key) {
+            "every world file writes this entry itself; pick another key"
+        } else if entries[..i].iter().any(|&(k, _)| k == key) {
+            "given twice"
+        } else {
+            continue;
+        };
+        return Err(StoreError::input(
+            "metadata key",
+            format!("{key:?}: {reason}"),
+        ));
+    }
+    Ok(())
+}
+
 fn validate_meta(meta: &WorldMeta) -> Result<(), StoreError> {
-    let ok = !meta.kind.is_empty()
-        && meta.kind.len() <= 64
-        && meta
-            .kind
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if !ok {
+    if !is_plain_name(&meta.kind) {
         return Err(StoreError::input(
             "world kind",
             format!(

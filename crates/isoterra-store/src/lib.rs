@@ -54,8 +54,8 @@ mod wire;
 pub use chunk_codec::{ChunkData, ChunkEncoding, decode_chunk, encode_chunk};
 pub use delta_codec::{EditDelta, decode_delta, encode_delta};
 pub use document::{
-    DocumentInfo, SIDE2D_FORMAT_VERSION, SIDE2D_KIND, Side2dDocument, StrokeOutcome, detect_kind,
-    open_any,
+    DocumentInfo, SIDE2D_FORMAT_VERSION, SIDE2D_KIND, SIDE2D_MATERIALS_KEY, Side2dDocument,
+    StrokeOutcome, detect_kind, open_any,
 };
 pub use error::StoreError;
 pub use file::{

@@ -5,10 +5,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use isoterra_field::{Side2dGen, Side2dPreset};
+use isoterra_field::{Material, MaterialTable, Side2dGen, Side2dPreset};
 use isoterra_store::{
-    ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, SIDE2D_KIND, Side2dDocument, StoreError,
-    WorldFile, WorldMeta, detect_kind, encode_chunk, field2_content_hash, open_any,
+    ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, SIDE2D_FORMAT_VERSION, SIDE2D_KIND,
+    SIDE2D_MATERIALS_KEY, Side2dDocument, StoreError, WorldFile, WorldMeta, detect_kind,
+    encode_chunk, field2_content_hash, open_any,
 };
 use isoterra_world::{Brush, BrushShape, BrushTool, EditDirection, Side2dParams, Side2dWorld};
 use proptest::prelude::*;
@@ -564,6 +565,73 @@ fn damaged_documents_are_reported_clearly() {
             }),
             "do not fit",
         ),
+        (
+            "materials-json",
+            Box::new(|c| {
+                c.execute("UPDATE meta SET value = '{' WHERE key = 'materials'", [])
+                    .unwrap();
+            }),
+            "metadata `materials`",
+        ),
+        (
+            "materials-empty",
+            Box::new(|c| {
+                c.execute(
+                    "UPDATE meta SET value = '{\"materials\": []}' WHERE key = 'materials'",
+                    [],
+                )
+                .unwrap();
+            }),
+            "1 to 256",
+        ),
+        (
+            "materials-too-many",
+            Box::new(|c| {
+                let one = r#"{"name": "m", "color": [1, 2, 3, 255], "indestructible": false}"#;
+                let many = format!("{{\"materials\": [{}]}}", vec![one; 257].join(","));
+                c.execute("UPDATE meta SET value = ?1 WHERE key = 'materials'", [many])
+                    .unwrap();
+            }),
+            "holds 257 materials",
+        ),
+        (
+            "materials-name",
+            Box::new(|c| {
+                let t = serde_json::to_string(
+                    &MaterialTable::new(vec![
+                        Material::new("dirt", [1, 2, 3, 255]),
+                        Material::new(" ", [1, 2, 3, 255]),
+                    ])
+                    .unwrap(),
+                )
+                .unwrap();
+                c.execute("UPDATE meta SET value = ?1 WHERE key = 'materials'", [t])
+                    .unwrap();
+            }),
+            "material 1 has an empty name",
+        ),
+        (
+            "materials-colour",
+            Box::new(|c| {
+                let t = r#"{"materials": [{"name": "dirt", "color": [1, 2, 300, 255], "indestructible": false}]}"#;
+                c.execute("UPDATE meta SET value = ?1 WHERE key = 'materials'", [t])
+                    .unwrap();
+            }),
+            "metadata `materials`",
+        ),
+        (
+            "materials-missing-ids",
+            Box::new(|c| {
+                // The generated world uses ids this one-material table lacks.
+                let t = serde_json::to_string(
+                    &MaterialTable::new(vec![Material::new("dirt", [1, 2, 3, 255])]).unwrap(),
+                )
+                .unwrap();
+                c.execute("UPDATE meta SET value = ?1 WHERE key = 'materials'", [t])
+                    .unwrap();
+            }),
+            "material table does not have",
+        ),
     ];
     for (name, damage, expect) in cases {
         let path = damaged(dir.path(), &format!("{name}.isoterra"), damage);
@@ -808,4 +876,131 @@ proptest! {
         prop_assert!(Side2dDocument::open(&path).is_err());
         prop_assert_eq!(fs::read(&path).unwrap(), bytes);
     }
+}
+
+// ---------------------------------------------------------------- material table
+
+/// The default side-view table plus an indestructible "steel" (id 5).
+fn table_with_steel() -> MaterialTable {
+    let mut materials: Vec<Material> = MaterialTable::side2d_default().iter().cloned().collect();
+    materials[0].color = [10, 20, 30, 40];
+    materials.push(Material::new("steel", [90, 100, 110, 255]).indestructible());
+    MaterialTable::new(materials).unwrap()
+}
+
+#[test]
+fn the_material_table_round_trips_through_the_file() {
+    let dir = temp();
+    let path = dir.path().join("steel.isoterra");
+    let doc = Side2dDocument::create_with_table(&path, &params(7, 16), table_with_steel()).unwrap();
+    assert_eq!(doc.world().table(), &table_with_steel());
+    drop(doc);
+    let doc = Side2dDocument::open(&path).unwrap();
+    assert_eq!(doc.world().table(), &table_with_steel());
+    assert_eq!(
+        open_any(&path).unwrap().format_version,
+        SIDE2D_FORMAT_VERSION
+    );
+    let json = doc
+        .file()
+        .meta_entry(SIDE2D_MATERIALS_KEY)
+        .unwrap()
+        .unwrap();
+    assert!(
+        json.contains("\"steel\"") && json.contains("\"indestructible\":true"),
+        "{json}"
+    );
+    drop(doc);
+    // `create` stores the default table.
+    let (path, doc) = new_doc(dir.path(), "default.isoterra");
+    drop(doc);
+    let doc = Side2dDocument::open(&path).unwrap();
+    assert_eq!(doc.world().table(), &MaterialTable::side2d_default());
+    assert!(
+        doc.file()
+            .meta_entry(SIDE2D_MATERIALS_KEY)
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[test]
+fn a_custom_indestructible_material_is_honoured_after_reopen() {
+    let dir = temp();
+    let path = dir.path().join("steel.isoterra");
+    let mut doc =
+        Side2dDocument::create_with_table(&path, &params(7, 16), table_with_steel()).unwrap();
+    // A steel block in the empty upper half.
+    let at = [44.0, 26.0];
+    assert!(!doc.world().is_solid(at));
+    let block = Brush::new(BrushTool::Fill, at, 3.0).with_material(5);
+    assert!(doc.stroke(&block).unwrap().changed_nodes > 0);
+    assert!(doc.world().is_solid(at));
+    let steel: Vec<usize> = (0..doc.world().materials().ids().len())
+        .filter(|&i| doc.world().materials().ids()[i] == 5)
+        .collect();
+    assert!(!steel.is_empty());
+    drop(doc);
+
+    let mut doc = Side2dDocument::open(&path).unwrap();
+    assert!(doc.world().table().is_indestructible(5));
+    let values = |doc: &Side2dDocument| -> Vec<u32> {
+        steel
+            .iter()
+            .map(|&i| doc.world().field().values()[i].to_bits())
+            .collect()
+    };
+    let before = values(&doc);
+    doc.stroke(&Brush::new(BrushTool::Dig, at, 4.0)).unwrap();
+    assert_eq!(values(&doc), before, "the dig changed steel nodes");
+    assert!(doc.world().is_solid(at));
+
+    // Without the stored table the same file would have no material 5: the
+    // default table cannot describe it.
+    let plain = dir.path().join("plain.isoterra");
+    let mut doc = Side2dDocument::create(&plain, &params(7, 16)).unwrap();
+    assert!(matches!(doc.stroke(&block), Err(StoreError::World(_))));
+}
+
+#[test]
+fn bad_material_tables_are_refused_and_nothing_is_created() {
+    let dir = temp();
+    let path = dir.path().join("bad.isoterra");
+    let unnamed = MaterialTable::new(vec![
+        Material::new("dirt", [1, 2, 3, 255]),
+        Material::new("", [1, 2, 3, 255]),
+    ])
+    .unwrap();
+    let err = Side2dDocument::create_with_table(&path, &params(7, 16), unnamed).unwrap_err();
+    assert!(matches!(err, StoreError::InvalidInput { .. }), "{err}");
+    assert!(err.to_string().contains("empty name"), "{err}");
+    assert!(!path.exists());
+    // The generated world uses ids 0..=4: a table without them does not fit.
+    let short = MaterialTable::new(vec![Material::new("dirt", [1, 2, 3, 255])]).unwrap();
+    let err = Side2dDocument::create_with_table(&path, &params(7, 16), short).unwrap_err();
+    assert!(matches!(err, StoreError::World(_)), "{err}");
+    assert!(!path.exists());
+}
+
+#[test]
+fn files_without_a_material_table_open_with_the_default() {
+    let dir = temp();
+    let (path, mut doc) = new_doc(dir.path(), "v1.isoterra");
+    doc.stroke(&strokes()[0]).unwrap();
+    let hash = doc.content_hash();
+    drop(doc);
+    // What format version 1 wrote: no table.
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute("DELETE FROM meta WHERE key = 'materials'", [])
+        .unwrap();
+    c.execute(
+        "UPDATE meta SET value = '1' WHERE key = 'format_version'",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let mut doc = Side2dDocument::open(&path).unwrap();
+    assert_eq!(doc.world().table(), &MaterialTable::side2d_default());
+    assert_eq!(doc.content_hash(), hash);
+    assert!(doc.undo().unwrap().is_some());
 }

@@ -722,3 +722,34 @@ proptest! {
         prop_assert_eq!(fs::read(&path).unwrap(), content);
     }
 }
+
+#[test]
+fn extra_metadata_entries_are_written_with_the_file() {
+    let dir = temp();
+    let path = dir.path().join("extra.isoterra");
+    let file =
+        WorldFile::create_with_entries(&path, &meta(), &[("materials", "[1]"), ("note", "hi")])
+            .unwrap();
+    assert_eq!(
+        file.meta_entry("materials").unwrap().as_deref(),
+        Some("[1]")
+    );
+    assert_eq!(file.meta_entry("note").unwrap().as_deref(), Some("hi"));
+    assert_eq!(file.meta().unwrap(), meta());
+    drop(file);
+    for (i, bad) in [
+        &[("kind", "x")][..],
+        &[("params", "{}")][..],
+        &[("", "x")][..],
+        &[("a b", "x")][..],
+        &[("twice", "1"), ("twice", "2")][..],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let p = dir.path().join(format!("bad{i}.isoterra"));
+        let err = WorldFile::create_with_entries(&p, &meta(), bad).unwrap_err();
+        assert!(matches!(err, StoreError::InvalidInput { .. }), "{err}");
+        assert!(!p.exists());
+    }
+}

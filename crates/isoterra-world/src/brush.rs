@@ -21,6 +21,49 @@ use isoterra_field::{Field2, MaterialGrid, MaterialTable, NodeRect};
 
 use crate::{Edit, WorldError};
 
+/// Gives a field-less enum `ALL`, a lowercase `name()`, `Display` (the name)
+/// and a case-insensitive `FromStr` whose error lists the valid names.
+macro_rules! named_enum {
+    ($ty:ident, $param:literal, [$v0:ident => $n0:literal $(, $variant:ident => $name:literal)*]) => {
+        impl $ty {
+            #[doc = concat!("Every ", $param, ", in declaration order.")]
+            pub const ALL: [$ty; [$n0 $(, $name)*].len()] = [$ty::$v0 $(, $ty::$variant)*];
+
+            #[doc = concat!("The lowercase name (`\"", $n0, "\"`" $(, ", `\"", $name, "\"`")*, ").")]
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $ty::$v0 => $n0,
+                    $($ty::$variant => $name,)*
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = WorldError;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                let t = s.trim();
+                $ty::ALL
+                    .into_iter()
+                    .find(|v| v.name().eq_ignore_ascii_case(t))
+                    .ok_or_else(|| {
+                        WorldError::param(
+                            $param,
+                            format!("{s:?}"),
+                            concat!("expected one of: ", $n0 $(, ", ", $name)*),
+                        )
+                    })
+            }
+        }
+    };
+}
+
 /// What a brush does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(
@@ -37,38 +80,7 @@ pub enum BrushTool {
     Fill,
 }
 
-impl BrushTool {
-    /// Every tool, in declaration order.
-    pub const ALL: [BrushTool; 2] = [BrushTool::Dig, BrushTool::Fill];
-
-    /// The lowercase name (`"dig"`, `"fill"`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            BrushTool::Dig => "dig",
-            BrushTool::Fill => "fill",
-        }
-    }
-}
-
-impl fmt::Display for BrushTool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for BrushTool {
-    type Err = WorldError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let t = s.trim();
-        BrushTool::ALL
-            .into_iter()
-            .find(|v| v.name().eq_ignore_ascii_case(t))
-            .ok_or_else(|| {
-                WorldError::param("tool", format!("{s:?}"), "expected one of: dig, fill")
-            })
-    }
-}
+named_enum!(BrushTool, "tool", [Dig => "dig", Fill => "fill"]);
 
 /// The outline of a brush.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -85,38 +97,7 @@ pub enum BrushShape {
     Square,
 }
 
-impl BrushShape {
-    /// Every shape, in declaration order.
-    pub const ALL: [BrushShape; 2] = [BrushShape::Circle, BrushShape::Square];
-
-    /// The lowercase name (`"circle"`, `"square"`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            BrushShape::Circle => "circle",
-            BrushShape::Square => "square",
-        }
-    }
-}
-
-impl fmt::Display for BrushShape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for BrushShape {
-    type Err = WorldError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let t = s.trim();
-        BrushShape::ALL
-            .into_iter()
-            .find(|v| v.name().eq_ignore_ascii_case(t))
-            .ok_or_else(|| {
-                WorldError::param("shape", format!("{s:?}"), "expected one of: circle, square")
-            })
-    }
-}
+named_enum!(BrushShape, "shape", [Circle => "circle", Square => "square"]);
 
 /// One brush stamp: tool, shape, centre and radius in world units, strength
 /// and material.

@@ -1,5 +1,12 @@
 //! Chaining one chunk's directed contour segments into polylines, reusing the
 //! polylines' memory.
+//!
+//! `isoterra_mesh::ContourJoiner` does the same for segments of many chunks,
+//! welding points by key through a hash map and truncating its output. Within
+//! one chunk the mesher has already welded the points, so local indices are
+//! enough, and a chunk must keep the point buffers of polylines it no longer
+//! needs (`spare`): a dig that opens a cave loop and the undo that closes it
+//! again then reuse the same memory instead of freeing and reallocating it.
 
 use isoterra_mesh::{Polyline, Segments};
 
@@ -14,7 +21,10 @@ pub(crate) struct ChainScratch {
 }
 
 /// Chains `seg` into `out`: open chains first (each from its start, so a chain
-/// cut by a chunk border comes out whole), then closed loops. Polylines are
+/// cut by a chunk border comes out whole), then closed loops (the first point
+/// not repeated at the end). Consecutive points at the same position merge;
+/// loops left with fewer than three points and chains with fewer than two are
+/// dropped, as `ContourJoiner` does. Polylines are
 /// taken from `spare`, and the previous content of `out` goes back to `spare`,
 /// so a steady loop reuses the same point buffers.
 ///
@@ -76,7 +86,16 @@ pub(crate) fn chain_into(
                 }
                 cur = nx as usize;
             }
-            out.push(line);
+            let p = &mut line.points;
+            if line.closed && p.len() > 1 && p.last() == p.first() {
+                p.pop();
+            }
+            let min = if line.closed { 3 } else { 2 };
+            if p.len() >= min {
+                out.push(line);
+            } else {
+                spare.push(line);
+            }
         }
     }
 }
@@ -119,5 +138,40 @@ mod tests {
         chain_into(&s, &mut scratch, &mut spare, &mut out);
         assert_eq!(out.len(), 2);
         assert!(spare.is_empty());
+    }
+
+    #[test]
+    fn degenerate_loops_go_back_to_spare() {
+        // Loop 0 -> 1 -> 2 -> 0 where 1 and 2 sit at the same position (a node
+        // exactly at iso): two distinct points, so it encloses nothing.
+        let pts = [[0.0, 0.0], [1.0, 0.0], [1.0, 0.0], [3.0, 3.0], [4.0, 3.0]];
+        let s = segs(&pts, &[[0, 1], [1, 2], [2, 0], [3, 4]]);
+        let mut scratch = ChainScratch::default();
+        let mut spare = Vec::new();
+        let mut out = Vec::new();
+        chain_into(&s, &mut scratch, &mut spare, &mut out);
+        assert_eq!(
+            out,
+            vec![Polyline::new(vec![[3.0, 3.0], [4.0, 3.0]], false)]
+        );
+        assert_eq!(spare.len(), 1);
+    }
+
+    #[test]
+    fn same_polylines_as_the_joiner() {
+        let pts = [
+            [0.0, 0.0],
+            [1.0, 0.0],
+            [1.0, 1.0],
+            [5.0, 5.0],
+            [6.0, 5.0],
+            [7.0, 5.0],
+        ];
+        let s = segs(&pts, &[[1, 2], [4, 5], [2, 0], [0, 1], [3, 4]]);
+        let mut out = Vec::new();
+        chain_into(&s, &mut ChainScratch::default(), &mut Vec::new(), &mut out);
+        let mut joined = Vec::new();
+        isoterra_mesh::ContourJoiner::new().join(&[&s], &mut joined);
+        assert_eq!(out, joined);
     }
 }

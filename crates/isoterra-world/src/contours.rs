@@ -1,9 +1,10 @@
 //! Whole-world contours and colliders, joined across chunk borders.
 
-use isoterra_mesh::{ContourJoiner, MarchingSquares, Polyline, Segments, SquaresOutput};
+use isoterra_mesh::{
+    ContourJoiner, MarchingSquares, Polyline, Segments, Simplifier, SquaresOutput,
+};
 
 use crate::chunk::simplify_lines;
-use crate::simplify::RdpScratch;
 use crate::{Side2dWorld, WorldError};
 
 impl Side2dWorld {
@@ -62,8 +63,8 @@ impl Side2dWorld {
     /// The world's contours ([`contours`](Self::contours)) simplified for
     /// physics with Ramer–Douglas–Peucker, `tolerance_cells` in cells
     /// (`0..=4`; 0.05 is a good default: invisible, and far fewer edges).
-    /// Closed loops that shrink below three points (crumbs thinner than the
-    /// tolerance) are dropped.
+    /// Closed loops thinner than the tolerance (crumbs that simplification
+    /// would flatten to a line) are dropped.
     pub fn colliders(&self, tolerance_cells: f32) -> Result<Vec<Polyline>, WorldError> {
         if !(tolerance_cells.is_finite() && (0.0..=4.0).contains(&tolerance_cells)) {
             return Err(WorldError::param(
@@ -77,7 +78,7 @@ impl Side2dWorld {
         simplify_lines(
             &contours,
             tolerance_cells * self.field.cell_size(),
-            &mut RdpScratch::default(),
+            &mut Simplifier::new(),
             &mut Vec::new(),
             &mut out,
         );

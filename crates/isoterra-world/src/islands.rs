@@ -204,33 +204,10 @@ impl Side2dWorld {
     /// is checked (ascending, inside, not on the border) and on error nothing
     /// changes.
     pub fn remove_island(&mut self, island: &Island) -> Result<Edit, WorldError> {
-        let total = self.field.values().len() as u64;
+        self.check_node_list(&island.nodes, "island node", |i, reason| {
+            WorldError::param("island.nodes", i, reason)
+        })?;
         let w = self.field.width();
-        let mut prev: Option<u32> = None;
-        for &i in &island.nodes {
-            if i as u64 >= total {
-                return Err(WorldError::OutOfBounds {
-                    what: "island node",
-                    index: i as u64,
-                    len: total,
-                });
-            }
-            if prev.is_some_and(|p| p >= i) {
-                return Err(WorldError::param(
-                    "island.nodes",
-                    i,
-                    "must be strictly ascending storage indices",
-                ));
-            }
-            prev = Some(i);
-            if self.field.is_border(i % w, i / w) {
-                return Err(WorldError::param(
-                    "island.nodes",
-                    i,
-                    "lies on the border, which islands never include",
-                ));
-            }
-        }
         let mut edit = Edit::default();
         let mut rect = NodeRect::default();
         for &i in &island.nodes {

@@ -57,7 +57,6 @@ mod params;
 mod parry;
 mod query;
 mod side2d;
-mod simplify;
 
 pub use brush::{Brush, BrushShape, BrushTool};
 pub use chunk::Side2dChunk;

@@ -4,7 +4,7 @@ use crate::WorldError;
 use isoterra_field::Side2dGen;
 
 /// Parameters of a [`Side2dWorld`](crate::Side2dWorld): the generator, the
-/// chunk size, the iso level and the collider tolerance.
+/// chunk size, the iso level, the collider tolerance and the rim strip width.
 ///
 /// The store saves this struct as JSON (with the `serde` feature); a missing
 /// field takes its default.
@@ -28,6 +28,11 @@ pub struct Side2dParams {
     /// Tolerance of the collider simplification (Ramer–Douglas–Peucker) that
     /// every chunk rebuild applies, in cells; `0..=4`. Default value: `0.05`.
     pub collider_tolerance_cells: f32,
+    /// Width of the rim strip (a grass edge) every chunk rebuild lays along
+    /// the chunk's contours on the solid side, in cells; `0..=8`, `0` turns
+    /// the strip off (see [`Side2dChunk::strip`](crate::Side2dChunk::strip)).
+    /// Default value: `0.0`.
+    pub strip_width_cells: f32,
 }
 
 impl Side2dParams {
@@ -41,6 +46,7 @@ impl Side2dParams {
         chunk_cells: 32,
         iso: 0.0,
         collider_tolerance_cells: 0.05,
+        strip_width_cells: 0.0,
     };
 
     /// Sets [`Side2dParams::generator`].
@@ -64,6 +70,12 @@ impl Side2dParams {
     /// Sets [`Side2dParams::collider_tolerance_cells`].
     pub fn with_collider_tolerance_cells(mut self, tolerance: f32) -> Self {
         self.collider_tolerance_cells = tolerance;
+        self
+    }
+
+    /// Sets [`Side2dParams::strip_width_cells`].
+    pub fn with_strip_width_cells(mut self, width: f32) -> Self {
+        self.strip_width_cells = width;
         self
     }
 
@@ -107,6 +119,14 @@ impl Side2dParams {
                 "must be finite and in 0..=4 cells (0.05 is a good default)",
             ));
         }
+        let s = self.strip_width_cells;
+        if !(s.is_finite() && (0.0..=8.0).contains(&s)) {
+            return Err(WorldError::param(
+                "strip_width_cells",
+                s,
+                "must be finite and in 0..=8 cells (0 turns the rim strip off)",
+            ));
+        }
         let [cx, cy] = self.chunks();
         if cx as u64 * cy as u64 > Self::MAX_CHUNKS {
             return Err(WorldError::param(
@@ -135,7 +155,9 @@ mod tests {
         let p = Side2dParams::DEFAULT
             .with_chunk_cells(16)
             .with_iso(0.25)
-            .with_collider_tolerance_cells(0.1);
+            .with_collider_tolerance_cells(0.1)
+            .with_strip_width_cells(1.5);
+        assert_eq!(p.strip_width_cells, 1.5);
         assert_eq!(p.chunk_cells, 16);
         assert_eq!(p.iso, 0.25);
         assert_eq!(p.collider_tolerance_cells, 0.1);
@@ -153,6 +175,9 @@ mod tests {
             d.with_iso(-1.5),
             d.with_collider_tolerance_cells(-0.1),
             d.with_collider_tolerance_cells(f32::INFINITY),
+            d.with_strip_width_cells(-0.5),
+            d.with_strip_width_cells(8.5),
+            d.with_strip_width_cells(f32::NAN),
         ] {
             assert!(
                 matches!(p.validate(), Err(WorldError::InvalidParameter { .. })),

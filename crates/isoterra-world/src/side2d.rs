@@ -9,6 +9,7 @@ use isoterra_mesh::{CellRect, SquaresOptions};
 
 use crate::brush::brush_edit;
 use crate::chunk::{ChunkScratch, RebuildInput, Side2dChunk, rebuild_chunk};
+use crate::edit::check_finite;
 use crate::{Brush, Edit, EditDirection, Side2dParams, WorldError};
 
 /// Fewest dirty chunks in one batch for which a rebuild fans out over threads;
@@ -83,7 +84,8 @@ impl Side2dWorld {
     }
 
     /// A world from an existing field and material grid (e.g. loaded from a
-    /// file), with the default material table.
+    /// file), with the default material table
+    /// ([`MaterialTable::side2d_default`]).
     ///
     /// Checks that the parameters are valid, that the field has
     /// `(width_cells + 1) x (height_cells + 1)` nodes with the parameters' cell
@@ -93,6 +95,17 @@ impl Side2dWorld {
         params: &Side2dParams,
         field: Field2,
         materials: MaterialGrid,
+    ) -> Result<Self, WorldError> {
+        Self::from_parts_with_table(params, field, materials, MaterialTable::side2d_default())
+    }
+
+    /// As [`from_parts`](Self::from_parts), with the material table `table`
+    /// (every id in `materials` must exist in it).
+    pub fn from_parts_with_table(
+        params: &Side2dParams,
+        field: Field2,
+        materials: MaterialGrid,
+        table: MaterialTable,
     ) -> Result<Self, WorldError> {
         params.validate()?;
         let [cw, ch] = params.cells();
@@ -125,7 +138,6 @@ impl Side2dWorld {
                 format!("{:?}", field.origin()),
             ));
         }
-        let table = MaterialTable::side2d_default();
         check_material_ids(&materials, &table)?;
         let iso = params.iso;
         let (fw, fh) = (field.width(), field.height());
@@ -318,65 +330,60 @@ impl Side2dWorld {
     }
 
     fn check_edit(&self, edit: &Edit, dir: EditDirection) -> Result<(), WorldError> {
-        let n = edit.nodes.len();
-        for (name, len) in [
-            ("before", edit.before.len()),
-            ("after", edit.after.len()),
-            ("mat_before", edit.mat_before.len()),
-            ("mat_after", edit.mat_after.len()),
-        ] {
-            if len != n {
-                return Err(WorldError::malformed(format!(
-                    "`{name}` has {len} entries but `nodes` has {n}"
-                )));
-            }
-        }
-        if n == 0 {
-            return Ok(());
-        }
-        let total = self.field.values().len() as u64;
+        edit.check_lists()?;
+        self.check_node_list(&edit.nodes, "edit node", |i, reason| {
+            WorldError::malformed(format!("node {i} {reason}"))
+        })?;
         let w = self.field.width();
         let r = edit.rect;
-        let mut prev: Option<u32> = None;
-        for &i in &edit.nodes {
-            if i as u64 >= total {
-                return Err(WorldError::OutOfBounds {
-                    what: "edit node",
-                    index: i as u64,
-                    len: total,
-                });
-            }
-            if prev.is_some_and(|p| p >= i) {
-                return Err(WorldError::malformed("`nodes` are not strictly ascending"));
-            }
-            prev = Some(i);
-            let (x, y) = (i % w, i / w);
-            if self.field.is_border(x, y) {
-                return Err(WorldError::malformed(format!(
-                    "node ({x}, {y}) lies on the border, which edits never change"
-                )));
-            }
-            if !r.contains(x, y) {
-                return Err(WorldError::malformed(format!(
-                    "node ({x}, {y}) lies outside the edit's rect {r:?}"
-                )));
-            }
-        }
-        let (values, mats) = match dir {
-            EditDirection::Forward => (&edit.after, &edit.mat_after),
-            EditDirection::Backward => (&edit.before, &edit.mat_before),
-        };
-        if let Some(k) = values.iter().position(|v| !v.is_finite()) {
+        if let Some(&i) = edit.nodes.iter().find(|&&i| !r.contains(i % w, i / w)) {
             return Err(WorldError::malformed(format!(
-                "value {} for node {} is not finite",
-                values[k], edit.nodes[k]
+                "node ({}, {}) lies outside the edit's rect {r:?}",
+                i % w,
+                i / w
             )));
         }
+        let (values, mats, side) = match dir {
+            EditDirection::Forward => (&edit.after, &edit.mat_after, "after"),
+            EditDirection::Backward => (&edit.before, &edit.mat_before, "before"),
+        };
+        check_finite(values, &edit.nodes, side)?;
         if let Some(k) = mats.iter().position(|&m| self.table.get(m).is_none()) {
             return Err(WorldError::malformed(format!(
                 "material {} for node {} is not in the table",
                 mats[k], edit.nodes[k]
             )));
+        }
+        Ok(())
+    }
+
+    /// Checks a list of storage indices: inside the field, strictly
+    /// ascending, none on the border. `what` names the index in an
+    /// out-of-bounds error; `bad(index, reason)` makes the other errors.
+    pub(crate) fn check_node_list(
+        &self,
+        nodes: &[u32],
+        what: &'static str,
+        bad: impl Fn(u32, &'static str) -> WorldError,
+    ) -> Result<(), WorldError> {
+        let total = self.field.values().len() as u64;
+        let w = self.field.width();
+        let mut prev: Option<u32> = None;
+        for &i in nodes {
+            if i as u64 >= total {
+                return Err(WorldError::OutOfBounds {
+                    what,
+                    index: i as u64,
+                    len: total,
+                });
+            }
+            if prev.is_some_and(|p| p >= i) {
+                return Err(bad(i, "breaks the strictly ascending order"));
+            }
+            prev = Some(i);
+            if self.field.is_border(i % w, i / w) {
+                return Err(bad(i, "lies on the border, which is never changed"));
+            }
         }
         Ok(())
     }
@@ -389,6 +396,7 @@ impl Side2dWorld {
                 vals[i as usize] = v;
             }
         }
+        // An edit without materials (`mats` empty) leaves them alone.
         let ids = self.materials.ids_mut();
         for (&i, &m) in nodes.iter().zip(mats) {
             ids[i as usize] = m;
@@ -402,7 +410,8 @@ impl Side2dWorld {
         o
     }
 
-    /// Rebuilds dirty chunks (mesh, segments, polylines, colliders), oldest
+    /// Rebuilds dirty chunks (mesh, segments, polylines, colliders and, when
+    /// [`Side2dParams::strip_width_cells`] is above zero, the rim strip), oldest
     /// first.
     ///
     /// With `Some(budget)` it stops once the budget is spent — after at least
@@ -419,6 +428,7 @@ impl Side2dWorld {
             materials: &self.materials,
             options,
             tolerance: self.params.collider_tolerance_cells * self.field.cell_size(),
+            strip_width: self.params.strip_width_cells * self.field.cell_size(),
         };
         let total = self.queue.len();
         let step = match budget {

@@ -501,9 +501,26 @@ fn rebuild_output_does_not_depend_on_thread_count() {
 
 #[test]
 fn steady_dig_and_rebuild_reuses_chunk_buffers() {
-    let mut world = generated(Side2dPreset::Hills, 6, 128, 64, 16);
+    steady_loop_reuses_buffers(|_| Brush::new(BrushTool::Dig, [64.0, 30.0], 8.0), false);
+}
+
+fn steady_loop_reuses_buffers(pick: impl Fn(&Side2dWorld) -> Brush, new_loop: bool) {
+    // Point buffers move between a chunk's polylines and its spare ones when
+    // a dig changes how many polylines it has; `alloc_tests.rs` checks them
+    // by counting allocations.
+    let mut world = Side2dWorld::generate(
+        &params(128, 64, 16)
+            .with_generator(
+                isoterra_field::Side2dGen::DEFAULT
+                    .with_preset(Side2dPreset::Hills)
+                    .with_seed(6)
+                    .with_size(128, 64),
+            )
+            .with_strip_width_cells(0.5),
+    )
+    .unwrap();
     world.rebuild_all();
-    let brush = Brush::new(BrushTool::Dig, [64.0, 30.0], 8.0);
+    let brush = pick(&world);
     let cycle = |world: &mut Side2dWorld| {
         let e = world.apply_brush(&brush).unwrap();
         world.rebuild(None);
@@ -516,6 +533,21 @@ fn steady_dig_and_rebuild_reuses_chunk_buffers() {
     cycle(&mut world);
     let touched = chunks_touching(&world, &e.nodes);
     assert!(!touched.is_empty());
+    let lines_now = |world: &Side2dWorld| -> usize {
+        touched
+            .iter()
+            .map(|&[cx, cy]| world.chunk(cx, cy).unwrap().polylines.len())
+            .sum()
+    };
+    let undone_lines = lines_now(&world);
+    world.apply_brush(&brush).unwrap();
+    world.rebuild(None);
+    let dug_lines = lines_now(&world);
+    world.apply_edit(&e, EditDirection::Backward).unwrap();
+    world.rebuild(None);
+    if new_loop {
+        assert!(dug_lines > undone_lines, "{dug_lines} vs {undone_lines}");
+    }
     let fingerprint = |world: &Side2dWorld| -> Vec<(usize, usize)> {
         let mut v = Vec::new();
         for &[cx, cy] in &touched {
@@ -536,6 +568,14 @@ fn steady_dig_and_rebuild_reuses_chunk_buffers() {
             ));
             v.push((c.polylines.as_ptr() as usize, c.polylines.capacity()));
             v.push((c.colliders.as_ptr() as usize, c.colliders.capacity()));
+            v.push((
+                c.strip.positions.as_ptr() as usize,
+                c.strip.positions.capacity(),
+            ));
+            v.push((
+                c.strip.indices.as_ptr() as usize,
+                c.strip.indices.capacity(),
+            ));
         }
         v
     };
@@ -628,6 +668,101 @@ fn chunk_chains_end_on_chunk_borders() {
         assert!(col_count <= seg_count);
     }
     assert!(open > 0);
+}
+
+#[test]
+fn chunk_polylines_equal_the_joiner_on_the_chunk_segments() {
+    let mut world = generated(Side2dPreset::Caves, 15, 96, 64, 16);
+    world.rebuild_all();
+    let mut joiner = isoterra_mesh::ContourJoiner::new();
+    let mut out = Vec::new();
+    let mut lines = 0;
+    for c in world.chunks() {
+        joiner.join(&[&c.segments], &mut out);
+        assert_eq!(c.polylines, out, "chunk {:?}", c.coord);
+        // Open chains first, closed loops after.
+        let first_loop = c.polylines.iter().position(|l| l.closed);
+        if let Some(k) = first_loop {
+            assert!(c.polylines[k..].iter().all(|l| l.closed));
+        }
+        assert!(
+            c.polylines
+                .iter()
+                .all(|l| l.points.len() >= if l.closed { 3 } else { 2 })
+        );
+        lines += c.polylines.len();
+    }
+    assert!(lines > 0);
+}
+
+#[test]
+fn strips_follow_the_contours_when_enabled() {
+    let spec = isoterra_field::Side2dGen::DEFAULT
+        .with_preset(Side2dPreset::Caves)
+        .with_seed(16)
+        .with_size(96, 64);
+    let base = Side2dParams::DEFAULT
+        .with_generator(spec)
+        .with_chunk_cells(16);
+    let mut off = Side2dWorld::generate(&base).unwrap();
+    off.rebuild_all();
+    assert!(
+        off.chunks()
+            .iter()
+            .all(|c| c.strip.positions.is_empty() && c.strip.indices.is_empty())
+    );
+    let mut on = Side2dWorld::generate(&base.with_strip_width_cells(0.75)).unwrap();
+    on.rebuild_all();
+    let mut with_contours = 0;
+    let (mut inner_solid, mut inner_total) = (0, 0);
+    for c in on.chunks() {
+        let s = &c.strip;
+        assert_eq!(s.positions.len(), s.uvs.len());
+        assert_eq!(s.indices.len() % 3, 0);
+        assert!(s.indices.iter().all(|&i| (i as usize) < s.positions.len()));
+        if c.polylines.is_empty() {
+            assert!(s.indices.is_empty());
+            continue;
+        }
+        with_contours += 1;
+        assert!(
+            !s.indices.is_empty(),
+            "chunk {:?} has contours but no strip",
+            c.coord
+        );
+        // Two vertices per polyline point (one more point per closed loop).
+        let points: usize = c
+            .polylines
+            .iter()
+            .map(|l| l.points.len() + usize::from(l.closed))
+            .sum();
+        assert_eq!(s.positions.len(), 2 * points);
+        // The inner edge lies in solid ground (but where the solid is thinner
+        // than the strip).
+        let inside = s
+            .positions
+            .iter()
+            .zip(&s.uvs)
+            .filter(|(_, uv)| uv[1] == 1.0)
+            .filter(|(p, _)| on.is_solid([p[0], p[1]]))
+            .count();
+        inner_solid += inside;
+        inner_total += s.positions.len() / 2;
+    }
+    assert!(with_contours > 0);
+    assert!(
+        inner_solid * 10 >= inner_total * 9,
+        "{inner_solid} of {inner_total} inner vertices in solid"
+    );
+    // Digging rebuilds the strip with the chunk.
+    let e = on
+        .apply_brush(&Brush::new(BrushTool::Dig, [48.0, 32.0], 6.0))
+        .unwrap();
+    on.rebuild_all();
+    for [cx, cy] in chunks_touching(&on, &e.nodes) {
+        let c = on.chunk(cx, cy).unwrap();
+        assert_eq!(c.strip.indices.is_empty(), c.polylines.is_empty());
+    }
 }
 
 #[test]

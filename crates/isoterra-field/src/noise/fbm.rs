@@ -1,8 +1,7 @@
 //! Fractal Brownian motion: a weighted sum of noise octaves.
 
-use super::hash::{derive, unit_f32};
-use super::perlin::{perlin2, perlin3};
-use super::{Noise2, Noise3, clamp_unit, fill2, fill3};
+use super::fractal::{Basis, Fractal, FractalKind, FractalParams};
+use super::{LANES, Noise2, Noise3, fill2, fill3};
 use crate::FieldError;
 
 /// Parameters of fractal Brownian motion ([`Fbm`]).
@@ -146,20 +145,12 @@ impl Default for FbmParams {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Octave {
-    key: u64,
-    frequency: f32,
-    /// Amplitude divided by the sum of amplitudes.
-    weight: f32,
-    offset: [f32; 3],
-}
-
 /// Seeded fBm over improved Perlin noise, in `[-1, 1]`.
 ///
 /// Each octave has its own hash key and a pseudo-random offset, both derived
 /// from the seed, so octaves do not share lattice points (all Perlin octaves
-/// would otherwise be zero together at the origin).
+/// would otherwise be zero together at the origin). This is the
+/// [`Fractal`] with [`Basis::Perlin`] and [`FractalKind::Fbm`], bit for bit.
 ///
 /// ```
 /// use isoterra_field::{Fbm, FbmParams, Noise2};
@@ -171,36 +162,19 @@ struct Octave {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fbm {
     params: FbmParams,
-    seed: u64,
-    octaves: Vec<Octave>,
+    inner: Fractal,
 }
 
 impl Fbm {
     /// fBm with `params` (validated) and `seed`.
     pub fn new(params: &FbmParams, seed: u64) -> Result<Self, FieldError> {
-        params.validate()?;
-        let total = params.amplitude_sum();
-        let mut octaves = Vec::with_capacity(params.octaves as usize);
-        let (mut frequency, mut amp) = (params.frequency, 1.0f32);
-        for i in 0..params.octaves {
-            let key = derive(seed, 0xF0B0_0000 + i as u64);
-            octaves.push(Octave {
-                key,
-                frequency,
-                weight: amp / total,
-                offset: [
-                    unit_f32(derive(key, 1)) * 256.0,
-                    unit_f32(derive(key, 2)) * 256.0,
-                    unit_f32(derive(key, 3)) * 256.0,
-                ],
-            });
-            frequency *= params.lacunarity;
-            amp *= params.persistence;
-        }
+        let inner = Fractal::new(
+            &FractalParams::from_fbm(params, Basis::Perlin, FractalKind::Fbm),
+            seed,
+        )?;
         Ok(Fbm {
             params: *params,
-            seed,
-            octaves,
+            inner,
         })
     }
 
@@ -211,40 +185,56 @@ impl Fbm {
 
     /// The seed.
     pub fn seed(&self) -> u64 {
-        self.seed
+        self.inner.seed()
+    }
+
+    /// The same noise as a general [`Fractal`].
+    pub fn as_fractal(&self) -> &Fractal {
+        &self.inner
     }
 }
 
 impl Noise2 for Fbm {
     #[inline]
     fn sample2(&self, x: f32, y: f32) -> f32 {
-        let mut sum = 0.0f32;
-        for o in &self.octaves {
-            sum += o.weight
-                * perlin2(
-                    o.key,
-                    x * o.frequency + o.offset[0],
-                    y * o.frequency + o.offset[1],
-                );
-        }
-        clamp_unit(sum)
+        self.inner.sample2(x, y)
+    }
+
+    #[inline]
+    fn sample2_lanes(&self, x: &[f32; LANES], y: &[f32; LANES]) -> [f32; LANES] {
+        self.inner.sample2_lanes(x, y)
+    }
+
+    #[inline]
+    fn sample2_row(&self, x: &[f32; LANES], y: f32) -> [f32; LANES] {
+        self.inner.sample2_row(x, y)
+    }
+
+    #[inline]
+    fn fill_row2(&self, x0: f32, dx: f32, y: f32, out: &mut [f32]) {
+        self.inner.fill_row2(x0, dx, y, out)
     }
 }
 
 impl Noise3 for Fbm {
     #[inline]
     fn sample3(&self, x: f32, y: f32, z: f32) -> f32 {
-        let mut sum = 0.0f32;
-        for o in &self.octaves {
-            sum += o.weight
-                * perlin3(
-                    o.key,
-                    x * o.frequency + o.offset[0],
-                    y * o.frequency + o.offset[1],
-                    z * o.frequency + o.offset[2],
-                );
-        }
-        clamp_unit(sum)
+        self.inner.sample3(x, y, z)
+    }
+
+    #[inline]
+    fn sample3_lanes(&self, x: &[f32; LANES], y: &[f32; LANES], z: &[f32; LANES]) -> [f32; LANES] {
+        self.inner.sample3_lanes(x, y, z)
+    }
+
+    #[inline]
+    fn sample3_row(&self, x: &[f32; LANES], y: f32, z: f32) -> [f32; LANES] {
+        self.inner.sample3_row(x, y, z)
+    }
+
+    #[inline]
+    fn fill_row3(&self, x0: f32, dx: f32, y: f32, z: f32, out: &mut [f32]) {
+        self.inner.fill_row3(x0, dx, y, z, out)
     }
 }
 
@@ -283,6 +273,7 @@ pub fn fill_fbm3(
 
 #[cfg(test)]
 mod tests {
+    use super::super::perlin::{Row2, perlin2_row};
     use super::*;
 
     #[test]
@@ -334,12 +325,12 @@ mod tests {
     fn one_octave_is_scaled_perlin() {
         let p = FbmParams::DEFAULT.with_octaves(1).with_frequency(1.0);
         let f = Fbm::new(&p, 3).unwrap();
-        let o = f.octaves[0];
+        let o = f.as_fractal().octaves()[0];
         let x = 1.3;
         let y = -4.7;
         assert_eq!(
             f.sample2(x, y),
-            perlin2(o.key, x + o.offset[0], y + o.offset[1])
+            perlin2_row(o.key, x + o.offset[0], &Row2::new(y + o.offset[1]))
         );
     }
 

@@ -28,28 +28,34 @@ pub(crate) const fn hash2(key: u64, x: i32, y: i32) -> u64 {
     mix64(key ^ packed)
 }
 
-/// Multiplier that spreads lattice x coordinates (a large odd constant).
-pub(crate) const PRIME_X: u64 = 0x9E37_79B9_7F4A_7C15;
-/// Multiplier that spreads lattice y coordinates.
-pub(crate) const PRIME_Y: u64 = 0xC2B2_AE3D_27D4_EB4F;
-/// Multiplier that spreads lattice z coordinates.
-pub(crate) const PRIME_Z: u64 = 0x1656_67B1_9E37_79F9;
-/// Final multiplier of [`lattice`].
-const LATTICE_MUL: u64 = 0xD6E8_FEB8_6659_FD93;
-
-/// A fast hash of a key and pre-multiplied lattice coordinates
-/// (`x * PRIME_X ^ y * PRIME_Y ...`), good in its top bits. Used to pick
-/// gradients, where it runs four or eight times per sample.
-#[inline(always)]
-pub(crate) const fn lattice(key: u64, primed: u64) -> u64 {
-    let h = (key ^ primed).wrapping_mul(LATTICE_MUL);
-    (h ^ (h >> 29)).wrapping_mul(LATTICE_MUL)
-}
-
 /// A uniform value in `[0, 1)` from the top 24 bits of a hash.
 #[inline(always)]
 pub(crate) const fn unit_f32(h: u64) -> f32 {
     (h >> 40) as f32 * (1.0 / (1u64 << 24) as f32)
+}
+
+/// 32-bit multiplier that spreads lattice x coordinates (odd).
+pub(crate) const P32_X: u32 = 0x8DA6_B343;
+/// 32-bit multiplier that spreads lattice y coordinates (odd).
+pub(crate) const P32_Y: u32 = 0xD816_3841;
+/// 32-bit multiplier that spreads lattice z coordinates (odd).
+pub(crate) const P32_Z: u32 = 0xCB1A_B31F;
+
+/// A fast 32-bit hash of a key and pre-multiplied lattice coordinates
+/// (`x * P32_X ^ y * P32_Y ...`), good in its top bits. It is built from
+/// 32-bit integer operations only, so eight of them run in one vector
+/// register.
+#[inline(always)]
+pub(crate) const fn lattice32(key: u32, primed: u32) -> u32 {
+    let h = (key ^ primed).wrapping_mul(0x27D4_EB2D);
+    h ^ (h >> 15)
+}
+
+/// The cheaper hash for gradient selection, which reads only the top bits:
+/// a multiply alone mixes every input bit into them.
+#[inline(always)]
+pub(crate) const fn lattice_top(key: u32, primed: u32) -> u32 {
+    (key ^ primed).wrapping_mul(0x27D4_EB2D)
 }
 
 #[cfg(test)]
@@ -61,24 +67,32 @@ mod tests {
         assert_ne!(derive(1, 0), derive(1, 1));
         assert_ne!(derive(1, 0), derive(2, 0));
         assert_ne!(hash2(7, 1, 0), hash2(7, 0, 1));
-        let p =
-            |x: i64, y: i64| (x as u64).wrapping_mul(PRIME_X) ^ (y as u64).wrapping_mul(PRIME_Y);
-        assert_ne!(lattice(7, p(1, 0)) >> 60, lattice(7, p(0, 1)) >> 60);
+        assert_ne!(lattice32(7, P32_X), lattice32(7, P32_Y));
     }
 
     #[test]
-    fn lattice_top_bits_are_balanced() {
-        // Each of the 16 gradient slots gets close to 1/16 of a block of lattice points.
+    fn lattice32_top_bits_are_balanced() {
         let mut counts = [0u32; 16];
-        for y in -64i64..64 {
-            for x in -64i64..64 {
-                let primed = (x as u64).wrapping_mul(PRIME_X) ^ (y as u64).wrapping_mul(PRIME_Y);
-                counts[(lattice(99, primed) >> 60) as usize] += 1;
+        let mut low = [0u32; 16];
+        for y in -64i32..64 {
+            for x in -64i32..64 {
+                let primed = (x as u32).wrapping_mul(P32_X) ^ (y as u32).wrapping_mul(P32_Y);
+                let h = lattice32(0x1234_5678, primed);
+                counts[(h >> 28) as usize] += 1;
+                low[((h >> 8) & 15) as usize] += 1;
             }
         }
-        for c in counts {
-            assert!((850..=1200).contains(&c), "{counts:?}");
+        for c in counts.iter().chain(low.iter()) {
+            assert!((850..=1200).contains(c), "{counts:?} {low:?}");
         }
+        let mut top = [0u32; 16];
+        for y in -64i32..64 {
+            for x in -64i32..64 {
+                let primed = (x as u32).wrapping_mul(P32_X) ^ (y as u32).wrapping_mul(P32_Y);
+                top[(lattice_top(0x9E37_79B9, primed) >> 28) as usize] += 1;
+            }
+        }
+        assert!(top.iter().all(|c| (850..=1200).contains(c)), "{top:?}");
     }
 
     #[test]

@@ -5,22 +5,31 @@
 //! never from a global random number generator, so the same inputs give the
 //! same bits on every thread and every run.
 //!
-//! # Output range
+//! # Generators and their analytic ranges
 //!
 //! Every [`Noise2`] / [`Noise3`] implementation in this crate returns values in
 //! the closed range `[-1, 1]` for *any* input, including non-finite
 //! coordinates (which give an unspecified value inside the range):
 //!
-//! * [`Perlin`] 2D uses 16 gradient directions of length `√2`; its analytic
-//!   maximum is exactly `1`, reached at a cell centre when all four corner
-//!   gradients point at it.
+//! * [`Perlin`] 2D uses 8 gradients of length `√2` (diagonals and axes);
+//!   its analytic maximum is exactly `1`, reached at a cell centre when all
+//!   four corner gradients point at it.
 //! * [`Perlin`] 3D uses the 12 cube-edge gradients of improved noise; their
 //!   analytic maximum is about `1.0364` (found near `(0.355, 0.481, 0.5)` in a
 //!   cell), so the 3D value is scaled by `0.9648` to stay inside `[-1, 1]`.
-//! * [`Fbm`] divides the sum of its octaves by the sum of their amplitudes,
-//!   which is the analytic bound of the sum; it never looks at the data.
+//! * [`OpenSimplex2`] divides its kernel sum by the worst case over every
+//!   gradient choice (see its docs).
+//! * [`ValueNoise`] is a convex blend of lattice values in `[-1, 1)`.
+//! * [`Cellular`] maps its distance through the distance's analytic bound.
+//! * [`Fractal`] (and [`Fbm`]) shape every octave into `[-1, 1]` and divide
+//!   the weighted sum by the sum of the amplitudes — the analytic bound of
+//!   the sum; it never looks at the data.
+//! * [`NoiseGraph`] combines these and reports the analytic range of the
+//!   whole tree ([`NoiseGraph::range`]).
 //!
 //! A final clamp absorbs the last bits of floating-point rounding.
+//! Normalisation always uses these analytic ranges, never a chunk's own
+//! minimum and maximum (that is what makes seams between chunks).
 //!
 //! # Batch fills
 //!
@@ -28,21 +37,80 @@
 //! is taken at exactly `[origin[0] + i as f32 * step[0], origin[1] + j as f32 * step[1]]`
 //! (same for z), so a batch fill is bit-identical to calling the point API at
 //! those coordinates.
+//!
+//! The generators compute eight samples at a time ([`LANES`]): kernels are
+//! written branch-free over arrays of eight (floor by integer conversion with
+//! a correction, 32-bit integer hashing, gradients chosen by arithmetic), so
+//! the compiler turns them into vector code, and on x86-64 CPUs with AVX2
+//! they run in an AVX2 build chosen at run time. Only IEEE-exact operations
+//! are used (no fused multiply-add, no `sin`/`exp`/`powf`), in the same order
+//! for one sample and for eight, so every path gives the same bits on every
+//! machine.
 
+mod cellular;
 mod fbm;
 mod fill;
+mod fractal;
+mod graph;
 pub(crate) mod hash;
+mod kernel;
 mod perlin;
+mod simplex;
+mod value;
 
+pub use cellular::{Cellular, CellularReturn};
 pub use fbm::{Fbm, FbmParams, fill_fbm2, fill_fbm3};
+pub(crate) use fill::check_grid;
 pub use fill::{fill2, fill3};
+pub use fractal::{Basis, Fractal, FractalKind, FractalParams};
+pub use graph::{NoiseGraph, NoiseNode, WarpParams};
 pub use perlin::Perlin;
+pub use simplex::OpenSimplex2;
+pub use value::ValueNoise;
+
+/// Number of samples the batch kernels compute side by side.
+pub const LANES: usize = 8;
 
 /// A 2D noise function with values in `[-1, 1]`.
 pub trait Noise2 {
     /// The value at `(x, y)`, always within `[-1, 1]`. Non-finite coordinates
     /// give an unspecified value inside the range.
     fn sample2(&self, x: f32, y: f32) -> f32;
+
+    /// Eight samples at `(x[l], y[l])`. Every lane is bit for bit what
+    /// [`sample2`](Self::sample2) returns there; implementations override this
+    /// only to compute the same operations on eight lanes at once.
+    #[inline]
+    fn sample2_lanes(&self, x: &[f32; LANES], y: &[f32; LANES]) -> [f32; LANES] {
+        std::array::from_fn(|l| self.sample2(x[l], y[l]))
+    }
+
+    /// Eight samples on one row, at `(x[l], y)`; bit for bit what
+    /// [`sample2`](Self::sample2) returns there.
+    #[inline]
+    fn sample2_row(&self, x: &[f32; LANES], y: f32) -> [f32; LANES] {
+        self.sample2_lanes(x, &[y; LANES])
+    }
+
+    /// Fills `out[i]` with the sample at `(x0 + i as f32 * dx, y)`, bit for
+    /// bit what [`sample2`](Self::sample2) returns there. [`fill2`] calls
+    /// this once per row.
+    fn fill_row2(&self, x0: f32, dx: f32, y: f32, out: &mut [f32]) {
+        let mut chunks = out.chunks_exact_mut(LANES);
+        let mut i = 0usize;
+        for c in &mut chunks {
+            let x: [f32; LANES] = std::array::from_fn(|l| x0 + (i + l) as f32 * dx);
+            c.copy_from_slice(&self.sample2_row(&x, y));
+            i += LANES;
+        }
+        let rest = chunks.into_remainder();
+        if !rest.is_empty() {
+            let last = rest.len() - 1;
+            let x: [f32; LANES] = std::array::from_fn(|l| x0 + (i + l.min(last)) as f32 * dx);
+            let v = self.sample2_row(&x, y);
+            rest.copy_from_slice(&v[..rest.len()]);
+        }
+    }
 }
 
 /// A 3D noise function with values in `[-1, 1]`.
@@ -50,6 +118,40 @@ pub trait Noise3 {
     /// The value at `(x, y, z)`, always within `[-1, 1]`. Non-finite
     /// coordinates give an unspecified value inside the range.
     fn sample3(&self, x: f32, y: f32, z: f32) -> f32;
+
+    /// Eight samples at `(x[l], y[l], z[l])`, each bit for bit what
+    /// [`sample3`](Self::sample3) returns there.
+    #[inline]
+    fn sample3_lanes(&self, x: &[f32; LANES], y: &[f32; LANES], z: &[f32; LANES]) -> [f32; LANES] {
+        std::array::from_fn(|l| self.sample3(x[l], y[l], z[l]))
+    }
+
+    /// Eight samples on one row, at `(x[l], y, z)`; bit for bit what
+    /// [`sample3`](Self::sample3) returns there.
+    #[inline]
+    fn sample3_row(&self, x: &[f32; LANES], y: f32, z: f32) -> [f32; LANES] {
+        self.sample3_lanes(x, &[y; LANES], &[z; LANES])
+    }
+
+    /// Fills `out[i]` with the sample at `(x0 + i as f32 * dx, y, z)`, bit
+    /// for bit what [`sample3`](Self::sample3) returns there. [`fill3`] calls
+    /// this once per row.
+    fn fill_row3(&self, x0: f32, dx: f32, y: f32, z: f32, out: &mut [f32]) {
+        let mut chunks = out.chunks_exact_mut(LANES);
+        let mut i = 0usize;
+        for c in &mut chunks {
+            let x: [f32; LANES] = std::array::from_fn(|l| x0 + (i + l) as f32 * dx);
+            c.copy_from_slice(&self.sample3_row(&x, y, z));
+            i += LANES;
+        }
+        let rest = chunks.into_remainder();
+        if !rest.is_empty() {
+            let last = rest.len() - 1;
+            let x: [f32; LANES] = std::array::from_fn(|l| x0 + (i + l.min(last)) as f32 * dx);
+            let v = self.sample3_row(&x, y, z);
+            rest.copy_from_slice(&v[..rest.len()]);
+        }
+    }
 }
 
 impl<N: Noise2 + ?Sized> Noise2 for &N {
@@ -57,12 +159,42 @@ impl<N: Noise2 + ?Sized> Noise2 for &N {
     fn sample2(&self, x: f32, y: f32) -> f32 {
         (**self).sample2(x, y)
     }
+
+    #[inline]
+    fn sample2_lanes(&self, x: &[f32; LANES], y: &[f32; LANES]) -> [f32; LANES] {
+        (**self).sample2_lanes(x, y)
+    }
+
+    #[inline]
+    fn sample2_row(&self, x: &[f32; LANES], y: f32) -> [f32; LANES] {
+        (**self).sample2_row(x, y)
+    }
+
+    #[inline]
+    fn fill_row2(&self, x0: f32, dx: f32, y: f32, out: &mut [f32]) {
+        (**self).fill_row2(x0, dx, y, out)
+    }
 }
 
 impl<N: Noise3 + ?Sized> Noise3 for &N {
     #[inline]
     fn sample3(&self, x: f32, y: f32, z: f32) -> f32 {
         (**self).sample3(x, y, z)
+    }
+
+    #[inline]
+    fn sample3_lanes(&self, x: &[f32; LANES], y: &[f32; LANES], z: &[f32; LANES]) -> [f32; LANES] {
+        (**self).sample3_lanes(x, y, z)
+    }
+
+    #[inline]
+    fn sample3_row(&self, x: &[f32; LANES], y: f32, z: f32) -> [f32; LANES] {
+        (**self).sample3_row(x, y, z)
+    }
+
+    #[inline]
+    fn fill_row3(&self, x0: f32, dx: f32, y: f32, z: f32, out: &mut [f32]) {
+        (**self).fill_row3(x0, dx, y, z, out)
     }
 }
 

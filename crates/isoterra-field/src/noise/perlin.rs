@@ -1,61 +1,20 @@
 //! Improved Perlin gradient noise in 2D and 3D, seeded by lattice hashing.
 
-use std::f32::consts::SQRT_2;
-
-use super::hash::{PRIME_X, PRIME_Y, PRIME_Z, lattice, mix64};
-use super::{Noise2, Noise3, clamp_unit};
-
-/// 16 gradient directions, 22.5 degrees apart, each of length √2.
-const GRAD2: [[f32; 2]; 16] = [
-    [SQRT_2, 0.0],
-    [1.306_563, 0.541_196_1],
-    [1.0, 1.0],
-    [0.541_196_1, 1.306_563],
-    [0.0, SQRT_2],
-    [-0.541_196_1, 1.306_563],
-    [-1.0, 1.0],
-    [-1.306_563, 0.541_196_1],
-    [-SQRT_2, 0.0],
-    [-1.306_563, -0.541_196_1],
-    [-1.0, -1.0],
-    [-0.541_196_1, -1.306_563],
-    [0.0, -SQRT_2],
-    [0.541_196_1, -1.306_563],
-    [1.0, -1.0],
-    [1.306_563, -0.541_196_1],
-];
-
-/// The 12 cube-edge gradients of improved noise, padded to 16 entries by
-/// repeating four of them (the classic trick that avoids a modulo).
-const GRAD3: [[f32; 3]; 16] = [
-    [1.0, 1.0, 0.0],
-    [-1.0, 1.0, 0.0],
-    [1.0, -1.0, 0.0],
-    [-1.0, -1.0, 0.0],
-    [1.0, 0.0, 1.0],
-    [-1.0, 0.0, 1.0],
-    [1.0, 0.0, -1.0],
-    [-1.0, 0.0, -1.0],
-    [0.0, 1.0, 1.0],
-    [0.0, -1.0, 1.0],
-    [0.0, 1.0, -1.0],
-    [0.0, -1.0, -1.0],
-    [1.0, 1.0, 0.0],
-    [-1.0, 1.0, 0.0],
-    [0.0, -1.0, 1.0],
-    [0.0, -1.0, -1.0],
-];
+use super::hash::{P32_X, P32_Y, P32_Z, lattice_top, mix64};
+use super::kernel::{fade, floor_i32, grad2, grad3};
+use super::{LANES, Noise2, Noise3, clamp_unit};
 
 /// Scale that maps the analytic 3D maximum (about 1.03636) below 1.
-const SCALE3: f32 = 0.9648;
+pub(crate) const SCALE3: f32 = 0.9648;
 
 /// Seeded improved Perlin noise (quintic fade, hashed gradients).
 ///
-/// The gradient at each lattice point is chosen by a 64-bit hash of the seed
-/// and the lattice coordinates, so the noise has no period and needs no
-/// permutation table. Values lie in `[-1, 1]` (see the [module docs](crate::noise)
-/// for the analytic bounds). Lattice coordinates are 32-bit: coordinates
-/// beyond about `±2^24` lose fractional precision.
+/// The gradient at each lattice point is chosen by a 32-bit hash of the seed
+/// and the lattice coordinates, so the noise needs no permutation table.
+/// Values lie in `[-1, 1]` (see the [module docs](crate::noise) for the
+/// analytic bounds). Lattice coordinates are 32-bit and wrap: the noise
+/// repeats with a period of `2^32` lattice cells, and coordinates beyond
+/// about `±2^24` lose fractional precision.
 ///
 /// ```
 /// use isoterra_field::{Noise2, Perlin};
@@ -67,7 +26,7 @@ const SCALE3: f32 = 0.9648;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Perlin {
     seed: u64,
-    key: u64,
+    key: u32,
 }
 
 impl Perlin {
@@ -75,7 +34,7 @@ impl Perlin {
     pub const fn new(seed: u64) -> Self {
         Perlin {
             seed,
-            key: mix64(seed ^ 0x5EED_9E37_79B9_7F4A),
+            key: (mix64(seed ^ 0x5EED_9E37_79B9_7F4A) >> 32) as u32,
         }
     }
 
@@ -85,104 +44,176 @@ impl Perlin {
     }
 }
 
-/// Integer part (rounded toward negative infinity) and fractional part.
-/// Saturates far outside the `i32` range and maps NaN to lattice 0.
-#[inline(always)]
-fn split(v: f32) -> (i32, f32) {
-    let t = v as i32;
-    let i = if (t as f32) > v {
-        t.saturating_sub(1)
-    } else {
-        t
+/// Everything about one `y` that a 2D lattice kernel needs; computed once per
+/// row of a batch and once per call of the point API, with the same operations.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Row2 {
+    pub(crate) py0: u32,
+    pub(crate) py1: u32,
+    pub(crate) fy: f32,
+    pub(crate) fy1: f32,
+    pub(crate) v: f32,
+}
+
+impl Row2 {
+    /// Row data for kernels that do not use it.
+    pub(crate) const PLACEHOLDER: Row2 = Row2 {
+        py0: 0,
+        py1: 0,
+        fy: 0.0,
+        fy1: 0.0,
+        v: 0.0,
     };
-    (i, v - i as f32)
+
+    #[inline(always)]
+    pub(crate) fn new(y: f32) -> Self {
+        let iy = floor_i32(y);
+        let fy = y - iy as f32;
+        let py0 = (iy as u32).wrapping_mul(P32_Y);
+        Row2 {
+            py0,
+            py1: py0.wrapping_add(P32_Y),
+            fy,
+            fy1: fy - 1.0,
+            v: fade(fy),
+        }
+    }
 }
 
-/// The quintic fade curve `6t^5 - 15t^4 + 10t^3`.
-#[inline(always)]
-fn fade(t: f32) -> f32 {
-    t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
+/// The `y` and `z` parts of a 3D lattice kernel (see [`Row2`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Row3 {
+    pub(crate) p00: u32,
+    pub(crate) p10: u32,
+    pub(crate) p01: u32,
+    pub(crate) p11: u32,
+    pub(crate) fy: f32,
+    pub(crate) fz: f32,
+    pub(crate) fy1: f32,
+    pub(crate) fz1: f32,
+    pub(crate) v: f32,
+    pub(crate) w: f32,
 }
 
-#[inline(always)]
-fn grad2(h: u64, dx: f32, dy: f32) -> f32 {
-    let g = GRAD2[(h >> 60) as usize];
-    g[0] * dx + g[1] * dy
+impl Row3 {
+    /// Row data for kernels that do not use it.
+    pub(crate) const PLACEHOLDER: Row3 = Row3 {
+        p00: 0,
+        p10: 0,
+        p01: 0,
+        p11: 0,
+        fy: 0.0,
+        fz: 0.0,
+        fy1: 0.0,
+        fz1: 0.0,
+        v: 0.0,
+        w: 0.0,
+    };
+
+    #[inline(always)]
+    pub(crate) fn new(y: f32, z: f32) -> Self {
+        let iy = floor_i32(y);
+        let iz = floor_i32(z);
+        let fy = y - iy as f32;
+        let fz = z - iz as f32;
+        let py0 = (iy as u32).wrapping_mul(P32_Y);
+        let py1 = py0.wrapping_add(P32_Y);
+        let pz0 = (iz as u32).wrapping_mul(P32_Z);
+        let pz1 = pz0.wrapping_add(P32_Z);
+        Row3 {
+            p00: py0 ^ pz0,
+            p10: py1 ^ pz0,
+            p01: py0 ^ pz1,
+            p11: py1 ^ pz1,
+            fy,
+            fz,
+            fy1: fy - 1.0,
+            fz1: fz - 1.0,
+            v: fade(fy),
+            w: fade(fz),
+        }
+    }
 }
 
+/// 2D improved Perlin noise at `x` on row `r`, before the final clamp
+/// (analytic range `[-1, 1]`).
 #[inline(always)]
-fn grad3(h: u64, dx: f32, dy: f32, dz: f32) -> f32 {
-    let g = GRAD3[(h >> 60) as usize];
-    g[0] * dx + g[1] * dy + g[2] * dz
-}
-
-/// 2D improved Perlin noise for a hashed key; the building block of
-/// [`Perlin`] and the fBm octaves.
-#[inline(always)]
-pub(crate) fn perlin2(key: u64, x: f32, y: f32) -> f32 {
-    let (ix, fx) = split(x);
-    let (iy, fy) = split(y);
-    // Lattice coordinates are spread by multiplication once; the "+1"
-    // neighbours just add the multiplier (wrapping, like the i32 lattice).
-    let px0 = (ix as i64 as u64).wrapping_mul(PRIME_X);
-    let px1 = px0.wrapping_add(PRIME_X);
-    let py0 = (iy as i64 as u64).wrapping_mul(PRIME_Y);
-    let py1 = py0.wrapping_add(PRIME_Y);
-    let n00 = grad2(lattice(key, px0 ^ py0), fx, fy);
-    let n10 = grad2(lattice(key, px1 ^ py0), fx - 1.0, fy);
-    let n01 = grad2(lattice(key, px0 ^ py1), fx, fy - 1.0);
-    let n11 = grad2(lattice(key, px1 ^ py1), fx - 1.0, fy - 1.0);
+pub(crate) fn perlin2_row(key: u32, x: f32, r: &Row2) -> f32 {
+    let ix = floor_i32(x);
+    let fx = x - ix as f32;
+    let fx1 = fx - 1.0;
+    let px0 = (ix as u32).wrapping_mul(P32_X);
+    let px1 = px0.wrapping_add(P32_X);
+    let n00 = grad2(lattice_top(key, px0 ^ r.py0), fx, r.fy);
+    let n10 = grad2(lattice_top(key, px1 ^ r.py0), fx1, r.fy);
+    let n01 = grad2(lattice_top(key, px0 ^ r.py1), fx, r.fy1);
+    let n11 = grad2(lattice_top(key, px1 ^ r.py1), fx1, r.fy1);
     let u = fade(fx);
-    let v = fade(fy);
     let a = n00 + u * (n10 - n00);
     let b = n01 + u * (n11 - n01);
-    clamp_unit(a + v * (b - a))
+    a + r.v * (b - a)
 }
 
-/// 3D improved Perlin noise for a hashed key.
+/// 3D improved Perlin noise at `x` on row `r`, scaled by [`SCALE3`], before
+/// the final clamp (analytic range within `[-1, 1]`).
 #[inline(always)]
-pub(crate) fn perlin3(key: u64, x: f32, y: f32, z: f32) -> f32 {
-    let (ix, fx) = split(x);
-    let (iy, fy) = split(y);
-    let (iz, fz) = split(z);
-    let px0 = (ix as i64 as u64).wrapping_mul(PRIME_X);
-    let px1 = px0.wrapping_add(PRIME_X);
-    let py0 = (iy as i64 as u64).wrapping_mul(PRIME_Y);
-    let py1 = py0.wrapping_add(PRIME_Y);
-    let pz0 = (iz as i64 as u64).wrapping_mul(PRIME_Z);
-    let pz1 = pz0.wrapping_add(PRIME_Z);
-    let (gx, gy, gz) = (fx - 1.0, fy - 1.0, fz - 1.0);
-    let n000 = grad3(lattice(key, px0 ^ py0 ^ pz0), fx, fy, fz);
-    let n100 = grad3(lattice(key, px1 ^ py0 ^ pz0), gx, fy, fz);
-    let n010 = grad3(lattice(key, px0 ^ py1 ^ pz0), fx, gy, fz);
-    let n110 = grad3(lattice(key, px1 ^ py1 ^ pz0), gx, gy, fz);
-    let n001 = grad3(lattice(key, px0 ^ py0 ^ pz1), fx, fy, gz);
-    let n101 = grad3(lattice(key, px1 ^ py0 ^ pz1), gx, fy, gz);
-    let n011 = grad3(lattice(key, px0 ^ py1 ^ pz1), fx, gy, gz);
-    let n111 = grad3(lattice(key, px1 ^ py1 ^ pz1), gx, gy, gz);
+pub(crate) fn perlin3_row(key: u32, x: f32, r: &Row3) -> f32 {
+    let ix = floor_i32(x);
+    let fx = x - ix as f32;
+    let fx1 = fx - 1.0;
+    let px0 = (ix as u32).wrapping_mul(P32_X);
+    let px1 = px0.wrapping_add(P32_X);
+    let n000 = grad3(lattice_top(key, px0 ^ r.p00), fx, r.fy, r.fz);
+    let n100 = grad3(lattice_top(key, px1 ^ r.p00), fx1, r.fy, r.fz);
+    let n010 = grad3(lattice_top(key, px0 ^ r.p10), fx, r.fy1, r.fz);
+    let n110 = grad3(lattice_top(key, px1 ^ r.p10), fx1, r.fy1, r.fz);
+    let n001 = grad3(lattice_top(key, px0 ^ r.p01), fx, r.fy, r.fz1);
+    let n101 = grad3(lattice_top(key, px1 ^ r.p01), fx1, r.fy, r.fz1);
+    let n011 = grad3(lattice_top(key, px0 ^ r.p11), fx, r.fy1, r.fz1);
+    let n111 = grad3(lattice_top(key, px1 ^ r.p11), fx1, r.fy1, r.fz1);
     let u = fade(fx);
-    let v = fade(fy);
-    let w = fade(fz);
     let a0 = n000 + u * (n100 - n000);
     let b0 = n010 + u * (n110 - n010);
     let a1 = n001 + u * (n101 - n001);
     let b1 = n011 + u * (n111 - n011);
-    let c0 = a0 + v * (b0 - a0);
-    let c1 = a1 + v * (b1 - a1);
-    clamp_unit((c0 + w * (c1 - c0)) * SCALE3)
+    let c0 = a0 + r.v * (b0 - a0);
+    let c1 = a1 + r.v * (b1 - a1);
+    (c0 + r.w * (c1 - c0)) * SCALE3
 }
 
 impl Noise2 for Perlin {
     #[inline]
     fn sample2(&self, x: f32, y: f32) -> f32 {
-        perlin2(self.key, x, y)
+        clamp_unit(perlin2_row(self.key, x, &Row2::new(y)))
+    }
+
+    #[inline]
+    fn sample2_lanes(&self, x: &[f32; LANES], y: &[f32; LANES]) -> [f32; LANES] {
+        std::array::from_fn(|l| clamp_unit(perlin2_row(self.key, x[l], &Row2::new(y[l]))))
+    }
+
+    #[inline]
+    fn sample2_row(&self, x: &[f32; LANES], y: f32) -> [f32; LANES] {
+        let r = Row2::new(y);
+        std::array::from_fn(|l| clamp_unit(perlin2_row(self.key, x[l], &r)))
     }
 }
 
 impl Noise3 for Perlin {
     #[inline]
     fn sample3(&self, x: f32, y: f32, z: f32) -> f32 {
-        perlin3(self.key, x, y, z)
+        clamp_unit(perlin3_row(self.key, x, &Row3::new(y, z)))
+    }
+
+    #[inline]
+    fn sample3_lanes(&self, x: &[f32; LANES], y: &[f32; LANES], z: &[f32; LANES]) -> [f32; LANES] {
+        std::array::from_fn(|l| clamp_unit(perlin3_row(self.key, x[l], &Row3::new(y[l], z[l]))))
+    }
+
+    #[inline]
+    fn sample3_row(&self, x: &[f32; LANES], y: f32, z: f32) -> [f32; LANES] {
+        let r = Row3::new(y, z);
+        std::array::from_fn(|l| clamp_unit(perlin3_row(self.key, x[l], &r)))
     }
 }
 
@@ -191,32 +222,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gradients_have_equal_length() {
-        for g in GRAD2 {
-            let len2 = g[0] * g[0] + g[1] * g[1];
-            assert!((len2 - 2.0).abs() < 1e-5, "{g:?}");
-        }
-        for g in GRAD3 {
-            assert_eq!(g[0].abs() + g[1].abs() + g[2].abs(), 2.0);
-        }
-    }
-
-    #[test]
     fn zero_on_lattice_points() {
         let p = Perlin::new(9);
         for (x, y) in [(0.0, 0.0), (3.0, -2.0), (-17.0, 40.0)] {
             assert_eq!(p.sample2(x, y), 0.0);
             assert_eq!(p.sample3(x, y, 5.0), 0.0);
         }
-    }
-
-    #[test]
-    fn split_rounds_toward_negative_infinity() {
-        assert_eq!(split(1.5), (1, 0.5));
-        assert_eq!(split(-1.5), (-2, 0.5));
-        assert_eq!(split(-2.0), (-2, 0.0));
-        assert_eq!(split(f32::NAN).0, 0);
-        assert_eq!(split(-1e20).0, i32::MIN);
     }
 
     #[test]
@@ -244,5 +255,20 @@ mod tests {
             }
         }
         assert!(hi > 0.7 && lo < -0.7, "range [{lo}, {hi}]");
+    }
+
+    #[test]
+    fn cell_centre_reaches_one_when_all_diagonals_point_in() {
+        // Build the extreme case by hand: corner gradients (1,1), (-1,1),
+        // (1,-1), (-1,-1) pointing at the centre give exactly 1.
+        let d = [(0.5f32, 0.5f32), (-0.5, 0.5), (0.5, -0.5), (-0.5, -0.5)];
+        let mut sum = 0.0;
+        for (cx, cy) in d {
+            // Diagonal slot (bit 29 clear) with signs that point at the centre.
+            let sx = (cx < 0.0) as u32;
+            let sy = (cy < 0.0) as u32;
+            sum += 0.25 * grad2((sx << 31) | (sy << 30), cx, cy);
+        }
+        assert_eq!(sum, 1.0);
     }
 }

@@ -1,0 +1,668 @@
+//! Hydraulic erosion with water droplets.
+
+use crate::noise::hash::{derive, mix64, unit_f32};
+use crate::{Field2, FieldError};
+
+/// Parameters of [`hydraulic_erosion`].
+///
+/// Distances are in cells and heights in height units; the gradient a
+/// droplet follows is the height difference per cell.
+///
+/// ```
+/// use isoterra_field::erosion::HydraulicParams;
+/// let p = HydraulicParams::DEFAULT.with_passes(2).with_lifetime(20);
+/// assert!(p.validate().is_ok());
+/// // 2 passes x 2 x (20 + 3 + 2) nodes.
+/// assert_eq!(p.margin(), 100);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default)
+)]
+pub struct HydraulicParams {
+    /// Droplets spawned per node and pass, in `(0, 1]` (each node spawns one
+    /// with this probability, from a hash of the seed, pass and node).
+    /// Default value: `0.25`.
+    pub density: f32,
+    /// Number of passes, `1..=64`; every pass reads the heights left by the
+    /// previous one. Default value: `4`.
+    pub passes: u32,
+    /// Most steps of one droplet (one cell each), `1..=256`. Default value: `30`.
+    pub lifetime: u32,
+    /// Radius of the erosion brush in cells, `1..=8`. Default value: `3`.
+    pub radius: u32,
+    /// How much a droplet keeps its direction, in `[0, 1)`. Default value: `0.05`.
+    pub inertia: f32,
+    /// Sediment capacity factor, finite and `> 0`. Default value: `4.0`.
+    pub capacity: f32,
+    /// Lowest capacity (keeps flat areas eroding a little), finite and
+    /// `>= 0`. Default value: `0.01`.
+    pub min_capacity: f32,
+    /// Fraction of excess sediment dropped per step, in `[0, 1]`.
+    /// Default value: `0.3`.
+    pub deposition: f32,
+    /// Fraction of free capacity eroded per step, in `[0, 1]`.
+    /// Default value: `0.3`.
+    pub erosion: f32,
+    /// Fraction of water evaporating per step, in `[0, 1)`. Default value: `0.01`.
+    pub evaporation: f32,
+    /// Acceleration down slopes, finite and `> 0`. Default value: `4.0`.
+    pub gravity: f32,
+    /// Starting water, finite and `> 0`. Default value: `1.0`.
+    pub initial_water: f32,
+    /// Starting speed, finite and `>= 0`. Default value: `1.0`.
+    pub initial_speed: f32,
+}
+
+impl HydraulicParams {
+    /// The defaults (see the field docs).
+    pub const DEFAULT: Self = HydraulicParams {
+        density: 0.25,
+        passes: 4,
+        lifetime: 30,
+        radius: 3,
+        inertia: 0.05,
+        capacity: 4.0,
+        min_capacity: 0.01,
+        deposition: 0.3,
+        erosion: 0.3,
+        evaporation: 0.01,
+        gravity: 4.0,
+        initial_water: 1.0,
+        initial_speed: 1.0,
+    };
+
+    /// Sets [`density`](Self::density).
+    pub const fn with_density(mut self, density: f32) -> Self {
+        self.density = density;
+        self
+    }
+
+    /// Sets [`passes`](Self::passes).
+    pub const fn with_passes(mut self, passes: u32) -> Self {
+        self.passes = passes;
+        self
+    }
+
+    /// Sets [`lifetime`](Self::lifetime).
+    pub const fn with_lifetime(mut self, lifetime: u32) -> Self {
+        self.lifetime = lifetime;
+        self
+    }
+
+    /// Sets [`radius`](Self::radius).
+    pub const fn with_radius(mut self, radius: u32) -> Self {
+        self.radius = radius;
+        self
+    }
+
+    /// Sets [`inertia`](Self::inertia).
+    pub const fn with_inertia(mut self, inertia: f32) -> Self {
+        self.inertia = inertia;
+        self
+    }
+
+    /// Sets [`capacity`](Self::capacity).
+    pub const fn with_capacity(mut self, capacity: f32) -> Self {
+        self.capacity = capacity;
+        self
+    }
+
+    /// Sets [`deposition`](Self::deposition).
+    pub const fn with_deposition(mut self, deposition: f32) -> Self {
+        self.deposition = deposition;
+        self
+    }
+
+    /// Sets [`erosion`](Self::erosion).
+    pub const fn with_erosion(mut self, erosion: f32) -> Self {
+        self.erosion = erosion;
+        self
+    }
+
+    /// Sets [`evaporation`](Self::evaporation).
+    pub const fn with_evaporation(mut self, evaporation: f32) -> Self {
+        self.evaporation = evaporation;
+        self
+    }
+
+    /// Sets [`gravity`](Self::gravity).
+    pub const fn with_gravity(mut self, gravity: f32) -> Self {
+        self.gravity = gravity;
+        self
+    }
+
+    /// Checks every parameter.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        let unit = |name: &'static str, v: f32, open_top: bool| {
+            let ok = v >= 0.0 && if open_top { v < 1.0 } else { v <= 1.0 };
+            if ok {
+                Ok(())
+            } else {
+                Err(FieldError::param(
+                    name,
+                    v,
+                    if open_top {
+                        "must be at least 0 and below 1"
+                    } else {
+                        "must be between 0 and 1"
+                    },
+                ))
+            }
+        };
+        if !(self.density > 0.0 && self.density <= 1.0) {
+            return Err(FieldError::param(
+                "density",
+                self.density,
+                "must be greater than 0 and at most 1 (droplets per node and pass)",
+            ));
+        }
+        let counts = [
+            ("passes", self.passes, 64),
+            ("lifetime", self.lifetime, 256),
+            ("radius", self.radius, 8),
+        ];
+        for (name, v, max) in counts {
+            if v == 0 || v > max {
+                return Err(FieldError::param(
+                    name,
+                    v,
+                    "out of range; see HydraulicParams docs",
+                ));
+            }
+        }
+        unit("inertia", self.inertia, true)?;
+        unit("deposition", self.deposition, false)?;
+        unit("erosion", self.erosion, false)?;
+        unit("evaporation", self.evaporation, true)?;
+        let positive = [
+            ("capacity", self.capacity),
+            ("gravity", self.gravity),
+            ("initial_water", self.initial_water),
+        ];
+        for (name, v) in positive {
+            if !(v.is_finite() && v > 0.0 && v <= 1.0e6) {
+                return Err(FieldError::param(
+                    name,
+                    v,
+                    "must be finite, above 0 and at most 1e6",
+                ));
+            }
+        }
+        let non_negative = [
+            ("min_capacity", self.min_capacity),
+            ("initial_speed", self.initial_speed),
+        ];
+        for (name, v) in non_negative {
+            if !(v.is_finite() && (0.0..=1.0e6).contains(&v)) {
+                return Err(FieldError::param(
+                    name,
+                    v,
+                    "must be finite, at least 0 and at most 1e6",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// How far (Chebyshev distance, in nodes) from a node the input heights
+    /// that decide its eroded value can lie: `2 * passes * (lifetime + radius + 2)`.
+    /// Erode a tile grown by this margin and keep the tile (see the
+    /// [tiling rule](crate::erosion)).
+    pub const fn margin(&self) -> u32 {
+        2 * self.passes * self.reach()
+    }
+
+    /// Chebyshev distance from its spawn node within which one droplet reads
+    /// and writes.
+    const fn reach(&self) -> u32 {
+        self.lifetime + self.radius + 2
+    }
+}
+
+impl Default for HydraulicParams {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// What one [`hydraulic_erosion`] call did.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
+pub struct ErosionStats {
+    /// Droplets simulated.
+    pub droplets: u64,
+    /// Total height removed by erosion.
+    pub eroded: f64,
+    /// Total height added by deposition.
+    pub deposited: f64,
+    /// Total height the per-pass limit added (negative: removed) to keep
+    /// every node within the range of its neighbourhood. The map's total
+    /// height changes by `deposited - eroded + limited`.
+    pub limited: f64,
+}
+
+/// The erosion brush: node offsets within `radius` and their weights
+/// (summing to one), computed once per call.
+struct Brush {
+    /// `(dx, dy, weight)`.
+    taps: Vec<(i32, i32, f32)>,
+    /// The same taps as row-major index offsets for a field `width` wide.
+    offsets: Vec<(isize, f32)>,
+    radius: i32,
+}
+
+impl Brush {
+    fn new(radius: u32, width: usize) -> Self {
+        let r = radius as i32;
+        let mut taps = Vec::new();
+        let mut total = 0.0f64;
+        for dy in -r..=r {
+            for dx in -r..=r {
+                let d = ((dx * dx + dy * dy) as f64).sqrt();
+                if d < r as f64 {
+                    let w = r as f64 - d;
+                    taps.push((dx, dy, w));
+                    total += w;
+                }
+            }
+        }
+        let taps: Vec<(i32, i32, f32)> = taps
+            .into_iter()
+            .map(|(dx, dy, w)| (dx, dy, (w / total) as f32))
+            .collect();
+        let offsets = taps
+            .iter()
+            .map(|&(dx, dy, w)| (dy as isize * width as isize + dx as isize, w))
+            .collect();
+        Brush {
+            taps,
+            offsets,
+            radius: r,
+        }
+    }
+}
+
+/// Heights and their gradient at a position inside cell `(cx, cy)`.
+#[inline(always)]
+fn sample(h: &[f32], w: usize, i: usize, fx: f32, fy: f32) -> (f32, f32, f32) {
+    let h00 = h[i];
+    let h10 = h[i + 1];
+    let h01 = h[i + w];
+    let h11 = h[i + w + 1];
+    let gx = (h10 - h00) * (1.0 - fy) + (h11 - h01) * fy;
+    let gy = (h01 - h00) * (1.0 - fx) + (h11 - h10) * fx;
+    let top = h00 + (h10 - h00) * fx;
+    let bottom = h01 + (h11 - h01) * fx;
+    (top + (bottom - top) * fy, gx, gy)
+}
+
+/// Integer part (toward negative infinity) of a small droplet offset.
+#[inline(always)]
+fn floor_small(v: f32) -> i32 {
+    let t = v as i32;
+    t - ((t as f32 > v) as i32)
+}
+
+/// Hydraulic erosion of `field` in place. `world_origin` is the world node
+/// coordinate of the field's node `(0, 0)`: droplets are spawned and ordered
+/// by world node, so regions of one world eroded separately agree (see the
+/// [tiling rule](crate::erosion)).
+///
+/// Each pass, every node spawns a droplet with probability `density` at a
+/// hashed position inside its cell. A droplet follows the bilinear gradient
+/// of the heights (keeping `inertia` of its direction), moves one cell per
+/// step, picks up sediment up to its capacity
+/// `max(-Δh · speed · water · capacity, min_capacity)` with the brush of
+/// `radius` cells, drops sediment bilinearly where it is over capacity or
+/// climbing, speeds up with `gravity` down slopes and evaporates; it stops
+/// after `lifetime` steps, when it leaves the field or stops moving. All
+/// droplets of a pass read the heights at the start of the pass; their
+/// changes are added at its end, limited so that no node leaves the height
+/// range of its 3 x 3 neighbourhood at the start of the pass (no spikes or
+/// pits from many droplets acting on the same heights).
+///
+/// Errors: invalid parameters, or a field smaller than 2 x 2 nodes (the field
+/// is not changed).
+pub fn hydraulic_erosion(
+    field: &mut Field2,
+    world_origin: [i64; 2],
+    params: &HydraulicParams,
+    seed: u64,
+) -> Result<ErosionStats, FieldError> {
+    params.validate()?;
+    let (w, h) = (field.width() as usize, field.height() as usize);
+    if w < 2 || h < 2 {
+        return Err(FieldError::InvalidSize {
+            width: w as u64,
+            height: h as u64,
+            reason: "hydraulic erosion needs at least 2 x 2 nodes",
+        });
+    }
+    let brush = Brush::new(params.radius, w);
+    let values = field.values_mut();
+    let mut snap = values.to_vec();
+    let mut delta = vec![0.0f32; values.len()];
+    let mut stats = ErosionStats::default();
+    // Spawn threshold on the top 24 bits of a hash.
+    let threshold = (params.density as f64 * (1u64 << 24) as f64) as u64;
+    for pass in 0..params.passes {
+        snap.copy_from_slice(values);
+        delta.iter_mut().for_each(|d| *d = 0.0);
+        let key = derive(seed, 0xE705_0000 + pass as u64);
+        let mut batch = Batch::default();
+        for y in 0..h {
+            let gy = world_origin[1].wrapping_add(y as i64);
+            for x in 0..w {
+                let gx = world_origin[0].wrapping_add(x as i64);
+                let hsh = mix64(key ^ mix64((gx as u64) ^ (gy as u64).rotate_left(32)));
+                if hsh >> 40 >= threshold {
+                    continue;
+                }
+                let u = unit_f32(mix64(hsh ^ 1));
+                let v = unit_f32(mix64(hsh ^ 2));
+                stats.droplets += 1;
+                batch.push([x as i32, y as i32], [u, v], params);
+                if batch.len == BATCH {
+                    batch.run(&snap, &mut delta, [w, h], params, &brush, &mut stats);
+                }
+            }
+        }
+        batch.run(&snap, &mut delta, [w, h], params, &brush, &mut stats);
+        // Add the pass's changes, limited so that no node leaves the
+        // height range of its 3 x 3 neighbourhood in the snapshot: all
+        // droplets of a pass see the same heights, so without the limit a
+        // thousand of them could fill the same pit a thousand times over.
+        for y in 0..h {
+            let (y0, y1) = (y.saturating_sub(1), (y + 1).min(h - 1));
+            for x in 0..w {
+                let (x0, x1) = (x.saturating_sub(1), (x + 1).min(w - 1));
+                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+                for yy in y0..=y1 {
+                    for &s in &snap[yy * w + x0..=yy * w + x1] {
+                        lo = lo.min(s);
+                        hi = hi.max(s);
+                    }
+                }
+                let i = y * w + x;
+                let want = snap[i] + delta[i];
+                let got = want.clamp(lo, hi);
+                stats.limited += (got - want) as f64;
+                values[i] = got;
+            }
+        }
+    }
+    Ok(stats)
+}
+
+/// Droplets simulated side by side. Droplets of a pass only read the
+/// snapshot, so their paths are independent: a batch steps several of them in
+/// lockstep (independent dependency chains the CPU overlaps), records what
+/// each does, then applies the records droplet by droplet in spawn order —
+/// the same additions in the same order as simulating them one at a time.
+const BATCH: usize = 4;
+
+/// What a droplet does to the map in one step.
+#[derive(Debug, Clone, Copy, Default)]
+struct Event {
+    /// Cell corner node index and coordinates.
+    ci: usize,
+    cx: i32,
+    cy: i32,
+    fx: f32,
+    fy: f32,
+    /// Positive: deposit bilinearly; negative: erode with the brush.
+    amount: f32,
+}
+
+/// The state of one droplet.
+#[derive(Debug, Clone, Copy, Default)]
+struct Drop {
+    s: [i32; 2],
+    rx: f32,
+    ry: f32,
+    dx: f32,
+    dy: f32,
+    speed: f32,
+    water: f32,
+    sediment: f32,
+    alive: bool,
+}
+
+#[derive(Default)]
+struct Batch {
+    drops: [Drop; BATCH],
+    events: [Vec<Event>; BATCH],
+    len: usize,
+}
+
+impl Batch {
+    fn push(&mut self, s: [i32; 2], uv: [f32; 2], p: &HydraulicParams) {
+        self.drops[self.len] = Drop {
+            s,
+            rx: uv[0],
+            ry: uv[1],
+            dx: 0.0,
+            dy: 0.0,
+            speed: p.initial_speed,
+            water: p.initial_water,
+            sediment: 0.0,
+            alive: true,
+        };
+        self.events[self.len].clear();
+        self.len += 1;
+    }
+
+    fn run(
+        &mut self,
+        snap: &[f32],
+        delta: &mut [f32],
+        wh: [usize; 2],
+        p: &HydraulicParams,
+        brush: &Brush,
+        stats: &mut ErosionStats,
+    ) {
+        let n = self.len;
+        for _ in 0..p.lifetime {
+            let mut any = false;
+            for (d, ev) in self.drops[..n].iter_mut().zip(&mut self.events[..n]) {
+                if d.alive {
+                    match step(d, snap, wh, p) {
+                        Some(e) => {
+                            ev.push(e);
+                            any = true;
+                        }
+                        None => d.alive = false,
+                    }
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+        for ev in &self.events[..n] {
+            for e in ev {
+                apply(e, delta, wh, brush, stats);
+            }
+        }
+        self.len = 0;
+    }
+}
+
+/// Advances one droplet by one step (reading only the snapshot); `None`
+/// when it stops.
+#[inline(always)]
+fn step(d: &mut Drop, snap: &[f32], [w, h]: [usize; 2], p: &HydraulicParams) -> Option<Event> {
+    let (wi, hi) = (w as i32, h as i32);
+    let (ox, oy) = (floor_small(d.rx), floor_small(d.ry));
+    let (cx, cy) = (d.s[0] + ox, d.s[1] + oy);
+    if cx < 0 || cy < 0 || cx + 1 >= wi || cy + 1 >= hi {
+        return None;
+    }
+    let (fx, fy) = (d.rx - ox as f32, d.ry - oy as f32);
+    let ci = cy as usize * w + cx as usize;
+    let (height, gx, gy) = sample(snap, w, ci, fx, fy);
+    let dx = d.dx * p.inertia - gx * (1.0 - p.inertia);
+    let dy = d.dy * p.inertia - gy * (1.0 - p.inertia);
+    let len = (dx * dx + dy * dy).sqrt();
+    if len.is_nan() || len <= 1e-12 {
+        return None;
+    }
+    d.dx = dx / len;
+    d.dy = dy / len;
+    d.rx += d.dx;
+    d.ry += d.dy;
+    let (nox, noy) = (floor_small(d.rx), floor_small(d.ry));
+    let (ncx, ncy) = (d.s[0] + nox, d.s[1] + noy);
+    if ncx < 0 || ncy < 0 || ncx + 1 >= wi || ncy + 1 >= hi {
+        return None;
+    }
+    let ni = ncy as usize * w + ncx as usize;
+    let (new_height, _, _) = sample(snap, w, ni, d.rx - nox as f32, d.ry - noy as f32);
+    let dh = new_height - height;
+    let cap = (-dh * d.speed * d.water * p.capacity).max(p.min_capacity);
+    let amount = if d.sediment > cap || dh > 0.0 {
+        let a = if dh > 0.0 {
+            dh.min(d.sediment)
+        } else {
+            (d.sediment - cap) * p.deposition
+        };
+        d.sediment -= a;
+        a
+    } else {
+        let a = ((cap - d.sediment) * p.erosion).min(-dh);
+        d.sediment += a;
+        -a
+    };
+    // Falling (dh < 0) turns height into speed: v² = v0² - g dh.
+    d.speed = (d.speed * d.speed - dh * p.gravity).max(0.0).sqrt();
+    d.water *= 1.0 - p.evaporation;
+    Some(Event {
+        ci,
+        cx,
+        cy,
+        fx,
+        fy,
+        amount,
+    })
+}
+
+/// Applies one recorded step to the change buffer.
+#[inline(always)]
+fn apply(
+    e: &Event,
+    delta: &mut [f32],
+    [w, h]: [usize; 2],
+    brush: &Brush,
+    stats: &mut ErosionStats,
+) {
+    let (ci, fx, fy) = (e.ci, e.fx, e.fy);
+    if e.amount >= 0.0 {
+        let amount = e.amount;
+        delta[ci] += amount * (1.0 - fx) * (1.0 - fy);
+        delta[ci + 1] += amount * fx * (1.0 - fy);
+        delta[ci + w] += amount * (1.0 - fx) * fy;
+        delta[ci + w + 1] += amount * fx * fy;
+        stats.deposited += amount as f64;
+        return;
+    }
+    let amount = -e.amount;
+    let (cx, cy, wi, hi) = (e.cx, e.cy, w as i32, h as i32);
+    let r = brush.radius;
+    if cx >= r && cy >= r && cx + r < wi && cy + r < hi {
+        for &(off, wt) in &brush.offsets {
+            let j = (ci as isize + off) as usize;
+            delta[j] -= amount * wt;
+        }
+    } else {
+        // Clipped by the field border: spread over the taps inside,
+        // renormalised, so the amount taken is what the droplet gains.
+        let inside = |bx: i32, by: i32| {
+            let (x, y) = (cx + bx, cy + by);
+            x >= 0 && y >= 0 && x < wi && y < hi
+        };
+        let mut total = 0.0f32;
+        for &(bx, by, wt) in &brush.taps {
+            if inside(bx, by) {
+                total += wt;
+            }
+        }
+        for &(bx, by, wt) in &brush.taps {
+            if inside(bx, by) {
+                let j = (cy + by) as usize * w + (cx + bx) as usize;
+                delta[j] -= amount * (wt / total);
+            }
+        }
+    }
+    stats.eroded += amount as f64;
+}
+
+/// Erodes the tile of `dims` nodes whose first node is world node `origin`,
+/// following the [tiling rule](crate::erosion): it reads
+/// `height(world_x, world_y)` for the tile grown by
+/// [`HydraulicParams::margin`] on every side, erodes that region, and returns
+/// the tile's nodes (row-major). Two tiles eroded this way agree bit for bit
+/// on every node they share, and with [`hydraulic_erosion`] of any region that
+/// contains the grown tile.
+///
+/// Errors: invalid parameters, an empty tile, a grown region that is too
+/// large for a [`Field2`], or a non-finite height.
+pub fn erode_tile(
+    params: &HydraulicParams,
+    seed: u64,
+    origin: [i64; 2],
+    dims: [u32; 2],
+    mut height: impl FnMut(i64, i64) -> f32,
+) -> Result<Vec<f32>, FieldError> {
+    params.validate()?;
+    if dims[0] == 0 || dims[1] == 0 {
+        return Err(FieldError::InvalidSize {
+            width: dims[0] as u64,
+            height: dims[1] as u64,
+            reason: "the tile needs at least one node",
+        });
+    }
+    let m = params.margin();
+    let gw = dims[0] as u64 + 2 * m as u64;
+    let gh = dims[1] as u64 + 2 * m as u64;
+    Field2::check_size(gw, gh)?;
+    let (gw, gh) = (gw as u32, gh as u32);
+    let region_origin = [origin[0] - m as i64, origin[1] - m as i64];
+    let mut region = Field2::from_fn(gw, gh, |x, y| {
+        height(region_origin[0] + x as i64, region_origin[1] + y as i64)
+    })?;
+    hydraulic_erosion(&mut region, region_origin, params, seed)?;
+    let mut out = Vec::with_capacity(dims[0] as usize * dims[1] as usize);
+    for y in 0..dims[1] {
+        let start = (y + m) as usize * gw as usize + m as usize;
+        out.extend_from_slice(&region.values()[start..start + dims[0] as usize]);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brush_weights_sum_to_one() {
+        for r in 1..=8 {
+            let b = Brush::new(r, 100);
+            let s: f32 = b.taps.iter().map(|t| t.2).sum();
+            assert!((s - 1.0).abs() < 1e-5, "{r}: {s}");
+            assert!(b.taps.iter().all(|t| t.0.abs() < r as i32 + 1));
+        }
+    }
+
+    #[test]
+    fn bilinear_sample_matches_corners() {
+        let h = [0.0, 1.0, 2.0, 4.0];
+        assert_eq!(sample(&h, 2, 0, 0.0, 0.0).0, 0.0);
+        assert_eq!(sample(&h, 2, 0, 1.0, 1.0).0, 4.0);
+        let (_, gx, gy) = sample(&h, 2, 0, 0.5, 0.5);
+        assert_eq!((gx, gy), (1.5, 2.5));
+    }
+}

@@ -1,0 +1,37 @@
+//! Thermal and hydraulic erosion of heightmaps, with a tiling rule that
+//! makes separately eroded tiles agree bit for bit.
+//!
+//! # Tiling rule
+//!
+//! Erosion is not local: a droplet travels up to `lifetime` cells and
+//! changes heights up to `radius` cells around its path. Both erosions here
+//! are therefore written so that the result at a node depends only on the
+//! input heights within a known Chebyshev distance, the *margin*:
+//!
+//! * every pass (thermal iteration, hydraulic pass) reads a snapshot of the
+//!   heights taken at the start of the pass and accumulates its changes in a
+//!   separate buffer, added at the end of the pass;
+//! * hydraulic droplets are spawned by hashing `(seed, pass, world node)` —
+//!   a function of world coordinates, not of the region being eroded — and
+//!   are simulated in world row-major order of their spawn node, with their
+//!   positions kept relative to the spawn node;
+//! * each node's change is summed in that same order.
+//!
+//! A droplet spawned at node `g` reads and writes only nodes within
+//! `R = lifetime + radius + 2` of `g`, so in one pass a node `n` receives
+//! changes only from droplets spawned within `R` of `n`, which read only
+//! heights within `2R` of `n`. After `P` passes the value at `n` is a function
+//! of the input within `2 R P` of `n` ([`HydraulicParams::margin`]; thermal
+//! erosion: one node per iteration, [`ThermalParams::margin`]).
+//!
+//! **Rule:** to erode a tile, erode the tile grown by the margin on every
+//! side (with the input heights of that larger region, and the world node
+//! coordinates of its first node), then keep the tile. Any two tiles eroded
+//! this way — and the whole world eroded at once — give bit-identical
+//! heights on every node they share. [`erode_tile`] does exactly this.
+
+mod hydraulic;
+mod thermal;
+
+pub use hydraulic::{ErosionStats, HydraulicParams, erode_tile, hydraulic_erosion};
+pub use thermal::{ThermalParams, thermal_erosion};

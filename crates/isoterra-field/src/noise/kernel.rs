@@ -1,0 +1,131 @@
+//! Small branch-free building blocks shared by the noise kernels.
+//!
+//! Everything here uses only IEEE-exact operations (`+`, `-`, `*`, compares,
+//! selects, integer bit operations and float/int conversions), never a fused
+//! multiply-add or a library function, so the same inputs give the same bits
+//! whether a kernel runs on one value or on eight lanes of a vector register.
+
+/// True when this x86-64 CPU can run the AVX2 builds of the batch loops
+/// (the result is cached by the standard library).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn have_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+}
+
+/// Coordinates are clamped to this magnitude before conversion to an
+/// integer lattice index, so the conversion never overflows.
+const INDEX_LIMIT: f32 = 2.0e9;
+
+/// Rounds toward negative infinity, as an `i32`.
+///
+/// Non-finite and huge values are first clamped to `±2e9` (NaN goes to
+/// `-2e9`), so the result is always defined. Unlike `v as i32` this compiles
+/// to plain vector conversions when eight of them run side by side.
+#[inline(always)]
+pub(crate) fn floor_i32(v: f32) -> i32 {
+    let c = if (-INDEX_LIMIT..=INDEX_LIMIT).contains(&v) {
+        v
+    } else if v > 0.0 {
+        INDEX_LIMIT
+    } else {
+        -INDEX_LIMIT
+    };
+    // SAFETY: `c` is finite and within ±2e9, so truncation fits in an i32.
+    let t: i32 = unsafe { c.to_int_unchecked() };
+    t - ((t as f32 > c) as i32)
+}
+
+/// The quintic fade curve `6t^5 - 15t^4 + 10t^3`.
+#[inline(always)]
+pub(crate) fn fade(t: f32) -> f32 {
+    t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
+}
+
+/// Flips the sign of `v` when `bit` (0 or 1) is set.
+#[inline(always)]
+pub(crate) fn flip(v: f32, bit: u32) -> f32 {
+    f32::from_bits(v.to_bits() ^ (bit << 31))
+}
+
+/// `a` when `c`, else `b` (compiles to a blend).
+#[inline(always)]
+pub(crate) fn sel(c: bool, a: f32, b: f32) -> f32 {
+    if c { a } else { b }
+}
+
+/// Dot product of `(dx, dy)` with one of 8 gradients of length `√2`
+/// (the four diagonals `(±1, ±1)` and the axes `(±√2, 0)`, `(0, ±√2)`),
+/// chosen by the top three bits of `h` with arithmetic, not a table.
+#[inline(always)]
+pub(crate) fn grad2(h: u32, dx: f32, dy: f32) -> f32 {
+    let sx = h >> 31;
+    let sy = (h >> 30) & 1;
+    let axis = (h >> 29) & 1 != 0;
+    let p = sel(axis, sel(sy != 0, dx, dy) * std::f32::consts::SQRT_2, dx);
+    let q = sel(axis, 0.0, dy);
+    flip(p, sx) + flip(q, sy)
+}
+
+/// Dot product of `(dx, dy, dz)` with one of the 12 cube-edge gradients of
+/// improved noise (16 slots, four repeated), chosen by the top four bits of
+/// `h` with selects.
+#[inline(always)]
+pub(crate) fn grad3(h: u32, dx: f32, dy: f32, dz: f32) -> f32 {
+    let g = h >> 28;
+    let u = sel(g < 8, dx, dy);
+    let v = sel(g < 4, dy, sel(g == 12 || g == 14, dx, dz));
+    flip(u, g & 1) + flip(v, (g >> 1) & 1)
+}
+
+/// A value in `[-1, 1)` from the top 24 bits of a hash (exact in f32).
+#[inline(always)]
+pub(crate) fn signed_unit(h: u32) -> f32 {
+    (h >> 8) as i32 as f32 * (1.0 / 8_388_608.0) - 1.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floor_rounds_toward_negative_infinity() {
+        assert_eq!(floor_i32(1.5), 1);
+        assert_eq!(floor_i32(-1.5), -2);
+        assert_eq!(floor_i32(-2.0), -2);
+        assert_eq!(floor_i32(0.0), 0);
+        assert_eq!(floor_i32(-0.0), 0);
+        assert_eq!(floor_i32(f32::NAN), -2_000_000_000);
+        assert_eq!(floor_i32(f32::INFINITY), 2_000_000_000);
+        assert_eq!(floor_i32(-1e20), -2_000_000_000);
+    }
+
+    #[test]
+    fn gradients_cover_their_sets() {
+        use std::collections::HashSet;
+        let mut g2 = HashSet::new();
+        let mut g3 = HashSet::new();
+        for top in 0..16u32 {
+            let h = top << 28;
+            let a = grad2(h, 1.0, 0.0);
+            let b = grad2(h, 0.0, 1.0);
+            assert!((a * a + b * b - 2.0).abs() < 1e-6, "{a} {b}");
+            g2.insert((a.to_bits(), b.to_bits()));
+            let v = [
+                grad3(h, 1.0, 0.0, 0.0),
+                grad3(h, 0.0, 1.0, 0.0),
+                grad3(h, 0.0, 0.0, 1.0),
+            ];
+            assert_eq!(v.iter().map(|c| c.abs()).sum::<f32>(), 2.0, "{v:?}");
+            g3.insert(v.map(f32::to_bits));
+        }
+        assert_eq!(g2.len(), 8);
+        assert_eq!(g3.len(), 12);
+    }
+
+    #[test]
+    fn hash_values_lie_in_their_ranges() {
+        assert_eq!(signed_unit(0), -1.0);
+        assert!(signed_unit(u32::MAX) < 1.0);
+    }
+}

@@ -1,0 +1,701 @@
+//! The slice-by-slice marching cubes scan.
+//!
+//! Node slices (`z` = const) are classified once into packed bits (`value >= iso`,
+//! 64 nodes per word, one spare zero word per row) with a per-row summary (all air,
+//! all solid, or mixed). Classification runs one slice ahead of the slab being
+//! meshed, so the values that gradients read on the far slice are already in cache.
+//! Then, slab by slab:
+//!
+//! 1. the crossed x- and y-edges of the new node slice and the crossed z-edges
+//!    between the two slices are found with word operations (`a ^ b`), each gets
+//!    its vertex, and the vertex id is stored in an array indexed by the edge's
+//!    position (two slices of x/y-edge ids, one slab of z-edge ids);
+//! 2. the non-uniform cells of each cell row are found with word operations over
+//!    the four node rows around it; rows whose four node rows are uniform and
+//!    alike are skipped without touching a word (the role of Flying Edges' row
+//!    trimming), and inside a row 64 cells are tested per word operation;
+//! 3. each non-uniform cell looks up its triangles (edge triples) and writes the
+//!    stored ids.
+//!
+//! Id arrays are never cleared: every crossed edge's slot is written before any
+//! cell reads it, and cells only read the slots of crossed edges.
+
+use super::tables::{CENTRE, SubEntry, Tables, tables};
+use super::{CellBox, CubesOutput};
+
+/// Row summary: every node is air.
+const AIR: u8 = 0;
+/// Row summary: every node is solid.
+const SOLID: u8 = 1;
+/// Row summary: both kinds of nodes.
+const MIXED: u8 = 2;
+
+/// Validated inputs of one scan.
+pub(crate) struct Input<'a> {
+    values: &'a [f32],
+    materials: Option<&'a [u8]>,
+    /// Node strides along y and z.
+    sy: usize,
+    sz: usize,
+    origin: [f32; 3],
+    cell_size: f32,
+    cells: CellBox,
+    iso: f32,
+    /// Inclusive node bounds that gradients may read.
+    lo: [u32; 3],
+    hi: [u32; 3],
+}
+
+impl<'a> Input<'a> {
+    /// Checks every bound the scan's unchecked reads rely on.
+    ///
+    /// Panics on a violation: the public entry points validate user input first,
+    /// so a panic here is a bug in this crate.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        values: &'a [f32],
+        materials: Option<&'a [u8]>,
+        dims: [u32; 3],
+        origin: [f32; 3],
+        cell_size: f32,
+        cells: CellBox,
+        iso: f32,
+        lo: [u32; 3],
+        hi: [u32; 3],
+    ) -> Self {
+        let [w, h, d] = dims.map(|n| n as usize);
+        assert_eq!(
+            Some(values.len()),
+            w.checked_mul(h).and_then(|n| n.checked_mul(d))
+        );
+        assert!(materials.is_none_or(|m| m.len() == values.len()));
+        assert!(!cells.is_empty());
+        assert!(cells.x1 < dims[0] && cells.y1 < dims[1] && cells.z1 < dims[2]);
+        let (c0, c1) = (
+            [cells.x0, cells.y0, cells.z0],
+            [cells.x1, cells.y1, cells.z1],
+        );
+        for k in 0..3 {
+            assert!(lo[k] <= c0[k] && c1[k] <= hi[k] && hi[k] < dims[k] && lo[k] < hi[k]);
+        }
+        Input {
+            values,
+            materials,
+            sy: w,
+            sz: w * h,
+            origin,
+            cell_size,
+            cells,
+            iso,
+            lo,
+            hi,
+        }
+    }
+
+    /// Storage index of global node `(x, y, z)`.
+    #[inline(always)]
+    fn index(&self, x: u32, y: u32, z: u32) -> usize {
+        z as usize * self.sz + y as usize * self.sy + x as usize
+    }
+
+    /// The value at storage index `i`.
+    ///
+    /// # Safety
+    ///
+    /// `i < self.values.len()`.
+    #[inline(always)]
+    unsafe fn value(&self, i: usize) -> f32 {
+        debug_assert!(i < self.values.len());
+        // SAFETY: the caller guarantees the bound.
+        unsafe { *self.values.get_unchecked(i) }
+    }
+}
+
+/// Reusable scan buffers.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Scratch {
+    /// Packed solid bits of three node slices (a ring: the slab's two slices and
+    /// the next one, streamed ahead so that gradients find it in cache), `wpr`
+    /// words per row.
+    bits: [Vec<u64>; 3],
+    /// Row summaries of the three node slices.
+    kinds: [Vec<u8>; 3],
+    /// Vertex ids: x-edges of slices 0 and 1, y-edges of slices 0 and 1, z-edges of
+    /// the slab, then one row of cell-centre ids.
+    ids: Vec<u32>,
+}
+
+/// Where one node slice's data lives.
+#[derive(Clone, Copy)]
+struct Slots {
+    /// Index into `Scratch::bits` / `Scratch::kinds`.
+    bits: usize,
+    /// Id slot (0 or 1) of its x- and y-edges.
+    ids: usize,
+}
+
+/// Sizes of the current scan.
+#[derive(Clone, Copy)]
+struct Layout {
+    /// Nodes per box row, rows per box slice.
+    nx: usize,
+    ny: usize,
+    /// Words per packed row (including the spare zero word).
+    wpr: usize,
+    /// Nodes per box slice.
+    plane: usize,
+}
+
+impl Layout {
+    #[inline(always)]
+    fn x_ids(&self, slot: usize) -> usize {
+        slot * self.plane
+    }
+    #[inline(always)]
+    fn y_ids(&self, slot: usize) -> usize {
+        (2 + slot) * self.plane
+    }
+    #[inline(always)]
+    fn z_ids(&self) -> usize {
+        4 * self.plane
+    }
+    #[inline(always)]
+    fn centre_ids(&self) -> usize {
+        5 * self.plane
+    }
+}
+
+/// Bits `i + 1` of a packed row, shifted down to position `i` (rows end with a
+/// spare zero word).
+#[inline(always)]
+fn shr1(row: &[u64], w: usize) -> u64 {
+    (row[w] >> 1) | (row[w + 1] << 63)
+}
+
+/// Mask of the bits of word `w` that name one of `n` items.
+#[inline(always)]
+fn valid(w: usize, n: usize) -> u64 {
+    let end = n - w * 64;
+    if end >= 64 { !0 } else { (1u64 << end) - 1 }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn pack64(chunk: &[f32; 64], iso: f32) -> u64 {
+    use std::arch::x86_64::{_mm_cmpge_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_set1_ps};
+    // SAFETY: SSE2 is part of the x86_64 baseline; every load reads
+    // `4 * k .. 4 * k + 4 <= 64` values of `chunk` (unaligned loads are allowed).
+    unsafe {
+        let t = _mm_set1_ps(iso);
+        let mut m = 0u64;
+        for k in 0..16 {
+            let v = _mm_loadu_ps(chunk.as_ptr().add(4 * k));
+            m |= (_mm_movemask_ps(_mm_cmpge_ps(v, t)) as u32 as u64) << (4 * k);
+        }
+        m
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn pack64(chunk: &[f32; 64], iso: f32) -> u64 {
+    let mut m = 0u64;
+    for (i, &v) in chunk.iter().enumerate() {
+        m |= ((v >= iso) as u64) << i;
+    }
+    m
+}
+
+/// Packs `values[i] >= iso` into bit `i % 64` of word `i / 64` of `out` (the rest
+/// of `out` is zeroed) and returns the row summary.
+#[inline]
+fn pack_row(values: &[f32], iso: f32, out: &mut [u64]) -> u8 {
+    let mut chunks = values.chunks_exact(64);
+    let mut w = 0;
+    let (mut any, mut all) = (0u64, !0u64);
+    for chunk in &mut chunks {
+        let chunk: &[f32; 64] = chunk.try_into().expect("chunks_exact gives 64 values");
+        let m = pack64(chunk, iso);
+        out[w] = m;
+        any |= m;
+        all &= m;
+        w += 1;
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut m = 0u64;
+        for (i, &v) in rest.iter().enumerate() {
+            m |= ((v >= iso) as u64) << i;
+        }
+        out[w] = m;
+        any |= m;
+        all &= m | !((1u64 << rest.len()) - 1);
+        w += 1;
+    }
+    for o in &mut out[w..] {
+        *o = 0;
+    }
+    match (any != 0, all == !0) {
+        (false, _) => AIR,
+        (true, true) => SOLID,
+        (true, false) => MIXED,
+    }
+}
+
+/// `-n` normalised; where that is impossible (zero or non-finite), the unit
+/// vector along `axis` from the edge's solid node to its air node.
+#[inline(always)]
+fn outward(n: [f32; 3], axis: usize, lower_is_solid: bool) -> [f32; 3] {
+    let l2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+    if (f32::MIN_POSITIVE..f32::INFINITY).contains(&l2) {
+        let r = -1.0 / l2.sqrt();
+        [n[0] * r, n[1] * r, n[2] * r]
+    } else {
+        outward_slow(n, axis, lower_is_solid)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn outward_slow(n: [f32; 3], axis: usize, lower_is_solid: bool) -> [f32; 3] {
+    let big = n[0].abs().max(n[1].abs()).max(n[2].abs());
+    if n.iter().all(|c| c.is_finite()) && big > 0.0 {
+        let s = n.map(|c| c / big);
+        let l = (s[0] * s[0] + s[1] * s[1] + s[2] * s[2]).sqrt();
+        return s.map(|c| -c / l);
+    }
+    let mut e = [0.0; 3];
+    e[axis] = if lower_is_solid { 1.0 } else { -1.0 };
+    e
+}
+
+/// The (unnormalised) field gradient at storage index `i`, global node `g`:
+/// central differences, one-sided on the first and last node of the allowed range.
+#[inline(always)]
+fn gradient(inp: &Input<'_>, i: usize, g: [u32; 3]) -> [f32; 3] {
+    let s = [1, inp.sy, inp.sz];
+    let mut out = [0.0; 3];
+    for k in 0..3 {
+        // SAFETY: `lo[k] <= g[k] <= hi[k] < dims[k]` and `lo[k] < hi[k]` (checked in
+        // `Input::new` and by the callers' box bounds), so every neighbour read is a
+        // node inside the field.
+        out[k] = unsafe {
+            if g[k] == inp.lo[k] {
+                inp.value(i + s[k]) - inp.value(i)
+            } else if g[k] == inp.hi[k] {
+                inp.value(i) - inp.value(i - s[k])
+            } else {
+                (inp.value(i + s[k]) - inp.value(i - s[k])) * 0.5
+            }
+        };
+    }
+    out
+}
+
+/// Creates the vertex of the crossed edge along `AXIS` whose lower node is global
+/// node `g` at storage index `ia`, and returns its id.
+#[inline(always)]
+fn edge_vertex<const AXIS: usize, const N: bool, const M: bool>(
+    inp: &Input<'_>,
+    ia: usize,
+    g: [u32; 3],
+    out: &mut CubesOutput,
+) -> u32 {
+    let ib = ia + [1, inp.sy, inp.sz][AXIS];
+    // SAFETY: both nodes of an edge inside the box lie inside the field.
+    let (va, vb) = unsafe { (inp.value(ia), inp.value(ib)) };
+    // Measured from the lower-index node. `max`/`min` (not `clamp`, which keeps
+    // NaN) also map the NaN of a degenerate quotient (equal or non-finite values)
+    // to 0.
+    #[allow(clippy::manual_clamp)]
+    let t = ((inp.iso - va) / (vb - va)).max(0.0).min(1.0);
+    let (o, cs) = (inp.origin, inp.cell_size);
+    let mut p = [
+        o[0] + g[0] as f32 * cs,
+        o[1] + g[1] as f32 * cs,
+        o[2] + g[2] as f32 * cs,
+    ];
+    p[AXIS] = o[AXIS] + (g[AXIS] as f32 + t) * cs;
+    let id = out.positions.len() as u32;
+    out.positions.push(p);
+    let lower_is_solid = va >= inp.iso;
+    if N {
+        let ga = gradient(inp, ia, g);
+        let mut gb_at = g;
+        gb_at[AXIS] += 1;
+        let gb = gradient(inp, ib, gb_at);
+        let n = [
+            ga[0] + t * (gb[0] - ga[0]),
+            ga[1] + t * (gb[1] - ga[1]),
+            ga[2] + t * (gb[2] - ga[2]),
+        ];
+        out.normals.push(outward(n, AXIS, lower_is_solid));
+    }
+    if M && let Some(m) = inp.materials {
+        // SAFETY: `materials` has one id per node (checked in `Input::new`).
+        let id = unsafe { *m.get_unchecked(if lower_is_solid { ia } else { ib }) };
+        out.materials.push(id);
+    }
+    id
+}
+
+/// Decision bits of the ambiguous faces of `case` for the cell whose first
+/// corner has storage index `i0`: bit `k` is set when the `k`-th ambiguous face
+/// joins its solid corners (the asymptotic decider).
+#[inline(never)]
+fn decide(inp: &Input<'_>, t: &Tables, case: u8, i0: usize) -> u8 {
+    let corner = |k: u8| {
+        let i =
+            i0 + (k & 1) as usize + ((k >> 1) & 1) as usize * inp.sy + (k >> 2) as usize * inp.sz;
+        // SAFETY: the eight corners of a cell inside the box lie inside the field.
+        unsafe { inp.value(i) - inp.iso }
+    };
+    let c: [f32; 8] = std::array::from_fn(|k| corner(k as u8));
+    let mut d = 0;
+    for (k, f) in t.ambiguous_faces(case).iter().enumerate() {
+        let solid = c[f.solid[0] as usize] * c[f.solid[1] as usize];
+        let air = c[f.air[0] as usize] * c[f.air[1] as usize];
+        if solid >= air {
+            d |= 1 << k;
+        }
+    }
+    d
+}
+
+/// Adds the centre vertex of a loop (the mean of its vertices) and returns its id.
+#[cold]
+#[inline(never)]
+fn centre_vertex<const N: bool, const M: bool>(loop_ids: &[u32], out: &mut CubesOutput) -> u32 {
+    let mut p = [0.0f32; 3];
+    let mut n = [0.0f32; 3];
+    for &id in loop_ids {
+        let q = out.positions[id as usize];
+        for k in 0..3 {
+            p[k] += q[k];
+        }
+        if N {
+            let m = out.normals[id as usize];
+            for k in 0..3 {
+                n[k] += m[k];
+            }
+        }
+    }
+    let inv = 1.0 / loop_ids.len() as f32;
+    let id = out.positions.len() as u32;
+    out.positions.push(p.map(|c| c * inv));
+    if N {
+        let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+        let nn = if l > 1e-6 {
+            n.map(|c| c / l)
+        } else {
+            out.normals[loop_ids[0] as usize]
+        };
+        out.normals.push(nn);
+    }
+    if M {
+        let m = out.materials[loop_ids[0] as usize];
+        out.materials.push(m);
+    }
+    id
+}
+
+impl Scratch {
+    /// Meshes `inp.cells` into `out` (already reset). `N`: normals, `M`: materials.
+    pub(crate) fn scan<const N: bool, const M: bool>(
+        &mut self,
+        inp: &Input<'_>,
+        out: &mut CubesOutput,
+    ) {
+        let t = tables();
+        let c = inp.cells;
+        let nx = (c.x1 - c.x0) as usize + 1;
+        let ny = (c.y1 - c.y0) as usize + 1;
+        let lay = Layout {
+            nx,
+            ny,
+            wpr: nx.div_ceil(64) + 1,
+            plane: nx * ny,
+        };
+        for k in 0..3 {
+            self.bits[k].resize(ny * lay.wpr, 0);
+            self.kinds[k].resize(ny, AIR);
+        }
+        self.ids.resize(5 * lay.plane + nx, 0);
+
+        // Node slice `z` lives in bit slot `(z - z0) % 3` and id slot `(z - z0) % 2`.
+        let slot = |z: u32| Slots {
+            bits: ((z - c.z0) % 3) as usize,
+            ids: ((z - c.z0) % 2) as usize,
+        };
+        self.pack_slice(inp, &lay, slot(c.z0).bits, c.z0);
+        self.pack_slice(inp, &lay, slot(c.z0 + 1).bits, c.z0 + 1);
+        self.slice_edges::<N, M>(inp, &lay, slot(c.z0), c.z0, out);
+        for z in c.z0..c.z1 {
+            if z + 2 <= c.z1 {
+                self.pack_slice(inp, &lay, slot(z + 2).bits, z + 2);
+            }
+            self.slice_edges::<N, M>(inp, &lay, slot(z + 1), z + 1, out);
+            self.z_edges::<N, M>(inp, &lay, slot(z), slot(z + 1), z, out);
+            self.cells::<N, M>(inp, t, &lay, slot(z), slot(z + 1), z, out);
+        }
+    }
+
+    /// Classifies node slice `z` into `bits[slot]` / `kinds[slot]`.
+    fn pack_slice(&mut self, inp: &Input<'_>, lay: &Layout, slot: usize, z: u32) {
+        let c = inp.cells;
+        let bits = &mut self.bits[slot];
+        let kinds = &mut self.kinds[slot];
+        for j in 0..lay.ny {
+            let start = inp.index(c.x0, c.y0 + j as u32, z);
+            let row = &inp.values[start..start + lay.nx];
+            kinds[j] = pack_row(row, inp.iso, &mut bits[j * lay.wpr..(j + 1) * lay.wpr]);
+        }
+    }
+
+    /// Vertices of the crossed x- and y-edges of node slice `z` (in `slot`).
+    fn slice_edges<const N: bool, const M: bool>(
+        &mut self,
+        inp: &Input<'_>,
+        lay: &Layout,
+        slot: Slots,
+        z: u32,
+        out: &mut CubesOutput,
+    ) {
+        let c = inp.cells;
+        let (nx, wpr) = (lay.nx, lay.wpr);
+        let bits = &self.bits[slot.bits];
+        let kinds = &self.kinds[slot.bits];
+        let ids = &mut self.ids;
+        let ncx = nx - 1;
+        for j in 0..lay.ny {
+            if kinds[j] != MIXED {
+                continue;
+            }
+            let row = &bits[j * wpr..(j + 1) * wpr];
+            let y = c.y0 + j as u32;
+            let start = inp.index(c.x0, y, z);
+            let base = lay.x_ids(slot.ids) + j * nx;
+            for w in 0..ncx.div_ceil(64) {
+                let mut m = (row[w] ^ shr1(row, w)) & valid(w, ncx);
+                while m != 0 {
+                    let i = w * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let g = [c.x0 + i as u32, y, z];
+                    ids[base + i] = edge_vertex::<0, N, M>(inp, start + i, g, out);
+                }
+            }
+        }
+        for j in 0..lay.ny - 1 {
+            let k = kinds[j];
+            if k != MIXED && kinds[j + 1] == k {
+                continue;
+            }
+            let r0 = &bits[j * wpr..(j + 1) * wpr];
+            let r1 = &bits[(j + 1) * wpr..(j + 2) * wpr];
+            let y = c.y0 + j as u32;
+            let start = inp.index(c.x0, y, z);
+            let base = lay.y_ids(slot.ids) + j * nx;
+            for w in 0..nx.div_ceil(64) {
+                let mut m = (r0[w] ^ r1[w]) & valid(w, nx);
+                while m != 0 {
+                    let i = w * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let g = [c.x0 + i as u32, y, z];
+                    ids[base + i] = edge_vertex::<1, N, M>(inp, start + i, g, out);
+                }
+            }
+        }
+    }
+
+    /// Vertices of the crossed z-edges between node slices `z` (in `a`) and
+    /// `z + 1` (in `b`).
+    #[allow(clippy::too_many_arguments)]
+    fn z_edges<const N: bool, const M: bool>(
+        &mut self,
+        inp: &Input<'_>,
+        lay: &Layout,
+        a: Slots,
+        b: Slots,
+        z: u32,
+        out: &mut CubesOutput,
+    ) {
+        let c = inp.cells;
+        let (nx, wpr) = (lay.nx, lay.wpr);
+        let (ba, bb) = (&self.bits[a.bits], &self.bits[b.bits]);
+        let (ka, kb) = (&self.kinds[a.bits], &self.kinds[b.bits]);
+        let ids = &mut self.ids;
+        for j in 0..lay.ny {
+            if ka[j] != MIXED && kb[j] == ka[j] {
+                continue;
+            }
+            let r0 = &ba[j * wpr..(j + 1) * wpr];
+            let r1 = &bb[j * wpr..(j + 1) * wpr];
+            let y = c.y0 + j as u32;
+            let start = inp.index(c.x0, y, z);
+            let base = lay.z_ids() + j * nx;
+            for w in 0..nx.div_ceil(64) {
+                let mut m = (r0[w] ^ r1[w]) & valid(w, nx);
+                while m != 0 {
+                    let i = w * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let g = [c.x0 + i as u32, y, z];
+                    ids[base + i] = edge_vertex::<2, N, M>(inp, start + i, g, out);
+                }
+            }
+        }
+    }
+
+    /// Triangles of the cells of slab `z` (node slices `z` in `a` and `z + 1` in `b`).
+    #[allow(clippy::too_many_arguments)]
+    fn cells<const N: bool, const M: bool>(
+        &mut self,
+        inp: &Input<'_>,
+        t: &Tables,
+        lay: &Layout,
+        a: Slots,
+        b: Slots,
+        z: u32,
+        out: &mut CubesOutput,
+    ) {
+        let c = inp.cells;
+        let (nx, wpr) = (lay.nx, lay.wpr);
+        let ncx = nx - 1;
+        let (ba, bb) = (&self.bits[a.bits], &self.bits[b.bits]);
+        let (ka, kb) = (&self.kinds[a.bits], &self.kinds[b.bits]);
+        let ids = &mut self.ids;
+        for j in 0..lay.ny - 1 {
+            let k = ka[j];
+            if k != MIXED && ka[j + 1] == k && kb[j] == k && kb[j + 1] == k {
+                continue;
+            }
+            let a0 = &ba[j * wpr..(j + 1) * wpr];
+            let a1 = &ba[(j + 1) * wpr..(j + 2) * wpr];
+            let b0 = &bb[j * wpr..(j + 1) * wpr];
+            let b1 = &bb[(j + 1) * wpr..(j + 2) * wpr];
+            let row = j * nx;
+            let (xa, xb) = (lay.x_ids(a.ids) + row, lay.x_ids(b.ids) + row);
+            let (ya, yb) = (lay.y_ids(a.ids) + row, lay.y_ids(b.ids) + row);
+            let zr = lay.z_ids() + row;
+            // Slot of each cell edge (and of the centre vertex) for the cell at x = 0.
+            // (Padded to 16 so that `e & 15` needs no bounds check.)
+            let off: [usize; 16] = [
+                xa,
+                xa + nx,
+                xb,
+                xb + nx,
+                ya,
+                ya + 1,
+                yb,
+                yb + 1,
+                zr,
+                zr + 1,
+                zr + nx,
+                zr + nx + 1,
+                lay.centre_ids(),
+                0,
+                0,
+                0,
+            ];
+            debug_assert!(off.iter().all(|&o| o + ncx <= ids.len()));
+            let i0 = inp.index(c.x0, c.y0 + j as u32, z);
+            for w in 0..ncx.div_ceil(64) {
+                let r = [
+                    a0[w],
+                    shr1(a0, w),
+                    a1[w],
+                    shr1(a1, w),
+                    b0[w],
+                    shr1(b0, w),
+                    b1[w],
+                    shr1(b1, w),
+                ];
+                let any = r[0] | r[1] | r[2] | r[3] | r[4] | r[5] | r[6] | r[7];
+                let all = r[0] & r[1] & r[2] & r[3] & r[4] & r[5] & r[6] & r[7];
+                let mut m = any & !all & valid(w, ncx);
+                while m != 0 {
+                    let bit = m.trailing_zeros();
+                    m &= m - 1;
+                    let x = w * 64 + bit as usize;
+                    let mut case = 0u8;
+                    for (k, word) in r.iter().enumerate() {
+                        case |= (((word >> bit) & 1) as u8) << k;
+                    }
+                    let entry = &t.cases[case as usize];
+                    let sub: SubEntry = if entry.amb_count == 0 {
+                        entry.first
+                    } else {
+                        t.subs[entry.sub_start as usize + decide(inp, t, case, i0 + x) as usize]
+                    };
+                    if sub.centre_len != 0 {
+                        let edges =
+                            &t.centre_loops[sub.centre_start as usize..][..sub.centre_len as usize];
+                        let mut loop_ids = [0u32; 12];
+                        for (slot, &e) in loop_ids.iter_mut().zip(edges) {
+                            *slot = ids[off[e as usize] + x];
+                        }
+                        ids[off[CENTRE as usize] + x] =
+                            centre_vertex::<N, M>(&loop_ids[..edges.len()], out);
+                    }
+                    let n = 3 * sub.count as usize;
+                    let tri = &t.tri_edges[sub.start as usize..][..n];
+                    let indices = &mut out.indices;
+                    indices.reserve(n);
+                    let len = indices.len();
+                    // SAFETY: `reserve(n)` made room for `n` more ids after `len`, and
+                    // the `n` writes land in `len..len + n` before `set_len` exposes
+                    // them. Every slot read is `off[e] + x` with `x < ncx`, which is
+                    // inside `ids` (each offset is at most `centre_ids()` and the
+                    // largest edge offset is `z_ids() + plane - nx - 1`; see the debug
+                    // assertion above).
+                    unsafe {
+                        let dst = indices.as_mut_ptr().add(len);
+                        for (k, &e) in tri.iter().enumerate() {
+                            dst.add(k)
+                                .write(*ids.get_unchecked(off[(e & 15) as usize] + x));
+                        }
+                        indices.set_len(len + n);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_row_matches_scalar_and_summarises() {
+        let values: Vec<f32> = (0..150).map(|i| ((i * 37) % 11) as f32 - 5.0).collect();
+        let mut out = vec![u64::MAX; 4];
+        assert_eq!(pack_row(&values, 0.0, &mut out), MIXED);
+        for (i, &v) in values.iter().enumerate() {
+            assert_eq!((out[i / 64] >> (i % 64)) & 1 == 1, v >= 0.0, "node {i}");
+        }
+        assert_eq!(out[3], 0);
+        assert_eq!(out[2] >> (150 - 128), 0);
+        for n in [1, 63, 64, 65, 130] {
+            let mut out = vec![7u64; n / 64 + 2];
+            assert_eq!(pack_row(&vec![1.0; n], 0.0, &mut out), SOLID, "{n}");
+            assert_eq!(pack_row(&vec![-1.0; n], 0.0, &mut out), AIR, "{n}");
+            assert_eq!(*out.last().unwrap(), 0);
+        }
+        let mut out = vec![0u64; 2];
+        assert_eq!(pack_row(&[0.0, f32::NAN], 0.0, &mut out), MIXED);
+        assert_eq!(out[0], 1);
+    }
+
+    #[test]
+    fn outward_normalises_and_falls_back() {
+        let n = outward([0.0, -3.0, 4.0], 0, true);
+        assert!((n[1] - 0.6).abs() < 1e-6 && (n[2] + 0.8).abs() < 1e-6 && n[0] == 0.0);
+        assert_eq!(outward([0.0; 3], 1, true), [0.0, 1.0, 0.0]);
+        assert_eq!(outward([0.0; 3], 2, false), [0.0, 0.0, -1.0]);
+        assert_eq!(outward([f32::NAN, 0.0, 0.0], 0, false), [-1.0, 0.0, 0.0]);
+        let big = outward([3e30, 4e30, 0.0], 0, true);
+        assert!((big[0] + 0.6).abs() < 1e-6 && (big[1] + 0.8).abs() < 1e-6);
+        let tiny = outward([1e-30, 0.0, 0.0], 0, true);
+        assert!((tiny[0] + 1.0).abs() < 1e-6);
+    }
+}
