@@ -28,6 +28,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Contour a 2D .npy array.
     Contour(ContourArgs),
+    /// Isosurface of a 3D .npy array (marching cubes).
+    Mesh3d(Mesh3dArgs),
     /// Run the standard benchmark workloads of a group.
     Bench(BenchArgs),
     /// Create a side-view world, dig into it and export a PNG, in one go.
@@ -188,6 +190,39 @@ pub struct ContourArgs {
     /// Output file.
     #[arg(short = 'o', long = "out")]
     pub out: PathBuf,
+    /// Print phase timings as one JSON line on stderr.
+    #[arg(long)]
+    pub timings: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MeshFormat {
+    /// Wavefront OBJ (text).
+    Obj,
+    /// Binary little-endian PLY.
+    Ply,
+    /// glTF 2.0 binary.
+    Glb,
+}
+
+#[derive(Debug, Args)]
+pub struct Mesh3dArgs {
+    /// Input array: 3D, float32/float64/uint8/int16/uint16, C order, shape
+    /// (Z, Y, X) so x is the fastest axis.
+    #[arg(long)]
+    pub npy: PathBuf,
+    /// Iso level; a sample is inside when value >= iso.
+    #[arg(long, allow_hyphen_values = true)]
+    pub iso: f32,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: MeshFormat,
+    /// Output file.
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+    /// Leave vertex normals out.
+    #[arg(long)]
+    pub no_normals: bool,
     /// Print phase timings as one JSON line on stderr.
     #[arg(long)]
     pub timings: bool,

@@ -504,3 +504,261 @@ fn bench_json_lines_have_the_documented_fields() {
     assert_eq!(v["unit"], "ns/sample");
     assert!(v["value"].as_f64().unwrap() > 0.0);
 }
+
+/// A version 1.0 `.npy` file with the given dtype, shape and raw data.
+fn npy_bytes(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+    let mut header =
+        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}").into_bytes();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(&header);
+    out.extend_from_slice(data);
+    out
+}
+
+/// A ball of radius 6 around (10, 9, 8) in a (Z, Y, X) = (16, 18, 20) volume,
+/// as `1 - distance / 6` (inside where >= 0).
+fn ball_npy(path: &Path) {
+    let mut data = Vec::new();
+    for z in 0..16 {
+        for y in 0..18 {
+            for x in 0..20 {
+                let d = (((x as f32 - 10.0).powi(2)
+                    + (y as f32 - 9.0).powi(2)
+                    + (z as f32 - 8.0).powi(2)) as f32)
+                    .sqrt();
+                data.extend_from_slice(&(1.0 - d / 6.0).to_le_bytes());
+            }
+        }
+    }
+    std::fs::write(path, npy_bytes("<f4", "(16, 18, 20)", &data)).unwrap();
+}
+
+/// Parses the vertex and face blocks of a binary PLY written by `mesh3d`.
+fn parse_ply(bytes: &[u8]) -> (Vec<[f32; 6]>, Vec<[u32; 3]>) {
+    let end = bytes
+        .windows(11)
+        .position(|w| w == b"end_header\n")
+        .unwrap()
+        + 11;
+    let header = std::str::from_utf8(&bytes[..end]).unwrap();
+    let count = |key: &str| -> usize {
+        header
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let (nv, nf) = (count("element vertex "), count("element face "));
+    assert!(header.contains("property float nx"));
+    let f = |o: usize| f32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+    let verts = (0..nv)
+        .map(|i| {
+            let o = end + i * 24;
+            [f(o), f(o + 4), f(o + 8), f(o + 12), f(o + 16), f(o + 20)]
+        })
+        .collect();
+    let base = end + nv * 24;
+    let faces = (0..nf)
+        .map(|i| {
+            let o = base + i * 13;
+            assert_eq!(bytes[o], 3);
+            let g = |k: usize| {
+                i32::from_le_bytes(bytes[o + 1 + 4 * k..o + 5 + 4 * k].try_into().unwrap()) as u32
+            };
+            [g(0), g(1), g(2)]
+        })
+        .collect();
+    assert_eq!(base + nf * 13, bytes.len());
+    (verts, faces)
+}
+
+#[test]
+fn mesh3d_writes_a_closed_ball_in_sample_index_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("ball.npy");
+    ball_npy(&npy);
+    let ply = dir.path().join("ball.ply");
+    let o = run(&[
+        "mesh3d",
+        "--npy",
+        s(&npy),
+        "--iso",
+        "0",
+        "--format",
+        "ply",
+        "-o",
+        s(&ply),
+        "--timings",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}{stderr}");
+    let t: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    for k in ["load_ms", "mesh_ms", "write_ms"] {
+        assert!(t[k].as_f64().unwrap() >= 0.0, "{t}");
+    }
+    let (verts, faces) = parse_ply(&std::fs::read(&ply).unwrap());
+    assert_eq!(t["vertices"].as_u64().unwrap() as usize, verts.len());
+    assert_eq!(t["triangles"].as_u64().unwrap() as usize, faces.len());
+    // Every vertex lies near the sphere (sample units, x along the last axis)
+    // and its normal points away from the centre.
+    for v in &verts {
+        let c = [v[0] - 10.0, v[1] - 9.0, v[2] - 8.0];
+        let r = (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt();
+        assert!((r - 6.0).abs() < 0.3, "vertex {v:?} at radius {r}");
+        let dot = (c[0] * v[3] + c[1] * v[4] + c[2] * v[5]) / r;
+        assert!(dot > 0.8, "normal {v:?} does not point outwards");
+    }
+    // Closed and edge-manifold: each undirected edge is used by exactly two
+    // triangles, once in each direction.
+    let mut edges = std::collections::HashMap::new();
+    for f in &faces {
+        for k in 0..3 {
+            *edges.entry((f[k], f[(k + 1) % 3])).or_insert(0) += 1;
+        }
+    }
+    for (&(a, b), &n) in &edges {
+        assert_eq!(n, 1, "directed edge {a}->{b} used {n} times");
+        assert!(edges.contains_key(&(b, a)), "edge {a}->{b} has no twin");
+    }
+
+    let obj = dir.path().join("ball.obj");
+    ok(&[
+        "mesh3d",
+        "--npy",
+        s(&npy),
+        "--iso",
+        "0",
+        "--format",
+        "obj",
+        "-o",
+        s(&obj),
+    ]);
+    let text = std::fs::read_to_string(&obj).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("v ")).count(),
+        verts.len()
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("vn ")).count(),
+        verts.len()
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("f ")).count(),
+        faces.len()
+    );
+
+    let glb = dir.path().join("ball.glb");
+    ok(&[
+        "mesh3d",
+        "--npy",
+        s(&npy),
+        "--iso",
+        "0",
+        "--format",
+        "glb",
+        "-o",
+        s(&glb),
+        "--no-normals",
+    ]);
+    assert_eq!(&std::fs::read(&glb).unwrap()[..4], b"glTF");
+}
+
+#[test]
+fn mesh3d_bad_input_gets_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.ply");
+    let mut data: Vec<u8> = (0..24).flat_map(|_| 1.0f32.to_le_bytes()).collect();
+    let bad = (12 + 2 * 4 + 1) * 4; // [z=1, y=2, x=1] of shape (2, 3, 4)
+    data[bad..bad + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    let nan = dir.path().join("nan.npy");
+    std::fs::write(&nan, npy_bytes("<f4", "(2, 3, 4)", &data)).unwrap();
+    let err = fails(&[
+        "mesh3d",
+        "--npy",
+        s(&nan),
+        "--iso",
+        "0",
+        "--format",
+        "ply",
+        "-o",
+        s(&out),
+    ]);
+    assert!(err.contains("[1, 2, 1]"), "names [z, y, x]: {err}");
+
+    let flat = dir.path().join("flat.npy");
+    std::fs::write(&flat, npy_bytes("<f4", "(6, 4)", &data)).unwrap();
+    let err = fails(&[
+        "mesh3d",
+        "--npy",
+        s(&flat),
+        "--iso",
+        "0",
+        "--format",
+        "ply",
+        "-o",
+        s(&out),
+    ]);
+    assert!(err.contains("3D"), "{err}");
+
+    let ints = dir.path().join("i4.npy");
+    std::fs::write(&ints, npy_bytes("<i4", "(2, 3, 4)", &data)).unwrap();
+    let err = fails(&[
+        "mesh3d",
+        "--npy",
+        s(&ints),
+        "--iso",
+        "0",
+        "--format",
+        "ply",
+        "-o",
+        s(&out),
+    ]);
+    assert!(err.contains("dtype"), "{err}");
+
+    let bytes = dir.path().join("u1.npy");
+    std::fs::write(&bytes, npy_bytes("|u1", "(2, 3, 4)", &[200; 24])).unwrap();
+    ok(&[
+        "mesh3d",
+        "--npy",
+        s(&bytes),
+        "--iso",
+        "100",
+        "--format",
+        "ply",
+        "-o",
+        s(&out),
+    ]);
+
+    let err = fails(&[
+        "mesh3d",
+        "--npy",
+        s(&bytes),
+        "--iso",
+        "inf",
+        "--format",
+        "ply",
+        "-o",
+        s(&out),
+    ]);
+    assert!(err.contains("iso"), "{err}");
+    let err = fails(&[
+        "mesh3d",
+        "--npy",
+        s(&bytes),
+        "--iso",
+        "0",
+        "--format",
+        "stl",
+        "-o",
+        s(&out),
+    ]);
+    assert!(err.contains("ply") && err.contains("glb"), "{err}");
+    assert!(!dir.path().join("missing").exists());
+}

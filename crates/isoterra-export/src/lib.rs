@@ -10,6 +10,7 @@ mod gltf;
 mod json;
 mod npy;
 mod obj;
+mod ply;
 mod raster;
 mod svg;
 
@@ -18,5 +19,6 @@ pub use gltf::{GlbMesh, write_glb};
 pub use json::{parse_polylines_json, polylines_json};
 pub use npy::{read_npy, read_npy_file, read_npy3, read_npy3_file, write_npy_f32};
 pub use obj::write_obj;
+pub use ply::write_ply;
 pub use raster::{MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, PngOptions, field_png_gray, render_side2d_png};
 pub use svg::{SvgOptions, polylines_svg};

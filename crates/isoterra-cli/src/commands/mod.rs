@@ -6,6 +6,7 @@ mod demo;
 mod edit;
 mod export;
 mod info;
+mod mesh3d;
 mod new;
 mod parse;
 
@@ -21,6 +22,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Redo(a) => edit::redo(&a.file),
         Command::Export(a) => export::run(&a),
         Command::Contour(a) => contour::run(&a),
+        Command::Mesh3d(a) => mesh3d::run(&a),
         Command::Bench(a) => bench::run(&a),
         Command::Demo(a) => demo::run(&a),
     }
