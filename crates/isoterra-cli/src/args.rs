@@ -236,6 +236,8 @@ pub enum BenchGroup {
     Noise,
     /// Editing: dig + rebuild of the dirty chunks.
     Edit,
+    /// Marching cubes: sphere+noise and gyroid volumes.
+    Cubes,
 }
 
 #[derive(Debug, Args)]

@@ -7,7 +7,10 @@ use std::time::Instant;
 
 use anyhow::Context;
 use isoterra::field::{FbmParams, Field2, fill_fbm2};
-use isoterra::mesh::{CellRect, ContourTracer, MarchingSquares, SquaresOptions, SquaresOutput};
+use isoterra::mesh::{
+    CellBox, CellRect, ContourTracer, CubesOptions, CubesOutput, MarchingCubes, MarchingSquares,
+    SquaresOptions, SquaresOutput,
+};
 use isoterra::world::{Brush, BrushTool, Side2dWorld};
 
 use crate::args::{BenchArgs, BenchGroup, Preset};
@@ -28,6 +31,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         BenchGroup::Squares => squares(reps, &mut out)?,
         BenchGroup::Noise => noise(reps, &mut out)?,
         BenchGroup::Edit => edit(reps, &mut out)?,
+        BenchGroup::Cubes => cubes(reps, &mut out)?,
     }
     for s in &out {
         if a.json {
@@ -167,5 +171,80 @@ fn noise(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
         value: secs * 1e9 / (n * n) as f64,
         note: "Perlin fBm, 4 octaves, 1024x1024 batch".into(),
     });
+    Ok(())
+}
+
+/// `n^3` samples, x fastest, of `f` over `linspace(lo, hi, n)` on every axis.
+fn volume(n: u32, lo: f64, hi: f64, f: impl Fn(f64, f64, f64) -> f64) -> Vec<f32> {
+    let step = (hi - lo) / (n - 1) as f64;
+    let axis: Vec<f64> = (0..n).map(|i| lo + i as f64 * step).collect();
+    let mut v = Vec::with_capacity((n as usize).pow(3));
+    for &z in &axis {
+        for &y in &axis {
+            for &x in &axis {
+                v.push(f(x, y, z) as f32);
+            }
+        }
+    }
+    v
+}
+
+/// The standard sparse volume: a sphere of radius 0.6 with a little noise.
+pub fn sphere_noise(n: u32) -> Vec<f32> {
+    volume(n, -1.0, 1.0, |x, y, z| {
+        (x * x + y * y + z * z).sqrt() - 0.6
+            + 0.05 * (7.0 * x + 1.3).sin() * (9.0 * y + 0.7).sin() * (8.0 * z + 2.1).sin()
+            + 0.02 * (23.0 * x + 17.0 * y + 0.4).sin() * (19.0 * z + 1.1).cos()
+    })
+}
+
+/// The standard dense volume: a gyroid with `k` periods per axis.
+pub fn gyroid(n: u32, k: f64) -> Vec<f32> {
+    let hi = 2.0 * std::f64::consts::PI * k;
+    volume(n, 0.0, hi, |x, y, z| {
+        x.sin() * y.cos() + y.sin() * z.cos() + z.sin() * x.cos()
+    })
+}
+
+fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
+    let mut mesher = MarchingCubes::new();
+    let mut buf = CubesOutput::default();
+    let cases: [(&str, u32, Vec<f32>); 4] = [
+        ("sphere_noise_128", 128, sphere_noise(128)),
+        ("sphere_noise_256", 256, sphere_noise(256)),
+        ("gyroid8_128", 128, gyroid(128, 8.0)),
+        ("gyroid16_256", 256, gyroid(256, 16.0)),
+    ];
+    for (name, n, values) in cases {
+        let dims = [n, n, n];
+        let cells = CellBox::new(0, 0, 0, n - 1, n - 1, n - 1);
+        for normals in [true, false] {
+            let options = CubesOptions::DEFAULT.with_normals(normals);
+            let mut failed = None;
+            let secs = median_secs(reps, || {
+                if let Err(e) = mesher.mesh_slice(&values, dims, cells, &options, &mut buf) {
+                    failed = Some(e);
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e).context("marching cubes failed on a bench volume");
+            }
+            let voxels = ((n - 1) as f64).powi(3);
+            let tris = buf.triangle_count() as f64;
+            let suffix = if normals { "" } else { "_no_normals" };
+            out.push(Sample {
+                group: "cubes",
+                name: format!("{name}{suffix}"),
+                unit: "Mvox/s",
+                value: voxels / secs / 1e6,
+                note: format!(
+                    "{:.1} ms, {} triangles, {:.1} M triangles/s",
+                    secs * 1e3,
+                    buf.triangle_count(),
+                    tris / secs / 1e6
+                ),
+            });
+        }
+    }
     Ok(())
 }
