@@ -28,15 +28,11 @@
 use isoterra_field::{Quantizer8, Quantizer16};
 
 use crate::StoreError;
-use crate::wire::{Reader, Writer, compress, decompress_exact};
+use crate::wire::{FLAG_MATERIALS, FLAG_ZSTD, Reader, Writer, pack_body, unpack_body};
 
 const MAGIC: &[u8; 4] = b"ITCK";
 const VERSION: u8 = 1;
-const FLAG_MATERIALS: u8 = 1;
-const FLAG_ZSTD: u8 = 2;
 const HEADER_LEN: usize = 20;
-/// zstd level for chunk bodies: fast enough for the editing loop.
-const ZSTD_LEVEL: i32 = 3;
 const WHAT: &str = "chunk payload";
 
 /// How a chunk's density values are stored.
@@ -203,11 +199,8 @@ pub fn encode_chunk(chunk: &ChunkData) -> Vec<u8> {
         body.bytes(m);
         flags |= FLAG_MATERIALS;
     }
-    let packed = compress(&body.buf, ZSTD_LEVEL);
-    if packed.is_some() {
-        flags |= FLAG_ZSTD;
-    }
-    let body = packed.unwrap_or(body.buf);
+    let (body, zstd_flag) = pack_body(body.buf);
+    flags |= zstd_flag;
     let mut out = Writer::with_capacity(HEADER_LEN + body.len());
     out.bytes(MAGIC);
     out.u8(VERSION);
@@ -260,16 +253,7 @@ pub fn decode_chunk(payload: &[u8]) -> Result<ChunkData, StoreError> {
     let has_materials = flags & FLAG_MATERIALS != 0;
     let raw_len = n * (encoding.bytes_per_value() + usize::from(has_materials));
     let rest = r.take(r.remaining()).unwrap_or_default();
-    let raw = if flags & FLAG_ZSTD != 0 {
-        decompress_exact(rest, raw_len, WHAT)?
-    } else if rest.len() == raw_len {
-        rest.to_vec()
-    } else {
-        return Err(bad(format!(
-            "stored body is {} bytes, the header needs {raw_len}",
-            rest.len()
-        )));
-    };
+    let raw = unpack_body(rest, flags, raw_len, WHAT)?;
     let mut b = Reader::new(&raw);
     let short = || bad("body ends early".into());
     let values = match encoding {

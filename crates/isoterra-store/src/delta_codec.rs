@@ -24,14 +24,11 @@ use isoterra_field::NodeRect;
 use isoterra_world::Edit;
 
 use crate::StoreError;
-use crate::wire::{Reader, Writer, compress, decompress_exact};
+use crate::wire::{FLAG_MATERIALS, FLAG_ZSTD, Reader, Writer, pack_body, unpack_body};
 
 const MAGIC: &[u8; 4] = b"ITDL";
 const VERSION: u8 = 1;
-const FLAG_MATERIALS: u8 = 1;
-const FLAG_ZSTD: u8 = 2;
 const HEADER_LEN: usize = 12;
-const ZSTD_LEVEL: i32 = 3;
 const WHAT: &str = "stroke delta";
 
 /// The sparse change one stroke made: which nodes, and their values and
@@ -77,11 +74,8 @@ pub fn encode_delta(delta: &EditDelta) -> Result<Vec<u8>, StoreError> {
             "larger than 4 GiB; split the stroke".to_string(),
         )
     })?;
-    let packed = compress(&body.buf, ZSTD_LEVEL);
-    if packed.is_some() {
-        flags |= FLAG_ZSTD;
-    }
-    let body = packed.unwrap_or(body.buf);
+    let (body, zstd_flag) = pack_body(body.buf);
+    flags |= zstd_flag;
     let mut out = Writer::with_capacity(HEADER_LEN + body.len());
     out.bytes(MAGIC);
     out.u8(VERSION);
@@ -115,13 +109,7 @@ pub fn decode_delta(payload: &[u8]) -> Result<EditDelta, StoreError> {
     }
     let raw_len = u32::from_le_bytes([header[8], header[9], header[10], header[11]]) as usize;
     let rest = r.take(r.remaining()).unwrap_or_default();
-    let raw = if flags & FLAG_ZSTD != 0 {
-        decompress_exact(rest, raw_len, WHAT)?
-    } else if rest.len() == raw_len {
-        rest.to_vec()
-    } else {
-        return Err(bad("stored body length does not match the header"));
-    };
+    let raw = unpack_body(rest, flags, raw_len, WHAT)?;
     let mut b = Reader::new(&raw);
     let short = || bad("body ends early");
     let mut coord = || -> Result<u32, StoreError> {

@@ -136,17 +136,51 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Compresses `raw` with zstd at `level`; `None` only if zstd itself fails
-/// (out of memory), in which case callers store the body uncompressed.
-pub(crate) fn compress(raw: &[u8], level: i32) -> Option<Vec<u8>> {
-    zstd::bulk::compress(raw, level).ok()
+/// Header flag of both payload codecs: material ids follow the values.
+pub(crate) const FLAG_MATERIALS: u8 = 1;
+/// Header flag of both payload codecs: the body is zstd-compressed.
+pub(crate) const FLAG_ZSTD: u8 = 2;
+/// zstd level of payload bodies: fast enough for the editing loop.
+const ZSTD_LEVEL: i32 = 3;
+
+/// Compresses a payload body: the zstd frame and [`FLAG_ZSTD`], or the body
+/// as it is and no flag if zstd itself fails (out of memory).
+pub(crate) fn pack_body(raw: Vec<u8>) -> (Vec<u8>, u8) {
+    match zstd::bulk::compress(&raw, ZSTD_LEVEL) {
+        Ok(packed) => (packed, FLAG_ZSTD),
+        Err(_) => (raw, 0),
+    }
+}
+
+/// The raw body of a payload whose header gave `flags` and `raw_len`:
+/// decompressed when [`FLAG_ZSTD`] is set, as stored otherwise; either way
+/// exactly `raw_len` bytes, or a [`StoreError::CorruptData`](crate::StoreError::CorruptData) naming `what`.
+pub(crate) fn unpack_body(
+    stored: &[u8],
+    flags: u8,
+    raw_len: usize,
+    what: &'static str,
+) -> Result<Vec<u8>, crate::StoreError> {
+    if flags & FLAG_ZSTD != 0 {
+        decompress_exact(stored, raw_len, what)
+    } else if stored.len() == raw_len {
+        Ok(stored.to_vec())
+    } else {
+        Err(crate::StoreError::data(
+            what,
+            format!(
+                "stored body is {} bytes, the header needs {raw_len}",
+                stored.len()
+            ),
+        ))
+    }
 }
 
 /// Decompresses a zstd frame whose content must be exactly `expected` bytes.
 ///
 /// The output grows only as real data is decoded (no allocation sized by an
 /// untrusted header), and decoding stops one byte past `expected`.
-pub(crate) fn decompress_exact(
+fn decompress_exact(
     compressed: &[u8],
     expected: usize,
     what: &'static str,
@@ -222,11 +256,17 @@ mod tests {
     }
 
     #[test]
-    fn decompress_checks_the_length() {
-        let c = compress(&[7u8; 100], 3).unwrap();
+    fn unpacking_checks_the_length() {
+        let (c, flag) = pack_body(vec![7u8; 100]);
+        assert_eq!(flag, FLAG_ZSTD);
         assert_eq!(decompress_exact(&c, 100, "x").unwrap(), vec![7u8; 100]);
         assert!(decompress_exact(&c, 99, "x").is_err());
         assert!(decompress_exact(&c, 101, "x").is_err());
         assert!(decompress_exact(&[1, 2, 3], 3, "x").is_err());
+        assert_eq!(unpack_body(&c, flag, 100, "x").unwrap(), vec![7u8; 100]);
+        assert!(unpack_body(&c, flag, 98, "x").is_err());
+        // Stored as it is: only the length is checked.
+        assert_eq!(unpack_body(&[1, 2, 3], 0, 3, "x").unwrap(), vec![1, 2, 3]);
+        assert!(unpack_body(&[1, 2, 3], 0, 4, "x").is_err());
     }
 }
