@@ -286,20 +286,6 @@ impl Brush {
     }
 }
 
-/// Heights and their gradient at a position inside cell `(cx, cy)`.
-#[inline(always)]
-fn sample(h: &[f32], w: usize, i: usize, fx: f32, fy: f32) -> (f32, f32, f32) {
-    let h00 = h[i];
-    let h10 = h[i + 1];
-    let h01 = h[i + w];
-    let h11 = h[i + w + 1];
-    let gx = (h10 - h00) * (1.0 - fy) + (h11 - h01) * fy;
-    let gy = (h01 - h00) * (1.0 - fx) + (h11 - h10) * fx;
-    let top = h00 + (h10 - h00) * fx;
-    let bottom = h01 + (h11 - h01) * fx;
-    (top + (bottom - top) * fy, gx, gy)
-}
-
 /// Integer part (toward negative infinity) of a small droplet offset.
 #[inline(always)]
 fn floor_small(v: f32) -> i32 {
@@ -479,7 +465,13 @@ impl Batch {
         &self,
         [w, h]: [usize; 2],
         alive: &mut [bool; BATCH],
-    ) -> ([usize; BATCH], [f32; BATCH], [f32; BATCH], [i32; BATCH], [i32; BATCH]) {
+    ) -> (
+        [usize; BATCH],
+        [f32; BATCH],
+        [f32; BATCH],
+        [i32; BATCH],
+        [i32; BATCH],
+    ) {
         let (wi, hi) = (w as i32, h as i32);
         let mut ci = [0usize; BATCH];
         let (mut fx, mut fy) = ([0.0f32; BATCH], [0.0f32; BATCH]);
@@ -687,9 +679,10 @@ mod tests {
     #[test]
     fn bilinear_sample_matches_corners() {
         let h = [0.0, 1.0, 2.0, 4.0];
-        assert_eq!(sample(&h, 2, 0, 0.0, 0.0).0, 0.0);
-        assert_eq!(sample(&h, 2, 0, 1.0, 1.0).0, 4.0);
-        let (_, gx, gy) = sample(&h, 2, 0, 0.5, 0.5);
+        let q = corners(&h, 2, 0);
+        assert_eq!(bilinear(q, 0.0, 0.0).0, 0.0);
+        assert_eq!(bilinear(q, 1.0, 1.0).0, 4.0);
+        let (_, gx, gy) = bilinear(q, 0.5, 0.5);
         assert_eq!((gx, gy), (1.5, 2.5));
     }
 }
