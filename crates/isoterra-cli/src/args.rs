@@ -238,6 +238,8 @@ pub enum BenchGroup {
     Edit,
     /// Marching cubes: sphere+noise and gyroid volumes.
     Cubes,
+    /// Hydraulic erosion of a heightmap.
+    Erosion,
 }
 
 #[derive(Debug, Args)]

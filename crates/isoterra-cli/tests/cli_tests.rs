@@ -527,10 +527,10 @@ fn ball_npy(path: &Path) {
     for z in 0..16 {
         for y in 0..18 {
             for x in 0..20 {
-                let d = (((x as f32 - 10.0).powi(2)
+                let d = ((x as f32 - 10.0).powi(2)
                     + (y as f32 - 9.0).powi(2)
-                    + (z as f32 - 8.0).powi(2)) as f32)
-                    .sqrt();
+                    + (z as f32 - 8.0).powi(2))
+                .sqrt();
                 data.extend_from_slice(&(1.0 - d / 6.0).to_le_bytes());
             }
         }

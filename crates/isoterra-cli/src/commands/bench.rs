@@ -6,7 +6,11 @@
 use std::time::Instant;
 
 use anyhow::Context;
-use isoterra::field::{FbmParams, Field2, fill_fbm2};
+use isoterra::field::noise::{Basis, Fractal, FractalKind, FractalParams, fill2};
+use isoterra::field::{
+    FbmParams, Field2, HeightGen, HeightParams, HeightPreset, HydraulicParams, fill_fbm2,
+    fill_fbm3, hydraulic_erosion,
+};
 use isoterra::mesh::{
     CellBox, CellRect, ContourTracer, CubesOptions, CubesOutput, MarchingCubes, MarchingSquares,
     SquaresOptions, SquaresOutput,
@@ -32,6 +36,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         BenchGroup::Noise => noise(reps, &mut out)?,
         BenchGroup::Edit => edit(reps, &mut out)?,
         BenchGroup::Cubes => cubes(reps, &mut out)?,
+        BenchGroup::Erosion => erosion(reps, &mut out)?,
     }
     for s in &out {
         if a.json {
@@ -161,15 +166,77 @@ fn noise(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
         .with_frequency(1.0 / 64.0);
     let n = 1024u32;
     let mut buf = vec![0.0f32; (n * n) as usize];
+    let mut per_sample = |name: &str, note: &str, count: usize, secs: f64| {
+        out.push(Sample {
+            group: "noise",
+            name: name.into(),
+            unit: "ns/sample",
+            value: secs * 1e9 / count as f64,
+            note: note.into(),
+        })
+    };
     let secs = median_secs(reps, || {
         fill_fbm2(&params, 7, [0.0, 0.0], [1.0, 1.0], [n, n], &mut buf).ok();
     });
+    per_sample(
+        "fbm2d_4oct_1024",
+        "Perlin fBm, 4 octaves, 1024x1024 batch",
+        buf.len(),
+        secs,
+    );
+
+    let m = 64u32;
+    let mut buf3 = vec![0.0f32; (m * m * m) as usize];
+    let secs = median_secs(reps, || {
+        fill_fbm3(&params, 7, [0.0; 3], [1.0; 3], [m, m, m], &mut buf3).ok();
+    });
+    per_sample(
+        "fbm3d_4oct_64",
+        "Perlin fBm, 4 octaves, 64^3 batch",
+        buf3.len(),
+        secs,
+    );
+
+    let simplex = Fractal::new(
+        &FractalParams::from_fbm(&params, Basis::OpenSimplex2, FractalKind::Fbm),
+        7,
+    )?;
+    let secs = median_secs(reps, || {
+        fill2(&simplex, [0.0; 2], [1.0; 2], [n, n], &mut buf).ok();
+    });
+    per_sample(
+        "opensimplex2_fbm2d_4oct_1024",
+        "OpenSimplex2 fBm, 4 octaves, 1024x1024 batch",
+        buf.len(),
+        secs,
+    );
+    Ok(())
+}
+
+fn erosion(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
+    let n = 512u32;
+    let mut heights = vec![0.0f32; (n * n) as usize];
+    HeightGen::new(
+        &HeightParams::preset(HeightPreset::Hills).with_height_scale(40.0),
+        3,
+    )?
+    .fill_heights([0.0; 2], [4.0; 2], [n, n], &mut heights)?;
+    let base = Field2::from_values(n, n, heights)?;
+    let params = HydraulicParams::DEFAULT;
+    let mut rates = Vec::new();
+    for _ in 0..reps.max(1) {
+        let mut f = base.clone();
+        let start = Instant::now();
+        let stats = hydraulic_erosion(&mut f, [0, 0], &params, 1)?;
+        rates.push(stats.droplets as f64 / start.elapsed().as_secs_f64());
+    }
+    rates.sort_by(f64::total_cmp);
     out.push(Sample {
-        group: "noise",
-        name: "fbm2d_4oct_1024".into(),
-        unit: "ns/sample",
-        value: secs * 1e9 / (n * n) as f64,
-        note: "Perlin fBm, 4 octaves, 1024x1024 batch".into(),
+        group: "erosion",
+        name: "hydraulic_512".into(),
+        unit: "droplets/s",
+        value: rates[rates.len() / 2],
+        note: "hills heightmap 512x512, default droplet parameters".into(),
     });
     Ok(())
 }
