@@ -12,7 +12,9 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use isoterra::field::erosion::{HydraulicParams, ThermalParams, hydraulic_erosion, thermal_erosion};
+use isoterra::field::erosion::{
+    HydraulicParams, ThermalParams, hydraulic_erosion, thermal_erosion,
+};
 use isoterra::field::{Field2, HeightGen, HeightParams, HeightPreset};
 
 const N: u32 = 512;

@@ -123,8 +123,7 @@ fn fbm3d(c: &mut Criterion) {
                 for k in 0..n {
                     for j in 0..n {
                         for i in 0..n {
-                            out[(k * n + j) * n + i] =
-                                f.get_noise_3d(i as f32, j as f32, k as f32);
+                            out[(k * n + j) * n + i] = f.get_noise_3d(i as f32, j as f32, k as f32);
                         }
                     }
                 }

@@ -40,16 +40,8 @@ pub enum Command {
 pub enum Kind {
     /// 2D side-view destructible terrain (marching squares).
     Side2d,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Preset {
-    /// fBm noise caves.
-    Caves,
-    /// A surface line with caves below and bedrock at the bottom.
-    Hills,
-    /// Cellular-automaton caves smoothed by a blur.
-    Cellular,
+    /// Endless 3D density terrain: caves and overhangs (marching cubes).
+    Voxel,
 }
 
 #[derive(Debug, Args)]
@@ -62,12 +54,13 @@ pub struct NewArgs {
     /// Generator seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Size in cells, WIDTHxHEIGHT.
+    /// Size in cells, WIDTHxHEIGHT (side2d).
     #[arg(long, default_value = "256x128")]
     pub size: String,
-    /// Generator preset.
-    #[arg(long, value_enum, default_value = "hills")]
-    pub preset: Preset,
+    /// Generator preset: side2d caves|hills|cellular (default hills), voxel
+    /// caves|overhangs|planet (default caves).
+    #[arg(long)]
+    pub preset: Option<String>,
     /// Cells per chunk side.
     #[arg(long, default_value_t = 32)]
     pub chunk: u32,
@@ -89,14 +82,6 @@ pub struct InfoArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Tool {
-    /// Remove solid.
-    Dig,
-    /// Add solid.
-    Fill,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Shape {
     /// Round brush.
     Circle,
@@ -108,24 +93,27 @@ pub enum Shape {
 pub struct StrokeArgs {
     /// The world file.
     pub file: PathBuf,
-    /// Brush tool.
-    #[arg(long, value_enum)]
-    pub tool: Tool,
-    /// Brush centre in world units, X,Y.
+    /// Brush tool: side2d dig|fill; voxel dig|add|smooth|flatten|paint.
+    #[arg(long)]
+    pub tool: String,
+    /// Brush centre in world units: X,Y (side2d) or X,Y,Z (voxel).
     #[arg(long, allow_hyphen_values = true)]
     pub at: String,
     /// Brush radius in world units.
     #[arg(long, allow_hyphen_values = true)]
     pub radius: f32,
-    /// Brush shape.
+    /// Brush shape (side2d).
     #[arg(long, value_enum, default_value = "circle")]
     pub shape: Shape,
     /// Strength in (0, 1].
     #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     pub strength: f32,
-    /// Material id that a fill paints.
+    /// Material id that a fill, add or paint uses.
     #[arg(long, default_value_t = 0)]
     pub material: u8,
+    /// Voxel flatten: the plane's normal, X,Y,Z (the plane passes through --at).
+    #[arg(long, allow_hyphen_values = true, default_value = "0,1,0")]
+    pub normal: String,
 }
 
 #[derive(Debug, Args)]
@@ -142,6 +130,10 @@ pub enum ExportFormat {
     Svg,
     /// Collider polylines as JSON.
     Colliders,
+    /// glTF 2.0 binary, one node per chunk (voxel).
+    Glb,
+    /// Wavefront OBJ, one object per chunk (voxel).
+    Obj,
 }
 
 #[derive(Debug, Args)]
@@ -160,6 +152,12 @@ pub struct ExportArgs {
     /// Collider simplification tolerance in cells.
     #[arg(long, default_value_t = 0.05)]
     pub tolerance: f32,
+    /// Region to export in world units, X0,Y0,Z0,X1,Y1,Z1 (voxel).
+    #[arg(long, allow_hyphen_values = true)]
+    pub region: Option<String>,
+    /// Level of detail (0 = full resolution).
+    #[arg(long, default_value_t = 0)]
+    pub lod: u8,
     /// Print phase timings as one JSON line on stderr.
     #[arg(long)]
     pub timings: bool,

@@ -138,6 +138,37 @@ pub enum ExportError {
         /// What is wrong with it.
         detail: String,
     },
+    /// A heightmap range is unusable (not finite, empty, inverted or too
+    /// narrow for its magnitude).
+    #[error("invalid height range {range:?}: {reason}")]
+    HeightRange {
+        /// The range `[min, max]`.
+        range: [f32; 2],
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A height to export is NaN or infinite.
+    #[error("height {index} is not finite ({value})")]
+    NonFiniteHeight {
+        /// Index of the first bad height (row-major).
+        index: u64,
+        /// The value.
+        value: f32,
+    },
+    /// A PNG file is corrupt or its recorded range is malformed.
+    #[error("cannot decode PNG: {0}")]
+    PngDecode(String),
+    /// An image has the wrong color type or bit depth for a heightmap.
+    #[error("unsupported heightmap image: {0}")]
+    HeightFormat(String),
+    /// R16 raw data has the wrong size.
+    #[error("R16 data of {bytes} bytes has the wrong size: expected {expected}")]
+    R16Size {
+        /// Bytes given.
+        bytes: u64,
+        /// What was expected.
+        expected: String,
+    },
 }
 
 impl ExportError {

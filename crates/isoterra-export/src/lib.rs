@@ -7,6 +7,7 @@
 
 mod error;
 mod gltf;
+mod heightmap_io;
 mod json;
 mod npy;
 mod obj;
@@ -16,6 +17,11 @@ mod svg;
 
 pub use error::ExportError;
 pub use gltf::{GlbMesh, write_glb};
+pub use heightmap_io::{
+    HeightCodes, HeightImage, RANGE_KEYWORD, check_height_range, code8_to_height, code16_to_height,
+    decode_png16_codes, decode_r16_codes, encode_png16_codes, export_png16, export_r16,
+    height_to_code16, heights_to_codes16, import_png8, import_png16, import_r16,
+};
 pub use json::{parse_polylines_json, polylines_json};
 pub use npy::{read_npy, read_npy_file, read_npy3, read_npy3_file, write_npy_f32};
 pub use obj::write_obj;

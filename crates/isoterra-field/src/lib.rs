@@ -23,6 +23,7 @@
 mod automaton;
 mod blur;
 mod curve;
+pub mod density;
 pub mod erosion;
 mod error;
 mod field2;
@@ -37,6 +38,7 @@ mod side2d;
 pub use automaton::{CaveAutomaton, automaton_caves};
 pub use blur::{BlurKind, blur};
 pub use curve::{CurveSpline, HeightCurve};
+pub use density::{DensitySampler, VoxelGen, VoxelPreset, fill_density};
 pub use erosion::{
     ErosionStats, HydraulicParams, ThermalParams, erode_tile, hydraulic_erosion, thermal_erosion,
 };

@@ -117,12 +117,12 @@ fn known_worlds_pin_the_generators() {
     // generator that changes its output silently changes saved worlds. These
     // hashes (FNV-1a over the value bits and material ids) move only when the
     // output does; update them together with a format/version note.
-    // Noise v2 (32-bit vectorisable lattice hash, arithmetic gradients)
-    // moved all three.
+    // Noise v2 (32-bit vectorisable lattice hash, arithmetic gradients,
+    // diagonal 2D Perlin gradients) moved all three.
     let expected = [
-        (Side2dPreset::Caves, 0x5457_b99e_1bcc_bb2e_u64),
-        (Side2dPreset::Hills, 0x0d53_3427_1a26_2cb0),
-        (Side2dPreset::Cellular, 0x8e89_80fc_c64a_cb33),
+        (Side2dPreset::Caves, 0x1a26_d6d0_e487_0feb_u64),
+        (Side2dPreset::Hills, 0x4db4_d506_20bd_5d6d),
+        (Side2dPreset::Cellular, 0xb740_dccc_bc91_2454),
     ];
     for (preset, want) in expected {
         let (f, m) =

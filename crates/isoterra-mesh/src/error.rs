@@ -119,6 +119,38 @@ pub enum MeshError {
         /// The neighbour's LOD.
         neighbour: u8,
     },
+    /// A 3D chunk sample is NaN or infinite; replace it before meshing.
+    #[error(
+        "`{name}` sample {index} is not finite ({value}); replace NaN or infinite values before meshing"
+    )]
+    NonFiniteSample {
+        /// Which slice (`samples` or `fine_faces`).
+        name: &'static str,
+        /// Index in that slice.
+        index: usize,
+        /// The value.
+        value: f32,
+    },
+    /// A chunk face (or chunk edge on that face) borders a finer chunk but no
+    /// fine samples were given for it.
+    #[error(
+        "face {face} touches a finer chunk but has no fine samples; pass the finer neighbour's (2N+1)^2 face samples in `fine_faces`"
+    )]
+    MissingFineSamples {
+        /// The face (`2 * axis + side`).
+        face: u8,
+    },
+    /// A fine face sample at one of the chunk's own nodes differs from the
+    /// chunk's sample there; both must come from the same field.
+    #[error(
+        "fine sample {index} of face {face} lies on a node of the chunk but differs from the chunk's own sample; sample both LODs from the same field"
+    )]
+    FineSampleMismatch {
+        /// The face (`2 * axis + side`).
+        face: u8,
+        /// Index in that face's fine samples.
+        index: usize,
+    },
 }
 
 impl MeshError {

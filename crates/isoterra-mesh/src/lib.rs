@@ -33,7 +33,10 @@ mod strip;
 mod tracer;
 
 pub use contour::{ContourJoiner, Polyline, signed_area};
-pub use cubes::{CellBox, CubesOptions, CubesOutput, MarchingCubes};
+pub use cubes::{
+    CellBox, CubesOptions, CubesOutput, LodChunkInput, LodMesher, MAX_LOD, MAX_LOD_CELLS,
+    MarchingCubes,
+};
 pub use error::MeshError;
 pub use heightmap::{
     ChunkSide, HeightChunkInput, HeightfieldCollider, HeightmapMesh, HeightmapMesher,

@@ -49,6 +49,8 @@ mod document;
 mod error;
 mod file;
 mod hash;
+mod heightmap_document;
+mod voxel_document;
 mod wire;
 
 pub use chunk_codec::{ChunkData, ChunkEncoding, decode_chunk, encode_chunk};
@@ -62,3 +64,11 @@ pub use file::{
     ChunkChange, ChunkKey, ChunkLayer, NewStroke, StrokeCounts, StrokeRecord, WorldFile, WorldMeta,
 };
 pub use hash::field2_content_hash;
+pub use heightmap_document::{
+    HEIGHTMAP_FORMAT_VERSION, HEIGHTMAP_KIND, HeightStrokeOutcome, HeightmapDocument,
+    HeightmapInfo, decode_height_edit, encode_height_edit,
+};
+pub use voxel_document::{
+    VOXEL_FORMAT_VERSION, VOXEL_KIND, VoxelDocument, VoxelDocumentInfo, VoxelStrokeOutcome,
+    decode_delta3, encode_delta3,
+};

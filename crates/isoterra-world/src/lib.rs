@@ -51,20 +51,31 @@ mod chunk;
 mod contours;
 mod edit;
 mod error;
+mod heightmap;
 mod islands;
 mod params;
 #[cfg(feature = "parry2d")]
 mod parry;
 mod query;
 mod side2d;
+mod voxel;
 
 pub use brush::{Brush, BrushShape, BrushTool};
 pub use chunk::Side2dChunk;
 pub use edit::{Edit, EditDirection};
 pub use error::WorldError;
+pub use heightmap::{
+    ChunkStreamer, Frustum, HeightBrush, HeightEdit, HeightTool, HeightmapParams, HeightmapWorld,
+    MAX_BRUSH_RADIUS_NODES, MAX_NODE_COORD, MAX_SCULPT_HEIGHT, MeshKey, MeshReady, StreamUpdate,
+    Viewer, neighbour_lods, select_chunks,
+};
 pub use islands::Island;
 pub use params::Side2dParams;
 #[cfg(feature = "parry2d")]
 pub use parry::{parry_oriented_polylines, parry_polylines};
 pub use query::RayHit;
 pub use side2d::{RebuildReport, Side2dWorld};
+pub use voxel::{
+    Edit3, VoxelBrush, VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh, VoxelHit,
+    VoxelParams, VoxelTool, VoxelWorld,
+};

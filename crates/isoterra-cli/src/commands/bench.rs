@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use anyhow::Context;
+use isoterra::field::Side2dPreset;
 use isoterra::field::noise::{Basis, Fractal, FractalKind, FractalParams, fill2};
 use isoterra::field::{
     FbmParams, Field2, HeightGen, HeightParams, HeightPreset, HydraulicParams, fill_fbm2,
@@ -17,7 +18,7 @@ use isoterra::mesh::{
 };
 use isoterra::world::{Brush, BrushTool, Side2dWorld};
 
-use crate::args::{BenchArgs, BenchGroup, Preset};
+use crate::args::{BenchArgs, BenchGroup};
 use crate::commands::new::side2d_params;
 
 struct Sample {
@@ -127,7 +128,7 @@ fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
 }
 
 fn edit(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
-    let params = side2d_params(7, 4096, 1024, Preset::Hills, 32, 1.0);
+    let params = side2d_params(7, 4096, 1024, Side2dPreset::Hills, 32, 1.0);
     let mut world = Side2dWorld::generate(&params).context("cannot generate the bench world")?;
     world.rebuild(None);
     // Alternate dig and its undo so every repetition does the same work.

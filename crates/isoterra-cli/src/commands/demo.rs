@@ -5,7 +5,9 @@ use isoterra::export::{PngOptions, render_side2d_png};
 use isoterra::store::Side2dDocument;
 use isoterra::world::{Brush, BrushTool};
 
-use crate::args::{DemoArgs, Preset};
+use isoterra::field::Side2dPreset;
+
+use crate::args::DemoArgs;
 use crate::commands::new::side2d_params;
 use crate::commands::write_atomic;
 
@@ -19,7 +21,7 @@ pub fn run(a: &DemoArgs) -> anyhow::Result<()> {
             std::fs::remove_file(&p).with_context(|| format!("cannot replace {}", p.display()))?;
         }
     }
-    let params = side2d_params(a.seed, 512, 256, Preset::Hills, 32, 1.0);
+    let params = side2d_params(a.seed, 512, 256, Side2dPreset::Hills, 32, 1.0);
     let mut doc = Side2dDocument::create(&file, &params)
         .with_context(|| format!("cannot create {}", file.display()))?;
     println!(

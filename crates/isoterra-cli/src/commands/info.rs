@@ -1,45 +1,29 @@
 //! `isoterra info`
 
-use anyhow::Context;
-use isoterra::store::Side2dDocument;
-
 use crate::args::InfoArgs;
+use crate::commands::doc::Doc;
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
-    let doc = Side2dDocument::open(&a.file)
-        .with_context(|| format!("cannot open {}", a.file.display()))?;
-    let info = doc.info();
+    let doc = Doc::open(&a.file)?;
+    let info = doc.info_json()?;
     if a.json {
-        let mut value = serde_json::to_value(&info)?;
+        let mut value = info;
         if a.hash {
             value["hash"] = serde_json::Value::String(doc.content_hash());
         }
         println!("{}", serde_json::to_string(&value)?);
         return Ok(());
     }
-    println!("file:          {}", a.file.display());
-    println!("kind:          {}", info.kind);
-    println!(
-        "size:          {}x{} cells",
-        info.width_cells, info.height_cells
-    );
-    println!("seed:          {}", info.seed);
-    println!("preset:        {}", info.preset);
-    println!(
-        "chunks:        {} ({}x{} cells each), {} stored",
-        info.chunks_total, info.chunk_cells, info.chunk_cells, info.chunks_stored
-    );
-    println!("strokes:       {}", info.strokes_total);
-    println!(
-        "undo position: {} of {}{}",
-        info.undo_position,
-        info.strokes_total,
-        if info.redo_available {
-            " (redo available)"
-        } else {
-            ""
+    println!("{:<14} {}", "file:", a.file.display());
+    if let serde_json::Value::Object(map) = &info {
+        for (k, v) in map {
+            let v = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            println!("{:<14} {v}", format!("{}:", k.replace('_', " ")));
         }
-    );
+    }
     if a.hash {
         println!("{}", doc.content_hash());
     }

@@ -3,6 +3,7 @@
 mod bench;
 mod contour;
 mod demo;
+mod doc;
 mod edit;
 mod export;
 mod info;

@@ -1,18 +1,19 @@
 //! `isoterra new`
 
-use anyhow::Context;
-use isoterra::field::{Side2dGen, Side2dPreset};
-use isoterra::store::Side2dDocument;
-use isoterra::world::Side2dParams;
+use anyhow::{Context, bail};
+use isoterra::field::{Side2dGen, Side2dPreset, VoxelGen, VoxelPreset};
+use isoterra::store::{Side2dDocument, VoxelDocument};
+use isoterra::world::{Side2dParams, VoxelParams};
 
-use crate::args::{Kind, NewArgs, Preset};
+use crate::args::{Kind, NewArgs};
 use crate::commands::parse;
 
 pub fn run(a: &NewArgs) -> anyhow::Result<()> {
-    let (w, h) = parse::size(&a.size)?;
     match a.kind {
         Kind::Side2d => {
-            let params = side2d_params(a.seed, w, h, a.preset, a.chunk, a.cell_size);
+            let (w, h) = parse::size(&a.size)?;
+            let preset: Side2dPreset = a.preset.as_deref().unwrap_or("hills").parse()?;
+            let params = side2d_params(a.seed, w, h, preset, a.chunk, a.cell_size);
             let doc = Side2dDocument::create(&a.file, &params)
                 .with_context(|| format!("cannot create {}", a.file.display()))?;
             let info = doc.info();
@@ -22,32 +23,42 @@ pub fn run(a: &NewArgs) -> anyhow::Result<()> {
                 w,
                 h,
                 a.seed,
-                preset(a.preset),
+                preset,
                 info.chunks_total
+            );
+        }
+        Kind::Voxel => {
+            if a.cell_size != 1.0 {
+                bail!("voxel worlds have one world unit per cell; --cell-size does not apply");
+            }
+            let preset: VoxelPreset = a.preset.as_deref().unwrap_or("caves").parse()?;
+            let params = VoxelParams::DEFAULT
+                .with_generator(VoxelGen::new(preset, a.seed))
+                .with_chunk_cells(a.chunk);
+            VoxelDocument::create(&a.file, &params)
+                .with_context(|| format!("cannot create {}", a.file.display()))?;
+            println!(
+                "created {} (voxel, endless, seed {}, preset {}, chunks of {}^3 cells)",
+                a.file.display(),
+                a.seed,
+                preset,
+                a.chunk
             );
         }
     }
     Ok(())
 }
 
-pub fn preset(p: Preset) -> Side2dPreset {
-    match p {
-        Preset::Caves => Side2dPreset::Caves,
-        Preset::Hills => Side2dPreset::Hills,
-        Preset::Cellular => Side2dPreset::Cellular,
-    }
-}
-
 pub fn side2d_params(
     seed: u64,
     width: u32,
     height: u32,
-    p: Preset,
+    preset: Side2dPreset,
     chunk: u32,
     cell_size: f32,
 ) -> Side2dParams {
     let generator = Side2dGen::DEFAULT
-        .with_preset(preset(p))
+        .with_preset(preset)
         .with_seed(seed)
         .with_width_cells(width)
         .with_height_cells(height)

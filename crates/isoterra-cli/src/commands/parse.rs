@@ -40,6 +40,39 @@ pub fn point(text: &str) -> anyhow::Result<[f32; 2]> {
     Ok([x, y])
 }
 
+/// Parses `X,Y,Z` into a finite point.
+pub fn point3(text: &str) -> anyhow::Result<[f32; 3]> {
+    let parts: Vec<&str> = text.split(',').collect();
+    if parts.len() != 3 {
+        bail!("point `{text}` is not X,Y,Z (for example 10,-4.5,32)");
+    }
+    let mut p = [0.0f32; 3];
+    for (v, part) in p.iter_mut().zip(&parts) {
+        *v = part
+            .trim()
+            .parse()
+            .with_context(|| format!("`{part}` in point `{text}` is not a number"))?;
+    }
+    if !p.iter().all(|v| v.is_finite()) {
+        bail!("point `{text}` is not finite");
+    }
+    Ok(p)
+}
+
+/// Parses `X0,Y0,Z0,X1,Y1,Z1` into a finite box with `lo <= hi`.
+pub fn region3(text: &str) -> anyhow::Result<([f32; 3], [f32; 3])> {
+    let parts: Vec<&str> = text.split(',').collect();
+    if parts.len() != 6 {
+        bail!("region `{text}` is not X0,Y0,Z0,X1,Y1,Z1");
+    }
+    let lo = point3(&parts[..3].join(","))?;
+    let hi = point3(&parts[3..].join(","))?;
+    if (0..3).any(|a| lo[a] > hi[a]) {
+        bail!("region `{text}` is inverted: each of X0,Y0,Z0 must be <= X1,Y1,Z1");
+    }
+    Ok((lo, hi))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,6 +85,19 @@ mod tests {
         assert!(size("12").is_err());
         assert!(size("-1x3").is_err());
         assert!(size("99999999999x3").is_err());
+    }
+
+    #[test]
+    fn points3_and_regions() {
+        assert_eq!(point3("1,-2,3.5").unwrap(), [1.0, -2.0, 3.5]);
+        assert!(point3("1,2").is_err());
+        assert!(point3("1,2,nan").is_err());
+        assert_eq!(
+            region3("0,0,0,4,5,6").unwrap(),
+            ([0.0, 0.0, 0.0], [4.0, 5.0, 6.0])
+        );
+        assert!(region3("0,0,0,4,5").is_err());
+        assert!(region3("5,0,0,4,5,6").is_err());
     }
 
     #[test]

@@ -212,14 +212,15 @@ impl HydraulicParams {
     /// that decide its eroded value can lie: `2 * passes * (lifetime + radius + 2)`.
     /// Erode a tile grown by this margin and keep the tile (see the
     /// [tiling rule](crate::erosion)).
+    /// Saturates instead of overflowing for out-of-range parameters.
     pub const fn margin(&self) -> u32 {
-        2 * self.passes * self.reach()
+        self.passes.saturating_mul(2).saturating_mul(self.reach())
     }
 
     /// Chebyshev distance from its spawn node within which one droplet reads
     /// and writes.
     const fn reach(&self) -> u32 {
-        self.lifetime + self.radius + 2
+        self.lifetime.saturating_add(self.radius).saturating_add(2)
     }
 }
 
@@ -649,9 +650,17 @@ pub fn erode_tile(
     let gh = dims[1] as u64 + 2 * m as u64;
     Field2::check_size(gw, gh)?;
     let (gw, gh) = (gw as u32, gh as u32);
-    let region_origin = [origin[0] - m as i64, origin[1] - m as i64];
+    // World node coordinates wrap at the ends of the i64 range, as the
+    // spawn hashing does.
+    let region_origin = [
+        origin[0].wrapping_sub(m as i64),
+        origin[1].wrapping_sub(m as i64),
+    ];
     let mut region = Field2::from_fn(gw, gh, |x, y| {
-        height(region_origin[0] + x as i64, region_origin[1] + y as i64)
+        height(
+            region_origin[0].wrapping_add(x as i64),
+            region_origin[1].wrapping_add(y as i64),
+        )
     })?;
     hydraulic_erosion(&mut region, region_origin, params, seed)?;
     let mut out = Vec::with_capacity(dims[0] as usize * dims[1] as usize);

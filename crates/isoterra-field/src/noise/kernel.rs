@@ -54,6 +54,14 @@ pub(crate) fn sel(c: bool, a: f32, b: f32) -> f32 {
     if c { a } else { b }
 }
 
+/// Dot product of `(dx, dy)` with one of the 4 diagonal gradients
+/// `(±1, ±1)`, chosen by the top two bits of `h`: two sign flips and an add.
+#[inline(always)]
+pub(crate) fn grad2_diag(h: u32, dx: f32, dy: f32) -> f32 {
+    f32::from_bits(dx.to_bits() ^ (h & 0x8000_0000))
+        + f32::from_bits(dy.to_bits() ^ ((h << 1) & 0x8000_0000))
+}
+
 /// Dot product of `(dx, dy)` with one of 8 gradients of length `√2`
 /// (the four diagonals `(±1, ±1)` and the axes `(±√2, 0)`, `(0, ±√2)`),
 /// chosen by the top three bits of `h` with arithmetic, not a table.
@@ -120,6 +128,14 @@ mod tests {
             g3.insert(v.map(f32::to_bits));
         }
         assert_eq!(g2.len(), 8);
+        let mut diag = HashSet::new();
+        for top in 0..4u32 {
+            let h = top << 30;
+            let (a, b) = (grad2_diag(h, 1.0, 0.0), grad2_diag(h, 0.0, 1.0));
+            assert_eq!((a.abs(), b.abs()), (1.0, 1.0));
+            diag.insert((a.to_bits(), b.to_bits()));
+        }
+        assert_eq!(diag.len(), 4);
         assert_eq!(g3.len(), 12);
     }
 

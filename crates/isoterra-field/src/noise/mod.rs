@@ -11,9 +11,9 @@
 //! the closed range `[-1, 1]` for *any* input, including non-finite
 //! coordinates (which give an unspecified value inside the range):
 //!
-//! * [`Perlin`] 2D uses 8 gradients of length `√2` (diagonals and axes);
-//!   its analytic maximum is exactly `1`, reached at a cell centre when all
-//!   four corner gradients point at it.
+//! * [`Perlin`] 2D uses the 4 diagonal gradients `(±1, ±1)` (two sign flips
+//!   and an add per corner); its analytic maximum is exactly `1`, reached at
+//!   a cell centre when all four corner gradients point at it.
 //! * [`Perlin`] 3D uses the 12 cube-edge gradients of improved noise; their
 //!   analytic maximum is about `1.0364` (found near `(0.355, 0.481, 0.5)` in a
 //!   cell), so the 3D value is scaled by `0.9648` to stay inside `[-1, 1]`.

@@ -1,7 +1,7 @@
 //! Improved Perlin gradient noise in 2D and 3D, seeded by lattice hashing.
 
 use super::hash::{P32_X, P32_Y, P32_Z, lattice_top, mix64};
-use super::kernel::{fade, floor_i32, grad2, grad3};
+use super::kernel::{fade, floor_i32, grad2_diag, grad3};
 use super::{LANES, Noise2, Noise3, clamp_unit};
 
 /// Scale that maps the analytic 3D maximum (about 1.03636) below 1.
@@ -144,10 +144,10 @@ pub(crate) fn perlin2_row(key: u32, x: f32, r: &Row2) -> f32 {
     let fx1 = fx - 1.0;
     let px0 = (ix as u32).wrapping_mul(P32_X);
     let px1 = px0.wrapping_add(P32_X);
-    let n00 = grad2(lattice_top(key, px0 ^ r.py0), fx, r.fy);
-    let n10 = grad2(lattice_top(key, px1 ^ r.py0), fx1, r.fy);
-    let n01 = grad2(lattice_top(key, px0 ^ r.py1), fx, r.fy1);
-    let n11 = grad2(lattice_top(key, px1 ^ r.py1), fx1, r.fy1);
+    let n00 = grad2_diag(lattice_top(key, px0 ^ r.py0), fx, r.fy);
+    let n10 = grad2_diag(lattice_top(key, px1 ^ r.py0), fx1, r.fy);
+    let n01 = grad2_diag(lattice_top(key, px0 ^ r.py1), fx, r.fy1);
+    let n11 = grad2_diag(lattice_top(key, px1 ^ r.py1), fx1, r.fy1);
     let u = fade(fx);
     let a = n00 + u * (n10 - n00);
     let b = n01 + u * (n11 - n01);
@@ -264,10 +264,10 @@ mod tests {
         let d = [(0.5f32, 0.5f32), (-0.5, 0.5), (0.5, -0.5), (-0.5, -0.5)];
         let mut sum = 0.0;
         for (cx, cy) in d {
-            // Diagonal slot (bit 29 clear) with signs that point at the centre.
+            // Signs that point at the centre.
             let sx = (cx < 0.0) as u32;
             let sy = (cy < 0.0) as u32;
-            sum += 0.25 * grad2((sx << 31) | (sy << 30), cx, cy);
+            sum += 0.25 * grad2_diag((sx << 31) | (sy << 30), cx, cy);
         }
         assert_eq!(sum, 1.0);
     }

@@ -6,6 +6,9 @@
 
 mod kernel;
 mod tables;
+mod transition;
+
+pub use transition::{LodChunkInput, LodMesher, MAX_LOD, MAX_LOD_CELLS};
 
 use isoterra_field::Field3;
 

@@ -1,0 +1,144 @@
+//! LOD transition meshing benchmarks.
+//!
+//! Workload `sphere_noise_257`: the sphere+noise field of the `cubes` bench,
+//! `p` in `linspace(-1, 1, 257)^3` (computed in f64, rounded once, iso 0), seen
+//! as base nodes. It is cut into 4x4x4 chunks of 32 cells at LOD 1 (each covers 64
+//! base cells and samples every second node), and every chunk is meshed with
+//! [`LodMesher::mesh`]:
+//!
+//! * `all_faces_finer`: every chunk is told that all six faces border a finer
+//!   chunk (the worst case: 5,768 of its 32,768 cells are transition cells);
+//! * `no_transition`: the same chunks with no finer neighbour.
+//!
+//! Throughput is in chunk cells per second. The transition layer's own rate is
+//! `transition cells / (time(all_faces_finer) - time(no_transition))`, printed
+//! from the measured means by hand (see `notes`).
+//!
+//! Run: `cargo bench -p isoterra-bench --bench cubes_lod -- --warm-up-time 1 --measurement-time 3`
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use isoterra::mesh::{CubesOptions, CubesOutput, LodChunkInput, LodMesher};
+
+const NODES: usize = 257;
+const CELLS: u32 = 32;
+const CHUNKS: usize = 4;
+
+fn field() -> Vec<f32> {
+    let step = 2.0 / (NODES - 1) as f64;
+    let c: Vec<f64> = (0..NODES).map(|i| -1.0 + i as f64 * step).collect();
+    let mut v = Vec::with_capacity(NODES * NODES * NODES);
+    for &z in &c {
+        for &y in &c {
+            for &x in &c {
+                let f = (x * x + y * y + z * z).sqrt() - 0.6
+                    + 0.05 * (7.0 * x + 1.3).sin() * (9.0 * y + 0.7).sin() * (8.0 * z + 2.1).sin()
+                    + 0.02 * (23.0 * x + 17.0 * y + 0.4).sin() * (19.0 * z + 1.1).cos();
+                v.push(f as f32);
+            }
+        }
+    }
+    v
+}
+
+/// One chunk's inputs: its LOD-1 samples and its six fine faces.
+struct ChunkData {
+    base: [i64; 3],
+    samples: Vec<f32>,
+    faces: Vec<Vec<f32>>,
+}
+
+fn chunks(values: &[f32]) -> Vec<ChunkData> {
+    let at = |g: [usize; 3]| values[(g[2] * NODES + g[1]) * NODES + g[0]];
+    let span = 2 * CELLS as usize;
+    let mut out = Vec::new();
+    for cz in 0..CHUNKS {
+        for cy in 0..CHUNKS {
+            for cx in 0..CHUNKS {
+                let o = [cx * span, cy * span, cz * span];
+                let s = CELLS as usize + 1;
+                let mut samples = Vec::with_capacity(s * s * s);
+                for k in 0..s {
+                    for j in 0..s {
+                        for i in 0..s {
+                            samples.push(at([o[0] + 2 * i, o[1] + 2 * j, o[2] + 2 * k]));
+                        }
+                    }
+                }
+                let side = 2 * CELLS as usize + 1;
+                let faces = (0..6)
+                    .map(|f| {
+                        let axis = f / 2;
+                        let (a, b) = match axis {
+                            0 => (1, 2),
+                            1 => (0, 2),
+                            _ => (0, 1),
+                        };
+                        let mut face = Vec::with_capacity(side * side);
+                        for v in 0..side {
+                            for u in 0..side {
+                                let mut g = o;
+                                g[axis] += if f % 2 == 0 { 0 } else { span };
+                                g[a] += u;
+                                g[b] += v;
+                                face.push(at(g));
+                            }
+                        }
+                        face
+                    })
+                    .collect();
+                out.push(ChunkData {
+                    base: o.map(|c| c as i64),
+                    samples,
+                    faces,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let values = field();
+    let data = chunks(&values);
+    let cells = (CHUNKS.pow(3) as u64) * (CELLS as u64).pow(3);
+    let mut group = c.benchmark_group("cubes_lod/sphere_noise_257");
+    group.throughput(Throughput::Elements(cells));
+    let opts = CubesOptions::DEFAULT;
+    for (name, finer) in [("all_faces_finer", true), ("no_transition", false)] {
+        let inputs: Vec<LodChunkInput<'_>> = data
+            .iter()
+            .map(|d| {
+                let mut input = LodChunkInput::new(&d.samples, CELLS, 1).with_base_node(d.base);
+                if finer {
+                    for (f, face) in d.faces.iter().enumerate() {
+                        input = input.with_finer_face(f as u8, face);
+                    }
+                }
+                input
+            })
+            .collect();
+        let transition: u64 = inputs.iter().map(|i| i.transition_cell_count()).sum();
+        let mut mesher = LodMesher::new();
+        let mut outs: Vec<CubesOutput> = vec![CubesOutput::default(); inputs.len()];
+        let mut tris = 0;
+        for (input, out) in inputs.iter().zip(&mut outs) {
+            mesher.mesh(input, &opts, out).unwrap();
+            tris += out.triangle_count();
+        }
+        eprintln!("{name}: {transition} transition cells of {cells}, {tris} triangles");
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                for (input, out) in inputs.iter().zip(&mut outs) {
+                    mesher.mesh(black_box(input), &opts, out).unwrap();
+                }
+                black_box(&outs);
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,71 @@
+//! A world file of any kind, opened by what its meta says it holds.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use isoterra::store::{SIDE2D_KIND, Side2dDocument, VOXEL_KIND, VoxelDocument, detect_kind};
+
+/// The world kinds this build can open.
+pub const KINDS: &str = "side2d, voxel";
+
+/// An open world file.
+pub enum Doc {
+    /// A side-view world.
+    Side2d(Box<Side2dDocument>),
+    /// A voxel world.
+    Voxel(Box<VoxelDocument>),
+}
+
+impl Doc {
+    /// Opens `path`, dispatching on the kind recorded in the file.
+    pub fn open(path: &Path) -> anyhow::Result<Doc> {
+        let kind = detect_kind(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let doc = match kind.as_str() {
+            SIDE2D_KIND => Doc::Side2d(Box::new(
+                Side2dDocument::open(path)
+                    .with_context(|| format!("cannot open {}", path.display()))?,
+            )),
+            VOXEL_KIND => Doc::Voxel(Box::new(
+                VoxelDocument::open(path)
+                    .with_context(|| format!("cannot open {}", path.display()))?,
+            )),
+            other => bail!(
+                "{} holds a `{other}` world, which this build cannot open (it knows {KINDS})",
+                path.display()
+            ),
+        };
+        Ok(doc)
+    }
+
+    /// Undoes the last stroke; `None` when there is none.
+    pub fn undo(&mut self) -> anyhow::Result<Option<i64>> {
+        Ok(match self {
+            Doc::Side2d(d) => d.undo()?,
+            Doc::Voxel(d) => d.undo()?,
+        })
+    }
+
+    /// Redoes the last undone stroke; `None` when there is none.
+    pub fn redo(&mut self) -> anyhow::Result<Option<i64>> {
+        Ok(match self {
+            Doc::Side2d(d) => d.redo()?,
+            Doc::Voxel(d) => d.redo()?,
+        })
+    }
+
+    /// The info record as JSON.
+    pub fn info_json(&self) -> anyhow::Result<serde_json::Value> {
+        Ok(match self {
+            Doc::Side2d(d) => serde_json::to_value(d.info())?,
+            Doc::Voxel(d) => serde_json::to_value(d.info())?,
+        })
+    }
+
+    /// A content hash of the world's current data.
+    pub fn content_hash(&self) -> String {
+        match self {
+            Doc::Side2d(d) => d.content_hash(),
+            Doc::Voxel(d) => d.content_hash(),
+        }
+    }
+}

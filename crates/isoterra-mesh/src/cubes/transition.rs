@@ -1,0 +1,1248 @@
+//! Crack-free marching cubes between chunks of different levels of detail.
+//!
+//! The design, the position formula and the caller's rules are written on
+//! [`LodMesher`].
+
+use super::tables::{CENTRE, corner, edge_corners, face_corners, tables};
+use super::{CubesOptions, CubesOutput};
+use crate::MeshError;
+
+/// Largest chunk size (cells per axis) accepted by [`LodMesher`].
+pub const MAX_LOD_CELLS: u32 = 1024;
+
+/// Largest LOD accepted by [`LodMesher`].
+pub const MAX_LOD: u8 = 20;
+
+/// One chunk for [`LodMesher::mesh`]: its samples at its own LOD and, on the
+/// faces that touch a finer chunk, the fine samples of the face.
+///
+/// Faces are numbered `f = 2 * axis + side` (`axis` 0 = x, 1 = y, 2 = z; `side` 1
+/// on the plus side). Chunk edges are numbered `e = 4 * axis + u + 2 * v`, where
+/// `axis` is the edge's direction and `u`, `v` are its sides (0 minus, 1 plus)
+/// along the other two axes in increasing order (so edge 0 runs along x at
+/// `y = 0, z = 0` and edge 11 along z at the plus ends of x and y).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct LodChunkInput<'a> {
+    /// The chunk's `(cells + 1)^3` samples at its LOD (x fastest, then y, then z):
+    /// node `(i, j, k)` is base node `base_node + (i, j, k) * 2^lod`.
+    pub samples: &'a [f32],
+    /// Cells per axis, `1..=`[`MAX_LOD_CELLS`].
+    pub cells: u32,
+    /// The chunk's LOD, `0..=`[`MAX_LOD`]; it samples every `2^lod` base nodes.
+    pub lod: u8,
+    /// Global base-grid index of the chunk's first node.
+    pub base_node: [i64; 3],
+    /// Size of a base cell in world units (finite, positive).
+    pub base_cell_size: f32,
+    /// Bit `f` set when the neighbour across face `f` is at LOD `lod - 1`.
+    pub finer_faces: u8,
+    /// Bit `e` set when the neighbour across chunk edge `e` (touching this chunk
+    /// along that edge only) is at LOD `lod - 1`.
+    pub finer_edges: u16,
+    /// Fine samples of face `f`: `(2 * cells + 1)^2` values at LOD `lod - 1`,
+    /// row-major over the face's two other axes in increasing order (the lower
+    /// axis fastest). Required for every face in `finer_faces` and for at least
+    /// one of the two faces of every edge in `finer_edges`.
+    pub fine_faces: [Option<&'a [f32]>; 6],
+}
+
+impl<'a> LodChunkInput<'a> {
+    /// A chunk with no finer neighbour, at base node `0` with unit base cells.
+    pub fn new(samples: &'a [f32], cells: u32, lod: u8) -> Self {
+        LodChunkInput {
+            samples,
+            cells,
+            lod,
+            base_node: [0; 3],
+            base_cell_size: 1.0,
+            finer_faces: 0,
+            finer_edges: 0,
+            fine_faces: [None; 6],
+        }
+    }
+
+    /// Sets [`base_node`](Self::base_node).
+    pub fn with_base_node(mut self, base_node: [i64; 3]) -> Self {
+        self.base_node = base_node;
+        self
+    }
+
+    /// Sets [`base_cell_size`](Self::base_cell_size).
+    pub fn with_base_cell_size(mut self, base_cell_size: f32) -> Self {
+        self.base_cell_size = base_cell_size;
+        self
+    }
+
+    /// Marks face `face` (`0..6`) as bordering a finer chunk whose face samples
+    /// are `fine` (see [`fine_faces`](Self::fine_faces)).
+    pub fn with_finer_face(mut self, face: u8, fine: &'a [f32]) -> Self {
+        if face < 6 {
+            self.finer_faces |= 1 << face;
+            self.fine_faces[face as usize] = Some(fine);
+        }
+        self
+    }
+
+    /// Marks chunk edge `edge` (`0..12`) as touching a finer chunk.
+    pub fn with_finer_edge(mut self, edge: u8) -> Self {
+        if edge < 12 {
+            self.finer_edges |= 1 << edge;
+        }
+        self
+    }
+
+    /// Supplies the fine samples of face `face` without marking it finer (for a
+    /// face whose only refined parts are edges in [`finer_edges`](Self::finer_edges)).
+    pub fn with_fine_face_samples(mut self, face: u8, fine: &'a [f32]) -> Self {
+        if face < 6 {
+            self.fine_faces[face as usize] = Some(fine);
+        }
+        self
+    }
+
+    /// Number of transition cells (cells with at least one refined edge); `0`
+    /// for invalid input.
+    pub fn transition_cell_count(&self) -> u64 {
+        let n = self.cells;
+        if n == 0 || n > MAX_LOD_CELLS {
+            return 0;
+        }
+        let g = Geometry::new(self);
+        let mut count = 0;
+        for k in 0..n {
+            for j in 0..n {
+                for i in 0..n {
+                    if g.cell_splits([i, j, k]).0 != 0 {
+                        count += 1;
+                    }
+                }
+            }
+        }
+        count
+    }
+}
+
+/// Which edges and faces of the chunk boundary are refined.
+#[derive(Clone, Copy)]
+struct Geometry {
+    n: u32,
+    finer_faces: u8,
+    finer_edges: u16,
+}
+
+impl Geometry {
+    fn new(input: &LodChunkInput<'_>) -> Self {
+        Geometry {
+            n: input.cells,
+            finer_faces: input.finer_faces,
+            finer_edges: input.finer_edges,
+        }
+    }
+
+    /// The class of cell `c`: bit `a` set when it touches the minus face of
+    /// axis `a`, bit `3 + a` when it touches the plus face.
+    #[inline(always)]
+    fn class_of(&self, c: [u32; 3]) -> usize {
+        let last = self.n - 1;
+        let mut class = 0;
+        for (a, &ca) in c.iter().enumerate() {
+            if ca == 0 {
+                class |= 1 << a;
+            }
+            if ca == last {
+                class |= 8 << a;
+            }
+        }
+        class
+    }
+
+    /// The refined edges (bit `e`, cube edge numbering) and refined faces (bit
+    /// `f`) of the cells of `class`.
+    fn class_splits(&self, class: usize) -> (u16, u8) {
+        let mut faces_on = 0u8;
+        for a in 0..3 {
+            if class & (1 << a) != 0 {
+                faces_on |= 1 << (2 * a);
+            }
+            if class & (8 << a) != 0 {
+                faces_on |= 1 << (2 * a + 1);
+            }
+        }
+        let mut edges = 0u16;
+        for e in 0..12u8 {
+            let axis = (e / 4) as usize;
+            let (lo, _) = edge_corners(e);
+            let cc = corner(lo);
+            let mut faces = 0u8;
+            let mut sides = [0usize; 2];
+            let mut on = 0;
+            for (slot, b) in (0..3).filter(|&b| b != axis).enumerate() {
+                let f = 2 * b + cc[b] as usize;
+                if faces_on & (1 << f) != 0 {
+                    faces |= 1 << f;
+                    sides[slot] = cc[b] as usize;
+                    on += 1;
+                }
+            }
+            let split = faces & self.finer_faces != 0
+                || (on == 2 && self.finer_edges & (1 << (4 * axis + sides[0] + 2 * sides[1])) != 0);
+            if split {
+                edges |= 1 << e;
+            }
+        }
+        (edges, faces_on & self.finer_faces)
+    }
+
+    /// The refined edges and faces of cell `c`.
+    fn cell_splits(&self, c: [u32; 3]) -> (u16, u8) {
+        self.class_splits(self.class_of(c))
+    }
+}
+
+/// Local node index of a transition cell (`0..27`) from local half-cell
+/// coordinates in `0..=2`.
+const fn local(l: [u8; 3]) -> u8 {
+    l[0] + 3 * l[1] + 9 * l[2]
+}
+
+const fn local_coords(n: u8) -> [u8; 3] {
+    [n % 3, (n / 3) % 3, n / 9]
+}
+
+/// The cube edge between corners `a` and `b` (one bit apart).
+fn edge_between(a: u8, b: u8) -> u8 {
+    let axis = (a ^ b).trailing_zeros() as u8;
+    let c = corner(a.min(b));
+    let r = match axis {
+        0 => c[1] | (c[2] << 1),
+        1 => c[0] | (c[2] << 1),
+        _ => c[0] | (c[1] << 1),
+    };
+    axis * 4 + r
+}
+
+/// The boundary of a transition cell: face cycles of local nodes,
+/// counter-clockwise seen from outside.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CellShape {
+    cycles: [[u8; 8]; 24],
+    lens: [u8; 24],
+    count: u8,
+    /// Bit `n` set for every local node on the boundary.
+    nodes: u32,
+}
+
+impl CellShape {
+    /// The shape with refined cube edges `edges` and refined faces `faces`.
+    pub(crate) fn new(edges: u16, faces: u8) -> Self {
+        let mut s = CellShape {
+            cycles: [[0; 8]; 24],
+            lens: [0; 24],
+            count: 0,
+            nodes: 0,
+        };
+        let node = |k: u8| local(corner(k).map(|c| 2 * c));
+        let mid = |a: u8, b: u8| {
+            let (ca, cb) = (corner(a), corner(b));
+            local([0, 1, 2].map(|i| ca[i] + cb[i]))
+        };
+        for f in 0..6u8 {
+            let q = face_corners(f);
+            if faces & (1 << f) != 0 {
+                let centre = {
+                    let (c0, c2) = (corner(q[0]), corner(q[2]));
+                    local([0, 1, 2].map(|i| c0[i] + c2[i]))
+                };
+                for j in 0..4 {
+                    let prev = q[(j + 3) % 4];
+                    let next = q[(j + 1) % 4];
+                    s.push(&[node(q[j]), mid(q[j], next), centre, mid(prev, q[j])]);
+                }
+            } else {
+                let mut cyc = [0u8; 8];
+                let mut len = 0;
+                for j in 0..4 {
+                    let (a, b) = (q[j], q[(j + 1) % 4]);
+                    cyc[len] = node(a);
+                    len += 1;
+                    if edges & (1 << edge_between(a, b)) != 0 {
+                        cyc[len] = mid(a, b);
+                        len += 1;
+                    }
+                }
+                s.push(&cyc[..len]);
+            }
+        }
+        s
+    }
+
+    fn push(&mut self, cyc: &[u8]) {
+        let i = self.count as usize;
+        self.cycles[i][..cyc.len()].copy_from_slice(cyc);
+        self.lens[i] = cyc.len() as u8;
+        self.count += 1;
+        for &n in cyc {
+            self.nodes |= 1 << n;
+        }
+    }
+}
+
+/// The loops of one transition cell: points are grid sub-edges given by their
+/// two local nodes (lower first).
+#[derive(Clone, Copy)]
+pub(crate) struct CellLoops {
+    /// Sub-edges of the crossing points.
+    pub points: [[u8; 2]; 48],
+    pub point_count: u8,
+    /// `next[p]`: the point the segment starting at `p` ends on.
+    pub next: [u8; 48],
+}
+
+/// Traces the loops of a transition cell with node values `vals` (only the
+/// shape's nodes are read).
+pub(crate) fn trace(shape: &CellShape, vals: &[f32; 27], iso: f32) -> CellLoops {
+    let mut lp = CellLoops {
+        points: [[0; 2]; 48],
+        point_count: 0,
+        next: [u8::MAX; 48],
+    };
+    fn point(lp: &mut CellLoops, a: u8, b: u8) -> u8 {
+        let key = if a < b { [a, b] } else { [b, a] };
+        for i in 0..lp.point_count {
+            if lp.points[i as usize] == key {
+                return i;
+            }
+        }
+        let i = lp.point_count;
+        lp.points[i as usize] = key;
+        lp.point_count += 1;
+        i
+    }
+    for c in 0..shape.count as usize {
+        let m = shape.lens[c] as usize;
+        let cyc = &shape.cycles[c][..m];
+        let solid: [bool; 8] = std::array::from_fn(|j| j < m && vals[cyc[j] as usize] >= iso);
+        let mut cross = [0u8; 8];
+        let mut rising = [false; 8];
+        let mut count = 0;
+        for j in 0..m {
+            let k = (j + 1) % m;
+            if solid[j] != solid[k] {
+                cross[count] = point(&mut lp, cyc[j], cyc[k]);
+                rising[count] = !solid[j];
+                count += 1;
+            }
+        }
+        if count == 0 {
+            continue;
+        }
+        let joined = if m == 4 && count == 4 {
+            let v = |j: usize| vals[cyc[j] as usize] - iso;
+            let (s, a) = if solid[0] {
+                (v(0) * v(2), v(1) * v(3))
+            } else {
+                (v(1) * v(3), v(0) * v(2))
+            };
+            s >= a
+        } else {
+            2 * solid[..m].iter().filter(|&&s| s).count() >= m
+        };
+        for i in 0..count {
+            if rising[i] {
+                let to = if joined {
+                    cross[(i + count - 1) % count]
+                } else {
+                    cross[(i + 1) % count]
+                };
+                lp.next[cross[i] as usize] = to;
+            }
+        }
+    }
+    lp
+}
+
+/// Bit `2 * axis + side` for every cube face plane the sub-edge lies on.
+fn planes(p: [u8; 2]) -> u8 {
+    let (a, b) = (local_coords(p[0]), local_coords(p[1]));
+    let mut m = 0;
+    for q in 0..3 {
+        if a[q] == b[q] {
+            if a[q] == 0 {
+                m |= 1 << (2 * q);
+            } else if a[q] == 2 {
+                m |= 1 << (2 * q + 1);
+            }
+        }
+    }
+    m
+}
+
+/// Triangulates a loop of point slots into `tris` (counter-clockwise seen from
+/// the air side, as the loop runs). Returns `false` when the loop needs a centre
+/// vertex (then nothing is written).
+pub(crate) fn triangulate_loop(
+    lp: &CellLoops,
+    poly: &[u8],
+    tris: &mut impl FnMut([u8; 3]),
+) -> bool {
+    let n = poly.len();
+    if n == 3 {
+        tris([poly[0], poly[1], poly[2]]);
+        return true;
+    }
+    let pl = |i: usize| planes(lp.points[poly[i % n] as usize]);
+    for s in 0..n {
+        if (2..n - 1).all(|i| pl(s) & pl(s + i) == 0) {
+            for i in 1..n - 1 {
+                tris([poly[s], poly[(s + i) % n], poly[(s + i + 1) % n]]);
+            }
+            return true;
+        }
+    }
+    false
+}
+
+/// A reusable marching cubes mesher for chunks with LOD transitions.
+///
+/// A chunk of `N` cells per axis at LOD `k` covers `N * 2^k` base cells and
+/// samples the field every `2^k` base nodes. Where a neighbour that touches the
+/// chunk (across a face or a chunk edge) is one level finer, the chunk's outermost
+/// cells become *transition cells*: each keeps its place and size (no shrinking,
+/// so no vertex has to be moved afterwards and no special shader is needed), but
+/// its boundary is refined to match the finer neighbour:
+///
+/// * a cell face lying on a chunk face whose neighbour is finer is split into
+///   the four quads of the fine grid (nine nodes, read from the fine samples of
+///   that face), each decided by the same asymptotic decider as the fine
+///   neighbour's cells, so both sides draw the same segments on it;
+/// * a cell edge lying on the chunk boundary gets its midpoint node when any chunk
+///   touching that edge is finer, so the cells of every chunk around the edge see
+///   the same polygons on their shared faces.
+///
+/// ```text
+///      coarse chunk (LOD k)          | finer chunk (LOD k-1)
+///   +-----------+-----------+--------o-----+-----+
+///   |           |           |        |     |     |
+///   |  regular  |  regular  | trans. o-----+-----+   o: fine nodes on the shared
+///   |   cell    |   cell    |  cell  |     |     |      face, read from the
+///   +-----------+-----------+--------o-----+-----+      `fine_faces` samples
+/// ```
+///
+/// A transition cell is a polyhedron whose faces are quads or polygons with up
+/// to eight nodes. Its surface is built like the regular cells' (see
+/// `tables.rs`): on every face the iso-crossings are joined by directed segments
+/// that keep the solid on their right seen from outside; a plain quad with four
+/// crossings is decided by the asymptotic decider, a polygon with a midpoint and
+/// four or more crossings joins its solid runs when at least half of its nodes are
+/// solid (a rule of the face's values alone, so both cells that share it agree).
+/// The segments close into loops; a loop is fanned from a point whose diagonals
+/// cross the cell's interior, or around a centre vertex when there is none, so
+/// no transition cell ever draws a chord on a face another cell could share.
+/// Cells that touch no refined edge use the regular tables.
+///
+/// # Positions
+///
+/// Every vertex lies on a grid edge from its lower global node `g` (in base-grid
+/// node units) to the next node `len` base cells further, `len = 2^k` for a
+/// regular edge and `2^(k-1)` for half an edge of a refined face. Its position is
+/// `(g + t * len) * base_cell_size` along the edge axis and `g * base_cell_size`
+/// on the other two, with `t = clamp((iso - v_a) / (v_b - v_a), 0, 1)` from the
+/// lower node `a` to the upper node `b`. A fine chunk meshed with this mesher and
+/// a coarse chunk that reads the fine chunk's face samples therefore compute
+/// bit-identical positions on their shared face.
+///
+/// # Rules for the caller
+///
+/// * The 2:1 rule holds for every pair of chunks that touch (by a face, an edge
+///   or a corner): their LODs differ by at most one.
+/// * The coarse side adapts: a chunk says which faces ([`LodChunkInput::finer_faces`])
+///   and which chunk edges ([`LodChunkInput::finer_edges`]) touch a chunk one level
+///   finer, and supplies the fine samples of those faces. The finer chunk meshes
+///   as usual.
+/// * Fine face samples at even positions are nodes of the chunk itself and must
+///   equal its samples bit for bit (checked).
+///
+/// # Output
+///
+/// Positions are in world units (`base_node` and `base_cell_size` of the input),
+/// triangles are counter-clockwise seen from outside the solid, vertices are
+/// welded by grid edge inside a chunk, and optional normals are the normalised
+/// area-weighted sums of the adjacent triangles' normals (so they are not
+/// bit-identical across chunk borders). Materials are not produced. Mesh every
+/// chunk of a world with this mesher (fine ones too): [`MarchingCubes`](crate::MarchingCubes)
+/// measures positions from each chunk's own origin, so its seams match only up
+/// to rounding.
+///
+/// # Example
+///
+/// ```
+/// use isoterra_mesh::{CubesOptions, CubesOutput, LodChunkInput, LodMesher};
+///
+/// // A ball of radius 5 around base node (8, 4, 4), seen by a chunk of 4 cells
+/// // at LOD 1 (it covers base nodes 0..=8 and samples every second node).
+/// let ball = |x: i64, y: i64, z: i64| {
+///     let d = [x as f32 - 8.0, y as f32 - 4.0, z as f32 - 4.0];
+///     5.0 - (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
+/// };
+/// let mut samples = Vec::new();
+/// for k in 0..5 {
+///     for j in 0..5 {
+///         for i in 0..5 {
+///             samples.push(ball(2 * i, 2 * j, 2 * k));
+///         }
+///     }
+/// }
+/// // Its +x face (face 1) borders a chunk at LOD 0: pass that chunk's 9 x 9
+/// // samples of the face (y fastest, then z).
+/// let mut fine = Vec::new();
+/// for z in 0..9 {
+///     for y in 0..9 {
+///         fine.push(ball(8, y, z));
+///     }
+/// }
+/// let input = LodChunkInput::new(&samples, 4, 1).with_finer_face(1, &fine);
+/// let mut out = CubesOutput::default();
+/// LodMesher::new().mesh(&input, &CubesOptions::DEFAULT, &mut out).unwrap();
+/// assert!(out.triangle_count() > 0);
+/// ```
+#[derive(Debug, Default, Clone)]
+pub struct LodMesher {
+    loop_ids: Vec<u32>,
+    /// Per cell class: [`REGULAR`], [`UNKNOWN`] or an index into `resolved`.
+    classes: Vec<u8>,
+    resolved: Vec<Resolved>,
+    /// Shapes resolved by earlier calls, by [`Resolved::key`].
+    known: std::collections::HashMap<u64, Resolved>,
+    /// Vertex ids of whole chunk edges, three per node, valid where the
+    /// matching `stamps` entry equals `stamp`.
+    edge_ids: Vec<u32>,
+    stamps: Vec<u32>,
+    /// Vertex ids of half edges on the chunk faces, two per face node, with
+    /// their stamps.
+    fine_ids: Vec<u32>,
+    fine_stamps: Vec<u32>,
+    stamp: u32,
+}
+
+/// Class slot: the cells of this class are regular.
+const REGULAR: u8 = 254;
+/// Class slot: not resolved yet in this call.
+const UNKNOWN: u8 = 255;
+
+/// A transition cell shape with the reads of its nodes resolved for one chunk.
+#[derive(Debug, Clone, Copy)]
+struct Resolved {
+    shape: CellShape,
+    /// Nodes read from the chunk samples, and their offsets from the cell's
+    /// first corner.
+    coarse_node: [u8; 8],
+    coarse_off: [usize; 8],
+    coarse_count: u8,
+    /// Nodes read from fine face samples: the face, and the offset from the
+    /// face cell's first fine node.
+    fine_node: [u8; 19],
+    fine: [(u8, usize); 19],
+    fine_count: u8,
+    /// Faces read by `fine`.
+    fine_faces: u8,
+}
+
+/// The two axes of a face of `axis`, in increasing order.
+const fn face_axes(axis: usize) -> (usize, usize) {
+    match axis {
+        0 => (1, 2),
+        1 => (0, 2),
+        _ => (0, 1),
+    }
+}
+
+impl Resolved {
+    /// Everything [`Resolved::new`] depends on.
+    fn key(input: &LodChunkInput<'_>, class: usize, edges: u16, faces: u8) -> u64 {
+        let avail = (0..6).fold(0u64, |m, f| m | (input.fine_faces[f].is_some() as u64) << f);
+        class as u64
+            | (edges as u64) << 6
+            | (faces as u64) << 18
+            | avail << 24
+            | (input.cells as u64) << 30
+    }
+
+    fn new(input: &LodChunkInput<'_>, class: usize, edges: u16, faces: u8) -> Self {
+        let shape = CellShape::new(edges, faces);
+        let s = input.cells as usize + 1;
+        let side = 2 * input.cells as usize + 1;
+        let mut r = Resolved {
+            shape,
+            coarse_node: [0; 8],
+            coarse_off: [0; 8],
+            coarse_count: 0,
+            fine_node: [0; 19],
+            fine: [(0, 0); 19],
+            fine_count: 0,
+            fine_faces: 0,
+        };
+        let mut bits = shape.nodes;
+        while bits != 0 {
+            let n = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
+            let l = local_coords(n);
+            if l.iter().all(|c| c % 2 == 0) {
+                let l = l.map(|c| (c / 2) as usize);
+                let i = r.coarse_count as usize;
+                r.coarse_node[i] = n;
+                r.coarse_off[i] = (l[2] * s + l[1]) * s + l[0];
+                r.coarse_count += 1;
+                continue;
+            }
+            for b in 0..3 {
+                let f = if l[b] == 0 && class & (1 << b) != 0 {
+                    2 * b
+                } else if l[b] == 2 && class & (8 << b) != 0 {
+                    2 * b + 1
+                } else {
+                    continue;
+                };
+                if input.fine_faces[f].is_some() {
+                    let (u, v) = face_axes(b);
+                    let i = r.fine_count as usize;
+                    r.fine_node[i] = n;
+                    r.fine[i] = (f as u8, l[v] as usize * side + l[u] as usize);
+                    r.fine_count += 1;
+                    r.fine_faces |= 1 << f;
+                    break;
+                }
+            }
+        }
+        debug_assert_eq!(
+            (r.coarse_count + r.fine_count) as u32,
+            shape.nodes.count_ones(),
+            "validated input has every fine sample"
+        );
+        r
+    }
+}
+
+/// Validated view of the input.
+struct Chunk<'a> {
+    input: &'a LodChunkInput<'a>,
+    geo: Geometry,
+    iso: f32,
+    /// Base cells per chunk cell, `2^lod`.
+    step: i64,
+}
+
+impl Chunk<'_> {
+    fn coarse(&self, i: [u32; 3]) -> f32 {
+        let s = (self.input.cells + 1) as usize;
+        self.input.samples[(i[2] as usize * s + i[1] as usize) * s + i[0] as usize]
+    }
+
+    /// Global base node of half-cell coordinates `h` along `axis`.
+    fn base(&self, h: u32, axis: usize) -> i64 {
+        self.input.base_node[axis] + h as i64 * self.step / 2
+    }
+}
+
+/// True when every value is finite (a branch-free pass the compiler vectorises).
+fn all_finite(values: &[f32]) -> bool {
+    values
+        .chunks(64)
+        .all(|c| c.iter().fold(true, |ok, v| ok & v.is_finite()))
+}
+
+fn check_input(input: &LodChunkInput<'_>, iso: f32) -> Result<(), MeshError> {
+    if !iso.is_finite() {
+        return Err(MeshError::param("iso", iso, "must be finite"));
+    }
+    let n = input.cells;
+    if n == 0 || n > MAX_LOD_CELLS {
+        return Err(MeshError::param(
+            "cells",
+            n,
+            "must be in 1..=1024 cells per axis",
+        ));
+    }
+    if input.lod > MAX_LOD {
+        return Err(MeshError::param("lod", input.lod, "must be at most 20"));
+    }
+    if !(input.base_cell_size.is_finite() && input.base_cell_size > 0.0) {
+        return Err(MeshError::param(
+            "base_cell_size",
+            input.base_cell_size,
+            "must be finite and positive",
+        ));
+    }
+    if input.base_node.iter().any(|c| c.unsigned_abs() > 1 << 40) {
+        return Err(MeshError::param(
+            "base_node",
+            format!("{:?}", input.base_node),
+            "coordinates must be within ±2^40",
+        ));
+    }
+    if input.finer_faces >= 1 << 6 || input.finer_edges >= 1 << 12 {
+        return Err(MeshError::param(
+            "finer_faces / finer_edges",
+            format!("{:#b} / {:#b}", input.finer_faces, input.finer_edges),
+            "faces are bits 0..6 and chunk edges bits 0..12",
+        ));
+    }
+    if input.lod == 0 && (input.finer_faces != 0 || input.finer_edges != 0) {
+        return Err(MeshError::param(
+            "lod",
+            0,
+            "a chunk at LOD 0 has no finer neighbour: clear finer_faces and finer_edges",
+        ));
+    }
+    let s = n as usize + 1;
+    if input.samples.len() != s * s * s {
+        return Err(MeshError::LengthMismatch {
+            name: "samples",
+            expected: s * s * s,
+            got: input.samples.len(),
+        });
+    }
+    if !all_finite(input.samples)
+        && let Some(i) = input.samples.iter().position(|v| !v.is_finite())
+    {
+        return Err(MeshError::NonFiniteSample {
+            name: "samples",
+            index: i,
+            value: input.samples[i],
+        });
+    }
+    let side = 2 * n as usize + 1;
+    for f in 0..6u8 {
+        if input.finer_faces & (1 << f) != 0 && input.fine_faces[f as usize].is_none() {
+            return Err(MeshError::MissingFineSamples { face: f });
+        }
+        let Some(fine) = input.fine_faces[f as usize] else {
+            continue;
+        };
+        if fine.len() != side * side {
+            return Err(MeshError::LengthMismatch {
+                name: "fine_faces",
+                expected: side * side,
+                got: fine.len(),
+            });
+        }
+        if !all_finite(fine)
+            && let Some(i) = fine.iter().position(|v| !v.is_finite())
+        {
+            return Err(MeshError::NonFiniteSample {
+                name: "fine_faces",
+                index: i,
+                value: fine[i],
+            });
+        }
+        let axis = (f / 2) as u32;
+        let at = if f % 2 == 0 { 0 } else { n };
+        let chunk = Chunk {
+            input,
+            geo: Geometry::new(input),
+            iso,
+            step: 1,
+        };
+        for v in 0..=n {
+            for u in 0..=n {
+                let i = match axis {
+                    0 => [at, u, v],
+                    1 => [u, at, v],
+                    _ => [u, v, at],
+                };
+                let fi = 2 * v as usize * side + 2 * u as usize;
+                if fine[fi].to_bits() != chunk.coarse(i).to_bits() {
+                    return Err(MeshError::FineSampleMismatch { face: f, index: fi });
+                }
+            }
+        }
+    }
+    for e in 0..12u8 {
+        if input.finer_edges & (1 << e) == 0 {
+            continue;
+        }
+        let axis = e / 4;
+        let others: Vec<u8> = (0..3).filter(|&b| b != axis).collect();
+        let r = e % 4;
+        let fa = 2 * others[0] + (r & 1);
+        let fb = 2 * others[1] + (r >> 1);
+        if input.fine_faces[fa as usize].is_none() && input.fine_faces[fb as usize].is_none() {
+            return Err(MeshError::MissingFineSamples { face: fa });
+        }
+    }
+    Ok(())
+}
+
+impl LodMesher {
+    /// A mesher with empty scratch buffers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Meshes every cell of the chunk into `out` (which is reset first), with
+    /// transition cells on the faces and edges that touch a finer chunk.
+    ///
+    /// Uses [`CubesOptions::iso`] and [`CubesOptions::normals`].
+    ///
+    /// # Errors
+    ///
+    /// [`MeshError::InvalidParameter`] for a non-finite `iso`, `cells` outside
+    /// `1..=`[`MAX_LOD_CELLS`], `lod` above [`MAX_LOD`], a bad `base_cell_size`,
+    /// out-of-range flag bits or finer neighbours at LOD 0;
+    /// [`MeshError::LengthMismatch`] for a sample slice of the wrong length;
+    /// [`MeshError::NonFiniteSample`] for NaN or infinite samples;
+    /// [`MeshError::MissingFineSamples`] when a refined face or edge has no fine
+    /// samples; [`MeshError::FineSampleMismatch`] when a fine face sample at a
+    /// node of the chunk differs from the chunk's own sample. On error `out` is
+    /// left untouched.
+    pub fn mesh(
+        &mut self,
+        input: &LodChunkInput<'_>,
+        options: &CubesOptions,
+        out: &mut CubesOutput,
+    ) -> Result<(), MeshError> {
+        check_input(input, options.iso)?;
+        out.reset();
+        let s = input.cells as usize + 1;
+        let slots = 3 * s * s * s;
+        if self.edge_ids.len() < slots {
+            self.edge_ids.resize(slots, 0);
+            self.stamps.resize(slots, 0);
+        }
+        let side = 2 * s - 1;
+        let fine_slots = if input.finer_faces != 0 || input.finer_edges != 0 {
+            12 * side * side
+        } else {
+            0
+        };
+        if self.fine_ids.len() < fine_slots {
+            self.fine_ids.resize(fine_slots, 0);
+            self.fine_stamps.resize(fine_slots, 0);
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.stamps.fill(0);
+            self.fine_stamps.fill(0);
+            self.stamp = 1;
+        }
+        let chunk = Chunk {
+            input,
+            geo: Geometry::new(input),
+            iso: options.iso,
+            step: 1i64 << input.lod,
+        };
+        let n = input.cells;
+        self.classes.clear();
+        self.classes.resize(64, UNKNOWN);
+        self.resolved.clear();
+        for k in 0..n {
+            for j in 0..n {
+                for i in 0..n {
+                    let c = [i, j, k];
+                    let class = chunk.geo.class_of(c);
+                    let mut slot = self.classes[class];
+                    if slot == UNKNOWN {
+                        let (edges, faces) = chunk.geo.class_splits(class);
+                        slot = if edges == 0 {
+                            REGULAR
+                        } else {
+                            let key = Resolved::key(input, class, edges, faces);
+                            let r = *self
+                                .known
+                                .entry(key)
+                                .or_insert_with(|| Resolved::new(input, class, edges, faces));
+                            self.resolved.push(r);
+                            (self.resolved.len() - 1) as u8
+                        };
+                        self.classes[class] = slot;
+                    }
+                    if slot == REGULAR {
+                        self.regular_cell(&chunk, c, out);
+                    } else {
+                        self.transition_cell(&chunk, c, slot as usize, out);
+                    }
+                }
+            }
+        }
+        if options.normals {
+            face_normals(out);
+        }
+        Ok(())
+    }
+
+    /// The vertex of the sub-edge from half-cell node `ha` to `hb` (one axis
+    /// apart, `ha` lower) with values `va`, `vb`.
+    fn vertex(
+        &mut self,
+        chunk: &Chunk<'_>,
+        ha: [u32; 3],
+        hb: [u32; 3],
+        va: f32,
+        vb: f32,
+        out: &mut CubesOutput,
+    ) -> u32 {
+        let axis = (0..3).find(|&q| ha[q] != hb[q]).unwrap_or(0);
+        let len_h = hb[axis] - ha[axis];
+        let whole = len_h == 2;
+        let slot = if whole {
+            let n = chunk.input.cells as usize + 1;
+            let g = ha.map(|c| (c / 2) as usize);
+            3 * ((g[2] * n + g[1]) * n + g[0]) + axis
+        } else {
+            // A half edge lies in a chunk face plane: index it by that face.
+            let full = 2 * chunk.input.cells;
+            let side = full as usize + 1;
+            let (mut f, mut b) = (0, 0);
+            for q in (0..3).filter(|&q| q != axis) {
+                if ha[q] == 0 || ha[q] == full {
+                    f = 2 * q + (ha[q] == full) as usize;
+                    b = q;
+                    break;
+                }
+            }
+            let (u, v) = face_axes(b);
+            2 * ((f * side + ha[v] as usize) * side + ha[u] as usize) + (axis == v) as usize
+        };
+        let (ids, stamps) = if whole {
+            (&mut self.edge_ids, &mut self.stamps)
+        } else {
+            (&mut self.fine_ids, &mut self.fine_stamps)
+        };
+        if stamps[slot] == self.stamp {
+            return ids[slot];
+        }
+        #[allow(clippy::manual_clamp)]
+        let t = ((chunk.iso - va) / (vb - va)).max(0.0).min(1.0);
+        let cs = chunk.input.base_cell_size;
+        let mut p = [0.0f32; 3];
+        for q in 0..3 {
+            p[q] = chunk.base(ha[q], q) as f32 * cs;
+        }
+        let len = len_h as i64 * chunk.step / 2;
+        p[axis] = (chunk.base(ha[axis], axis) as f32 + t * len as f32) * cs;
+        let id = out.positions.len() as u32;
+        out.positions.push(p);
+        stamps[slot] = self.stamp;
+        ids[slot] = id;
+        id
+    }
+
+    fn regular_cell(&mut self, chunk: &Chunk<'_>, c: [u32; 3], out: &mut CubesOutput) {
+        let iso = chunk.iso;
+        let vals: [f32; 8] = std::array::from_fn(|k| {
+            let cc = corner(k as u8);
+            chunk.coarse([0, 1, 2].map(|a| c[a] + cc[a] as u32))
+        });
+        let mut case = 0u8;
+        for (k, v) in vals.iter().enumerate() {
+            if *v >= iso {
+                case |= 1 << k;
+            }
+        }
+        if case == 0 || case == 255 {
+            return;
+        }
+        let t = tables();
+        let mut d = 0u8;
+        for (i, f) in t.ambiguous_faces(case).iter().enumerate() {
+            let s = (vals[f.solid[0] as usize] - iso) * (vals[f.solid[1] as usize] - iso);
+            let a = (vals[f.air[0] as usize] - iso) * (vals[f.air[1] as usize] - iso);
+            if s >= a {
+                d |= 1 << i;
+            }
+        }
+        let entry = &t.cases[case as usize];
+        let sub = t.subs[entry.sub_start as usize + d as usize];
+        let h = |k: u8| {
+            let cc = corner(k);
+            [0, 1, 2].map(|a| 2 * (c[a] + cc[a] as u32))
+        };
+        let mut edge_id = [u32::MAX; 13];
+        let tris = &t.tri_edges[sub.start as usize..sub.start as usize + 3 * sub.count as usize];
+        for &e in tris {
+            if e != CENTRE && edge_id[e as usize] == u32::MAX {
+                let (a, b) = edge_corners(e);
+                edge_id[e as usize] =
+                    self.vertex(chunk, h(a), h(b), vals[a as usize], vals[b as usize], out);
+            }
+        }
+        if sub.centre_len != 0 {
+            let lp = &t.centre_loops
+                [sub.centre_start as usize..sub.centre_start as usize + sub.centre_len as usize];
+            self.loop_ids.clear();
+            self.loop_ids
+                .extend(lp.iter().map(|&e| edge_id[e as usize]));
+            edge_id[CENTRE as usize] = centre(&self.loop_ids, out);
+        }
+        for &e in tris {
+            out.indices.push(edge_id[e as usize]);
+        }
+    }
+
+    #[inline(never)]
+    fn transition_cell(
+        &mut self,
+        chunk: &Chunk<'_>,
+        c: [u32; 3],
+        slot: usize,
+        out: &mut CubesOutput,
+    ) {
+        let r = &self.resolved[slot];
+        let input = chunk.input;
+        let s = input.cells as usize + 1;
+        let side = 2 * input.cells as usize + 1;
+        let first = (c[2] as usize * s + c[1] as usize) * s + c[0] as usize;
+        let mut vals = [0.0f32; 27];
+        let (mut solid, mut air) = (0u32, 0u32);
+        for i in 0..r.coarse_count as usize {
+            let v = input.samples[first + r.coarse_off[i]];
+            vals[r.coarse_node[i] as usize] = v;
+            let is_solid = (v >= chunk.iso) as u32;
+            solid |= is_solid;
+            air |= is_solid ^ 1;
+        }
+        let mut bases = [0usize; 6];
+        let mut faces = r.fine_faces;
+        while faces != 0 {
+            let f = faces.trailing_zeros() as usize;
+            faces &= faces - 1;
+            let (u, w) = face_axes(f / 2);
+            bases[f] = 2 * c[w] as usize * side + 2 * c[u] as usize;
+        }
+        for i in 0..r.fine_count as usize {
+            let (f, off) = r.fine[i];
+            let fine = input.fine_faces[f as usize].unwrap_or(&[]);
+            let v = fine[bases[f as usize] + off];
+            vals[r.fine_node[i] as usize] = v;
+            let is_solid = (v >= chunk.iso) as u32;
+            solid |= is_solid;
+            air |= is_solid ^ 1;
+        }
+        if solid & air == 0 {
+            return;
+        }
+        let shape = r.shape;
+        let h = |n: u8| {
+            let l = local_coords(n);
+            [0, 1, 2].map(|a| 2 * c[a] + l[a] as u32)
+        };
+        let lp = trace(&shape, &vals, chunk.iso);
+        let mut ids = [0u32; 48];
+        let count = lp.point_count as usize;
+        for (id, &[a, b]) in ids.iter_mut().zip(&lp.points[..count]) {
+            *id = self.vertex(chunk, h(a), h(b), vals[a as usize], vals[b as usize], out);
+        }
+        let mut seen = 0u64;
+        let mut poly = [0u8; 48];
+        for start in 0..lp.point_count {
+            if seen & (1 << start) != 0 {
+                continue;
+            }
+            let mut len = 0;
+            let mut cur = start;
+            while seen & (1 << cur) == 0 && cur != u8::MAX {
+                seen |= 1 << cur;
+                poly[len] = cur;
+                len += 1;
+                cur = lp.next[cur as usize];
+            }
+            debug_assert_eq!(cur, start, "transition loops close");
+            let poly = &poly[..len];
+            let indices = &mut out.indices;
+            let done = triangulate_loop(&lp, poly, &mut |t: [u8; 3]| {
+                indices.extend(t.iter().map(|&p| ids[p as usize]));
+            });
+            if !done {
+                self.loop_ids.clear();
+                self.loop_ids.extend(poly.iter().map(|&p| ids[p as usize]));
+                let mid = centre(&self.loop_ids, out);
+                for i in 0..len {
+                    out.indices.extend_from_slice(&[
+                        mid,
+                        ids[poly[i] as usize],
+                        ids[poly[(i + 1) % len] as usize],
+                    ]);
+                }
+            }
+        }
+    }
+}
+
+/// Adds the mean of the loop's vertices and returns its id.
+fn centre(loop_ids: &[u32], out: &mut CubesOutput) -> u32 {
+    let mut p = [0.0f32; 3];
+    for &id in loop_ids {
+        let q = out.positions[id as usize];
+        for k in 0..3 {
+            p[k] += q[k];
+        }
+    }
+    let inv = 1.0 / loop_ids.len() as f32;
+    out.positions.push(p.map(|c| c * inv));
+    (out.positions.len() - 1) as u32
+}
+
+/// Area-weighted vertex normals from the triangles.
+fn face_normals(out: &mut CubesOutput) {
+    out.normals.clear();
+    out.normals.resize(out.positions.len(), [0.0; 3]);
+    for t in out.indices.chunks_exact(3) {
+        let [a, b, c] = [0, 1, 2].map(|i| out.positions[t[i] as usize]);
+        let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+        let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+        let n = [
+            u[1] * v[2] - u[2] * v[1],
+            u[2] * v[0] - u[0] * v[2],
+            u[0] * v[1] - u[1] * v[0],
+        ];
+        for &i in t {
+            let m = &mut out.normals[i as usize];
+            for k in 0..3 {
+                m[k] += n[k];
+            }
+        }
+    }
+    for m in &mut out.normals {
+        let l = (m[0] * m[0] + m[1] * m[1] + m[2] * m[2]).sqrt();
+        *m = if l > 0.0 && l.is_finite() {
+            m.map(|c| c / l)
+        } else {
+            [0.0, 1.0, 0.0]
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// A small deterministic generator for test values.
+    fn lcg(state: &mut u64) -> f32 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((*state >> 40) as f32 / (1u64 << 24) as f32) * 0.9 + 0.05
+    }
+
+    /// Checks that a cell's loops close, use each crossed sub-edge once, and
+    /// that its triangles form oriented disks bounded by the face segments.
+    fn check_cell(shape: &CellShape, vals: &[f32; 27]) {
+        let lp = trace(shape, vals, 0.0);
+        // Every crossed sub-edge of the boundary is a point, with one outgoing
+        // and one incoming segment.
+        let mut crossed = 0;
+        for c in 0..shape.count as usize {
+            let m = shape.lens[c] as usize;
+            for j in 0..m {
+                let (a, b) = (shape.cycles[c][j], shape.cycles[c][(j + 1) % m]);
+                if (vals[a as usize] >= 0.0) != (vals[b as usize] >= 0.0) {
+                    crossed += 1;
+                }
+            }
+        }
+        // Each sub-edge lies on two face cycles.
+        assert_eq!(crossed, 2 * lp.point_count as usize);
+        let mut incoming = [0; 48];
+        for p in 0..lp.point_count as usize {
+            assert!(lp.next[p] < lp.point_count, "open loop");
+            incoming[lp.next[p] as usize] += 1;
+        }
+        assert!(incoming[..lp.point_count as usize].iter().all(|&k| k == 1));
+        // Triangles: segments used once forward, chords once each way.
+        let mut directed = HashMap::new();
+        let mut seen = 0u64;
+        let mut centre_id = 100u8;
+        for start in 0..lp.point_count {
+            if seen & (1 << start) != 0 {
+                continue;
+            }
+            let mut poly = Vec::new();
+            let mut cur = start;
+            while seen & (1 << cur) == 0 {
+                seen |= 1 << cur;
+                poly.push(cur);
+                cur = lp.next[cur as usize];
+            }
+            assert_eq!(cur, start);
+            let mut tris = Vec::new();
+            if !triangulate_loop(&lp, &poly, &mut |t| tris.push(t)) {
+                for i in 0..poly.len() {
+                    tris.push([centre_id, poly[i], poly[(i + 1) % poly.len()]]);
+                }
+                centre_id += 1;
+            }
+            for t in tris {
+                for k in 0..3 {
+                    *directed.entry((t[k], t[(k + 1) % 3])).or_insert(0) += 1;
+                }
+            }
+        }
+        for (&(a, b), &count) in &directed {
+            assert_eq!(count, 1);
+            let segment = a < 48 && lp.next[a as usize] == b;
+            assert_eq!(directed.contains_key(&(b, a)), !segment, "{a}->{b}");
+        }
+    }
+
+    #[test]
+    fn every_fine_face_pattern_closes() {
+        // A cell with its minus-x face refined (and the four edges of that face),
+        // over all 2^9 fine-face sign patterns and all 2^4 inner corner patterns.
+        let edges = (0..12u8)
+            .filter(|&e| {
+                let (a, b) = edge_corners(e);
+                corner(a)[0] == 0 && corner(b)[0] == 0
+            })
+            .fold(0u16, |m, e| m | (1 << e));
+        let shape = CellShape::new(edges, 1);
+        let nodes: Vec<u8> = (0..27u8).filter(|&n| shape.nodes & (1 << n) != 0).collect();
+        assert_eq!(nodes.len(), 13);
+        let mut rng = 7u64;
+        for pattern in 0..(1u32 << 13) {
+            for _ in 0..2 {
+                let mut vals = [0.0f32; 27];
+                for (i, &n) in nodes.iter().enumerate() {
+                    let mag = lcg(&mut rng);
+                    vals[n as usize] = if pattern & (1 << i) != 0 { mag } else { -mag };
+                }
+                check_cell(&shape, &vals);
+            }
+        }
+    }
+
+    #[test]
+    fn random_shapes_close() {
+        let mut rng = 11u64;
+        for edges in [0u16, 1, 0b1000_0000_0001, 0x0f0, 0xfff] {
+            for faces in 0..64u8 {
+                // A refined face refines its edges.
+                let mut e = edges;
+                for f in 0..6u8 {
+                    if faces & (1 << f) != 0 {
+                        let q = face_corners(f);
+                        for j in 0..4 {
+                            e |= 1 << edge_between(q[j], q[(j + 1) % 4]);
+                        }
+                    }
+                }
+                let shape = CellShape::new(e, faces);
+                for _ in 0..200 {
+                    let mut vals = [0.0f32; 27];
+                    for v in vals.iter_mut() {
+                        *v = lcg(&mut rng) - 0.5;
+                    }
+                    check_cell(&shape, &vals);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plain_shape_matches_regular_cube() {
+        let s = CellShape::new(0, 0);
+        assert_eq!(s.count, 6);
+        assert!(s.lens[..6].iter().all(|&l| l == 4));
+        assert_eq!(s.nodes.count_ones(), 8);
+    }
+}

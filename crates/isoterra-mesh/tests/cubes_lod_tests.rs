@@ -1,0 +1,553 @@
+//! Marching cubes across LOD transitions: closed shapes meshed as blocks of
+//! chunks with mixed LODs (2:1) stay closed, manifold and outward-facing;
+//! validation of the chunk input.
+
+use std::collections::HashMap;
+
+use isoterra_mesh::{
+    CellBox, CubesOptions, CubesOutput, LodChunkInput, LodMesher, MarchingCubes, MeshError,
+};
+use proptest::prelude::*;
+
+// ---------------------------------------------------------------------------
+// Fields on the global base grid
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    /// A sphere with a little waviness.
+    Ball {
+        centre: [f32; 3],
+        radius: f32,
+        wave: f32,
+    },
+    /// A torus around the y axis.
+    Torus {
+        centre: [f32; 3],
+        major: f32,
+        minor: f32,
+    },
+    /// White noise (values bounded away from 0) inside the region, air on its
+    /// outer two node layers.
+    Noise { seed: u64 },
+}
+
+fn hash(seed: u64, g: [i64; 3]) -> u64 {
+    let mut z = seed
+        ^ (g[0] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ (g[1] as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+        ^ (g[2] as u64).wrapping_mul(0x1656_67b1_9e37_79f9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Shape {
+    /// The value at global base node `g` in a region of `size` base cells.
+    fn value(&self, g: [i64; 3], size: i64) -> f32 {
+        let p = g.map(|c| c as f32);
+        match *self {
+            Shape::Ball {
+                centre,
+                radius,
+                wave,
+            } => {
+                let d = [p[0] - centre[0], p[1] - centre[1], p[2] - centre[2]];
+                let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                radius - r + wave * (0.7 * p[0]).sin() * (0.9 * p[1] + 0.3).sin()
+            }
+            Shape::Torus {
+                centre,
+                major,
+                minor,
+            } => {
+                let d = [p[0] - centre[0], p[1] - centre[1], p[2] - centre[2]];
+                let q = (d[0] * d[0] + d[2] * d[2]).sqrt() - major;
+                minor - (q * q + d[1] * d[1]).sqrt()
+            }
+            Shape::Noise { seed } => {
+                if g.iter().any(|&c| c < 2 || c > size - 2) {
+                    return -1.0;
+                }
+                let h = hash(seed, g);
+                let mag = 0.1 + 0.5 * ((h >> 40) as f32 / (1u64 << 24) as f32);
+                if h & 1 == 0 { mag } else { -mag }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A 2x2x2 block of units, each one coarse chunk or eight fine chunks
+// ---------------------------------------------------------------------------
+
+/// Meshes a block of 2x2x2 units of `2 * n * 2^base` base cells each. Unit `u` is
+/// one chunk at LOD `base + 1` when bit `u` of `coarse` is set, else eight chunks
+/// at LOD `base`. Returns every chunk's mesh.
+fn mesh_block(shape: Shape, n: u32, base: u8, coarse: u8) -> Vec<CubesOutput> {
+    let fine_cells = n as i64 * (1 << base); // base cells per fine chunk
+    let unit = 2 * fine_cells;
+    let size = 2 * unit;
+    let is_coarse = |u: [i64; 3]| -> Option<bool> {
+        if u.iter().any(|&c| !(0..2).contains(&c)) {
+            return None;
+        }
+        Some(coarse & (1 << (u[0] + 2 * u[1] + 4 * u[2])) != 0)
+    };
+    let mut mesher = LodMesher::new();
+    let opts = CubesOptions::DEFAULT;
+    let mut meshes = Vec::new();
+    for uz in 0..2 {
+        for uy in 0..2 {
+            for ux in 0..2 {
+                let u = [ux, uy, uz];
+                let origin = u.map(|c| c * unit);
+                if is_coarse(u) == Some(true) {
+                    let lod = base + 1;
+                    let step = 1i64 << lod;
+                    let samples = chunk_samples(shape, origin, n, step, size);
+                    let side = 2 * n as i64 + 1;
+                    let half = step / 2;
+                    let faces: Vec<Vec<f32>> = (0..6)
+                        .map(|f| {
+                            let axis = f / 2;
+                            let at = if f % 2 == 0 { 0 } else { n as i64 * step };
+                            let mut out = Vec::new();
+                            for v in 0..side {
+                                for uu in 0..side {
+                                    let mut g = origin;
+                                    let (a, b) = match axis {
+                                        0 => (1, 2),
+                                        1 => (0, 2),
+                                        _ => (0, 1),
+                                    };
+                                    g[axis] += at;
+                                    g[a] += uu * half;
+                                    g[b] += v * half;
+                                    out.push(shape.value(g, size));
+                                }
+                            }
+                            out
+                        })
+                        .collect();
+                    let mut input = LodChunkInput::new(&samples, n, lod).with_base_node(origin);
+                    for (f, fine) in faces.iter().enumerate() {
+                        let axis = f / 2;
+                        let mut nb = u;
+                        nb[axis] += if f % 2 == 0 { -1 } else { 1 };
+                        input = if is_coarse(nb) == Some(false) {
+                            input.with_finer_face(f as u8, fine)
+                        } else {
+                            input.with_fine_face_samples(f as u8, fine)
+                        };
+                    }
+                    for e in 0..12u8 {
+                        let axis = (e / 4) as usize;
+                        let others: Vec<usize> = (0..3).filter(|&b| b != axis).collect();
+                        let r = e % 4;
+                        let mut nb = u;
+                        nb[others[0]] += if r & 1 == 0 { -1 } else { 1 };
+                        nb[others[1]] += if r >> 1 == 0 { -1 } else { 1 };
+                        if is_coarse(nb) == Some(false) {
+                            input = input.with_finer_edge(e);
+                        }
+                    }
+                    let mut out = CubesOutput::default();
+                    mesher.mesh(&input, &opts, &mut out).unwrap();
+                    meshes.push(out);
+                } else {
+                    for o in 0..8i64 {
+                        let off = [o & 1, (o >> 1) & 1, o >> 2];
+                        let origin = [0, 1, 2].map(|a| origin[a] + off[a] * fine_cells);
+                        let step = 1i64 << base;
+                        let samples = chunk_samples(shape, origin, n, step, size);
+                        let input = LodChunkInput::new(&samples, n, base).with_base_node(origin);
+                        let mut out = CubesOutput::default();
+                        mesher.mesh(&input, &opts, &mut out).unwrap();
+                        meshes.push(out);
+                    }
+                }
+            }
+        }
+    }
+    meshes
+}
+
+fn chunk_samples(shape: Shape, origin: [i64; 3], n: u32, step: i64, size: i64) -> Vec<f32> {
+    let s = n as i64 + 1;
+    let mut out = Vec::with_capacity((s * s * s) as usize);
+    for k in 0..s {
+        for j in 0..s {
+            for i in 0..s {
+                let g = [
+                    origin[0] + i * step,
+                    origin[1] + j * step,
+                    origin[2] + k * step,
+                ];
+                out.push(shape.value(g, size));
+            }
+        }
+    }
+    out
+}
+
+/// Statistics of the union of meshes welded by exact position bits.
+#[derive(Debug, Default)]
+struct Topology {
+    triangles: usize,
+    degenerate: usize,
+    /// Undirected edges used by one triangle.
+    boundary: usize,
+    /// Undirected edges used by more than two triangles.
+    overused: usize,
+    /// Directed edges that appear more than once (inconsistent orientation).
+    flipped: usize,
+    /// Six times the enclosed volume.
+    volume6: f64,
+}
+
+fn topology(meshes: &[CubesOutput]) -> Topology {
+    let mut ids: HashMap<[u32; 3], u32> = HashMap::new();
+    let mut points: Vec<[f32; 3]> = Vec::new();
+    let mut directed: HashMap<(u32, u32), usize> = HashMap::new();
+    let mut topo = Topology::default();
+    for m in meshes {
+        let map: Vec<u32> = m
+            .positions
+            .iter()
+            .map(|p| {
+                *ids.entry(p.map(f32::to_bits)).or_insert_with(|| {
+                    points.push(*p);
+                    points.len() as u32 - 1
+                })
+            })
+            .collect();
+        for t in m.indices.chunks_exact(3) {
+            let t = [map[t[0] as usize], map[t[1] as usize], map[t[2] as usize]];
+            topo.triangles += 1;
+            if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
+                topo.degenerate += 1;
+                continue;
+            }
+            for k in 0..3 {
+                *directed.entry((t[k], t[(k + 1) % 3])).or_insert(0) += 1;
+            }
+            let [a, b, c] = t.map(|i| points[i as usize].map(f64::from));
+            topo.volume6 += a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
+                + a[2] * (b[0] * c[1] - b[1] * c[0]);
+        }
+    }
+    for (&(a, b), &count) in &directed {
+        if count > 1 {
+            topo.flipped += 1;
+        }
+        let back = directed.get(&(b, a)).copied().unwrap_or(0);
+        let total = count + back;
+        if total == 1 {
+            topo.boundary += 1;
+        } else if total > 2 && a < b {
+            topo.overused += 1;
+        }
+    }
+    topo
+}
+
+fn assert_closed(topo: &Topology, what: &str) {
+    assert!(topo.triangles > 0, "{what}: empty mesh");
+    assert_eq!(topo.degenerate, 0, "{what}: degenerate triangles");
+    assert_eq!(topo.boundary, 0, "{what}: boundary edges");
+    assert_eq!(
+        topo.overused, 0,
+        "{what}: edges with more than two triangles"
+    );
+    assert_eq!(topo.flipped, 0, "{what}: inconsistent orientation");
+    assert!(topo.volume6 > 0.0, "{what}: surface faces inward");
+}
+
+fn ball() -> Shape {
+    Shape::Ball {
+        centre: [8.3, 7.6, 8.1],
+        radius: 5.3,
+        wave: 0.6,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Closed shapes with mixed LODs
+// ---------------------------------------------------------------------------
+
+#[test]
+fn ball_is_closed_for_every_lod_layout() {
+    // All 256 ways to choose coarse or fine for each of the eight units.
+    for coarse in 0..=255u8 {
+        let topo = topology(&mesh_block(ball(), 4, 0, coarse));
+        assert_closed(&topo, &format!("layout {coarse:#010b}"));
+    }
+}
+
+#[test]
+fn white_noise_is_closed_for_every_lod_layout() {
+    for coarse in 0..=255u8 {
+        let shape = Shape::Noise {
+            seed: coarse as u64 * 31 + 5,
+        };
+        let topo = topology(&mesh_block(shape, 4, 0, coarse));
+        assert_closed(&topo, &format!("layout {coarse:#010b}"));
+    }
+}
+
+#[test]
+fn torus_is_closed_at_higher_lods() {
+    for coarse in [0b0000_0001u8, 0b0110_1001, 0b1111_1110, 0b1010_0101] {
+        let shape = Shape::Torus {
+            centre: [32.2, 31.7, 32.4],
+            major: 17.0,
+            minor: 7.4,
+        };
+        // Units of 2 * 4 * 2^2 = 16 base cells: LOD 2 next to LOD 3.
+        let topo = topology(&mesh_block(shape, 4, 2, coarse));
+        assert_closed(&topo, &format!("layout {coarse:#010b}"));
+    }
+}
+
+#[test]
+fn single_lod_matches_marching_cubes() {
+    // Without finer neighbours the mesher is plain marching cubes: same
+    // triangle and vertex counts as `MarchingCubes` on the same samples.
+    let n = 8u32;
+    let samples = chunk_samples(ball(), [4, 4, 4], n, 1, 64);
+    let input = LodChunkInput::new(&samples, n, 0).with_base_node([4, 4, 4]);
+    let mut out = CubesOutput::default();
+    LodMesher::new()
+        .mesh(&input, &CubesOptions::DEFAULT, &mut out)
+        .unwrap();
+    let mut reference = CubesOutput::default();
+    let dims = [n + 1; 3];
+    MarchingCubes::new()
+        .mesh_slice(
+            &samples,
+            dims,
+            CellBox::of_dims(dims),
+            &CubesOptions::DEFAULT,
+            &mut reference,
+        )
+        .unwrap();
+    assert_eq!(out.triangle_count(), reference.triangle_count());
+    assert_eq!(out.vertex_count(), reference.vertex_count());
+    assert_eq!(out.normals.len(), out.positions.len());
+    for nrm in &out.normals {
+        let l = nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2];
+        assert!((l - 1.0).abs() < 1e-4);
+    }
+}
+
+#[test]
+fn transition_faces_add_fine_vertices() {
+    // A coarse chunk whose +x face borders a finer chunk gets vertices at the
+    // fine resolution on that face.
+    let n = 4u32;
+    let shape = Shape::Ball {
+        centre: [8.0, 4.2, 4.1],
+        radius: 3.3,
+        wave: 0.0,
+    };
+    let samples = chunk_samples(shape, [0; 3], n, 2, 64);
+    let side = 2 * n as i64 + 1;
+    let mut fine = Vec::new();
+    for v in 0..side {
+        for u in 0..side {
+            fine.push(shape.value([8, u, v], 64));
+        }
+    }
+    let plain = LodChunkInput::new(&samples, n, 1);
+    assert_eq!(plain.transition_cell_count(), 0);
+    let input = plain.with_finer_face(1, &fine);
+    assert_eq!(input.transition_cell_count(), 16);
+    let mut out = CubesOutput::default();
+    let mut mesher = LodMesher::new();
+    mesher
+        .mesh(&input, &CubesOptions::DEFAULT, &mut out)
+        .unwrap();
+    let on_face = |o: &CubesOutput| o.positions.iter().filter(|p| p[0] == 8.0).count();
+    let fine_count = on_face(&out);
+    let mut coarse_out = CubesOutput::default();
+    mesher
+        .mesh(&plain, &CubesOptions::DEFAULT, &mut coarse_out)
+        .unwrap();
+    let odd = fine_count.saturating_sub(on_face(&coarse_out));
+    assert!(odd > 0, "no vertex on the fine grid of the transition face");
+}
+
+// ---------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------
+
+#[test]
+fn bad_input_is_rejected_and_leaves_output_alone() {
+    let n = 2u32;
+    let samples = vec![1.0f32; 27];
+    let fine = vec![1.0f32; 25];
+    let mut m = LodMesher::new();
+    let mut out = CubesOutput::default();
+    out.indices.push(7);
+    let opts = CubesOptions::DEFAULT;
+    let mut run = |input: &LodChunkInput<'_>, opts: &CubesOptions| m.mesh(input, opts, &mut out);
+
+    let short = vec![1.0f32; 26];
+    assert!(matches!(
+        run(&LodChunkInput::new(&short, n, 1), &opts),
+        Err(MeshError::LengthMismatch {
+            name: "samples",
+            expected: 27,
+            got: 26
+        })
+    ));
+    let mut nan = samples.clone();
+    nan[5] = f32::NAN;
+    assert!(matches!(
+        run(&LodChunkInput::new(&nan, n, 1), &opts),
+        Err(MeshError::NonFiniteSample {
+            name: "samples",
+            index: 5,
+            ..
+        })
+    ));
+    assert!(matches!(
+        run(&LodChunkInput::new(&samples, 0, 1), &opts),
+        Err(MeshError::InvalidParameter { name: "cells", .. })
+    ));
+    assert!(matches!(
+        run(&LodChunkInput::new(&samples, n, 40), &opts),
+        Err(MeshError::InvalidParameter { name: "lod", .. })
+    ));
+    assert!(matches!(
+        run(
+            &LodChunkInput::new(&samples, n, 0).with_finer_edge(3),
+            &opts
+        ),
+        Err(MeshError::InvalidParameter { name: "lod", .. })
+    ));
+    assert!(matches!(
+        run(
+            &LodChunkInput::new(&samples, n, 1).with_finer_edge(3),
+            &opts
+        ),
+        Err(MeshError::MissingFineSamples { .. })
+    ));
+    assert!(matches!(
+        run(
+            &LodChunkInput::new(&samples, n, 1).with_base_cell_size(f32::NAN),
+            &opts
+        ),
+        Err(MeshError::InvalidParameter {
+            name: "base_cell_size",
+            ..
+        })
+    ));
+    assert!(matches!(
+        run(
+            &LodChunkInput::new(&samples, n, 1),
+            &opts.with_iso(f32::INFINITY)
+        ),
+        Err(MeshError::InvalidParameter { name: "iso", .. })
+    ));
+    let short_fine = vec![1.0f32; 24];
+    assert!(matches!(
+        run(
+            &LodChunkInput::new(&samples, n, 1).with_finer_face(2, &short_fine),
+            &opts
+        ),
+        Err(MeshError::LengthMismatch {
+            name: "fine_faces",
+            ..
+        })
+    ));
+    let mut fine_nan = fine.clone();
+    fine_nan[3] = f32::NEG_INFINITY;
+    assert!(matches!(
+        run(
+            &LodChunkInput::new(&samples, n, 1).with_finer_face(2, &fine_nan),
+            &opts
+        ),
+        Err(MeshError::NonFiniteSample {
+            name: "fine_faces",
+            index: 3,
+            ..
+        })
+    ));
+    let mut fine_off = fine.clone();
+    fine_off[2] = 0.5;
+    assert!(matches!(
+        run(
+            &LodChunkInput::new(&samples, n, 1).with_finer_face(4, &fine_off),
+            &opts
+        ),
+        Err(MeshError::FineSampleMismatch { face: 4, index: 2 })
+    ));
+    assert_eq!(out.indices, vec![7], "output changed on error");
+    // The valid version of the same input works.
+    assert!(
+        m.mesh(
+            &LodChunkInput::new(&samples, n, 1).with_finer_face(4, &fine),
+            &opts,
+            &mut out
+        )
+        .is_ok()
+    );
+    assert!(out.indices.is_empty());
+}
+
+// ---------------------------------------------------------------------------
+// Properties
+// ---------------------------------------------------------------------------
+
+fn shape_strategy() -> impl Strategy<Value = Shape> {
+    prop_oneof![
+        (
+            7.0f32..9.0,
+            7.0f32..9.0,
+            7.0f32..9.0,
+            2.0f32..5.5,
+            0.0f32..0.8
+        )
+            .prop_map(|(x, y, z, radius, wave)| Shape::Ball {
+                centre: [x, y, z],
+                radius,
+                wave
+            }),
+        (
+            7.5f32..8.5,
+            7.5f32..8.5,
+            7.5f32..8.5,
+            3.0f32..4.5,
+            1.2f32..2.5
+        )
+            .prop_map(|(x, y, z, major, minor)| Shape::Torus {
+                centre: [x, y, z],
+                major,
+                minor
+            }),
+        any::<u64>().prop_map(|seed| Shape::Noise { seed }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn mixed_lods_stay_closed(shape in shape_strategy(), coarse in any::<u8>()) {
+        let topo = topology(&mesh_block(shape, 4, 0, coarse));
+        prop_assert_eq!(topo.boundary, 0);
+        prop_assert_eq!(topo.overused, 0);
+        prop_assert_eq!(topo.flipped, 0);
+        prop_assert_eq!(topo.degenerate, 0);
+        prop_assert!(topo.triangles == 0 || topo.volume6 > 0.0);
+    }
+
+    #[test]
+    fn meshing_is_deterministic(shape in shape_strategy(), coarse in any::<u8>()) {
+        let a = mesh_block(shape, 4, 1, coarse);
+        let b = mesh_block(shape, 4, 1, coarse);
+        prop_assert_eq!(a, b);
+    }
+}

@@ -1,0 +1,571 @@
+//! A voxel world tied to its file: every acknowledged stroke is on disk.
+//!
+//! # What the file holds for a `voxel` world
+//!
+//! - metadata: kind `"voxel"`, format version [`VOXEL_FORMAT_VERSION`], the
+//!   generator seed and the [`VoxelParams`] as JSON;
+//! - chunks (layer [`ChunkLayer::FIELD`], key `(x, y, z)` = chunk coordinate,
+//!   `lod = 0`): only the chunks whose nodes differ from what the generator
+//!   gives, each an exact `f32` chunk of `N x N x N` owned nodes with material
+//!   ids (chunk `c` owns nodes `[c*N, c*N + N)` per axis). Generated chunks
+//!   are recomputed on demand.
+//! - the stroke log: one row per stroke (tool name, the [`VoxelBrush`] as
+//!   JSON, the sparse 3D delta, see [`encode_delta3`]), with the undo cursor.
+//!
+//! [`VoxelDocument::stroke`], [`undo`](VoxelDocument::undo) and
+//! [`redo`](VoxelDocument::redo) change the world in memory, then commit the
+//! stroke row (or cursor move) and the touched chunks in one transaction
+//! before they return `Ok`; when the commit fails the memory change is
+//! reverted.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+use isoterra_world::{
+    Edit3, EditDirection, RebuildReport, VoxelBrush, VoxelParams, VoxelWorld, WorldError,
+};
+use serde::Serialize;
+
+use crate::hash::Fnv1a64;
+use crate::wire::{Reader, Writer, pack_body, unpack_body};
+use crate::{
+    ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, NewStroke, StoreError,
+    StrokeCounts, StrokeRecord, WorldFile, WorldMeta, decode_chunk, encode_chunk,
+};
+
+/// The `kind` recorded in the metadata of voxel world files.
+pub const VOXEL_KIND: &str = "voxel";
+/// The newest `voxel` format version this build writes and reads.
+pub const VOXEL_FORMAT_VERSION: u32 = 1;
+
+const DELTA_MAGIC: &[u8; 4] = b"ITD3";
+const DELTA_VERSION: u8 = 1;
+const DELTA_HEADER_LEN: usize = 12;
+const DELTA_WHAT: &str = "voxel stroke delta";
+/// Bytes per node in a delta body: three i64 coordinates, two f32, two ids.
+const DELTA_NODE_BYTES: usize = 34;
+
+/// Encodes a 3D edit as a stroke delta:
+///
+/// ```text
+/// offset size  field
+///      0    4  magic b"ITD3"
+///      4    1  codec version (1)
+///      5    1  flags: bit 1 = body is zstd-compressed
+///      6    2  reserved, 0
+///      8    4  body length before compression (u32, little-endian)
+///     12    …  body
+/// body:
+///   varint count
+///   count x (x, y, z)             i64 little-endian each
+///   before values, after values   f32 bits, little-endian, as byte planes
+///   material ids before, after    count bytes each
+/// ```
+///
+/// The round trip is exact (bit for bit).
+///
+/// # Errors
+///
+/// [`StoreError::InvalidInput`] when the edit is malformed
+/// ([`Edit3::validate`]) or too large for one delta.
+pub fn encode_delta3(edit: &Edit3) -> Result<Vec<u8>, StoreError> {
+    edit.validate()
+        .map_err(|e| StoreError::input("voxel edit", e.to_string()))?;
+    let n = edit.nodes.len();
+    let mut body = Writer::with_capacity(8 + n * DELTA_NODE_BYTES);
+    body.varint(n as u64);
+    for p in &edit.nodes {
+        for c in p {
+            body.bytes(&c.to_le_bytes());
+        }
+    }
+    body.f32_planes(edit.before.iter().copied());
+    body.f32_planes(edit.after.iter().copied());
+    body.bytes(&edit.mat_before);
+    body.bytes(&edit.mat_after);
+    let raw_len = u32::try_from(body.buf.len())
+        .map_err(|_| StoreError::input("voxel edit", "too many nodes for one stroke"))?;
+    let (stored, flags) = pack_body(body.buf);
+    let mut out = Writer::with_capacity(DELTA_HEADER_LEN + stored.len());
+    out.bytes(DELTA_MAGIC);
+    out.u8(DELTA_VERSION);
+    out.u8(flags);
+    out.bytes(&[0, 0]);
+    out.u32(raw_len);
+    out.bytes(&stored);
+    Ok(out.buf)
+}
+
+/// Decodes a delta written by [`encode_delta3`].
+///
+/// # Errors
+///
+/// [`StoreError::CorruptData`] for anything that is not a well-formed delta.
+pub fn decode_delta3(payload: &[u8]) -> Result<Edit3, StoreError> {
+    let bad = |reason: &str| StoreError::data(DELTA_WHAT, reason.to_string());
+    if payload.len() < DELTA_HEADER_LEN || &payload[..4] != DELTA_MAGIC {
+        return Err(bad("missing header or wrong magic"));
+    }
+    if payload[4] != DELTA_VERSION {
+        return Err(bad("unknown codec version"));
+    }
+    let flags = payload[5];
+    let raw_len = u32::from_le_bytes([payload[8], payload[9], payload[10], payload[11]]) as usize;
+    let body = unpack_body(&payload[DELTA_HEADER_LEN..], flags, raw_len, DELTA_WHAT)?;
+    let mut r = Reader::new(&body);
+    let n = r.varint().ok_or_else(|| bad("truncated node count"))?;
+    if n.saturating_mul(DELTA_NODE_BYTES as u64) > r.remaining() as u64 {
+        return Err(bad("node count larger than the body"));
+    }
+    let n = n as usize;
+    let mut edit = Edit3::default();
+    for _ in 0..n {
+        let mut p = [0i64; 3];
+        for c in &mut p {
+            let b = r.take(8).ok_or_else(|| bad("truncated node"))?;
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            *c = i64::from_le_bytes(a);
+        }
+        edit.nodes.push(p);
+    }
+    edit.before = r.f32_planes(n).ok_or_else(|| bad("truncated values"))?;
+    edit.after = r.f32_planes(n).ok_or_else(|| bad("truncated values"))?;
+    edit.mat_before = r
+        .take(n)
+        .ok_or_else(|| bad("truncated materials"))?
+        .to_vec();
+    edit.mat_after = r
+        .take(n)
+        .ok_or_else(|| bad("truncated materials"))?
+        .to_vec();
+    if r.remaining() != 0 {
+        return Err(bad("trailing bytes after the body"));
+    }
+    edit.validate()
+        .map_err(|e| StoreError::data(DELTA_WHAT, e.to_string()))?;
+    Ok(edit)
+}
+
+/// What [`VoxelDocument::stroke`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct VoxelStrokeOutcome {
+    /// The id of the recorded stroke; `None` when the brush changed nothing.
+    pub id: Option<i64>,
+    /// Number of nodes whose value or material changed.
+    pub changed_nodes: usize,
+}
+
+/// A summary of a voxel document, for `info` output (serialises to JSON).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VoxelDocumentInfo {
+    /// The world kind (`"voxel"`).
+    pub kind: String,
+    /// The generator seed.
+    pub seed: u64,
+    /// The generator preset name (`"caves"`, `"overhangs"`, `"planet"`).
+    pub preset: String,
+    /// Cells per chunk along each axis.
+    pub chunk_cells: u32,
+    /// Chunks stored in the file (those that differ from the generator).
+    pub chunks_stored: u64,
+    /// Strokes in the log, done and undone.
+    pub strokes_total: u64,
+    /// The undo position: the number of strokes in effect.
+    pub undo_position: u64,
+    /// True when an undone stroke can be redone.
+    pub redo_available: bool,
+}
+
+/// A voxel world and the file that holds it.
+///
+/// Create or open one, load and mesh regions with
+/// [`ensure_region`](Self::ensure_region) and [`rebuild`](Self::rebuild),
+/// edit with [`stroke`](Self::stroke), step through history with
+/// [`undo`](Self::undo) / [`redo`](Self::redo) (which survive reopening).
+/// Every successful edit call is durable when it returns.
+#[derive(Debug)]
+pub struct VoxelDocument {
+    file: WorldFile,
+    world: VoxelWorld,
+    /// Chunks stored in the file (they differ from the generator).
+    stored: BTreeSet<[i32; 3]>,
+    counts: StrokeCounts,
+}
+
+fn key3(c: [i32; 3]) -> ChunkKey {
+    ChunkKey {
+        layer: ChunkLayer::FIELD,
+        x: c[0],
+        y: c[1],
+        z: c[2],
+        lod: 0,
+    }
+}
+
+impl VoxelDocument {
+    /// Creates a new voxel world file at `path` (refuses to overwrite): it
+    /// records the parameters only; chunks are generated on demand.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] for invalid parameters, besides the errors of
+    /// [`WorldFile::create`]. On error nothing is created.
+    pub fn create(path: impl AsRef<Path>, params: &VoxelParams) -> Result<Self, StoreError> {
+        let world = VoxelWorld::new(params)?;
+        let meta = WorldMeta {
+            kind: VOXEL_KIND.to_string(),
+            format_version: VOXEL_FORMAT_VERSION,
+            seed: params.generator.seed,
+            params: serde_json::to_value(params).map_err(|source| StoreError::Json {
+                what: "voxel parameters",
+                source,
+            })?,
+        };
+        let file = WorldFile::create(path.as_ref(), &meta)?;
+        Ok(VoxelDocument {
+            file,
+            world,
+            stored: BTreeSet::new(),
+            counts: StrokeCounts::default(),
+        })
+    }
+
+    /// Opens a voxel world file and loads its stored chunks.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongKind`] for another kind of world,
+    /// [`StoreError::NewerFormat`] for a newer layout, [`StoreError::Corrupt`]
+    /// when the parameters or a stored chunk are malformed, besides the
+    /// errors of [`WorldFile::open`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let file = WorldFile::open(path)?;
+        let meta = file.meta()?;
+        if meta.kind != VOXEL_KIND {
+            return Err(StoreError::WrongKind {
+                path: path.to_path_buf(),
+                expected: VOXEL_KIND.to_string(),
+                found: meta.kind,
+            });
+        }
+        if meta.format_version > VOXEL_FORMAT_VERSION {
+            return Err(StoreError::NewerFormat {
+                path: path.to_path_buf(),
+                kind: meta.kind,
+                found: meta.format_version,
+                supported: VOXEL_FORMAT_VERSION,
+            });
+        }
+        let params: VoxelParams = serde_json::from_value(meta.params.clone())
+            .map_err(|e| StoreError::corrupt(path, format!("the voxel parameters: {e}")))?;
+        let mut world = VoxelWorld::new(&params)
+            .map_err(|e| StoreError::corrupt(path, format!("the voxel parameters: {e}")))?;
+        let n = params.chunk_cells;
+        let mut stored = BTreeSet::new();
+        file.for_each_chunk(ChunkLayer::FIELD, |key, payload| {
+            let c = [key.x, key.y, key.z];
+            let name = format!("chunk ({}, {}, {}, lod {})", key.x, key.y, key.z, key.lod);
+            if key.lod != 0 {
+                return Err(StoreError::corrupt(
+                    path,
+                    format!("{name}: voxel worlds store lod 0 only"),
+                ));
+            }
+            let chunk = decode_chunk(payload)
+                .map_err(|e| StoreError::corrupt(path, format!("{name}: {e}")))?;
+            if chunk.dims() != [n; 3] || chunk.materials().is_none() {
+                return Err(StoreError::corrupt(
+                    path,
+                    format!(
+                        "{name} holds {:?} nodes, the world needs [{n}, {n}, {n}] with materials",
+                        chunk.dims()
+                    ),
+                ));
+            }
+            let (values, mats) = chunk.into_parts();
+            world
+                .insert_chunk(c, values, mats.unwrap_or_default())
+                .map_err(|e| StoreError::corrupt(path, format!("{name}: {e}")))?;
+            stored.insert(c);
+            Ok(())
+        })?;
+        let counts = file.stroke_counts()?;
+        Ok(VoxelDocument {
+            file,
+            world,
+            stored,
+            counts,
+        })
+    }
+
+    /// The world in memory.
+    pub fn world(&self) -> &VoxelWorld {
+        &self.world
+    }
+
+    /// The world, mutably: for loading, meshing and queries. Edits made
+    /// through it bypass the file; use [`stroke`](Self::stroke) for edits.
+    pub fn world_mut(&mut self) -> &mut VoxelWorld {
+        &mut self.world
+    }
+
+    /// The underlying file.
+    pub fn file(&self) -> &WorldFile {
+        &self.file
+    }
+
+    /// The world's parameters.
+    pub fn params(&self) -> &VoxelParams {
+        self.world.params()
+    }
+
+    /// Generates the chunks `min..=max` (see [`VoxelWorld::ensure_region`]).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] for a bad region.
+    pub fn ensure_region(&mut self, min: [i32; 3], max: [i32; 3]) -> Result<usize, StoreError> {
+        Ok(self.world.ensure_region(min, max)?)
+    }
+
+    /// Re-meshes dirty chunks (see [`VoxelWorld::rebuild`]).
+    pub fn rebuild(&mut self, budget: Option<Duration>) -> RebuildReport {
+        self.world.rebuild(budget)
+    }
+
+    /// Applies a brush and records it; the stroke, its delta and every chunk
+    /// owning a changed node are committed in one transaction before this
+    /// returns (chunks back to their generated state are deleted). A brush
+    /// that changes nothing records nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] for an invalid brush (nothing changes), or a
+    /// file error (the edit is reverted in memory).
+    pub fn stroke(&mut self, brush: &VoxelBrush) -> Result<VoxelStrokeOutcome, StoreError> {
+        self.file.check_current()?;
+        let params = serde_json::to_value(brush).map_err(|source| StoreError::Json {
+            what: "voxel brush",
+            source,
+        })?;
+        let edit = self.world.apply_brush(brush)?;
+        if edit.is_empty() {
+            return Ok(VoxelStrokeOutcome {
+                id: None,
+                changed_nodes: 0,
+            });
+        }
+        let committed = encode_delta3(&edit).and_then(|delta| {
+            let changes = self.chunk_changes(&edit);
+            let stroke = NewStroke {
+                tool: brush.tool.name().to_string(),
+                params,
+                delta,
+            };
+            let id = self.file.commit_stroke(&stroke, &changes)?;
+            Ok((id, changes))
+        });
+        match committed {
+            Ok((id, changes)) => {
+                self.note_stored(&changes);
+                self.counts = StrokeCounts {
+                    done: self.counts.done + 1,
+                    undone: 0,
+                };
+                Ok(VoxelStrokeOutcome {
+                    id: Some(id),
+                    changed_nodes: edit.len(),
+                })
+            }
+            Err(e) => {
+                self.revert(&edit, EditDirection::Backward);
+                Err(e)
+            }
+        }
+    }
+
+    /// Undoes the last done stroke; returns its id, or `None` when there is
+    /// nothing to undo.
+    ///
+    /// # Errors
+    ///
+    /// File errors, [`StoreError::CorruptData`] for a damaged delta,
+    /// [`StoreError::History`] when the log does not match the world.
+    pub fn undo(&mut self) -> Result<Option<i64>, StoreError> {
+        self.file.check_current()?;
+        let Some(rec) = self.file.last_done_stroke()? else {
+            return Ok(None);
+        };
+        self.step(&rec, EditDirection::Backward)?;
+        Ok(Some(rec.id))
+    }
+
+    /// Redoes the first undone stroke; returns its id, or `None` when there
+    /// is nothing to redo.
+    ///
+    /// # Errors
+    ///
+    /// As [`undo`](Self::undo).
+    pub fn redo(&mut self) -> Result<Option<i64>, StoreError> {
+        self.file.check_current()?;
+        let Some(rec) = self.file.first_undone_stroke()? else {
+            return Ok(None);
+        };
+        self.step(&rec, EditDirection::Forward)?;
+        Ok(Some(rec.id))
+    }
+
+    fn step(&mut self, rec: &StrokeRecord, dir: EditDirection) -> Result<(), StoreError> {
+        let edit = decode_delta3(&rec.delta).map_err(|e| {
+            StoreError::corrupt(self.file.path(), format!("stroke {}: {e}", rec.id))
+        })?;
+        let (values, mats) = match dir {
+            EditDirection::Backward => (&edit.after, &edit.mat_after),
+            EditDirection::Forward => (&edit.before, &edit.mat_before),
+        };
+        let coords: Vec<[i32; 3]> = edit
+            .nodes
+            .iter()
+            .map(|&g| self.world.chunk_of_node(g))
+            .collect();
+        self.world.load_chunks(&coords);
+        let shows = edit.nodes.iter().enumerate().all(|(k, &g)| {
+            self.world
+                .node(g)
+                .is_some_and(|(v, m)| v.to_bits() == values[k].to_bits() && m == mats[k])
+        });
+        if !shows {
+            return Err(StoreError::History {
+                path: self.file.path().to_path_buf(),
+                reason: format!(
+                    "stroke {} does not match the world in memory; reopen the file",
+                    rec.id
+                ),
+            });
+        }
+        self.world.apply_edit(&edit, dir)?;
+        let changes = self.chunk_changes(&edit);
+        let committed = match dir {
+            EditDirection::Backward => self.file.mark_undone(rec.id, &changes),
+            EditDirection::Forward => self.file.mark_redone(rec.id, &changes),
+        };
+        match committed {
+            Ok(()) => {
+                self.note_stored(&changes);
+                let c = &mut self.counts;
+                match dir {
+                    EditDirection::Backward => {
+                        c.done = c.done.saturating_sub(1);
+                        c.undone += 1;
+                    }
+                    EditDirection::Forward => {
+                        c.done += 1;
+                        c.undone = c.undone.saturating_sub(1);
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => {
+                let back = match dir {
+                    EditDirection::Backward => EditDirection::Forward,
+                    EditDirection::Forward => EditDirection::Backward,
+                };
+                self.revert(&edit, back);
+                Err(e)
+            }
+        }
+    }
+
+    fn revert(&mut self, edit: &Edit3, dir: EditDirection) {
+        let reverted: Result<(), WorldError> = self.world.apply_edit(edit, dir);
+        debug_assert!(reverted.is_ok(), "reverting an applied edit failed");
+    }
+
+    /// The chunk rows for every chunk owning a node of `edit`: its payload,
+    /// or a deletion when it equals the generated chunk.
+    fn chunk_changes(&self, edit: &Edit3) -> Vec<ChunkChange> {
+        let coords: BTreeSet<[i32; 3]> = edit
+            .nodes
+            .iter()
+            .map(|&g| self.world.chunk_of_node(g))
+            .collect();
+        let len = self.world.chunk_len();
+        let n = self.world.chunk_cells();
+        coords
+            .into_iter()
+            .filter_map(|c| {
+                let chunk = self.world.chunk(c)?;
+                let values = chunk.density.to_dense(len);
+                let mats = chunk.materials.to_dense(len);
+                let base = self.world.generated_chunk(c);
+                let same = base.materials.to_dense(len) == mats
+                    && base
+                        .density
+                        .to_dense(len)
+                        .iter()
+                        .zip(&values)
+                        .all(|(a, b)| a.to_bits() == b.to_bits());
+                if same {
+                    return Some((key3(c), None));
+                }
+                let data = ChunkData::new(ChunkEncoding::F32, [n; 3], values, Some(mats)).ok()?;
+                Some((key3(c), Some(encode_chunk(&data))))
+            })
+            .collect()
+    }
+
+    fn note_stored(&mut self, changes: &[ChunkChange]) {
+        for (key, payload) in changes {
+            let c = [key.x, key.y, key.z];
+            if payload.is_some() {
+                self.stored.insert(c);
+            } else {
+                self.stored.remove(&c);
+            }
+        }
+    }
+
+    /// A summary for `info` output.
+    pub fn info(&self) -> VoxelDocumentInfo {
+        let p = self.world.params();
+        VoxelDocumentInfo {
+            kind: VOXEL_KIND.to_string(),
+            seed: p.generator.seed,
+            preset: p.generator.preset.name().to_string(),
+            chunk_cells: p.chunk_cells,
+            chunks_stored: self.stored.len() as u64,
+            strokes_total: self.counts.total(),
+            undo_position: self.counts.done,
+            redo_available: self.counts.undone > 0,
+        }
+    }
+
+    /// The content hash of the world's edits: 16 lowercase hex digits of
+    /// FNV-1a 64 over `"ITV3"`, `chunk_cells` (u32 LE) and, for every chunk
+    /// that differs from the generator (the stored chunks) in ascending
+    /// `(x, y, z)` order, its coordinate (three i32 LE), its `N^3` value bits
+    /// (u32 LE) and its material ids. Equal contents give equal hashes: a
+    /// world whose strokes were all undone hashes like a new one with the
+    /// same parameters (which the hash does not cover).
+    pub fn content_hash(&self) -> String {
+        let mut h = Fnv1a64::new();
+        h.write(b"ITV3");
+        h.write(&self.world.chunk_cells().to_le_bytes());
+        let len = self.world.chunk_len();
+        for &c in &self.stored {
+            for v in c {
+                h.write(&v.to_le_bytes());
+            }
+            if let Some(chunk) = self.world.chunk(c) {
+                for v in chunk.density.to_dense(len) {
+                    h.write(&v.to_bits().to_le_bytes());
+                }
+                h.write(&chunk.materials.to_dense(len));
+            }
+        }
+        format!("{:016x}", h.finish())
+    }
+}

@@ -1,0 +1,14 @@
+//! The `voxel` world kind: an endless 3D density field in chunks, meshed by
+//! marching cubes, with 3D brushes, exact undo and colliders.
+
+mod brush;
+mod chunk;
+mod edit;
+mod params;
+mod world;
+
+pub use brush::{VoxelBrush, VoxelTool};
+pub use chunk::{VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh};
+pub use edit::Edit3;
+pub use params::VoxelParams;
+pub use world::{VoxelHit, VoxelWorld};

@@ -1,0 +1,934 @@
+//! The voxel world: one endless 3D density field in chunks.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use isoterra_field::{DensitySampler, Field3};
+use isoterra_mesh::{CellBox, CubesOptions, CubesOutput, MarchingCubes};
+
+use super::brush::{VoxelBrush, VoxelTool};
+use super::chunk::{VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh};
+use super::edit::Edit3;
+use super::params::VoxelParams;
+use crate::{EditDirection, RebuildReport, WorldError};
+
+/// An endless 3D density world (caves, overhangs, planets) meshed by marching
+/// cubes, chunk by chunk.
+///
+/// * **Units and nodes.** One world unit per cell: node `(x, y, z)` (global
+///   `i64` coordinates) sits at world position `(x, y, z)`. A node is solid
+///   when `value >= iso`; values lie in `[-1, 1]`.
+/// * **Chunks.** Chunk `c` (`[i32; 3]`) of `N` cells per axis
+///   ([`VoxelParams::chunk_cells`]) *owns* the nodes `[c*N, c*N + N)` on each
+///   axis and meshes the cells `[c*N, c*N + N)`: it reads its + neighbours'
+///   nodes up to `c*N + N` for positions, and nodes `[c*N - 1, c*N + N + 1]`
+///   for gradient normals, so two chunks that share a face produce
+///   bit-identical vertices and normals on it.
+/// * **Storage.** Chunks are generated lazily from [`VoxelParams::generator`]
+///   ([`ensure_region`](Self::ensure_region), or on demand by edits and
+///   rebuilds); a chunk whose nodes are all equal is stored as one value.
+///   Chunks changed by edits are listed by
+///   [`modified_chunks`](Self::modified_chunks) (the ones a world file stores).
+/// * **Dirty tracking.** An edit dirties exactly the chunks whose meshing
+///   reads a changed node: for a changed density, the chunks whose normal
+///   stencil `[c*N - 1, c*N + N + 1]` holds it on every axis; for a changed
+///   material only, the chunks whose cells touch it (`[c*N, c*N + N]`).
+///   [`rebuild`](Self::rebuild) re-meshes them.
+#[derive(Debug, Clone)]
+pub struct VoxelWorld {
+    params: VoxelParams,
+    sampler: DensitySampler,
+    n: i64,
+    chunks: BTreeMap<[i32; 3], VoxelChunk>,
+    meshes: BTreeMap<[i32; 3], VoxelChunkMesh>,
+    dirty: BTreeSet<[i32; 3]>,
+    modified: BTreeSet<[i32; 3]>,
+}
+
+/// A hit of [`VoxelWorld::raycast`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VoxelHit {
+    /// The first solid point along the segment (world units); `is_solid(point)`
+    /// holds.
+    pub point: [f32; 3],
+    /// Unit normal at `point`, out of the solid (negative gradient of the
+    /// trilinear density; the reverse ray direction where it vanishes).
+    pub normal: [f32; 3],
+    /// Parameter along the segment: `point = from + t * (to - from)`, in `[0, 1]`.
+    pub t: f32,
+}
+
+/// Largest coordinate magnitude a node may have (keeps `f32` positions and
+/// `i64` arithmetic safe).
+const NODE_LIMIT: f64 = (1u64 << 40) as f64;
+
+/// Bisection steps that settle a ray crossing.
+const REFINE_STEPS: u32 = 30;
+/// Samples per cell the ray takes between cell boundaries.
+const RAY_SAMPLES_PER_CELL: u32 = 4;
+/// Most cells one raycast walks.
+const RAY_MAX_CELLS: u32 = 1 << 20;
+
+#[inline]
+fn chunk_of(g: i64, n: i64) -> i32 {
+    g.div_euclid(n) as i32
+}
+
+impl VoxelWorld {
+    /// Most chunks one [`ensure_region`](Self::ensure_region) call may cover.
+    pub const MAX_REGION_CHUNKS: u64 = 1 << 14;
+
+    /// An empty world (no chunk generated yet).
+    ///
+    /// # Errors
+    ///
+    /// As [`VoxelParams::validate`].
+    pub fn new(params: &VoxelParams) -> Result<Self, WorldError> {
+        params.validate()?;
+        Ok(VoxelWorld {
+            params: *params,
+            sampler: params.generator.sampler()?,
+            n: params.chunk_cells as i64,
+            chunks: BTreeMap::new(),
+            meshes: BTreeMap::new(),
+            dirty: BTreeSet::new(),
+            modified: BTreeSet::new(),
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &VoxelParams {
+        &self.params
+    }
+
+    /// Cells per chunk along each axis.
+    pub fn chunk_cells(&self) -> u32 {
+        self.params.chunk_cells
+    }
+
+    /// Nodes a chunk owns (`N^3`).
+    pub fn chunk_len(&self) -> usize {
+        (self.n * self.n * self.n) as usize
+    }
+
+    /// The chunk that owns global node `node`.
+    pub fn chunk_of_node(&self, node: [i64; 3]) -> [i32; 3] {
+        node.map(|g| chunk_of(g, self.n))
+    }
+
+    /// A loaded chunk.
+    pub fn chunk(&self, coord: [i32; 3]) -> Option<&VoxelChunk> {
+        self.chunks.get(&coord)
+    }
+
+    /// Coordinates of the loaded chunks, ascending.
+    pub fn loaded_chunks(&self) -> impl Iterator<Item = [i32; 3]> + '_ {
+        self.chunks.keys().copied()
+    }
+
+    /// Chunks changed by edits (or inserted by
+    /// [`insert_chunk`](Self::insert_chunk)), ascending.
+    pub fn modified_chunks(&self) -> impl Iterator<Item = [i32; 3]> + '_ {
+        self.modified.iter().copied()
+    }
+
+    /// Chunks waiting for [`rebuild`](Self::rebuild), ascending.
+    pub fn dirty_chunks(&self) -> impl Iterator<Item = [i32; 3]> + '_ {
+        self.dirty.iter().copied()
+    }
+
+    /// Number of dirty chunks.
+    pub fn dirty_count(&self) -> usize {
+        self.dirty.len()
+    }
+
+    /// The cached mesh (and collider) of a chunk, once it has been rebuilt.
+    pub fn chunk_mesh(&self, coord: [i32; 3]) -> Option<&VoxelChunkMesh> {
+        self.meshes.get(&coord)
+    }
+
+    /// The chunk range `min..=max` whose cells cover the world-space box
+    /// `lo..=hi` (a position `p` lies in the cells of chunk `floor(p / N)`).
+    ///
+    /// # Errors
+    ///
+    /// [`WorldError::InvalidParameter`] for non-finite or far-away corners or
+    /// `lo > hi` on an axis.
+    pub fn chunks_covering(
+        &self,
+        lo: [f32; 3],
+        hi: [f32; 3],
+    ) -> Result<([i32; 3], [i32; 3]), WorldError> {
+        let limit = VoxelBrush::MAX_COORD * 64.0;
+        for a in 0..3 {
+            if !(lo[a].is_finite() && hi[a].is_finite() && lo[a] <= hi[a])
+                || lo[a].abs() > limit
+                || hi[a].abs() > limit
+            {
+                return Err(WorldError::param(
+                    "region",
+                    format!("{lo:?}..={hi:?}"),
+                    "corners must be finite, within ±2^28 and ordered (lo <= hi on every axis)",
+                ));
+            }
+        }
+        let n = self.n as f64;
+        let c = |v: f32| (v as f64 / n).floor() as i32;
+        Ok((lo.map(c), hi.map(c)))
+    }
+
+    /// The cached meshes of the chunks `min..=max` appended into one mesh
+    /// (ascending chunk order; chunks without a mesh are skipped). Vertices
+    /// on faces shared by two chunks appear once per chunk, with identical
+    /// positions and normals.
+    pub fn merged_mesh(&self, min: [i32; 3], max: [i32; 3]) -> VoxelChunkMesh {
+        let mut out = VoxelChunkMesh::default();
+        for (c, m) in &self.meshes {
+            if !(0..3).all(|a| min[a] <= c[a] && c[a] <= max[a]) {
+                continue;
+            }
+            let base = out.positions.len() as u32;
+            out.positions.extend_from_slice(&m.positions);
+            out.normals.extend_from_slice(&m.normals);
+            out.materials.extend_from_slice(&m.materials);
+            out.indices.extend(m.indices.iter().map(|i| i + base));
+        }
+        out
+    }
+
+    /// Coordinates of the chunks with a cached mesh, ascending.
+    pub fn meshed_chunks(&self) -> impl Iterator<Item = [i32; 3]> + '_ {
+        self.meshes.keys().copied()
+    }
+
+    /// The generated (unedited) content of a chunk: a pure function of the
+    /// generator and the coordinate.
+    pub fn generated_chunk(&self, coord: [i32; 3]) -> VoxelChunk {
+        generate(&self.sampler, coord, self.n)
+    }
+
+    fn check_region(min: [i32; 3], max: [i32; 3]) -> Result<u64, WorldError> {
+        let mut count = 1u64;
+        for a in 0..3 {
+            if min[a] > max[a] {
+                return Err(WorldError::param(
+                    "region",
+                    format!("{min:?}..={max:?}"),
+                    "min must not exceed max on any axis",
+                ));
+            }
+            count = count.saturating_mul((max[a] as i64 - min[a] as i64 + 1) as u64);
+        }
+        if count > Self::MAX_REGION_CHUNKS {
+            return Err(WorldError::param(
+                "region",
+                format!("{min:?}..={max:?}"),
+                "too many chunks in one call (at most 16384): ask for smaller regions",
+            ));
+        }
+        Ok(count)
+    }
+
+    /// Generates the chunks `min..=max` (inclusive on every axis) that are not
+    /// loaded yet and marks the ones without a mesh dirty. Returns how many
+    /// chunks were generated.
+    ///
+    /// # Errors
+    ///
+    /// [`WorldError::InvalidParameter`] when `min > max` on an axis or the
+    /// region holds more than [`MAX_REGION_CHUNKS`](Self::MAX_REGION_CHUNKS).
+    pub fn ensure_region(&mut self, min: [i32; 3], max: [i32; 3]) -> Result<usize, WorldError> {
+        Self::check_region(min, max)?;
+        let mut coords = Vec::new();
+        for z in min[2]..=max[2] {
+            for y in min[1]..=max[1] {
+                for x in min[0]..=max[0] {
+                    coords.push([x, y, z]);
+                }
+            }
+        }
+        let generated = self.load_chunks(&coords);
+        for c in coords {
+            if !self.meshes.contains_key(&c) {
+                self.dirty.insert(c);
+            }
+        }
+        Ok(generated)
+    }
+
+    /// Generates the missing chunks of `coords` (in parallel with the
+    /// `parallel` feature) without marking anything dirty, so that node
+    /// queries see them. Returns how many were generated.
+    pub fn load_chunks(&mut self, coords: &[[i32; 3]]) -> usize {
+        let mut missing: Vec<[i32; 3]> = coords
+            .iter()
+            .copied()
+            .filter(|c| !self.chunks.contains_key(c))
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        let sampler = &self.sampler;
+        let n = self.n;
+        #[cfg(feature = "parallel")]
+        let made: Vec<VoxelChunk> = {
+            use rayon::prelude::*;
+            missing
+                .par_iter()
+                .map(|&c| generate(sampler, c, n))
+                .collect()
+        };
+        #[cfg(not(feature = "parallel"))]
+        let made: Vec<VoxelChunk> = missing.iter().map(|&c| generate(sampler, c, n)).collect();
+        let count = made.len();
+        for (c, chunk) in missing.into_iter().zip(made) {
+            self.chunks.insert(c, chunk);
+        }
+        count
+    }
+
+    /// Replaces a chunk's content (a world file loading its stored chunks):
+    /// `density` and `materials` hold `N^3` entries, x fastest. The chunk
+    /// becomes modified, and it and every neighbour whose meshing reads its
+    /// nodes become dirty.
+    ///
+    /// # Errors
+    ///
+    /// [`WorldError::Mismatch`] for wrong lengths,
+    /// [`WorldError::InvalidParameter`] for a value that is not finite in
+    /// `[-1, 1]`. Nothing changes on error.
+    pub fn insert_chunk(
+        &mut self,
+        coord: [i32; 3],
+        density: Vec<f32>,
+        materials: Vec<u8>,
+    ) -> Result<(), WorldError> {
+        let len = self.chunk_len();
+        if density.len() != len || materials.len() != len {
+            return Err(WorldError::mismatch(
+                "chunk length",
+                len,
+                format!("{} values and {} materials", density.len(), materials.len()),
+            ));
+        }
+        if let Some(v) = density.iter().find(|v| !(v.is_finite() && v.abs() <= 1.0)) {
+            return Err(WorldError::param(
+                "density",
+                v,
+                "chunk values must be finite and in [-1, 1]",
+            ));
+        }
+        let mats = match materials.first() {
+            Some(&m) if materials.iter().all(|&x| x == m) => VoxelChunkMaterials::Uniform(m),
+            _ => VoxelChunkMaterials::Dense(materials),
+        };
+        self.chunks.insert(
+            coord,
+            VoxelChunk {
+                density: VoxelChunkData::from_values(density),
+                materials: mats,
+            },
+        );
+        self.modified.insert(coord);
+        for dz in -1..=1 {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    self.dirty
+                        .insert([coord[0] + dx, coord[1] + dy, coord[2] + dz]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Marks every loaded chunk dirty.
+    pub fn mark_all_dirty(&mut self) {
+        self.dirty.extend(self.chunks.keys().copied());
+    }
+
+    /// Local storage index of global node `g` inside its chunk.
+    #[inline]
+    fn local_index(&self, g: [i64; 3]) -> usize {
+        let n = self.n;
+        let l = g.map(|v| v.rem_euclid(n));
+        ((l[2] * n + l[1]) * n + l[0]) as usize
+    }
+
+    /// Density and material of a global node, when its chunk is loaded.
+    pub fn node(&self, g: [i64; 3]) -> Option<(f32, u8)> {
+        let chunk = self.chunks.get(&self.chunk_of_node(g))?;
+        let i = self.local_index(g);
+        Some((chunk.density.get(i), chunk.materials.get(i)))
+    }
+
+    /// The trilinear density at world position `p`; `None` when `p` is not
+    /// finite or one of the eight nodes around it is not loaded.
+    pub fn density_at(&self, p: [f32; 3]) -> Option<f32> {
+        if p.iter()
+            .any(|v| !(v.is_finite() && (*v as f64).abs() < NODE_LIMIT))
+        {
+            return None;
+        }
+        let base = p.map(|v| v.floor() as i64);
+        let f = [
+            p[0] - base[0] as f32,
+            p[1] - base[1] as f32,
+            p[2] - base[2] as f32,
+        ];
+        let mut c = [0.0f32; 8];
+        for (k, slot) in c.iter_mut().enumerate() {
+            let g = [
+                base[0] + (k & 1) as i64,
+                base[1] + ((k >> 1) & 1) as i64,
+                base[2] + ((k >> 2) & 1) as i64,
+            ];
+            *slot = self.node(g)?.0;
+        }
+        let lx = |a: f32, b: f32| a + (b - a) * f[0];
+        let x00 = lx(c[0], c[1]);
+        let x10 = lx(c[2], c[3]);
+        let x01 = lx(c[4], c[5]);
+        let x11 = lx(c[6], c[7]);
+        let y0 = x00 + (x10 - x00) * f[1];
+        let y1 = x01 + (x11 - x01) * f[1];
+        Some(y0 + (y1 - y0) * f[2])
+    }
+
+    /// True when the trilinear density at `p` is at least iso (false where
+    /// nothing is loaded).
+    pub fn is_solid(&self, p: [f32; 3]) -> bool {
+        self.density_at(p).is_some_and(|v| v >= self.params.iso)
+    }
+
+    /// Chunks whose meshing reads node `g`, as inclusive ranges per axis:
+    /// the normal stencil `[c*N - 1, c*N + N + 1]` when `density` is true,
+    /// else the cell range `[c*N, c*N + N]` (materials are read there only).
+    pub fn chunks_reading_node(&self, g: [i64; 3], density: bool) -> [[i32; 2]; 3] {
+        let n = self.n;
+        g.map(|v| {
+            if density {
+                [chunk_of(v - 2, n), chunk_of(v + 1, n)]
+            } else {
+                [chunk_of(v - 1, n), chunk_of(v, n)]
+            }
+        })
+    }
+
+    fn mark_node(&mut self, g: [i64; 3], density: bool) {
+        let r = self.chunks_reading_node(g, density);
+        for z in r[2][0]..=r[2][1] {
+            for y in r[1][0]..=r[1][1] {
+                for x in r[0][0]..=r[0][1] {
+                    self.dirty.insert([x, y, z]);
+                }
+            }
+        }
+    }
+
+    /// Writes a node of a loaded chunk, marking dirty and modified chunks
+    /// when something changes.
+    fn write_node(&mut self, g: [i64; 3], value: f32, material: u8) {
+        let coord = self.chunk_of_node(g);
+        let i = self.local_index(g);
+        let len = self.chunk_len();
+        let Some(chunk) = self.chunks.get_mut(&coord) else {
+            return;
+        };
+        let old_v = chunk.density.get(i);
+        let old_m = chunk.materials.get(i);
+        let dv = old_v.to_bits() != value.to_bits();
+        let dm = old_m != material;
+        if !dv && !dm {
+            return;
+        }
+        chunk.set(i, len, value, material);
+        self.modified.insert(coord);
+        self.mark_node(g, dv);
+    }
+
+    /// Loads every chunk owning a node of the box `lo..=hi`.
+    fn load_box(&mut self, lo: [i64; 3], hi: [i64; 3]) {
+        let cl = self.chunk_of_node(lo);
+        let ch = self.chunk_of_node(hi);
+        let mut coords = Vec::new();
+        for z in cl[2]..=ch[2] {
+            for y in cl[1]..=ch[1] {
+                for x in cl[0]..=ch[0] {
+                    coords.push([x, y, z]);
+                }
+            }
+        }
+        self.load_chunks(&coords);
+    }
+
+    /// Applies a brush and returns what it changed.
+    ///
+    /// # Errors
+    ///
+    /// As [`VoxelBrush::validate`]; the world is unchanged on error.
+    pub fn apply_brush(&mut self, brush: &VoxelBrush) -> Result<Edit3, WorldError> {
+        brush.validate()?;
+        let r = brush.radius;
+        let lo = brush.center.map(|c| (c - r).floor() as i64 - 1);
+        let hi = brush.center.map(|c| (c + r).ceil() as i64 + 1);
+        // The snapshot box has one more node on each side for smoothing.
+        let slo = lo.map(|v| v - 1);
+        let shi = hi.map(|v| v + 1);
+        self.load_box(slo, shi);
+        let dims = [0, 1, 2].map(|a| (shi[a] - slo[a] + 1) as usize);
+        let mut snap = Vec::with_capacity(dims[0] * dims[1] * dims[2]);
+        let mut snap_m = Vec::with_capacity(snap.capacity());
+        for z in slo[2]..=shi[2] {
+            for y in slo[1]..=shi[1] {
+                for x in slo[0]..=shi[0] {
+                    let (v, m) = self.node([x, y, z]).unwrap_or((-1.0, 0));
+                    snap.push(v);
+                    snap_m.push(m);
+                }
+            }
+        }
+        let sidx = |g: [i64; 3]| -> usize {
+            (((g[2] - slo[2]) as usize * dims[1]) + (g[1] - slo[1]) as usize) * dims[0]
+                + (g[0] - slo[0]) as usize
+        };
+        let iso = self.params.iso;
+        let (pn, po) = brush.unit_plane();
+        let mut edit = Edit3::default();
+        for z in lo[2]..=hi[2] {
+            for y in lo[1]..=hi[1] {
+                for x in lo[0]..=hi[0] {
+                    let g = [x, y, z];
+                    let i = sidx(g);
+                    let (old, old_m) = (snap[i], snap_m[i]);
+                    let p = [x as f32, y as f32, z as f32];
+                    let d = {
+                        let v = [
+                            p[0] - brush.center[0],
+                            p[1] - brush.center[1],
+                            p[2] - brush.center[2],
+                        ];
+                        (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+                    };
+                    let s = (r - d).clamp(-1.0, 1.0);
+                    let blend = |target: f32| -> f32 {
+                        if brush.strength >= 1.0 {
+                            target
+                        } else {
+                            (old + (target - old) * brush.strength).clamp(-1.0, 1.0)
+                        }
+                    };
+                    let (new, new_m) = match brush.tool {
+                        VoxelTool::Dig => (blend(old.min(-s)), old_m),
+                        VoxelTool::Add => {
+                            let v = blend(old.max(s));
+                            let m = if v >= iso && old < iso {
+                                brush.material
+                            } else {
+                                old_m
+                            };
+                            (v, m)
+                        }
+                        VoxelTool::Smooth => {
+                            if d > r {
+                                (old, old_m)
+                            } else {
+                                let mut sum = 0.0f32;
+                                for dz in -1..=1 {
+                                    for dy in -1..=1 {
+                                        for dx in -1..=1 {
+                                            sum += snap[sidx([x + dx, y + dy, z + dz])];
+                                        }
+                                    }
+                                }
+                                (blend(sum / 27.0), old_m)
+                            }
+                        }
+                        VoxelTool::Flatten => {
+                            if d > r {
+                                (old, old_m)
+                            } else {
+                                let t = po - (pn[0] * p[0] + pn[1] * p[1] + pn[2] * p[2]);
+                                (blend(t.clamp(-1.0, 1.0)), old_m)
+                            }
+                        }
+                        VoxelTool::Paint => {
+                            if d <= r && old >= iso {
+                                (old, brush.material)
+                            } else {
+                                (old, old_m)
+                            }
+                        }
+                    };
+                    if new.to_bits() != old.to_bits() || new_m != old_m {
+                        edit.nodes.push(g);
+                        edit.before.push(old);
+                        edit.after.push(new);
+                        edit.mat_before.push(old_m);
+                        edit.mat_after.push(new_m);
+                    }
+                }
+            }
+        }
+        for k in 0..edit.nodes.len() {
+            self.write_node(edit.nodes[k], edit.after[k], edit.mat_after[k]);
+        }
+        Ok(edit)
+    }
+
+    /// Writes one side of an edit: [`Backward`](EditDirection::Backward)
+    /// restores `before` (undo), [`Forward`](EditDirection::Forward) writes
+    /// `after` (redo), both bit for bit. Chunks it needs are generated first.
+    ///
+    /// # Errors
+    ///
+    /// [`WorldError::MalformedEdit`] as [`Edit3::validate`]; the world is
+    /// unchanged on error.
+    pub fn apply_edit(&mut self, edit: &Edit3, dir: EditDirection) -> Result<(), WorldError> {
+        edit.validate()?;
+        let (values, mats) = match dir {
+            EditDirection::Forward => (&edit.after, &edit.mat_after),
+            EditDirection::Backward => (&edit.before, &edit.mat_before),
+        };
+        let coords: Vec<[i32; 3]> = edit.nodes.iter().map(|&g| self.chunk_of_node(g)).collect();
+        self.load_chunks(&coords);
+        for k in 0..edit.nodes.len() {
+            self.write_node(edit.nodes[k], values[k], mats[k]);
+        }
+        Ok(())
+    }
+
+    /// Re-meshes dirty chunks (ascending coordinates), generating the
+    /// neighbours they read. With `Some(budget)` it stops once the budget is
+    /// spent, after at least one batch, and reports what remains. With the
+    /// `parallel` feature batches are meshed on rayon's threads (one mesher
+    /// per worker); the result does not depend on the thread count.
+    pub fn rebuild(&mut self, budget: Option<Duration>) -> RebuildReport {
+        let start = Instant::now();
+        let queue: Vec<[i32; 3]> = self.dirty.iter().copied().collect();
+        let step = match budget {
+            None => queue.len().max(1),
+            Some(_) => batch_size(),
+        };
+        let mut done = 0;
+        while done < queue.len() {
+            let end = (done + step).min(queue.len());
+            let batch = &queue[done..end];
+            let mut need = Vec::with_capacity(batch.len() * 27);
+            for c in batch {
+                for dz in -1..=1 {
+                    for dy in -1..=1 {
+                        for dx in -1..=1 {
+                            need.push([c[0] + dx, c[1] + dy, c[2] + dz]);
+                        }
+                    }
+                }
+            }
+            self.load_chunks(&need);
+            let meshes = mesh_batch(&self.chunks, batch, self.n, self.params.iso);
+            for (c, m) in batch.iter().zip(meshes) {
+                self.meshes.insert(*c, m);
+                self.dirty.remove(c);
+            }
+            done = end;
+            if budget.is_some_and(|b| start.elapsed() >= b) {
+                break;
+            }
+        }
+        RebuildReport {
+            rebuilt: done,
+            remaining: self.dirty.len(),
+        }
+    }
+
+    /// Re-meshes every dirty chunk.
+    pub fn rebuild_all(&mut self) {
+        self.rebuild(None);
+    }
+
+    /// Drops the chunks (and meshes) outside `min..=max`, except modified
+    /// ones, which keep their data (their mesh is dropped). Returns how many
+    /// chunks were dropped.
+    pub fn retain_region(&mut self, min: [i32; 3], max: [i32; 3]) -> usize {
+        let inside = |c: &[i32; 3]| (0..3).all(|a| min[a] <= c[a] && c[a] <= max[a]);
+        let before = self.chunks.len();
+        let modified = &self.modified;
+        self.chunks.retain(|c, _| inside(c) || modified.contains(c));
+        self.meshes.retain(|c, _| inside(c));
+        self.dirty.retain(|c| inside(c));
+        before - self.chunks.len()
+    }
+
+    /// The first point where the segment `from -> to` enters solid, found by
+    /// walking the cells it crosses (3D DDA), sampling the trilinear density
+    /// a few times per cell and bisecting the first air-to-solid step. A
+    /// segment that starts in solid hits at `t = 0`. Unloaded chunks count as
+    /// air. `None` for non-finite input or no hit.
+    pub fn raycast(&self, from: [f32; 3], to: [f32; 3]) -> Option<VoxelHit> {
+        if from
+            .iter()
+            .chain(to.iter())
+            .any(|v| !(v.is_finite() && (*v as f64).abs() < NODE_LIMIT))
+        {
+            return None;
+        }
+        let iso = self.params.iso;
+        let d = [to[0] - from[0], to[1] - from[1], to[2] - from[2]];
+        let at = |t: f32| [from[0] + d[0] * t, from[1] + d[1] * t, from[2] + d[2] * t];
+        let solid = |t: f32| self.density_at(at(t)).is_some_and(|v| v >= iso);
+        if solid(0.0) {
+            return Some(self.hit(at(0.0), 0.0, d));
+        }
+        // DDA state per axis: the next boundary's t and the t between boundaries.
+        let mut t_next = [f32::INFINITY; 3];
+        let mut t_delta = [f32::INFINITY; 3];
+        for a in 0..3 {
+            if d[a] != 0.0 {
+                let cell = from[a].floor();
+                let boundary = if d[a] > 0.0 {
+                    cell + 1.0
+                } else if from[a] > cell {
+                    cell
+                } else {
+                    cell - 1.0
+                };
+                t_next[a] = (boundary - from[a]) / d[a];
+                t_delta[a] = 1.0 / d[a].abs();
+            }
+        }
+        let mut t_prev = 0.0f32;
+        for _ in 0..RAY_MAX_CELLS {
+            let a = if t_next[0] <= t_next[1] && t_next[0] <= t_next[2] {
+                0
+            } else if t_next[1] <= t_next[2] {
+                1
+            } else {
+                2
+            };
+            let t_end = t_next[a].min(1.0);
+            let t_start = t_prev;
+            for k in 1..=RAY_SAMPLES_PER_CELL {
+                let t = if k == RAY_SAMPLES_PER_CELL {
+                    t_end
+                } else {
+                    t_start + (t_end - t_start) * (k as f32 / RAY_SAMPLES_PER_CELL as f32)
+                };
+                if t <= t_prev {
+                    continue;
+                }
+                if solid(t) {
+                    let (mut lo, mut hi) = (t_prev, t);
+                    for _ in 0..REFINE_STEPS {
+                        let mid = 0.5 * (lo + hi);
+                        if mid <= lo || mid >= hi {
+                            break;
+                        }
+                        if solid(mid) {
+                            hi = mid;
+                        } else {
+                            lo = mid;
+                        }
+                    }
+                    return Some(self.hit(at(hi), hi, d));
+                }
+                t_prev = t;
+            }
+            if t_end >= 1.0 {
+                return None;
+            }
+            t_next[a] += t_delta[a];
+        }
+        None
+    }
+
+    fn hit(&self, point: [f32; 3], t: f32, dir: [f32; 3]) -> VoxelHit {
+        let h = 0.5f32;
+        let mut g = [0.0f32; 3];
+        let mut ok = true;
+        for a in 0..3 {
+            let mut p1 = point;
+            let mut p0 = point;
+            p1[a] += h;
+            p0[a] -= h;
+            match (self.density_at(p1), self.density_at(p0)) {
+                (Some(v1), Some(v0)) => g[a] = v1 - v0,
+                _ => ok = false,
+            }
+        }
+        let len = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
+        let normal = if ok && len > 1e-12 {
+            [-g[0] / len, -g[1] / len, -g[2] / len]
+        } else {
+            let l = (dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]).sqrt();
+            if l > 0.0 {
+                [-dir[0] / l, -dir[1] / l, -dir[2] / l]
+            } else {
+                [0.0, 1.0, 0.0]
+            }
+        };
+        VoxelHit { point, normal, t }
+    }
+}
+
+/// Generates one chunk from the sampler.
+fn generate(sampler: &DensitySampler, coord: [i32; 3], n: i64) -> VoxelChunk {
+    let len = (n * n * n) as usize;
+    let mut values = vec![0.0f32; len];
+    let origin = coord.map(|c| (c as i64 * n) as f32);
+    let dims = [n as u32; 3];
+    let density = match sampler.fill(origin, 1.0, dims, &mut values) {
+        Ok(()) => VoxelChunkData::from_values(values),
+        Err(_) => VoxelChunkData::Uniform(-1.0),
+    };
+    VoxelChunk {
+        density,
+        materials: VoxelChunkMaterials::Uniform(0),
+    }
+}
+
+/// Reusable per-worker meshing state.
+#[derive(Default)]
+struct MeshScratch {
+    mesher: MarchingCubes,
+    out: CubesOutput,
+    values: Vec<f32>,
+    mats: Vec<u8>,
+}
+
+/// Chunks per batch under a time budget: one per worker thread.
+fn batch_size() -> usize {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::current_num_threads().max(1)
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        1
+    }
+}
+
+fn mesh_batch(
+    chunks: &BTreeMap<[i32; 3], VoxelChunk>,
+    batch: &[[i32; 3]],
+    n: i64,
+    iso: f32,
+) -> Vec<VoxelChunkMesh> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        batch
+            .par_iter()
+            .map_init(MeshScratch::default, |s, &c| {
+                mesh_chunk(chunks, c, n, iso, s)
+            })
+            .collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        let mut s = MeshScratch::default();
+        batch
+            .iter()
+            .map(|&c| mesh_chunk(chunks, c, n, iso, &mut s))
+            .collect()
+    }
+}
+
+/// Per axis, the three pieces of a gathered chunk grid of `N + 3` nodes:
+/// (neighbour offset, first gathered node, first local node, length).
+fn segments(n: usize) -> [(i32, usize, usize, usize); 3] {
+    [(-1, 0, n - 1, 1), (0, 1, 0, n), (1, n + 1, 0, 2)]
+}
+
+/// Gathers chunk `c` with one node before and two after on each axis and
+/// meshes its cells.
+fn mesh_chunk(
+    chunks: &BTreeMap<[i32; 3], VoxelChunk>,
+    c: [i32; 3],
+    n: i64,
+    iso: f32,
+    s: &mut MeshScratch,
+) -> VoxelChunkMesh {
+    let nu = n as usize;
+    let w = nu + 3;
+    let total = w * w * w;
+    s.values.clear();
+    s.values.resize(total, -1.0);
+    s.mats.clear();
+    s.mats.resize(total, 0);
+    let seg = segments(nu);
+    for &(oz, gz, lz, len_z) in &seg {
+        for &(oy, gy, ly, len_y) in &seg {
+            for &(ox, gx, lx, len_x) in &seg {
+                let Some(chunk) = chunks.get(&[c[0] + ox, c[1] + oy, c[2] + oz]) else {
+                    continue;
+                };
+                for k in 0..len_z {
+                    for j in 0..len_y {
+                        let dst = ((gz + k) * w + gy + j) * w + gx;
+                        let src = ((lz + k) * nu + ly + j) * nu + lx;
+                        let dv = &mut s.values[dst..dst + len_x];
+                        match &chunk.density {
+                            VoxelChunkData::Uniform(v) => dv.fill(*v),
+                            VoxelChunkData::Dense(v) => dv.copy_from_slice(&v[src..src + len_x]),
+                        }
+                        let dm = &mut s.mats[dst..dst + len_x];
+                        match &chunk.materials {
+                            VoxelChunkMaterials::Uniform(m) => dm.fill(*m),
+                            VoxelChunkMaterials::Dense(m) => {
+                                dm.copy_from_slice(&m[src..src + len_x])
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let origin = c.map(|v| (v as i64 * n - 1) as f32);
+    let values = std::mem::take(&mut s.values);
+    let wu = w as u32;
+    let mut mesh = VoxelChunkMesh::default();
+    match Field3::from_values(wu, wu, wu, values).and_then(|f| f.with_origin(origin)) {
+        Ok(field) => {
+            let cells = CellBox::new(1, 1, 1, wu - 2, wu - 2, wu - 2);
+            let options = CubesOptions::DEFAULT.with_iso(iso);
+            if s.mesher
+                .mesh_with_materials(&field, &s.mats, cells, &options, &mut s.out)
+                .is_ok()
+            {
+                mesh.positions.extend_from_slice(&s.out.positions);
+                mesh.normals.extend_from_slice(&s.out.normals);
+                mesh.materials.extend_from_slice(&s.out.materials);
+                mesh.indices.extend_from_slice(&s.out.indices);
+            }
+            s.values = field.into_values();
+        }
+        Err(_) => s.values = Vec::new(),
+    }
+    mesh
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stencil_ranges_match_the_contract() {
+        let w = VoxelWorld::new(&VoxelParams::DEFAULT.with_chunk_cells(8)).unwrap();
+        assert_eq!(
+            w.chunks_reading_node([8, 6, 9], true),
+            [[0, 1], [0, 0], [0, 1]]
+        );
+        assert_eq!(
+            w.chunks_reading_node([7, 10, -1], true),
+            [[0, 1], [1, 1], [-1, 0]]
+        );
+        assert_eq!(
+            w.chunks_reading_node([8, 7, 0], false),
+            [[0, 1], [0, 0], [-1, 0]]
+        );
+    }
+
+    #[test]
+    fn world_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<VoxelWorld>();
+    }
+}
