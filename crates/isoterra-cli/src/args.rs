@@ -30,6 +30,8 @@ pub enum Command {
     Contour(ContourArgs),
     /// Isosurface of a 3D .npy array (marching cubes).
     Mesh3d(Mesh3dArgs),
+    /// Create a heightmap world from a 16-bit PNG, 8-bit PNG or R16 file.
+    Import(ImportArgs),
     /// Run the standard benchmark workloads of a group.
     Bench(BenchArgs),
     /// Create a side-view world, dig into it and export a PNG, in one go.
@@ -42,6 +44,8 @@ pub enum Kind {
     Side2d,
     /// Endless 3D density terrain: caves and overhangs (marching cubes).
     Voxel,
+    /// Endless heightmap ground with LOD chunks.
+    Heightmap,
 }
 
 #[derive(Debug, Args)]
@@ -58,7 +62,8 @@ pub struct NewArgs {
     #[arg(long, default_value = "256x128")]
     pub size: String,
     /// Generator preset: side2d caves|hills|cellular (default hills), voxel
-    /// caves|overhangs|planet (default caves).
+    /// caves|overhangs|planet (default caves), heightmap hills|mountains|islands
+    /// (default hills).
     #[arg(long)]
     pub preset: Option<String>,
     /// Cells per chunk side.
@@ -93,10 +98,11 @@ pub enum Shape {
 pub struct StrokeArgs {
     /// The world file.
     pub file: PathBuf,
-    /// Brush tool: side2d dig|fill; voxel dig|add|smooth|flatten|paint.
+    /// Brush tool: side2d dig|fill; voxel dig|add|smooth|flatten|paint;
+    /// heightmap raise|lower|smooth|flatten|noise.
     #[arg(long)]
     pub tool: String,
-    /// Brush centre in world units: X,Y (side2d) or X,Y,Z (voxel).
+    /// Brush centre in world units: X,Y (side2d), X,Y,Z (voxel) or X,Z (heightmap).
     #[arg(long, allow_hyphen_values = true)]
     pub at: String,
     /// Brush radius in world units.
@@ -111,6 +117,9 @@ pub struct StrokeArgs {
     /// Material id that a fill, add or paint uses.
     #[arg(long, default_value_t = 0)]
     pub material: u8,
+    /// Heightmap flatten: the target height (default: the height at the centre).
+    #[arg(long, allow_hyphen_values = true)]
+    pub height: Option<f32>,
     /// Voxel flatten: the plane's normal, X,Y,Z (the plane passes through --at).
     #[arg(long, allow_hyphen_values = true, default_value = "0,1,0")]
     pub normal: String,
@@ -130,10 +139,14 @@ pub enum ExportFormat {
     Svg,
     /// Collider polylines as JSON.
     Colliders,
-    /// glTF 2.0 binary, one node per chunk (voxel).
+    /// glTF 2.0 binary, one node per chunk (voxel, heightmap).
     Glb,
-    /// Wavefront OBJ, one object per chunk (voxel).
+    /// Wavefront OBJ, one object per chunk (voxel, heightmap).
     Obj,
+    /// 16-bit grayscale PNG heightmap (heightmap).
+    Png16,
+    /// Raw little-endian 16-bit heightmap (heightmap).
+    R16,
 }
 
 #[derive(Debug, Args)]
@@ -152,9 +165,14 @@ pub struct ExportArgs {
     /// Collider simplification tolerance in cells.
     #[arg(long, default_value_t = 0.05)]
     pub tolerance: f32,
-    /// Region to export in world units, X0,Y0,Z0,X1,Y1,Z1 (voxel).
+    /// Region to export in world units: X0,Y0,Z0,X1,Y1,Z1 (voxel) or X0,Z0,X1,Z1
+    /// (heightmap; both end rows and columns of nodes are included).
     #[arg(long, allow_hyphen_values = true)]
     pub region: Option<String>,
+    /// Height range that 16-bit codes map to, MIN,MAX (heightmap; default: the
+    /// generator's fixed range, never the region's own minimum and maximum).
+    #[arg(long, allow_hyphen_values = true)]
+    pub range: Option<String>,
     /// Level of detail (0 = full resolution).
     #[arg(long, default_value_t = 0)]
     pub lod: u8,
@@ -191,6 +209,22 @@ pub struct ContourArgs {
     /// Print phase timings as one JSON line on stderr.
     #[arg(long)]
     pub timings: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The heightmap: .png (16- or 8-bit grayscale) or .r16 (square, raw u16 LE).
+    pub input: PathBuf,
+    /// The world file to create.
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+    /// Height range the codes map to, MIN,MAX (a range recorded in a PNG by
+    /// isoterra wins; otherwise required for R16 and defaults to 0,1 for PNG).
+    #[arg(long, allow_hyphen_values = true)]
+    pub range: Option<String>,
+    /// World units per pixel.
+    #[arg(long, default_value_t = 1.0)]
+    pub cell_size: f32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -762,3 +762,294 @@ fn mesh3d_bad_input_gets_clear_errors() {
     assert!(err.contains("ply") && err.contains("glb"), "{err}");
     assert!(!dir.path().join("missing").exists());
 }
+
+#[test]
+fn voxel_world_new_stroke_undo_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.isoterra");
+    ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "voxel",
+        "--seed",
+        "5",
+        "--preset",
+        "caves",
+        "--chunk",
+        "16",
+    ]);
+    let info = info_json(&file);
+    assert_eq!(info["kind"], "voxel");
+    assert_eq!(info["preset"], "caves");
+    let h0 = hash(&file);
+
+    // Add a ball of solid high in the air, where the generator has none.
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "add",
+        "--at",
+        "8,200,8",
+        "--radius",
+        "5",
+        "--material",
+        "2",
+    ]);
+    let h1 = hash(&file);
+    assert_ne!(h0, h1);
+    let obj = dir.path().join("ball.obj");
+    let o = run(&[
+        "export",
+        s(&file),
+        "--format",
+        "obj",
+        "--region",
+        "0,190,0,16,210,16",
+        "-o",
+        s(&obj),
+        "--timings",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}{stderr}");
+    let t: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    assert!(t["triangles"].as_u64().unwrap() > 50, "{t}");
+    let text = std::fs::read_to_string(&obj).unwrap();
+    for line in text.lines().filter(|l| l.starts_with("v ")) {
+        let v: Vec<f32> = line[2..]
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let r = ((v[0] - 8.0).powi(2) + (v[1] - 200.0).powi(2) + (v[2] - 8.0).powi(2)).sqrt();
+        assert!(
+            (r - 5.0).abs() < 1.0,
+            "vertex {v:?} is {r} from the ball centre"
+        );
+    }
+    let glb = dir.path().join("ball.glb");
+    ok(&[
+        "export",
+        s(&file),
+        "--format",
+        "glb",
+        "--region",
+        "0,190,0,16,210,16",
+        "-o",
+        s(&glb),
+    ]);
+    assert_eq!(&std::fs::read(&glb).unwrap()[..4], b"glTF");
+
+    ok(&["undo", s(&file)]);
+    assert_eq!(hash(&file), h0);
+    ok(&["redo", s(&file)]);
+    assert_eq!(hash(&file), h1);
+
+    // Tools and formats of other kinds are refused with the valid list.
+    let err = fails(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "raise",
+        "--at",
+        "1,2,3",
+        "--radius",
+        "2",
+    ]);
+    assert!(err.contains("dig") && err.contains("paint"), "{err}");
+    let err = fails(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "dig",
+        "--at",
+        "1,2",
+        "--radius",
+        "2",
+    ]);
+    assert!(err.contains("X,Y,Z"), "{err}");
+    let err = fails(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "dig",
+        "--at",
+        "1,2,3",
+        "--radius",
+        "NaN",
+    ]);
+    assert!(err.contains("error"), "{err}");
+    let err = fails(&["export", s(&file), "--format", "png", "-o", s(&obj)]);
+    assert!(err.contains("glb"), "{err}");
+    let err = fails(&["export", s(&file), "--format", "glb", "-o", s(&glb)]);
+    assert!(err.contains("--region"), "{err}");
+    assert_eq!(hash(&file), h1, "refused commands change nothing");
+}
+
+#[test]
+fn heightmap_world_sculpt_export_and_import_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("h.isoterra");
+    ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "heightmap",
+        "--seed",
+        "9",
+        "--preset",
+        "mountains",
+        "--chunk",
+        "32",
+    ]);
+    let info = info_json(&file);
+    assert_eq!(info["kind"], "heightmap");
+    let range = info["height_range"].as_array().unwrap().clone();
+    let h0 = hash(&file);
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "raise",
+        "--at",
+        "20,20",
+        "--radius",
+        "8",
+    ]);
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "flatten",
+        "--at",
+        "40,10",
+        "--radius",
+        "6",
+        "--height",
+        "3",
+    ]);
+    assert_ne!(hash(&file), h0);
+    ok(&["undo", s(&file)]);
+    ok(&["undo", s(&file)]);
+    assert_eq!(hash(&file), h0);
+    ok(&["redo", s(&file)]);
+
+    // Two adjacent tiles share their border column exactly.
+    let a = dir.path().join("a.png");
+    let b = dir.path().join("b.png");
+    ok(&[
+        "export",
+        s(&file),
+        "--format",
+        "png16",
+        "--region",
+        "0,0,32,32",
+        "-o",
+        s(&a),
+    ]);
+    ok(&[
+        "export",
+        s(&file),
+        "--format",
+        "png16",
+        "--region",
+        "32,0,64,32",
+        "-o",
+        s(&b),
+    ]);
+    let decode =
+        |p: &Path| isoterra::export::import_png16(&std::fs::read(p).unwrap(), None).unwrap();
+    let (ia, ib) = (decode(&a), decode(&b));
+    assert_eq!(ia.dims, [33, 33]);
+    assert!(ia.range_from_file);
+    assert_eq!(ia.range[0] as f64, range[0].as_f64().unwrap());
+    for z in 0..33 {
+        assert_eq!(ia.heights[z * 33 + 32], ib.heights[z * 33], "row {z}");
+    }
+
+    let r16 = dir.path().join("a.r16");
+    ok(&[
+        "export",
+        s(&file),
+        "--format",
+        "r16",
+        "--region",
+        "0,0,32,32",
+        "-o",
+        s(&r16),
+        "--range",
+        "-300,300",
+    ]);
+    assert_eq!(std::fs::read(&r16).unwrap().len(), 33 * 33 * 2);
+
+    let glb = dir.path().join("t.glb");
+    ok(&[
+        "export",
+        s(&file),
+        "--format",
+        "glb",
+        "--region",
+        "0,0,64,64",
+        "--lod",
+        "1",
+        "-o",
+        s(&glb),
+    ]);
+    assert_eq!(&std::fs::read(&glb).unwrap()[..4], b"glTF");
+
+    // Import the exported tile into a new world: heights come back to within
+    // one 16-bit step of the range.
+    let imported = dir.path().join("i.isoterra");
+    ok(&["import", s(&a), "-o", s(&imported)]);
+    let back = dir.path().join("back.png");
+    let lo = range[0].as_f64().unwrap();
+    let hi = range[1].as_f64().unwrap();
+    let r = format!("{lo},{hi}");
+    ok(&[
+        "export",
+        s(&imported),
+        "--format",
+        "png16",
+        "--region",
+        "0,0,32,32",
+        "--range",
+        &r,
+        "-o",
+        s(&back),
+    ]);
+    let ic = decode(&back);
+    let step = ((hi - lo) / 65535.0) as f32;
+    for (x, y) in ia.heights.iter().zip(&ic.heights) {
+        assert!((x - y).abs() <= step * 1.01, "{x} vs {y}");
+    }
+
+    let err = fails(&[
+        "export",
+        s(&file),
+        "--format",
+        "png16",
+        "--region",
+        "0,0,32,32",
+        "--range",
+        "5,1",
+        "-o",
+        s(&a),
+    ]);
+    assert!(err.contains("range"), "{err}");
+    let err = fails(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "dig",
+        "--at",
+        "1,2",
+        "--radius",
+        "2",
+    ]);
+    assert!(err.contains("raise"), "{err}");
+    let bad = dir.path().join("bad.png");
+    std::fs::write(&bad, b"\x89PNG\r\n\x1a\nnot really").unwrap();
+    let out = dir.path().join("bad.isoterra");
+    fails(&["import", s(&bad), "-o", s(&out)]);
+    assert!(!out.exists(), "a failed import leaves no world file");
+}

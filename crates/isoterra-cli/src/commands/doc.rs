@@ -3,10 +3,13 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use isoterra::store::{SIDE2D_KIND, Side2dDocument, VOXEL_KIND, VoxelDocument, detect_kind};
+use isoterra::store::{
+    HEIGHTMAP_KIND, HeightmapDocument, SIDE2D_KIND, Side2dDocument, VOXEL_KIND, VoxelDocument,
+    detect_kind,
+};
 
 /// The world kinds this build can open.
-pub const KINDS: &str = "side2d, voxel";
+pub const KINDS: &str = "side2d, voxel, heightmap";
 
 /// An open world file.
 pub enum Doc {
@@ -14,6 +17,8 @@ pub enum Doc {
     Side2d(Box<Side2dDocument>),
     /// A voxel world.
     Voxel(Box<VoxelDocument>),
+    /// A heightmap world.
+    Heightmap(Box<HeightmapDocument>),
 }
 
 impl Doc {
@@ -29,6 +34,10 @@ impl Doc {
                 VoxelDocument::open(path)
                     .with_context(|| format!("cannot open {}", path.display()))?,
             )),
+            HEIGHTMAP_KIND => Doc::Heightmap(Box::new(
+                HeightmapDocument::open(path)
+                    .with_context(|| format!("cannot open {}", path.display()))?,
+            )),
             other => bail!(
                 "{} holds a `{other}` world, which this build cannot open (it knows {KINDS})",
                 path.display()
@@ -42,6 +51,7 @@ impl Doc {
         Ok(match self {
             Doc::Side2d(d) => d.undo()?,
             Doc::Voxel(d) => d.undo()?,
+            Doc::Heightmap(d) => d.undo()?,
         })
     }
 
@@ -50,6 +60,7 @@ impl Doc {
         Ok(match self {
             Doc::Side2d(d) => d.redo()?,
             Doc::Voxel(d) => d.redo()?,
+            Doc::Heightmap(d) => d.redo()?,
         })
     }
 
@@ -58,6 +69,7 @@ impl Doc {
         Ok(match self {
             Doc::Side2d(d) => serde_json::to_value(d.info())?,
             Doc::Voxel(d) => serde_json::to_value(d.info())?,
+            Doc::Heightmap(d) => serde_json::to_value(d.info())?,
         })
     }
 
@@ -66,6 +78,7 @@ impl Doc {
         match self {
             Doc::Side2d(d) => d.content_hash(),
             Doc::Voxel(d) => d.content_hash(),
+            Doc::Heightmap(d) => d.content_hash(),
         }
     }
 }

@@ -3,7 +3,9 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use isoterra::world::{Brush, BrushShape, BrushTool, VoxelBrush, VoxelTool};
+use isoterra::world::{
+    Brush, BrushShape, BrushTool, HeightBrush, HeightTool, VoxelBrush, VoxelTool,
+};
 
 use crate::args::{Shape, StrokeArgs};
 use crate::commands::doc::Doc;
@@ -41,6 +43,16 @@ pub fn stroke(a: &StrokeArgs) -> anyhow::Result<()> {
                 let n = [n[0] / len, n[1] / len, n[2] / len];
                 let offset = n[0] * center[0] + n[1] * center[1] + n[2] * center[2];
                 brush = brush.with_plane(n, offset);
+            }
+            let outcome = d.stroke(&brush).context("stroke refused")?;
+            (outcome.id, outcome.changed_nodes)
+        }
+        Doc::Heightmap(d) => {
+            let tool: HeightTool = a.tool.parse()?;
+            let center = parse::point(&a.at)?;
+            let mut brush = HeightBrush::new(tool, center, a.radius).with_strength(a.strength);
+            if let Some(h) = a.height {
+                brush = brush.with_target_height(Some(h));
             }
             let outcome = d.stroke(&brush).context("stroke refused")?;
             (outcome.id, outcome.changed_nodes)

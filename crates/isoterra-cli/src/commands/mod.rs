@@ -6,6 +6,7 @@ mod demo;
 mod doc;
 mod edit;
 mod export;
+mod import;
 mod info;
 mod mesh3d;
 mod new;
@@ -24,6 +25,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Export(a) => export::run(&a),
         Command::Contour(a) => contour::run(&a),
         Command::Mesh3d(a) => mesh3d::run(&a),
+        Command::Import(a) => import::run(&a),
         Command::Bench(a) => bench::run(&a),
         Command::Demo(a) => demo::run(&a),
     }

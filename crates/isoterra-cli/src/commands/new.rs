@@ -1,9 +1,9 @@
 //! `isoterra new`
 
 use anyhow::{Context, bail};
-use isoterra::field::{Side2dGen, Side2dPreset, VoxelGen, VoxelPreset};
-use isoterra::store::{Side2dDocument, VoxelDocument};
-use isoterra::world::{Side2dParams, VoxelParams};
+use isoterra::field::{HeightParams, HeightPreset, Side2dGen, Side2dPreset, VoxelGen, VoxelPreset};
+use isoterra::store::{HeightmapDocument, Side2dDocument, VoxelDocument};
+use isoterra::world::{HeightmapParams, Side2dParams, VoxelParams};
 
 use crate::args::{Kind, NewArgs};
 use crate::commands::parse;
@@ -45,8 +45,38 @@ pub fn run(a: &NewArgs) -> anyhow::Result<()> {
                 a.chunk
             );
         }
+        Kind::Heightmap => {
+            let name = a.preset.as_deref().unwrap_or("hills");
+            let params = heightmap_params(a.seed, name, a.chunk, a.cell_size)?;
+            let doc = HeightmapDocument::create(&a.file, &params)
+                .with_context(|| format!("cannot create {}", a.file.display()))?;
+            let [lo, hi] = doc.info().height_range;
+            println!(
+                "created {} (heightmap, endless, seed {}, preset {name}, chunks of {} cells, heights {lo}..{hi})",
+                a.file.display(),
+                a.seed,
+                a.chunk
+            );
+        }
     }
     Ok(())
+}
+
+/// Heightmap parameters for a preset name (`hills`, `mountains`, `islands`).
+pub fn heightmap_params(
+    seed: u64,
+    preset: &str,
+    chunk: u32,
+    cell_size: f32,
+) -> anyhow::Result<HeightmapParams> {
+    let preset = HeightPreset::from_name(preset).with_context(|| {
+        format!("unknown heightmap preset `{preset}`; valid presets: hills, mountains, islands")
+    })?;
+    Ok(HeightmapParams::DEFAULT
+        .with_generator(HeightParams::preset(preset))
+        .with_seed(seed)
+        .with_chunk_cells(chunk)
+        .with_cell_size(cell_size))
 }
 
 pub fn side2d_params(

@@ -59,6 +59,29 @@ pub fn point3(text: &str) -> anyhow::Result<[f32; 3]> {
     Ok(p)
 }
 
+/// Parses `A,B` where both are finite and `A < B` (a height range).
+pub fn range(text: &str) -> anyhow::Result<[f32; 2]> {
+    let [a, b] = point(text).with_context(|| format!("range `{text}` is not MIN,MAX"))?;
+    if a >= b {
+        bail!("range `{text}` is empty or inverted: MIN must be below MAX");
+    }
+    Ok([a, b])
+}
+
+/// Parses `X0,Z0,X1,Z1` into a finite rectangle with `lo <= hi`.
+pub fn region2(text: &str) -> anyhow::Result<([f32; 2], [f32; 2])> {
+    let parts: Vec<&str> = text.split(',').collect();
+    if parts.len() != 4 {
+        bail!("region `{text}` is not X0,Z0,X1,Z1");
+    }
+    let lo = point(&parts[..2].join(","))?;
+    let hi = point(&parts[2..].join(","))?;
+    if lo[0] > hi[0] || lo[1] > hi[1] {
+        bail!("region `{text}` is inverted: X0,Z0 must be <= X1,Z1");
+    }
+    Ok((lo, hi))
+}
+
 /// Parses `X0,Y0,Z0,X1,Y1,Z1` into a finite box with `lo <= hi`.
 pub fn region3(text: &str) -> anyhow::Result<([f32; 3], [f32; 3])> {
     let parts: Vec<&str> = text.split(',').collect();

@@ -4,7 +4,7 @@
 //! [`LodMesher`].
 
 use super::tables::{CENTRE, corner, edge_corners, face_corners, tables};
-use super::{CubesOptions, CubesOutput};
+use super::{CellBox, CubesOptions, CubesOutput};
 use crate::MeshError;
 
 /// Largest chunk size (cells per axis) accepted by [`LodMesher`].
@@ -512,6 +512,8 @@ pub struct LodMesher {
     /// Per cell class: [`REGULAR`], [`UNKNOWN`] or an index into `resolved`.
     classes: Vec<u8>,
     resolved: Vec<Resolved>,
+    /// The regular mesher, for chunks without finer neighbours.
+    cubes: super::MarchingCubes,
     /// Shapes resolved by earlier calls, by [`Resolved::key`].
     known: std::collections::HashMap<u64, Resolved>,
     /// Vertex ids of whole chunk edges, three per node, valid where the
@@ -638,10 +640,6 @@ impl Chunk<'_> {
         self.input.samples[(i[2] as usize * s + i[1] as usize) * s + i[0] as usize]
     }
 
-    /// Global base node of half-cell coordinates `h` along `axis`.
-    fn base(&self, h: u32, axis: usize) -> i64 {
-        self.input.base_node[axis] + h as i64 * self.step / 2
-    }
 }
 
 /// True when every value is finite (a branch-free pass the compiler vectorises).
@@ -803,6 +801,10 @@ impl LodMesher {
     ) -> Result<(), MeshError> {
         check_input(input, options.iso)?;
         out.reset();
+        if input.finer_faces == 0 && input.finer_edges == 0 {
+            self.mesh_regular(input, options, out);
+            return Ok(());
+        }
         let s = input.cells as usize + 1;
         let slots = 3 * s * s * s;
         if self.edge_ids.len() < slots {
@@ -870,6 +872,37 @@ impl LodMesher {
         Ok(())
     }
 
+    /// A chunk without transition cells: the regular scan in node-index units,
+    /// then every coordinate mapped by [`world`].
+    fn mesh_regular(
+        &mut self,
+        input: &LodChunkInput<'_>,
+        options: &CubesOptions,
+        out: &mut CubesOutput,
+    ) {
+        let s = input.cells + 1;
+        let plain = options.with_normals(false);
+        self.cubes.run(
+            input.samples,
+            None,
+            [s; 3],
+            [0.0; 3],
+            1.0,
+            CellBox::of_dims([s; 3]),
+            &plain,
+            out,
+        );
+        let (base, step, cs) = (input.base_node, 1i64 << input.lod, input.base_cell_size);
+        for p in &mut out.positions {
+            for q in 0..3 {
+                p[q] = world(base[q], p[q], step, cs);
+            }
+        }
+        if options.normals {
+            face_normals(out);
+        }
+    }
+
     /// The vertex of the sub-edge from half-cell node `ha` to `hb` (one axis
     /// apart, `ha` lower) with values `va`, `vb`.
     fn vertex(
@@ -914,12 +947,26 @@ impl LodMesher {
         #[allow(clippy::manual_clamp)]
         let t = ((chunk.iso - va) / (vb - va)).max(0.0).min(1.0);
         let cs = chunk.input.base_cell_size;
+        let base = chunk.input.base_node;
+        let step = chunk.step;
         let mut p = [0.0f32; 3];
-        for q in 0..3 {
-            p[q] = chunk.base(ha[q], q) as f32 * cs;
+        if whole {
+            for q in 0..3 {
+                p[q] = world(base[q], (ha[q] / 2) as f32, step, cs);
+            }
+            p[axis] = world(base[axis], (ha[axis] / 2) as f32 + t, step, cs);
+        } else {
+            // Measured in the frame of the finer chunk that owns the half edge,
+            // exactly as that chunk measures it.
+            let half = step / 2;
+            for q in 0..3 {
+                p[q] = world(base[q] + ha[q] as i64 * half, 0.0, half, cs);
+            }
+            let n = chunk.input.cells;
+            let j = ha[axis] / n;
+            let frame = base[axis] + (j * n) as i64 * half;
+            p[axis] = world(frame, (ha[axis] - j * n) as f32 + t, half, cs);
         }
-        let len = len_h as i64 * chunk.step / 2;
-        p[axis] = (chunk.base(ha[axis], axis) as f32 + t * len as f32) * cs;
         let id = out.positions.len() as u32;
         out.positions.push(p);
         stamps[slot] = self.stamp;
@@ -1065,6 +1112,19 @@ impl LodMesher {
                 }
             }
         }
+    }
+}
+
+/// The world coordinate of local coordinate `p` (in cells of `step` base
+/// cells) of a chunk whose first node is base node `base`. Integer coordinates
+/// are computed exactly from the global node, fractional ones as
+/// `(base + p * step) * base_cell_size`.
+#[inline(always)]
+fn world(base: i64, p: f32, step: i64, cs: f32) -> f32 {
+    if p.fract() == 0.0 {
+        (base + p as i64 * step) as f32 * cs
+    } else {
+        (base as f32 + p * step as f32) * cs
     }
 }
 

@@ -1,0 +1,58 @@
+//! `isoterra import`: a heightmap image becomes a heightmap world.
+
+use anyhow::{Context, bail};
+use isoterra::export::{HeightImage, import_png8, import_png16, import_r16};
+use isoterra::store::HeightmapDocument;
+
+use crate::args::ImportArgs;
+use crate::commands::new::heightmap_params;
+use crate::commands::parse;
+
+pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
+    let bytes =
+        std::fs::read(&a.input).with_context(|| format!("cannot read {}", a.input.display()))?;
+    let range = a.range.as_deref().map(parse::range).transpose()?;
+    let ext = a
+        .input
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let image: HeightImage = match ext.as_str() {
+        "r16" | "raw" => {
+            let range = range.context("an R16 file records no range: give --range MIN,MAX")?;
+            import_r16(&bytes, None, range)?
+        }
+        "png" => match import_png16(&bytes, range) {
+            Ok(img) => img,
+            Err(e16) => import_png8(&bytes, range)
+                .map_err(|_| e16)
+                .context("the PNG is neither 16-bit nor 8-bit grayscale")?,
+        },
+        other => {
+            bail!("cannot import `.{other}` files; give a .png (16- or 8-bit grayscale) or .r16")
+        }
+    };
+    let params = heightmap_params(1, "hills", 64, a.cell_size)?;
+    let mut doc = HeightmapDocument::create(&a.out, &params)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    if let Err(e) = doc.set_heights([0, 0], image.dims, &image.heights) {
+        drop(doc);
+        let _ = std::fs::remove_file(&a.out);
+        return Err(e).context("cannot store the imported heights");
+    }
+    println!(
+        "imported {} ({}x{} samples, heights {}..{}{}) into {}",
+        a.input.display(),
+        image.dims[0],
+        image.dims[1],
+        image.range[0],
+        image.range[1],
+        if image.range_from_file {
+            ", range from the file"
+        } else {
+            ""
+        },
+        a.out.display()
+    );
+    Ok(())
+}
