@@ -1053,3 +1053,113 @@ fn heightmap_world_sculpt_export_and_import_round_trip() {
     fails(&["import", s(&bad), "-o", s(&out)]);
     assert!(!out.exists(), "a failed import leaves no world file");
 }
+
+/// Runs the Khronos glTF validator (crates/isoterra-export/tests/validator) on
+/// `file` and asserts 0 errors. Skips loudly when it is not installed, unless
+/// `ISOTERRA_REQUIRE_VALIDATOR=1`.
+fn assert_valid_glb(file: &Path) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../isoterra-export/tests/validator");
+    let installed = dir.join("node_modules/gltf-validator").exists();
+    if !installed {
+        let msg = format!(
+            "SKIPPED: gltf-validator not installed; run npm ci in {}",
+            dir.display()
+        );
+        if std::env::var("ISOTERRA_REQUIRE_VALIDATOR").is_ok_and(|v| v == "1") {
+            panic!("{msg} (ISOTERRA_REQUIRE_VALIDATOR=1)");
+        }
+        eprintln!("{msg}");
+        return;
+    }
+    let out = Command::new("node")
+        .arg(dir.join("validate.mjs"))
+        .arg(file)
+        .output()
+        .expect("node runs");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert!(
+        out.status.success() && report["issues"]["numErrors"] == 0,
+        "{} is not valid glTF:\n{}\n{}",
+        file.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn exported_glb_files_pass_the_khronos_validator() {
+    let dir = tempfile::tempdir().unwrap();
+    let hm = dir.path().join("h.isoterra");
+    ok(&[
+        "new",
+        s(&hm),
+        "--kind",
+        "heightmap",
+        "--seed",
+        "2",
+        "--chunk",
+        "32",
+    ]);
+    ok(&[
+        "stroke",
+        s(&hm),
+        "--tool",
+        "raise",
+        "--at",
+        "30,30",
+        "--radius",
+        "10",
+    ]);
+    let glb = dir.path().join("h.glb");
+    ok(&[
+        "export",
+        s(&hm),
+        "--format",
+        "glb",
+        "--region",
+        "0,0,64,64",
+        "-o",
+        s(&glb),
+    ]);
+    assert_valid_glb(&glb);
+
+    let vx = dir.path().join("v.isoterra");
+    ok(&[
+        "new",
+        s(&vx),
+        "--kind",
+        "voxel",
+        "--seed",
+        "2",
+        "--chunk",
+        "16",
+    ]);
+    let glb = dir.path().join("v.glb");
+    ok(&[
+        "export",
+        s(&vx),
+        "--format",
+        "glb",
+        "--region",
+        "-8,-24,-8,24,24,24",
+        "-o",
+        s(&glb),
+    ]);
+    assert_valid_glb(&glb);
+
+    let npy = dir.path().join("ball.npy");
+    ball_npy(&npy);
+    let glb = dir.path().join("ball.glb");
+    ok(&[
+        "mesh3d",
+        "--npy",
+        s(&npy),
+        "--iso",
+        "0",
+        "--format",
+        "glb",
+        "-o",
+        s(&glb),
+    ]);
+    assert_valid_glb(&glb);
+}
