@@ -1,19 +1,25 @@
 //! # isoterra
 //!
 //! Terrain described by a density field: generate it from noise, edit it with
-//! brushes and undo, mesh it with marching squares, build colliders, save it to
-//! one SQLite file and export it to PNG, SVG and collider JSON.
+//! brushes and undo, mesh it (marching squares, marching cubes, heightmap LOD
+//! chunks), build colliders, save it to one SQLite file and export it (PNG,
+//! SVG, collider JSON, glb, OBJ, PLY, 16-bit heightmaps).
+//!
+//! Three world kinds share the field, brushes, store and exporters:
+//! `side2d` (side-view destructible ground), `heightmap` (endless ground with
+//! LOD chunks and sculpting) and `voxel` (endless 3D density with caves and
+//! overhangs).
 //!
 //! This crate only re-exports the workspace's crates so that one dependency
 //! gives all of them:
 //!
 //! | module | crate | what it holds |
 //! |---|---|---|
-//! | [`field`]  | `isoterra-field`  | `Field2`, quantization, materials, noise, generators |
-//! | [`mesh`]   | `isoterra-mesh`   | marching squares, contour joining, simplification |
-//! | [`world`]  | `isoterra-world`  | the chunked side-view world, brushes, edits, queries |
-//! | [`store`]  | `isoterra-store`  | the world file (SQLite), chunk codec, stroke log |
-//! | [`export`] | `isoterra-export` | PNG, SVG, collider JSON, `.npy` input |
+//! | [`field`]  | `isoterra-field`  | `Field2`/`Field3`, quantization, materials, noise, height and density generators, erosion |
+//! | [`mesh`]   | `isoterra-mesh`   | marching squares and cubes, heightmap LOD chunks, contour joining, simplification |
+//! | [`world`]  | `isoterra-world`  | the side2d, heightmap and voxel worlds: chunks, brushes, edits, queries |
+//! | [`store`]  | `isoterra-store`  | the world file (SQLite), chunk codec, stroke log, one document per kind |
+//! | [`export`] | `isoterra-export` | PNG, SVG, collider JSON, glb, OBJ, PLY, PNG16/R16, `.npy` input |
 //!
 //! Conventions shared by every crate: a node is solid when `value >= iso`
 //! (default `iso = 0`, positive inside); fields are corner-sampled, row-major,
@@ -49,15 +55,19 @@ pub use isoterra_world as world;
 /// The names most programs need.
 pub mod prelude {
     pub use isoterra_field::{
-        Field2, Material, MaterialGrid, MaterialTable, NodeRect, Side2dGen, Side2dPreset,
+        Field2, Field3, HeightGen, HeightParams, HeightPreset, Material, MaterialGrid,
+        MaterialTable, NodeRect, Side2dGen, Side2dPreset, VoxelGen, VoxelPreset,
     };
     pub use isoterra_mesh::{
-        CellRect, ContourJoiner, FillMesh, MarchingSquares, Polyline, Segments, SquaresOptions,
+        CellBox, CellRect, ContourJoiner, CubesOptions, CubesOutput, FillMesh, HeightmapMesh,
+        HeightmapMesher, MarchingCubes, MarchingSquares, Polyline, Segments, SquaresOptions,
         SquaresOutput,
     };
-    pub use isoterra_store::{Side2dDocument, WorldFile};
+    pub use isoterra_store::{HeightmapDocument, Side2dDocument, VoxelDocument, WorldFile};
     pub use isoterra_world::{
-        Brush, BrushShape, BrushTool, Edit, EditDirection, Side2dParams, Side2dWorld,
+        Brush, BrushShape, BrushTool, Edit, EditDirection, HeightBrush, HeightTool,
+        HeightmapParams, HeightmapWorld, Side2dParams, Side2dWorld, Viewer, VoxelBrush, VoxelParams,
+        VoxelTool, VoxelWorld,
     };
 }
 

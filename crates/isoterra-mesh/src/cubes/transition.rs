@@ -837,32 +837,22 @@ impl LodMesher {
         self.classes.clear();
         self.classes.resize(64, UNKNOWN);
         self.resolved.clear();
+        // The inner cells go through the regular scan when its vertices on the
+        // inner box's faces can be matched to their grid edges; the outer layer
+        // of cells is meshed cell by cell around them.
+        let inner = n >= 3 && self.mesh_inner(&chunk, out);
+        if !inner {
+            out.reset();
+            self.stamp_next();
+        }
         for k in 0..n {
             for j in 0..n {
-                for i in 0..n {
+                let shell_row = j == 0 || k == 0 || j == n - 1 || k == n - 1;
+                let mut i = 0;
+                while i < n {
                     let c = [i, j, k];
-                    let class = chunk.geo.class_of(c);
-                    let mut slot = self.classes[class];
-                    if slot == UNKNOWN {
-                        let (edges, faces) = chunk.geo.class_splits(class);
-                        slot = if edges == 0 {
-                            REGULAR
-                        } else {
-                            let key = Resolved::key(input, class, edges, faces);
-                            let r = *self
-                                .known
-                                .entry(key)
-                                .or_insert_with(|| Resolved::new(input, class, edges, faces));
-                            self.resolved.push(r);
-                            (self.resolved.len() - 1) as u8
-                        };
-                        self.classes[class] = slot;
-                    }
-                    if slot == REGULAR {
-                        self.regular_cell(&chunk, c, out);
-                    } else {
-                        self.transition_cell(&chunk, c, slot as usize, out);
-                    }
+                    self.cell(&chunk, c, out);
+                    i += if inner && !shell_row && i == 0 { n - 1 } else { 1 };
                 }
             }
         }
@@ -870,6 +860,102 @@ impl LodMesher {
             face_normals(out);
         }
         Ok(())
+    }
+
+    /// Meshes cell `c` by its class.
+    #[inline(always)]
+    fn cell(&mut self, chunk: &Chunk<'_>, c: [u32; 3], out: &mut CubesOutput) {
+        let class = chunk.geo.class_of(c);
+        let mut slot = self.classes[class];
+        if slot == UNKNOWN {
+            let input = chunk.input;
+            let (edges, faces) = chunk.geo.class_splits(class);
+            slot = if edges == 0 {
+                REGULAR
+            } else {
+                let key = Resolved::key(input, class, edges, faces);
+                let r = *self
+                    .known
+                    .entry(key)
+                    .or_insert_with(|| Resolved::new(input, class, edges, faces));
+                self.resolved.push(r);
+                (self.resolved.len() - 1) as u8
+            };
+            self.classes[class] = slot;
+        }
+        if slot == REGULAR {
+            self.regular_cell(chunk, c, out);
+        } else {
+            self.transition_cell(chunk, c, slot as usize, out);
+        }
+    }
+
+    /// Starts a new generation of vertex slots.
+    fn stamp_next(&mut self) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.stamps.fill(0);
+            self.fine_stamps.fill(0);
+            self.stamp = 1;
+        }
+    }
+
+    /// Meshes the cells `[1, n - 1)^3` with the regular scan into `out` and
+    /// registers its vertices on the faces of that box under their grid edges.
+    /// Returns `false` (with `out` partly written) when such a vertex cannot be
+    /// matched to one edge (it sits exactly on a node), so the caller meshes the
+    /// whole chunk cell by cell instead.
+    fn mesh_inner(&mut self, chunk: &Chunk<'_>, out: &mut CubesOutput) -> bool {
+        let input = chunk.input;
+        let n = input.cells;
+        let s = n + 1;
+        let plain = CubesOptions::DEFAULT
+            .with_iso(chunk.iso)
+            .with_normals(false);
+        self.cubes.run(
+            input.samples,
+            None,
+            [s; 3],
+            [0.0; 3],
+            1.0,
+            CellBox::new(1, 1, 1, n - 1, n - 1, n - 1),
+            &plain,
+            out,
+        );
+        let su = s as usize;
+        let on_face = |c: f32| c == 1.0 || c == (n - 1) as f32;
+        for (id, p) in out.positions.iter().enumerate() {
+            if !p.iter().any(|&c| on_face(c)) {
+                continue;
+            }
+            let fractional: Vec<usize> = (0..3).filter(|&q| p[q].fract() != 0.0).collect();
+            let [axis] = fractional[..] else {
+                return false;
+            };
+            let g = p.map(|c| c.floor() as usize);
+            if !(0..3).any(|q| q != axis && on_face(p[q])) {
+                continue;
+            }
+            // Confirm it is the edge's vertex: the same `t` gives the same point.
+            let ia = (g[2] * su + g[1]) * su + g[0];
+            let ib = ia + [1, su, su * su][axis];
+            let (va, vb) = (input.samples[ia], input.samples[ib]);
+            #[allow(clippy::manual_clamp)]
+            let t = ((chunk.iso - va) / (vb - va)).max(0.0).min(1.0);
+            if (g[axis] as f32 + t).to_bits() != p[axis].to_bits() {
+                return false;
+            }
+            let slot = 3 * ia + axis;
+            self.stamps[slot] = self.stamp;
+            self.edge_ids[slot] = id as u32;
+        }
+        let (base, step, cs) = (input.base_node, chunk.step, input.base_cell_size);
+        for p in &mut out.positions {
+            for q in 0..3 {
+                p[q] = world(base[q], p[q], step, cs);
+            }
+        }
+        true
     }
 
     /// A chunk without transition cells: the regular scan in node-index units,
