@@ -8,14 +8,29 @@
 //! neighbour plus a skirt (LOD 0), and the plain-data heightfield collider.
 //! Height sampling is not timed (it belongs to the noise benchmarks).
 //!
+//! World workload `world_5x5_64`: a fresh `HeightmapWorld` (hills preset,
+//! seed 1, 64-cell chunks, unit cells, default LOD rings) and a viewer in the
+//! middle of chunk `[0, 0]` whose view distance (140) selects exactly the
+//! 5 x 5 chunks around it; the rings give LOD 0 to 21 of them and LOD 1 to
+//! the four corners, stitched to their neighbours as the streamer would ask.
+//! Timed: `generate` (the heights every mesh reads, apron included, on one
+//! thread), `generate_mesh_1t` (selection, heights and meshes on one thread
+//! with one reused mesher) and `generate_mesh_rayon` (`build_meshes` on
+//! rayon's global pool, one mesher per worker). Each iteration starts from a
+//! new world, so nothing is cached.
+//!
 //! Run: `cargo bench -p isoterra-bench --bench heightmap -- --warm-up-time 1 --measurement-time 3`
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use isoterra::field::{HeightParams, HeightPreset};
 use isoterra::mesh::{
     HeightChunkInput, HeightfieldCollider, HeightmapMesh, HeightmapMesher, HeightmapOptions,
     sample_chunk_heights,
+};
+use isoterra::world::{
+    HeightmapParams, HeightmapWorld, MeshKey, Viewer, neighbour_lods, select_chunks,
 };
 
 /// Cells per chunk side at LOD 0.
@@ -80,5 +95,79 @@ fn heightmap(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, heightmap);
+fn world_params() -> HeightmapParams {
+    HeightmapParams::DEFAULT
+        .with_generator(HeightParams::preset(HeightPreset::Hills))
+        .with_seed(1)
+        .with_chunk_cells(CELLS)
+}
+
+/// The stitched mesh keys of the 5 x 5 chunks around a viewer in the middle
+/// of chunk `[0, 0]`.
+fn neighbourhood(params: &HeightmapParams) -> Vec<MeshKey> {
+    let half = CELLS as f32 / 2.0;
+    let viewer = Viewer::new([half, 0.0, half], 140.0);
+    let selection = select_chunks(params, &[viewer]).unwrap();
+    let neighbours = neighbour_lods(&selection);
+    selection
+        .iter()
+        .zip(&neighbours)
+        .map(|(&(c, lod), &n)| MeshKey::new(c, lod).with_neighbours(n))
+        .collect()
+}
+
+fn world_neighbourhood(c: &mut Criterion) {
+    let params = world_params();
+    let keys = neighbourhood(&params);
+    assert_eq!(keys.len(), 25);
+    assert!(
+        keys.iter()
+            .all(|k| k.chunk[0].abs() <= 2 && k.chunk[1].abs() <= 2)
+    );
+    assert_eq!(keys.iter().filter(|k| k.lod == 1).count(), 4);
+
+    let mut group = c.benchmark_group("heightmap_world");
+    group.sample_size(10);
+    group.bench_function(format!("world_5x5_{CELLS}/generate"), |b| {
+        let mut heights = Vec::new();
+        b.iter(|| {
+            let world = HeightmapWorld::new(black_box(&params)).unwrap();
+            let mut n = 0;
+            for k in neighbourhood(&params) {
+                world.chunk_heights(k.chunk, k.lod, &mut heights).unwrap();
+                n += heights.len();
+            }
+            n
+        })
+    });
+    group.bench_function(format!("world_5x5_{CELLS}/generate_mesh_1t"), |b| {
+        let mut mesher = HeightmapMesher::new();
+        let mut heights = Vec::new();
+        let mut mesh = HeightmapMesh::default();
+        b.iter(|| {
+            let world = HeightmapWorld::new(black_box(&params)).unwrap();
+            let mut n = 0;
+            for k in neighbourhood(&params) {
+                world
+                    .build_mesh_into(&k, &mut mesher, &mut heights, &mut mesh)
+                    .unwrap();
+                n += mesh.indices.len();
+            }
+            n
+        })
+    });
+    group.bench_function(format!("world_5x5_{CELLS}/generate_mesh_rayon"), |b| {
+        b.iter(|| {
+            let world = HeightmapWorld::new(black_box(&params)).unwrap();
+            world
+                .build_meshes(&neighbourhood(&params))
+                .into_iter()
+                .map(|m| m.unwrap().indices.len())
+                .sum::<usize>()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, heightmap, world_neighbourhood);
 criterion_main!(benches);

@@ -2,12 +2,53 @@
 //! chunks with mixed LODs (2:1) stay closed, manifold and outward-facing;
 //! validation of the chunk input.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use isoterra_mesh::{
     CellBox, CubesOptions, CubesOutput, LodChunkInput, LodMesher, MarchingCubes, MeshError,
 };
 use proptest::prelude::*;
+
+// ---------------------------------------------------------------------------
+// Allocation counting (per thread, so parallel tests do not disturb it)
+// ---------------------------------------------------------------------------
+
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn bump() {
+    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        bump();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        bump();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocs() -> usize {
+    ALLOCS.with(|c| c.get())
+}
 
 // ---------------------------------------------------------------------------
 // Fields on the global base grid
@@ -297,6 +338,23 @@ fn white_noise_is_closed_for_every_lod_layout() {
 }
 
 #[test]
+fn small_and_odd_chunk_sizes_close() {
+    // 1 and 2 cells per chunk have no inner box; 3 and 5 have a small one.
+    for n in [1u32, 2, 3, 5] {
+        for coarse in (0..=255u8).step_by(7) {
+            let shape = Shape::Noise {
+                seed: coarse as u64 + 1000 * n as u64,
+            };
+            let topo = topology(&mesh_block(shape, n, 0, coarse));
+            if topo.triangles == 0 {
+                continue;
+            }
+            assert_closed(&topo, &format!("n {n} layout {coarse:#010b}"));
+        }
+    }
+}
+
+#[test]
 fn torus_is_closed_at_higher_lods() {
     for coarse in [0b0000_0001u8, 0b0110_1001, 0b1111_1110, 0b1010_0101] {
         let shape = Shape::Torus {
@@ -550,4 +608,146 @@ proptest! {
         let b = mesh_block(shape, 4, 1, coarse);
         prop_assert_eq!(a, b);
     }
+}
+
+// ---------------------------------------------------------------------------
+// One chunk, welded by index
+// ---------------------------------------------------------------------------
+
+/// Undirected index edges used once, and directed index edges used twice or
+/// more, in one chunk's mesh.
+fn index_defects(out: &CubesOutput) -> (usize, usize, usize) {
+    let mut directed: HashMap<(u32, u32), usize> = HashMap::new();
+    let mut degenerate = 0;
+    for t in out.indices.chunks_exact(3) {
+        if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
+            degenerate += 1;
+        }
+        for k in 0..3 {
+            *directed.entry((t[k], t[(k + 1) % 3])).or_insert(0) += 1;
+        }
+    }
+    let open = directed
+        .keys()
+        .filter(|&&(a, b)| !directed.contains_key(&(b, a)))
+        .count();
+    let repeated = directed.values().filter(|&&c| c > 1).count();
+    (open, repeated, degenerate)
+}
+
+/// A ball of squared radius `r2` around base node (8, 8, 8) in one chunk of 8
+/// cells at LOD 1 whose six faces all border finer chunks.
+fn ball_chunk(r2: f32) -> CubesOutput {
+    let f = |g: [i64; 3]| {
+        let d = g.map(|c| (c - 8) as f32);
+        r2 - (d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+    };
+    let n = 8u32;
+    let mut samples = Vec::new();
+    for k in 0..=8i64 {
+        for j in 0..=8i64 {
+            for i in 0..=8i64 {
+                samples.push(f([2 * i, 2 * j, 2 * k]));
+            }
+        }
+    }
+    let faces: Vec<Vec<f32>> = (0..6)
+        .map(|face| {
+            let axis = face / 2;
+            let at = if face % 2 == 0 { 0 } else { 16 };
+            let (a, b) = match axis {
+                0 => (1, 2),
+                1 => (0, 2),
+                _ => (0, 1),
+            };
+            let mut out = Vec::new();
+            for v in 0..17 {
+                for u in 0..17 {
+                    let mut g = [0i64; 3];
+                    g[axis] = at;
+                    g[a] = u;
+                    g[b] = v;
+                    out.push(f(g));
+                }
+            }
+            out
+        })
+        .collect();
+    let mut input = LodChunkInput::new(&samples, n, 1);
+    for (face, fine) in faces.iter().enumerate() {
+        input = input.with_finer_face(face as u8, fine);
+    }
+    let mut out = CubesOutput::default();
+    LodMesher::new()
+        .mesh(&input, &CubesOptions::DEFAULT, &mut out)
+        .unwrap();
+    out
+}
+
+#[test]
+fn samples_exactly_at_iso_make_no_holes() {
+    // 40 = 6^2 + 2^2 + 0^2: samples exactly at iso on the inner box's faces and
+    // on the transition faces; 40.5 has none.
+    for r2 in [40.0f32, 40.5, 36.0, 49.0] {
+        let out = ball_chunk(r2);
+        assert!(out.triangle_count() > 0, "r2 = {r2}");
+        assert_eq!(index_defects(&out), (0, 0, 0), "r2 = {r2}");
+    }
+}
+
+#[test]
+fn steady_lod_loop_allocates_nothing() {
+    // One coarse chunk's data, meshed with every face finer, with one finer
+    // edge only, and with no finer neighbour, frame after frame.
+    let f = |g: [i64; 3]| {
+        let d = g.map(|c| c as f32 - 8.3);
+        9.1 - (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
+    };
+    let samples: Vec<f32> = (0..729)
+        .map(|i| f([2 * (i % 9), 2 * ((i / 9) % 9), 2 * (i / 81)]))
+        .collect();
+    let faces: Vec<Vec<f32>> = (0..6)
+        .map(|face| {
+            let axis = face / 2;
+            let (a, b) = match axis {
+                0 => (1, 2),
+                1 => (0, 2),
+                _ => (0, 1),
+            };
+            (0..289)
+                .map(|i| {
+                    let mut g = [0i64; 3];
+                    g[axis] = if face % 2 == 0 { 0 } else { 16 };
+                    g[a] = i % 17;
+                    g[b] = i / 17;
+                    f(g)
+                })
+                .collect()
+        })
+        .collect();
+    let mut all = LodChunkInput::new(&samples, 8, 1);
+    for (face, fine) in faces.iter().enumerate() {
+        all = all.with_finer_face(face as u8, fine);
+    }
+    let edge = LodChunkInput::new(&samples, 8, 1)
+        .with_fine_face_samples(1, &faces[1])
+        .with_finer_edge(11);
+    let plain = LodChunkInput::new(&samples, 8, 1);
+    let inputs = [all, edge, plain];
+    let mut mesher = LodMesher::new();
+    let mut outs = vec![CubesOutput::default(); inputs.len()];
+    let opts = CubesOptions::DEFAULT;
+    let mut frame = |outs: &mut [CubesOutput]| {
+        for (input, out) in inputs.iter().zip(outs.iter_mut()) {
+            mesher.mesh(input, &opts, out).unwrap();
+        }
+    };
+    frame(&mut outs);
+    let before = allocs();
+    for _ in 0..3 {
+        frame(&mut outs);
+    }
+    assert_eq!(allocs() - before, 0, "a warmed-up LOD chunk loop allocated");
+    assert!(outs.iter().all(|o| o.triangle_count() > 0));
+    assert!(outs[0].vertex_count() > outs[2].vertex_count());
 }

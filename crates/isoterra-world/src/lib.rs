@@ -65,9 +65,9 @@ pub use chunk::Side2dChunk;
 pub use edit::{Edit, EditDirection};
 pub use error::WorldError;
 pub use heightmap::{
-    ChunkStreamer, Frustum, HeightBrush, HeightEdit, HeightTool, HeightmapParams, HeightmapWorld,
-    MAX_BRUSH_RADIUS_NODES, MAX_NODE_COORD, MAX_SCULPT_HEIGHT, MeshKey, MeshReady, StreamUpdate,
-    Viewer, neighbour_lods, select_chunks,
+    ChunkStreamer, Frustum, HeightBrush, HeightEdit, HeightTool, HeightmapEvent, HeightmapParams,
+    HeightmapStream, HeightmapWorld, MAX_BRUSH_RADIUS_NODES, MAX_NODE_COORD, MAX_SCULPT_HEIGHT,
+    MeshKey, MeshReady, StreamUpdate, Viewer, neighbour_lods, select_chunks,
 };
 pub use islands::Island;
 pub use params::Side2dParams;
@@ -77,5 +77,5 @@ pub use query::RayHit;
 pub use side2d::{RebuildReport, Side2dWorld};
 pub use voxel::{
     Edit3, VoxelBrush, VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh, VoxelHit,
-    VoxelParams, VoxelTool, VoxelWorld,
+    VoxelMesher, VoxelParams, VoxelTool, VoxelWorld,
 };

@@ -66,8 +66,8 @@ pub mod prelude {
     pub use isoterra_store::{HeightmapDocument, Side2dDocument, VoxelDocument, WorldFile};
     pub use isoterra_world::{
         Brush, BrushShape, BrushTool, Edit, EditDirection, HeightBrush, HeightTool,
-        HeightmapParams, HeightmapWorld, Side2dParams, Side2dWorld, Viewer, VoxelBrush, VoxelParams,
-        VoxelTool, VoxelWorld,
+        HeightmapParams, HeightmapWorld, Side2dParams, Side2dWorld, Viewer, VoxelBrush,
+        VoxelParams, VoxelTool, VoxelWorld,
     };
 }
 

@@ -1,7 +1,7 @@
 //! Fractal sums of octaves over any basis noise: fBm, ridged, billow.
 
 use super::cellular::{CellShape, CellularReturn, cellular2, cellular3};
-use super::hash::{derive, unit_f32};
+use super::hash::{derive, opaque_lattice_mul, unit_f32};
 use super::kernel::have_avx2;
 use super::perlin::{Row2, Row3, perlin2_row, perlin3_row};
 use super::simplex::{simplex2, simplex3};
@@ -381,13 +381,14 @@ impl Fractal {
         x: &[f32; LANES],
         y: &[f32; LANES],
         z: &[f32; LANES],
+        mul: u32,
     ) -> [f32; LANES] {
         let (_, s3) = cell_shapes(&self.kernel);
         let mut sum = [0.0f32; LANES];
         for o in &self.octaves {
             let (f, [ox, oy, oz]) = (o.frequency, o.offset);
             if ROW && uses_rows(B) {
-                let r = Row3::new(y[0] * f + oy, z[0] * f + oz);
+                let r = Row3::new(y[0] * f + oy, z[0] * f + oz).with_opaque_mul(mul);
                 for l in 0..LANES {
                     let n = basis3::<B>(o.key, &s3, x[l] * f + ox, 0.0, 0.0, &r);
                     sum[l] += o.weight * shape::<K>(n);
@@ -396,7 +397,7 @@ impl Fractal {
                 for l in 0..LANES {
                     let (yy, zz) = (y[l] * f + oy, z[l] * f + oz);
                     let r = if uses_rows(B) {
-                        Row3::new(yy, zz)
+                        Row3::new(yy, zz).with_opaque_mul(mul)
                     } else {
                         ROW3_UNUSED
                     };
@@ -406,6 +407,87 @@ impl Fractal {
             }
         }
         sum.map(clamp_unit)
+    }
+
+    /// Eight 2D samples on one row `(x[l], y)`, with the row data of every
+    /// octave computed beforehand by [`Fractal::rows2`] (the same operations
+    /// as [`Fractal::lanes2`] and the point API).
+    #[inline(always)]
+    fn lanes2_row<const K: u8, const B: u8>(
+        &self,
+        x: &[f32; LANES],
+        y: f32,
+        rows: &[Row2; MAX_OCTAVES],
+    ) -> [f32; LANES] {
+        let (s2, _) = cell_shapes(&self.kernel);
+        let mut sum = [0.0f32; LANES];
+        for (o, r) in self.octaves.iter().zip(rows) {
+            let (f, [ox, oy, _]) = (o.frequency, o.offset);
+            for l in 0..LANES {
+                let n = if uses_rows(B) {
+                    basis2::<B>(o.key, &s2, x[l] * f + ox, 0.0, r)
+                } else {
+                    basis2::<B>(o.key, &s2, x[l] * f + ox, y * f + oy, r)
+                };
+                sum[l] += o.weight * shape::<K>(n);
+            }
+        }
+        sum.map(clamp_unit)
+    }
+
+    /// The row data of every octave at `y` (placeholders for kernels that
+    /// do not use it).
+    #[inline(always)]
+    fn rows2<const B: u8>(&self, y: f32) -> [Row2; MAX_OCTAVES] {
+        let mut rows = [ROW2_UNUSED; MAX_OCTAVES];
+        if uses_rows(B) {
+            for (r, o) in rows.iter_mut().zip(&self.octaves) {
+                *r = Row2::new(y * o.frequency + o.offset[1]);
+            }
+        }
+        rows
+    }
+
+    /// Eight 3D samples on one row `(x[l], y, z)`, with the row data of
+    /// every octave computed beforehand by [`Fractal::rows3`] (the same
+    /// operations as [`Fractal::lanes3`] and the point API).
+    #[inline(always)]
+    fn lanes3_row<const K: u8, const B: u8>(
+        &self,
+        x: &[f32; LANES],
+        y: f32,
+        z: f32,
+        rows: &[Row3; MAX_OCTAVES],
+    ) -> [f32; LANES] {
+        let (_, s3) = cell_shapes(&self.kernel);
+        let mut sum = [0.0f32; LANES];
+        for (o, r) in self.octaves.iter().zip(rows) {
+            let (f, [ox, oy, oz]) = (o.frequency, o.offset);
+            for l in 0..LANES {
+                let n = if uses_rows(B) {
+                    basis3::<B>(o.key, &s3, x[l] * f + ox, 0.0, 0.0, r)
+                } else {
+                    basis3::<B>(o.key, &s3, x[l] * f + ox, y * f + oy, z * f + oz, r)
+                };
+                sum[l] += o.weight * shape::<K>(n);
+            }
+        }
+        sum.map(clamp_unit)
+    }
+
+    /// The row data of every octave at `(y, z)` (placeholders for kernels
+    /// that do not use it).
+    #[inline(always)]
+    fn rows3<const B: u8>(&self, y: f32, z: f32) -> [Row3; MAX_OCTAVES] {
+        let mul = opaque_lattice_mul();
+        let mut rows = [ROW3_UNUSED; MAX_OCTAVES];
+        if uses_rows(B) {
+            for (r, o) in rows.iter_mut().zip(&self.octaves) {
+                let (f, [_, oy, oz]) = (o.frequency, o.offset);
+                *r = Row3::new(y * f + oy, z * f + oz).with_opaque_mul(mul);
+            }
+        }
+        rows
     }
 
     /// One 2D point: the same operations as one lane of [`Fractal::lanes2`].
@@ -447,19 +529,25 @@ impl Fractal {
     /// A whole 2D row `x = x0 + i * dx` at `y`, eight samples at a time.
     #[inline(always)]
     fn row2<const K: u8, const B: u8>(&self, x0: f32, dx: f32, y: f32, out: &mut [f32]) {
-        let yv = [y; LANES];
+        let small = out_len_fits_i32(out.len());
+        let rows = self.rows2::<B>(y);
         let mut chunks = out.chunks_exact_mut(LANES);
         let mut i = 0usize;
         for c in &mut chunks {
-            let x: [f32; LANES] = std::array::from_fn(|l| x0 + (i + l) as f32 * dx);
-            c.copy_from_slice(&self.lanes2::<K, B, true>(&x, &yv));
+            // See `row3` for the i32 conversion.
+            let x: [f32; LANES] = if small {
+                std::array::from_fn(|l| x0 + (i + l) as i32 as f32 * dx)
+            } else {
+                std::array::from_fn(|l| x0 + (i + l) as f32 * dx)
+            };
+            c.copy_from_slice(&self.lanes2_row::<K, B>(&x, y, &rows));
             i += LANES;
         }
         let rest = chunks.into_remainder();
         if !rest.is_empty() {
             let last = rest.len() - 1;
             let x: [f32; LANES] = std::array::from_fn(|l| x0 + (i + l.min(last)) as f32 * dx);
-            let v = self.lanes2::<K, B, true>(&x, &yv);
+            let v = self.lanes2_row::<K, B>(&x, y, &rows);
             rest.copy_from_slice(&v[..rest.len()]);
         }
     }
@@ -467,22 +555,39 @@ impl Fractal {
     /// A whole 3D row `x = x0 + i * dx` at `(y, z)`.
     #[inline(always)]
     fn row3<const K: u8, const B: u8>(&self, x0: f32, dx: f32, y: f32, z: f32, out: &mut [f32]) {
-        let (yv, zv) = ([y; LANES], [z; LANES]);
+        let out_len = out.len();
+        let rows = self.rows3::<B>(y, z);
         let mut chunks = out.chunks_exact_mut(LANES);
         let mut i = 0usize;
+        // Sample indices below 2^31 convert through i32 (one vector
+        // instruction), which gives the same f32 as converting the usize.
+        let small = out_len_fits_i32(out_len);
         for c in &mut chunks {
-            let x: [f32; LANES] = std::array::from_fn(|l| x0 + (i + l) as f32 * dx);
-            c.copy_from_slice(&self.lanes3::<K, B, true>(&x, &yv, &zv));
+            let x: [f32; LANES] = if small {
+                std::array::from_fn(|l| x0 + (i + l) as i32 as f32 * dx)
+            } else {
+                std::array::from_fn(|l| x0 + (i + l) as f32 * dx)
+            };
+            c.copy_from_slice(&self.lanes3_row::<K, B>(&x, y, z, &rows));
             i += LANES;
         }
         let rest = chunks.into_remainder();
         if !rest.is_empty() {
             let last = rest.len() - 1;
             let x: [f32; LANES] = std::array::from_fn(|l| x0 + (i + l.min(last)) as f32 * dx);
-            let v = self.lanes3::<K, B, true>(&x, &yv, &zv);
+            let v = self.lanes3_row::<K, B>(&x, y, z, &rows);
             rest.copy_from_slice(&v[..rest.len()]);
         }
     }
+}
+
+/// The most octaves a fractal has (room for per-octave row data).
+const MAX_OCTAVES: usize = FbmParams::MAX_OCTAVES as usize;
+
+/// Whether every sample index of a row of `len` samples fits in an `i32`.
+#[inline(always)]
+fn out_len_fits_i32(len: usize) -> bool {
+    len <= i32::MAX as usize
 }
 
 const ROW2_UNUSED: Row2 = Row2::PLACEHOLDER;
@@ -553,7 +658,7 @@ impl Fractal {
         y: &[f32; LANES],
         z: &[f32; LANES],
     ) -> [f32; LANES] {
-        self.lanes3::<K, B, false>(x, y, z)
+        self.lanes3::<K, B, false>(x, y, z, opaque_lattice_mul())
     }
 }
 
@@ -630,7 +735,7 @@ impl Noise3 for Fractal {
                     // SAFETY: the CPU supports AVX2 (checked just above).
                     return unsafe { self.lanes3_avx2::<$k, $b>(x, y, z) };
                 }
-                self.lanes3::<$k, $b, false>(x, y, z)
+                self.lanes3::<$k, $b, false>(x, y, z, opaque_lattice_mul())
             }};
         }
         by_pair!(self, go)
@@ -639,7 +744,7 @@ impl Noise3 for Fractal {
     fn sample3_row(&self, x: &[f32; LANES], y: f32, z: f32) -> [f32; LANES] {
         macro_rules! go {
             ($k:literal, $b:literal) => {
-                self.lanes3::<$k, $b, true>(x, &[y; LANES], &[z; LANES])
+                self.lanes3::<$k, $b, true>(x, &[y; LANES], &[z; LANES], opaque_lattice_mul())
             };
         }
         by_pair!(self, go)

@@ -51,11 +51,33 @@ pub(crate) const fn lattice32(key: u32, primed: u32) -> u32 {
     h ^ (h >> 15)
 }
 
+/// The multiplier of [`lattice_top`].
+pub(crate) const LATTICE_MUL: u32 = 0x27D4_EB2D;
+
 /// The cheaper hash for gradient selection, which reads only the top bits:
 /// a multiply alone mixes every input bit into them.
 #[inline(always)]
 pub(crate) const fn lattice_top(key: u32, primed: u32) -> u32 {
-    (key ^ primed).wrapping_mul(0x27D4_EB2D)
+    lattice_top_mul(key, primed, LATTICE_MUL)
+}
+
+/// [`lattice_top`] with its multiplier passed in; `mul` must be
+/// [`LATTICE_MUL`].
+///
+/// Batch loops pass the multiplier through [`std::hint::black_box`] once per
+/// row: with a constant, the optimiser rewrites every later shift of the
+/// hash (`h << 3` to pick a gradient sign bit) as one more vector multiply
+/// by a shifted constant, which costs far more than the shift. The value
+/// is the same integer either way.
+#[inline(always)]
+pub(crate) const fn lattice_top_mul(key: u32, primed: u32, mul: u32) -> u32 {
+    (key ^ primed).wrapping_mul(mul)
+}
+
+/// [`LATTICE_MUL`], hidden from the optimiser (see [`lattice_top_mul`]).
+#[inline(always)]
+pub(crate) fn opaque_lattice_mul() -> u32 {
+    std::hint::black_box(LATTICE_MUL)
 }
 
 #[cfg(test)]

@@ -24,13 +24,11 @@ const INDEX_LIMIT: f32 = 2.0e9;
 /// to plain vector conversions when eight of them run side by side.
 #[inline(always)]
 pub(crate) fn floor_i32(v: f32) -> i32 {
-    let c = if (-INDEX_LIMIT..=INDEX_LIMIT).contains(&v) {
-        v
-    } else if v > 0.0 {
-        INDEX_LIMIT
-    } else {
-        -INDEX_LIMIT
-    };
+    // Two selects that compile to one max and one min: NaN fails the first
+    // compare and becomes -2e9; values in range (-0.0 included) pass
+    // through unchanged.
+    let c = if v > -INDEX_LIMIT { v } else { -INDEX_LIMIT };
+    let c = if c < INDEX_LIMIT { c } else { INDEX_LIMIT };
     // SAFETY: `c` is finite and within ±2e9, so truncation fits in an i32.
     let t: i32 = unsafe { c.to_int_unchecked() };
     t - ((t as f32 > c) as i32)

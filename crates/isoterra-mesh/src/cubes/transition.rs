@@ -8,7 +8,7 @@ use super::{CellBox, CubesOptions, CubesOutput};
 use crate::MeshError;
 
 /// Largest chunk size (cells per axis) accepted by [`LodMesher`].
-pub const MAX_LOD_CELLS: u32 = 1024;
+pub const MAX_LOD_CELLS: u32 = 256;
 
 /// Largest LOD accepted by [`LodMesher`].
 pub const MAX_LOD: u8 = 20;
@@ -37,8 +37,9 @@ pub struct LodChunkInput<'a> {
     pub base_cell_size: f32,
     /// Bit `f` set when the neighbour across face `f` is at LOD `lod - 1`.
     pub finer_faces: u8,
-    /// Bit `e` set when the neighbour across chunk edge `e` (touching this chunk
-    /// along that edge only) is at LOD `lod - 1`.
+    /// Bit `e` set when the neighbour across chunk edge `e` (the chunk that
+    /// touches this one along that edge only) is at LOD `lod - 1`. The edges of
+    /// a face in `finer_faces` are refined anyway.
     pub finer_edges: u16,
     /// Fine samples of face `f`: `(2 * cells + 1)^2` values at LOD `lod - 1`,
     /// row-major over the face's two other axes in increasing order (the lower
@@ -75,7 +76,8 @@ impl<'a> LodChunkInput<'a> {
     }
 
     /// Marks face `face` (`0..6`) as bordering a finer chunk whose face samples
-    /// are `fine` (see [`fine_faces`](Self::fine_faces)).
+    /// are `fine` (see [`fine_faces`](Self::fine_faces)). A face outside `0..6`
+    /// is ignored.
     pub fn with_finer_face(mut self, face: u8, fine: &'a [f32]) -> Self {
         if face < 6 {
             self.finer_faces |= 1 << face;
@@ -84,7 +86,8 @@ impl<'a> LodChunkInput<'a> {
         self
     }
 
-    /// Marks chunk edge `edge` (`0..12`) as touching a finer chunk.
+    /// Marks chunk edge `edge` (`0..12`) as touching a finer chunk. An edge
+    /// outside `0..12` is ignored.
     pub fn with_finer_edge(mut self, edge: u8) -> Self {
         if edge < 12 {
             self.finer_edges |= 1 << edge;
@@ -94,6 +97,7 @@ impl<'a> LodChunkInput<'a> {
 
     /// Supplies the fine samples of face `face` without marking it finer (for a
     /// face whose only refined parts are edges in [`finer_edges`](Self::finer_edges)).
+    /// A face outside `0..6` is ignored.
     pub fn with_fine_face_samples(mut self, face: u8, fine: &'a [f32]) -> Self {
         if face < 6 {
             self.fine_faces[face as usize] = Some(fine);
@@ -439,18 +443,29 @@ pub(crate) fn triangulate_loop(
 /// The segments close into loops; a loop is fanned from a point whose diagonals
 /// cross the cell's interior, or around a centre vertex when there is none, so
 /// no transition cell ever draws a chord on a face another cell could share.
-/// Cells that touch no refined edge use the regular tables.
+/// Cells that touch no refined edge use the regular tables: a chunk without
+/// finer neighbours goes through [`MarchingCubes`](crate::MarchingCubes)'s
+/// scan, and so do the inner cells `[1, cells - 1)^3` of a chunk with transitions
+/// (its outer layer is meshed cell by cell around them, sharing the vertices on
+/// the inner box's faces by grid edge; when a sample exactly at `iso` puts such a
+/// vertex on a node, the whole chunk is meshed cell by cell instead).
 ///
 /// # Positions
 ///
-/// Every vertex lies on a grid edge from its lower global node `g` (in base-grid
-/// node units) to the next node `len` base cells further, `len = 2^k` for a
-/// regular edge and `2^(k-1)` for half an edge of a refined face. Its position is
-/// `(g + t * len) * base_cell_size` along the edge axis and `g * base_cell_size`
-/// on the other two, with `t = clamp((iso - v_a) / (v_b - v_a), 0, 1)` from the
-/// lower node `a` to the upper node `b`. A fine chunk meshed with this mesher and
-/// a coarse chunk that reads the fine chunk's face samples therefore compute
-/// bit-identical positions on their shared face.
+/// A vertex on a grid edge along axis `a` is measured in the frame of the chunk
+/// that holds the edge at the edge's own resolution: the chunk itself for a
+/// whole edge, the finer neighbour for half an edge of a refined face. With that
+/// frame's first base node `base`, its step `step = 2^lod` base cells, the edge's
+/// local lower node `i` (`0 <= i < cells`) and
+/// `t = clamp((iso - v_a) / (v_b - v_a), 0, 1)` from the lower node to the upper
+/// one, the coordinate along `a` is
+/// `(base as f32 + (i as f32 + t) * step as f32) * base_cell_size` when `i + t`
+/// is fractional, and the other coordinates are
+/// `(global base node) as f32 * base_cell_size`. Every chunk that shares the edge
+/// (at the same LOD, or a coarser chunk reading the finer one's face samples)
+/// evaluates the same expression on the same numbers, so the positions on shared
+/// faces are bit-identical. Keep `base_node` within ±2^24 for exact integer
+/// coordinates.
 ///
 /// # Rules for the caller
 ///
@@ -470,7 +485,7 @@ pub(crate) fn triangulate_loop(
 /// welded by grid edge inside a chunk, and optional normals are the normalised
 /// area-weighted sums of the adjacent triangles' normals (so they are not
 /// bit-identical across chunk borders). Materials are not produced. Mesh every
-/// chunk of a world with this mesher (fine ones too): [`MarchingCubes`](crate::MarchingCubes)
+/// chunk of a world with this mesher (fine ones too): [`MarchingCubes::mesh`](crate::MarchingCubes::mesh)
 /// measures positions from each chunk's own origin, so its seams match only up
 /// to rounding.
 ///
@@ -514,6 +529,11 @@ pub struct LodMesher {
     resolved: Vec<Resolved>,
     /// The regular mesher, for chunks without finer neighbours.
     cubes: super::MarchingCubes,
+    /// Per refined face, per face cell: bit 0 when one of its nine fine nodes
+    /// is solid, bit 1 when one is air.
+    face_kinds: [Vec<u8>; 6],
+    /// Per fine row, per face cell: the same over three fine nodes of the row.
+    row_kinds: Vec<u8>,
     /// Shapes resolved by earlier calls, by [`Resolved::key`].
     known: std::collections::HashMap<u64, Resolved>,
     /// Vertex ids of whole chunk edges, three per node, valid where the
@@ -548,6 +568,14 @@ struct Resolved {
     fine_count: u8,
     /// Faces read by `fine`.
     fine_faces: u8,
+    /// True when the quick test applies: every refined edge lies on a refined
+    /// face, so `LodMesher::face_kinds` covers every fine node.
+    quick: bool,
+    /// Offsets of the corners on no refined face, for the quick test.
+    quick_off: [usize; 8],
+    quick_count: u8,
+    /// Refined faces of the shape.
+    refined: u8,
 }
 
 /// The two axes of a face of `axis`, in increasing order.
@@ -583,7 +611,33 @@ impl Resolved {
             fine: [(0, 0); 19],
             fine_count: 0,
             fine_faces: 0,
+            quick: true,
+            quick_off: [0; 8],
+            quick_count: 0,
+            refined: faces,
         };
+        for e in 0..12u8 {
+            if edges & (1 << e) == 0 {
+                continue;
+            }
+            let (a, b) = edge_corners(e);
+            let covered = (0..6u8).any(|f| {
+                faces & (1 << f) != 0 && {
+                    let q = face_corners(f);
+                    q.contains(&a) && q.contains(&b)
+                }
+            });
+            r.quick &= covered;
+        }
+        for k in 0..8u8 {
+            let on_refined =
+                (0..6u8).any(|f| faces & (1 << f) != 0 && face_corners(f).contains(&k));
+            if !on_refined {
+                let cc = corner(k).map(|c| c as usize);
+                r.quick_off[r.quick_count as usize] = (cc[2] * s + cc[1]) * s + cc[0];
+                r.quick_count += 1;
+            }
+        }
         let mut bits = shape.nodes;
         while bits != 0 {
             let n = bits.trailing_zeros() as u8;
@@ -632,6 +686,8 @@ struct Chunk<'a> {
     iso: f32,
     /// Base cells per chunk cell, `2^lod`.
     step: i64,
+    /// The fine face samples, empty where absent.
+    fines: [&'a [f32]; 6],
 }
 
 impl Chunk<'_> {
@@ -639,7 +695,6 @@ impl Chunk<'_> {
         let s = (self.input.cells + 1) as usize;
         self.input.samples[(i[2] as usize * s + i[1] as usize) * s + i[0] as usize]
     }
-
 }
 
 /// True when every value is finite (a branch-free pass the compiler vectorises).
@@ -658,7 +713,7 @@ fn check_input(input: &LodChunkInput<'_>, iso: f32) -> Result<(), MeshError> {
         return Err(MeshError::param(
             "cells",
             n,
-            "must be in 1..=1024 cells per axis",
+            "must be in 1..=256 cells per axis",
         ));
     }
     if input.lod > MAX_LOD {
@@ -740,6 +795,7 @@ fn check_input(input: &LodChunkInput<'_>, iso: f32) -> Result<(), MeshError> {
             geo: Geometry::new(input),
             iso,
             step: 1,
+            fines: [&[]; 6],
         };
         for v in 0..=n {
             for u in 0..=n {
@@ -760,10 +816,10 @@ fn check_input(input: &LodChunkInput<'_>, iso: f32) -> Result<(), MeshError> {
             continue;
         }
         let axis = e / 4;
-        let others: Vec<u8> = (0..3).filter(|&b| b != axis).collect();
+        let (b0, b1) = face_axes(axis as usize);
         let r = e % 4;
-        let fa = 2 * others[0] + (r & 1);
-        let fb = 2 * others[1] + (r >> 1);
+        let fa = 2 * b0 as u8 + (r & 1);
+        let fb = 2 * b1 as u8 + (r >> 1);
         if input.fine_faces[fa as usize].is_none() && input.fine_faces[fb as usize].is_none() {
             return Err(MeshError::MissingFineSamples { face: fa });
         }
@@ -832,8 +888,10 @@ impl LodMesher {
             geo: Geometry::new(input),
             iso: options.iso,
             step: 1i64 << input.lod,
+            fines: input.fine_faces.map(|f| f.unwrap_or(&[])),
         };
         let n = input.cells;
+        self.face_summaries(input, options.iso);
         self.classes.clear();
         self.classes.resize(64, UNKNOWN);
         self.resolved.clear();
@@ -852,7 +910,11 @@ impl LodMesher {
                 while i < n {
                     let c = [i, j, k];
                     self.cell(&chunk, c, out);
-                    i += if inner && !shell_row && i == 0 { n - 1 } else { 1 };
+                    i += if inner && !shell_row && i == 0 {
+                        n - 1
+                    } else {
+                        1
+                    };
                 }
             }
         }
@@ -860,6 +922,37 @@ impl LodMesher {
             face_normals(out);
         }
         Ok(())
+    }
+
+    /// Fills `face_kinds` for the refined faces.
+    fn face_summaries(&mut self, input: &LodChunkInput<'_>, iso: f32) {
+        let n = input.cells as usize;
+        let side = 2 * n + 1;
+        for f in 0..6 {
+            let kinds = &mut self.face_kinds[f];
+            kinds.clear();
+            let (true, Some(fine)) = (input.finer_faces & (1 << f) != 0, input.fine_faces[f])
+            else {
+                continue;
+            };
+            let rows = &mut self.row_kinds;
+            rows.clear();
+            rows.resize(side * n, 0);
+            let kind = |v: f32| 2 - (v >= iso) as u8;
+            for (r, row) in fine.chunks_exact(side).enumerate() {
+                let out = &mut rows[r * n..(r + 1) * n];
+                for (u, o) in out.iter_mut().enumerate() {
+                    *o = kind(row[2 * u]) | kind(row[2 * u + 1]) | kind(row[2 * u + 2]);
+                }
+            }
+            kinds.resize(n * n, 0);
+            for v in 0..n {
+                for u in 0..n {
+                    kinds[v * n + u] =
+                        rows[2 * v * n + u] | rows[(2 * v + 1) * n + u] | rows[(2 * v + 2) * n + u];
+                }
+            }
+        }
     }
 
     /// Meshes cell `c` by its class.
@@ -928,10 +1021,18 @@ impl LodMesher {
             if !p.iter().any(|&c| on_face(c)) {
                 continue;
             }
-            let fractional: Vec<usize> = (0..3).filter(|&q| p[q].fract() != 0.0).collect();
-            let [axis] = fractional[..] else {
+            let mut axis = 3;
+            for (q, c) in p.iter().enumerate() {
+                if c.fract() != 0.0 {
+                    if axis != 3 {
+                        return false;
+                    }
+                    axis = q;
+                }
+            }
+            if axis == 3 {
                 return false;
-            };
+            }
             let g = p.map(|c| c.floor() as usize);
             if !(0..3).any(|q| q != axis && on_face(p[q])) {
                 continue;
@@ -1125,6 +1226,25 @@ impl LodMesher {
         let s = input.cells as usize + 1;
         let side = 2 * input.cells as usize + 1;
         let first = (c[2] as usize * s + c[1] as usize) * s + c[0] as usize;
+        if r.quick {
+            // Uniform cells are skipped from the face summaries and the corners
+            // off the refined faces.
+            let n = input.cells as usize;
+            let mut kinds = 0u8;
+            let mut faces = r.refined;
+            while faces != 0 {
+                let f = faces.trailing_zeros() as usize;
+                faces &= faces - 1;
+                let (u, w) = face_axes(f / 2);
+                kinds |= self.face_kinds[f][c[w] as usize * n + c[u] as usize];
+            }
+            for &off in &r.quick_off[..r.quick_count as usize] {
+                kinds |= 2 - (input.samples[first + off] >= chunk.iso) as u8;
+            }
+            if kinds != 3 {
+                return;
+            }
+        }
         let mut vals = [0.0f32; 27];
         let (mut solid, mut air) = (0u32, 0u32);
         for i in 0..r.coarse_count as usize {
@@ -1144,8 +1264,7 @@ impl LodMesher {
         }
         for i in 0..r.fine_count as usize {
             let (f, off) = r.fine[i];
-            let fine = input.fine_faces[f as usize].unwrap_or(&[]);
-            let v = fine[bases[f as usize] + off];
+            let v = chunk.fines[f as usize][bases[f as usize] + off];
             vals[r.fine_node[i] as usize] = v;
             let is_solid = (v >= chunk.iso) as u32;
             solid |= is_solid;

@@ -788,6 +788,11 @@ impl HeightmapWorld {
         self.meshes.len()
     }
 
+    /// Drops one cached mesh (a mesh that was replaced on screen).
+    pub(crate) fn forget_mesh(&mut self, key: &MeshKey) {
+        self.meshes.remove(key);
+    }
+
     /// Drops every cached mesh of the given chunks (streamed out).
     pub fn unload(&mut self, chunks: &[[i32; 2]]) {
         let set: HashSet<[i32; 2]> = chunks.iter().copied().collect();

@@ -4,11 +4,13 @@
 mod brush;
 mod chunk;
 mod edit;
+mod mesher;
 mod params;
 mod world;
 
 pub use brush::{VoxelBrush, VoxelTool};
 pub use chunk::{VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh};
 pub use edit::Edit3;
+pub use mesher::VoxelMesher;
 pub use params::VoxelParams;
 pub use world::{VoxelHit, VoxelWorld};

@@ -3,12 +3,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use isoterra_field::{DensitySampler, Field3};
-use isoterra_mesh::{CellBox, CubesOptions, CubesOutput, MarchingCubes};
+use isoterra_field::DensitySampler;
 
 use super::brush::{VoxelBrush, VoxelTool};
 use super::chunk::{VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh};
 use super::edit::Edit3;
+use super::mesher::{MesherPool, VoxelMesher, mesh_chunk_into};
 use super::params::VoxelParams;
 use crate::{EditDirection, RebuildReport, WorldError};
 
@@ -43,6 +43,14 @@ pub struct VoxelWorld {
     meshes: BTreeMap<[i32; 3], VoxelChunkMesh>,
     dirty: BTreeSet<[i32; 3]>,
     modified: BTreeSet<[i32; 3]>,
+    /// Meshers reused by rebuilds (one per worker once warm).
+    meshers: MesherPool,
+    /// Rebuild work list, reused.
+    work: Vec<([i32; 3], VoxelChunkMesh)>,
+    /// Rebuild queue, reused.
+    queue: Vec<[i32; 3]>,
+    /// Chunks a rebuild batch reads, reused.
+    need: Vec<[i32; 3]>,
 }
 
 /// A hit of [`VoxelWorld::raycast`].
@@ -93,6 +101,10 @@ impl VoxelWorld {
             meshes: BTreeMap::new(),
             dirty: BTreeSet::new(),
             modified: BTreeSet::new(),
+            meshers: MesherPool::default(),
+            work: Vec::new(),
+            queue: Vec::new(),
+            need: Vec::new(),
         })
     }
 
@@ -413,36 +425,114 @@ impl VoxelWorld {
         })
     }
 
-    fn mark_node(&mut self, g: [i64; 3], density: bool) {
-        let r = self.chunks_reading_node(g, density);
-        for z in r[2][0]..=r[2][1] {
-            for y in r[1][0]..=r[1][1] {
-                for x in r[0][0]..=r[0][1] {
-                    self.dirty.insert([x, y, z]);
+    /// Writes nodes of loaded chunks (`nodes` in any order, usually
+    /// ascending by `(z, y, x)`), marking modified and dirty chunks for the
+    /// nodes whose value bits or material actually change. Consecutive nodes
+    /// of one chunk share its lookup, and consecutive nodes read by the same
+    /// chunks share one dirty-range expansion.
+    fn write_nodes(&mut self, nodes: &[[i64; 3]], values: &[f32], mats: &[u8]) {
+        let n = self.n;
+        let len = self.chunk_len();
+        let mut marks: Vec<[i32; 3]> = Vec::new();
+        let mut last_range: Option<[[i32; 2]; 3]> = None;
+        let mut last_modified: Option<[i32; 3]> = None;
+        let mut cur_coord: Option<[i32; 3]> = None;
+        let mut cur: Option<&mut VoxelChunk> = None;
+        for ((&g, &value), &material) in nodes.iter().zip(values).zip(mats) {
+            let coord = g.map(|v| chunk_of(v, n));
+            if cur_coord != Some(coord) {
+                cur = self.chunks.get_mut(&coord);
+                cur_coord = Some(coord);
+            }
+            let Some(chunk) = cur.as_deref_mut() else {
+                continue;
+            };
+            let l = g.map(|v| v.rem_euclid(n));
+            let i = ((l[2] * n + l[1]) * n + l[0]) as usize;
+            let dv = chunk.density.get(i).to_bits() != value.to_bits();
+            let dm = chunk.materials.get(i) != material;
+            if !dv && !dm {
+                continue;
+            }
+            chunk.set(i, len, value, material);
+            if last_modified != Some(coord) {
+                self.modified.insert(coord);
+                last_modified = Some(coord);
+            }
+            let r = g.map(|v| {
+                if dv {
+                    [chunk_of(v - 2, n), chunk_of(v + 1, n)]
+                } else {
+                    [chunk_of(v - 1, n), chunk_of(v, n)]
+                }
+            });
+            if last_range == Some(r) {
+                continue;
+            }
+            last_range = Some(r);
+            for z in r[2][0]..=r[2][1] {
+                for y in r[1][0]..=r[1][1] {
+                    for x in r[0][0]..=r[0][1] {
+                        marks.push([x, y, z]);
+                    }
                 }
             }
         }
+        marks.sort_unstable();
+        marks.dedup();
+        self.dirty.extend(marks);
     }
 
-    /// Writes a node of a loaded chunk, marking dirty and modified chunks
-    /// when something changes.
-    fn write_node(&mut self, g: [i64; 3], value: f32, material: u8) {
-        let coord = self.chunk_of_node(g);
-        let i = self.local_index(g);
-        let len = self.chunk_len();
-        let Some(chunk) = self.chunks.get_mut(&coord) else {
-            return;
-        };
-        let old_v = chunk.density.get(i);
-        let old_m = chunk.materials.get(i);
-        let dv = old_v.to_bits() != value.to_bits();
-        let dm = old_m != material;
-        if !dv && !dm {
-            return;
+    /// Copies the nodes of the box `lo..=hi` into `values` and `mats`
+    /// (cleared first; x fastest), chunk by chunk; nodes of chunks that are
+    /// not loaded read as air with material 0.
+    fn read_box(&self, lo: [i64; 3], hi: [i64; 3], values: &mut Vec<f32>, mats: &mut Vec<u8>) {
+        let n = self.n;
+        let nu = n as usize;
+        let dims = [0, 1, 2].map(|a| (hi[a] - lo[a] + 1) as usize);
+        let total = dims[0] * dims[1] * dims[2];
+        values.clear();
+        values.resize(total, -1.0);
+        mats.clear();
+        mats.resize(total, 0);
+        let cl = self.chunk_of_node(lo);
+        let ch = self.chunk_of_node(hi);
+        for cz in cl[2]..=ch[2] {
+            for cy in cl[1]..=ch[1] {
+                for cx in cl[0]..=ch[0] {
+                    let Some(chunk) = self.chunks.get(&[cx, cy, cz]) else {
+                        continue;
+                    };
+                    let c = [cx, cy, cz];
+                    // The part of the box inside this chunk, in global nodes.
+                    let a = [0, 1, 2].map(|k| lo[k].max(c[k] as i64 * n));
+                    let b = [0, 1, 2].map(|k| hi[k].min(c[k] as i64 * n + n - 1));
+                    let run = (b[0] - a[0] + 1) as usize;
+                    for z in a[2]..=b[2] {
+                        for y in a[1]..=b[1] {
+                            let dst = (((z - lo[2]) as usize * dims[1]) + (y - lo[1]) as usize)
+                                * dims[0]
+                                + (a[0] - lo[0]) as usize;
+                            let src = ((z.rem_euclid(n) as usize * nu) + y.rem_euclid(n) as usize)
+                                * nu
+                                + a[0].rem_euclid(n) as usize;
+                            let dv = &mut values[dst..dst + run];
+                            match &chunk.density {
+                                VoxelChunkData::Uniform(v) => dv.fill(*v),
+                                VoxelChunkData::Dense(v) => dv.copy_from_slice(&v[src..src + run]),
+                            }
+                            let dm = &mut mats[dst..dst + run];
+                            match &chunk.materials {
+                                VoxelChunkMaterials::Uniform(m) => dm.fill(*m),
+                                VoxelChunkMaterials::Dense(m) => {
+                                    dm.copy_from_slice(&m[src..src + run])
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         }
-        chunk.set(i, len, value, material);
-        self.modified.insert(coord);
-        self.mark_node(g, dv);
     }
 
     /// Loads every chunk owning a node of the box `lo..=hi`.
@@ -475,17 +565,9 @@ impl VoxelWorld {
         let shi = hi.map(|v| v + 1);
         self.load_box(slo, shi);
         let dims = [0, 1, 2].map(|a| (shi[a] - slo[a] + 1) as usize);
-        let mut snap = Vec::with_capacity(dims[0] * dims[1] * dims[2]);
-        let mut snap_m = Vec::with_capacity(snap.capacity());
-        for z in slo[2]..=shi[2] {
-            for y in slo[1]..=shi[1] {
-                for x in slo[0]..=shi[0] {
-                    let (v, m) = self.node([x, y, z]).unwrap_or((-1.0, 0));
-                    snap.push(v);
-                    snap_m.push(m);
-                }
-            }
-        }
+        let mut snap = Vec::new();
+        let mut snap_m = Vec::new();
+        self.read_box(slo, shi, &mut snap, &mut snap_m);
         let sidx = |g: [i64; 3]| -> usize {
             (((g[2] - slo[2]) as usize * dims[1]) + (g[1] - slo[1]) as usize) * dims[0]
                 + (g[0] - slo[0]) as usize
@@ -568,9 +650,7 @@ impl VoxelWorld {
                 }
             }
         }
-        for k in 0..edit.nodes.len() {
-            self.write_node(edit.nodes[k], edit.after[k], edit.mat_after[k]);
-        }
+        self.write_nodes(&edit.nodes, &edit.after, &edit.mat_after);
         Ok(edit)
     }
 
@@ -590,9 +670,7 @@ impl VoxelWorld {
         };
         let coords: Vec<[i32; 3]> = edit.nodes.iter().map(|&g| self.chunk_of_node(g)).collect();
         self.load_chunks(&coords);
-        for k in 0..edit.nodes.len() {
-            self.write_node(edit.nodes[k], values[k], mats[k]);
-        }
+        self.write_nodes(&edit.nodes, values, mats);
         Ok(())
     }
 
@@ -603,40 +681,84 @@ impl VoxelWorld {
     /// per worker); the result does not depend on the thread count.
     pub fn rebuild(&mut self, budget: Option<Duration>) -> RebuildReport {
         let start = Instant::now();
-        let queue: Vec<[i32; 3]> = self.dirty.iter().copied().collect();
+        let mut queue = std::mem::take(&mut self.queue);
+        queue.clear();
+        queue.extend(self.dirty.iter().copied());
         let step = match budget {
             None => queue.len().max(1),
             Some(_) => batch_size(),
         };
+        let mut need = std::mem::take(&mut self.need);
+        let mut work = std::mem::take(&mut self.work);
         let mut done = 0;
         while done < queue.len() {
             let end = (done + step).min(queue.len());
             let batch = &queue[done..end];
-            let mut need = Vec::with_capacity(batch.len() * 27);
+            need.clear();
             for c in batch {
                 for dz in -1..=1 {
                     for dy in -1..=1 {
                         for dx in -1..=1 {
-                            need.push([c[0] + dx, c[1] + dy, c[2] + dz]);
+                            let nc = [c[0] + dx, c[1] + dy, c[2] + dz];
+                            if !self.chunks.contains_key(&nc) {
+                                need.push(nc);
+                            }
                         }
                     }
                 }
             }
-            self.load_chunks(&need);
-            let meshes = mesh_batch(&self.chunks, batch, self.n, self.params.iso);
-            for (c, m) in batch.iter().zip(meshes) {
-                self.meshes.insert(*c, m);
-                self.dirty.remove(c);
+            if !need.is_empty() {
+                self.load_chunks(&need);
+            }
+            // Each chunk's previous mesh lends its buffers to the new one.
+            work.clear();
+            work.extend(batch.iter().map(|c| {
+                let old = self.meshes.get_mut(c).map(std::mem::take);
+                (*c, old.unwrap_or_default())
+            }));
+            mesh_batch(
+                &self.chunks,
+                &mut work,
+                self.n,
+                self.params.iso,
+                &self.meshers,
+            );
+            for (c, mesh) in work.drain(..) {
+                match self.meshes.get_mut(&c) {
+                    Some(slot) => *slot = mesh,
+                    None => {
+                        self.meshes.insert(c, mesh);
+                    }
+                }
+                self.dirty.remove(&c);
             }
             done = end;
             if budget.is_some_and(|b| start.elapsed() >= b) {
                 break;
             }
         }
+        self.queue = queue;
+        self.need = need;
+        self.work = work;
         RebuildReport {
             rebuilt: done,
             remaining: self.dirty.len(),
         }
+    }
+
+    /// Meshes chunk `coord` from the loaded chunks into `out` (cleared
+    /// first), exactly as [`rebuild`](Self::rebuild) does, without touching
+    /// the world's cache or dirty set. The chunk's nodes and its apron (one
+    /// node before and two after on each axis) are gathered from the chunk
+    /// and its neighbours; neighbours that are not loaded read as air. Call
+    /// [`load_chunks`](Self::load_chunks) for the 27 chunks around `coord`
+    /// first to mesh the generated terrain.
+    ///
+    /// The positions, normals, materials and indices are the chunk's visual
+    /// mesh and, as [`VoxelChunkMesh::trimesh`], its collider. With a warm
+    /// `mesher` and an `out` with enough capacity it allocates nothing.
+    pub fn mesh_chunk(&self, coord: [i32; 3], mesher: &mut VoxelMesher, out: &mut VoxelChunkMesh) {
+        mesh_chunk_into(&self.chunks, coord, self.n, self.params.iso, mesher, out);
     }
 
     /// Re-meshes every dirty chunk.
@@ -784,15 +906,6 @@ fn generate(sampler: &DensitySampler, coord: [i32; 3], n: i64) -> VoxelChunk {
     }
 }
 
-/// Reusable per-worker meshing state.
-#[derive(Default)]
-struct MeshScratch {
-    mesher: MarchingCubes,
-    out: CubesOutput,
-    values: Vec<f32>,
-    mats: Vec<u8>,
-}
-
 /// Chunks per batch under a time budget: one per worker thread.
 fn batch_size() -> usize {
     #[cfg(feature = "parallel")]
@@ -805,104 +918,33 @@ fn batch_size() -> usize {
     }
 }
 
+/// Fewest chunks in one batch for which a rebuild fans out over threads;
+/// smaller batches run on the calling thread (waking workers costs more).
+#[cfg(feature = "parallel")]
+const PARALLEL_MIN_CHUNKS: usize = 2;
+
+/// Meshes every `(coord, mesh)` of `work` into its mesh, reusing meshers
+/// from `pool`.
 fn mesh_batch(
     chunks: &BTreeMap<[i32; 3], VoxelChunk>,
-    batch: &[[i32; 3]],
+    work: &mut [([i32; 3], VoxelChunkMesh)],
     n: i64,
     iso: f32,
-) -> Vec<VoxelChunkMesh> {
+    pool: &MesherPool,
+) {
     #[cfg(feature = "parallel")]
-    {
+    if work.len() >= PARALLEL_MIN_CHUNKS && rayon::current_num_threads() > 1 {
         use rayon::prelude::*;
-        batch
-            .par_iter()
-            .map_init(MeshScratch::default, |s, &c| {
-                mesh_chunk(chunks, c, n, iso, s)
-            })
-            .collect()
+        work.par_iter_mut().for_each_init(
+            || pool.take(),
+            |m, (c, mesh)| mesh_chunk_into(chunks, *c, n, iso, m.get(), mesh),
+        );
+        return;
     }
-    #[cfg(not(feature = "parallel"))]
-    {
-        let mut s = MeshScratch::default();
-        batch
-            .iter()
-            .map(|&c| mesh_chunk(chunks, c, n, iso, &mut s))
-            .collect()
+    let mut m = pool.take();
+    for (c, mesh) in work.iter_mut() {
+        mesh_chunk_into(chunks, *c, n, iso, m.get(), mesh);
     }
-}
-
-/// Per axis, the three pieces of a gathered chunk grid of `N + 3` nodes:
-/// (neighbour offset, first gathered node, first local node, length).
-fn segments(n: usize) -> [(i32, usize, usize, usize); 3] {
-    [(-1, 0, n - 1, 1), (0, 1, 0, n), (1, n + 1, 0, 2)]
-}
-
-/// Gathers chunk `c` with one node before and two after on each axis and
-/// meshes its cells.
-fn mesh_chunk(
-    chunks: &BTreeMap<[i32; 3], VoxelChunk>,
-    c: [i32; 3],
-    n: i64,
-    iso: f32,
-    s: &mut MeshScratch,
-) -> VoxelChunkMesh {
-    let nu = n as usize;
-    let w = nu + 3;
-    let total = w * w * w;
-    s.values.clear();
-    s.values.resize(total, -1.0);
-    s.mats.clear();
-    s.mats.resize(total, 0);
-    let seg = segments(nu);
-    for &(oz, gz, lz, len_z) in &seg {
-        for &(oy, gy, ly, len_y) in &seg {
-            for &(ox, gx, lx, len_x) in &seg {
-                let Some(chunk) = chunks.get(&[c[0] + ox, c[1] + oy, c[2] + oz]) else {
-                    continue;
-                };
-                for k in 0..len_z {
-                    for j in 0..len_y {
-                        let dst = ((gz + k) * w + gy + j) * w + gx;
-                        let src = ((lz + k) * nu + ly + j) * nu + lx;
-                        let dv = &mut s.values[dst..dst + len_x];
-                        match &chunk.density {
-                            VoxelChunkData::Uniform(v) => dv.fill(*v),
-                            VoxelChunkData::Dense(v) => dv.copy_from_slice(&v[src..src + len_x]),
-                        }
-                        let dm = &mut s.mats[dst..dst + len_x];
-                        match &chunk.materials {
-                            VoxelChunkMaterials::Uniform(m) => dm.fill(*m),
-                            VoxelChunkMaterials::Dense(m) => {
-                                dm.copy_from_slice(&m[src..src + len_x])
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    let origin = c.map(|v| (v as i64 * n - 1) as f32);
-    let values = std::mem::take(&mut s.values);
-    let wu = w as u32;
-    let mut mesh = VoxelChunkMesh::default();
-    match Field3::from_values(wu, wu, wu, values).and_then(|f| f.with_origin(origin)) {
-        Ok(field) => {
-            let cells = CellBox::new(1, 1, 1, wu - 2, wu - 2, wu - 2);
-            let options = CubesOptions::DEFAULT.with_iso(iso);
-            if s.mesher
-                .mesh_with_materials(&field, &s.mats, cells, &options, &mut s.out)
-                .is_ok()
-            {
-                mesh.positions.extend_from_slice(&s.out.positions);
-                mesh.normals.extend_from_slice(&s.out.normals);
-                mesh.materials.extend_from_slice(&s.out.materials);
-                mesh.indices.extend_from_slice(&s.out.indices);
-            }
-            s.values = field.into_values();
-        }
-        Err(_) => s.values = Vec::new(),
-    }
-    mesh
 }
 
 #[cfg(test)]
