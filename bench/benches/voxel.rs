@@ -22,11 +22,13 @@
 //!   what the gather adds.
 //! * `world_rebuild_64x32/threads_T`: [`VoxelWorld::rebuild`] of the 64
 //!   dirty chunks on a rayon pool of `T` threads (includes the chunk cache
-//!   bookkeeping).
-//! * `dig_r8_*`: a dig of radius 8 on the ground surface (brush alone, brush
-//!   + rebuild of the dirty chunks, and the steady dig / rebuild / undo /
-//!   rebuild cycle; `dig_r8_brush_undo` is the brush and its undo without
-//!   rebuilding).
+//!   bookkeeping), first meshing (new mesh buffers), and
+//!   `world_rebuild_warm_216x32/threads_T`: the steady state, 216 chunks
+//!   that were meshed before rebuilt again (their buffers reused).
+//! * `dig_r8_*`: a dig of radius 8 on the ground surface: the brush alone,
+//!   the brush and the rebuild of the dirty chunks, the steady dig / rebuild /
+//!   undo / rebuild cycle, and (`dig_r8_brush_undo`) the brush and its undo
+//!   without rebuilding.
 //!
 //! Throughput counts cells: `N^3` per rebuilt chunk.
 //!
@@ -216,6 +218,7 @@ fn world_rebuild(c: &mut Criterion) {
                 "voxel/world_rebuild_64x32: {nonempty} of 64 chunks with a surface, {tris} triangles"
             );
         }
+        // First meshing of the chunks: new mesh buffers each time.
         group.bench_function(format!("world_rebuild_64x32/threads_{threads}"), |b| {
             b.iter_batched_ref(
                 || base.clone(),
@@ -223,6 +226,57 @@ fn world_rebuild(c: &mut Criterion) {
                 BatchSize::LargeInput,
             )
         });
+    }
+    group.finish();
+
+    // Steady state: the 6^3 chunks around the block already meshed (8^3
+    // loaded), re-dirtied by writing the block's own data back with
+    // `insert_chunk` (untimed); each rebuild reuses the previous meshes'
+    // buffers and the world's meshers.
+    let params = *base.params();
+    let mut w = VoxelWorld::new(&params).unwrap();
+    let mut outer = Vec::new();
+    for z in LO - 2..=HI + 2 {
+        for y in LO - 2..=HI + 2 {
+            for x in LO - 2..=HI + 2 {
+                outer.push([x, y, z]);
+            }
+        }
+    }
+    w.load_chunks(&outer);
+    w.ensure_region([LO - 1; 3], [HI + 1; 3]).unwrap();
+    w.rebuild(None);
+    let len = w.chunk_len();
+    let data: Vec<([i32; 3], Vec<f32>, Vec<u8>)> = block()
+        .into_iter()
+        .map(|k| {
+            let ch = w.chunk(k).unwrap();
+            (k, ch.density.to_dense(len), ch.materials.to_dense(len))
+        })
+        .collect();
+    let mut group = c.benchmark_group("voxel");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(216 * (N as u64).pow(3)));
+    for threads in [1, 2] {
+        let p = pool(threads);
+        group.bench_function(
+            format!("world_rebuild_warm_216x32/threads_{threads}"),
+            |b| {
+                b.iter_custom(|iters| {
+                    let mut total = std::time::Duration::ZERO;
+                    for _ in 0..iters {
+                        for (k, d, m) in &data {
+                            w.insert_chunk(*k, d.clone(), m.clone()).unwrap();
+                        }
+                        assert_eq!(w.dirty_count(), 216);
+                        let t = std::time::Instant::now();
+                        p.install(|| w.rebuild(None));
+                        total += t.elapsed();
+                    }
+                    total
+                })
+            },
+        );
     }
     group.finish();
 }

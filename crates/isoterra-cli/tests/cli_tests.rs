@@ -1163,3 +1163,96 @@ fn exported_glb_files_pass_the_khronos_validator() {
     ]);
     assert_valid_glb(&glb);
 }
+
+#[test]
+fn voxel_export_at_a_coarser_lod_is_closed_and_lighter() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.isoterra");
+    ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "voxel",
+        "--seed",
+        "4",
+        "--chunk",
+        "8",
+    ]);
+    // A ball of solid in the air, well inside the exported region; its radius
+    // keeps every node off the iso level, so vertices welded by position are
+    // distinct.
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "add",
+        "--at",
+        "16.2,216.1,15.9",
+        "--radius",
+        "9.3",
+    ]);
+    let region = "0,200,0,32,232,32";
+    let mut counts = Vec::new();
+    for lod in ["0", "1"] {
+        let obj = dir.path().join(format!("lod{lod}.obj"));
+        ok(&[
+            "export",
+            s(&file),
+            "--format",
+            "obj",
+            "--region",
+            region,
+            "--lod",
+            lod,
+            "-o",
+            s(&obj),
+        ]);
+        let text = std::fs::read_to_string(&obj).unwrap();
+        // Weld by exact position text and check that every edge has a twin.
+        let mut verts = Vec::new();
+        let mut edges = std::collections::HashMap::new();
+        for line in text.lines() {
+            if let Some(v) = line.strip_prefix("v ") {
+                verts.push(v.to_string());
+            } else if let Some(f) = line.strip_prefix("f ") {
+                let ids: Vec<&str> = f
+                    .split_whitespace()
+                    .map(|t| {
+                        verts[t.split('/').next().unwrap().parse::<usize>().unwrap() - 1].as_str()
+                    })
+                    .collect();
+                for k in 0..3 {
+                    *edges
+                        .entry((ids[k].to_string(), ids[(k + 1) % 3].to_string()))
+                        .or_insert(0) += 1;
+                }
+            }
+        }
+        assert!(!edges.is_empty(), "lod {lod} exported no triangles");
+        for ((a, b), n) in &edges {
+            assert_eq!(*n, 1, "lod {lod}: edge {a} -> {b} used {n} times");
+            assert!(
+                edges.contains_key(&(b.clone(), a.clone())),
+                "lod {lod}: open edge {a} -> {b}"
+            );
+        }
+        counts.push(edges.len());
+    }
+    assert!(
+        counts[1] < counts[0],
+        "LOD 1 has fewer edges than LOD 0: {counts:?}"
+    );
+    let err = fails(&[
+        "export",
+        s(&file),
+        "--format",
+        "obj",
+        "--region",
+        region,
+        "--lod",
+        "30",
+        "-o",
+        "x.obj",
+    ]);
+    assert!(err.contains("error"), "{err}");
+}

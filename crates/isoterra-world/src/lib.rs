@@ -77,5 +77,6 @@ pub use query::RayHit;
 pub use side2d::{RebuildReport, Side2dWorld};
 pub use voxel::{
     Edit3, VoxelBrush, VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh, VoxelHit,
-    VoxelMesher, VoxelParams, VoxelTool, VoxelWorld,
+    VoxelLodChunk, VoxelLodMesher, VoxelLodParams, VoxelMesher, VoxelParams, VoxelTool, VoxelWorld,
+    select_voxel_lods, voxel_lod_transitions,
 };

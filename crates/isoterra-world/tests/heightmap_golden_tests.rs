@@ -12,7 +12,7 @@
 //! bug (a value that depends on the machine, the build or the path taken).
 
 use isoterra_field::{HeightParams, HeightPreset};
-use isoterra_world::{HeightmapParams, HeightmapWorld, MeshKey};
+use isoterra_world::{HeightBrush, HeightTool, HeightmapParams, HeightmapWorld, MeshKey};
 
 /// FNV-1a, 64-bit, over the little-endian bytes of each word.
 fn fnv1a64(words: impl IntoIterator<Item = u32>) -> u64 {
@@ -131,4 +131,46 @@ fn chunk_mesh_positions_match_their_golden_hash() {
     assert_eq!(mesh.positions.len(), 65 * 65);
     let h = fnv1a64(mesh.positions.iter().flat_map(|p| p.map(f32::to_bits)));
     assert_eq!(h, GOLDEN_MESH_POSITIONS, "LOD-0 mesh positions changed");
+}
+
+#[test]
+fn chunk_heights_equal_node_heights_at_every_lod_and_cell_size() {
+    // Chunk heights may come from the generator's batch fill; they must be
+    // the bits of the per-node path, edits included, for cell sizes where
+    // the batch applies (1, 0.5) and where it does not (0.3).
+    for cell_size in [1.0f32, 0.5, 0.3] {
+        let params = HeightmapParams::DEFAULT
+            .with_generator(HeightParams::preset(HeightPreset::Mountains))
+            .with_seed(5)
+            .with_chunk_cells(16)
+            .with_lod_count(4)
+            .with_cell_size(cell_size);
+        let mut w = HeightmapWorld::new(&params).unwrap();
+        let brush = HeightBrush::new(HeightTool::Raise, [8.0 * cell_size, 8.0 * cell_size], 9.0)
+            .with_strength(1.0);
+        assert!(!w.apply_brush(&brush).unwrap().is_empty());
+        let mut block = Vec::new();
+        for chunk in [[0, 0], [-1, 0], [0, -1], [5, -3]] {
+            for lod in 0..4u8 {
+                w.chunk_heights(chunk, lod, &mut block).unwrap();
+                let step = 1i64 << lod;
+                let side = (16 >> lod) + 3;
+                assert_eq!(block.len(), (side * side) as usize);
+                for j in 0..side {
+                    for i in 0..side {
+                        let g = [
+                            i64::from(chunk[0]) * 16 + (i - 1) * step,
+                            i64::from(chunk[1]) * 16 + (j - 1) * step,
+                        ];
+                        let got = block[(j * side + i) as usize];
+                        assert_eq!(
+                            got.to_bits(),
+                            w.height(g).to_bits(),
+                            "cell size {cell_size}, chunk {chunk:?}, LOD {lod}, node {g:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

@@ -167,6 +167,14 @@ fn a_viewer_crossing_the_map_gets_every_selected_chunk() {
     assert_screen_matches(&stream, &world, &screen);
     // The start area was left far behind and unloaded.
     assert!(screen.unloaded.contains(&[-5, -3]), "{:?}", screen.unloaded);
+    // Meshes that went stale on the way (re-LOD'd or unloaded chunks) do
+    // not pile up in the world's cache once their jobs are back.
+    while world.pending_count() > 0 {
+        screen.apply(stream.update(&mut world, &v).unwrap());
+        std::thread::yield_now();
+    }
+    assert!(stream.is_settled());
+    assert_eq!(world.cached_count(), stream.loaded().len());
 }
 
 #[test]

@@ -9,8 +9,8 @@ use isoterra::export::{
 };
 use isoterra::mesh::Polyline;
 use isoterra::store::{HeightmapDocument, Side2dDocument, VoxelDocument};
-use isoterra::world::MeshKey;
 use isoterra::world::Side2dWorld;
+use isoterra::world::{MeshKey, VoxelLodMesher};
 
 use crate::args::{ExportArgs, ExportFormat};
 use crate::commands::doc::Doc;
@@ -78,39 +78,47 @@ fn voxel(doc: &mut VoxelDocument, a: &ExportArgs) -> anyhow::Result<Exported> {
             format_name(a.format)
         );
     }
-    if a.lod != 0 {
-        bail!(
-            "voxel export meshes at full resolution; --lod {} is not available yet",
-            a.lod
-        );
-    }
     let region = a.region.as_deref().context(
         "a voxel world is endless: say which part to export with --region X0,Y0,Z0,X1,Y1,Z1",
     )?;
     let (lo, hi) = parse::region3(region)?;
     let t1 = Instant::now();
     let (min, max) = doc.world().chunks_covering(lo, hi)?;
-    doc.ensure_region(min, max)?;
-    doc.rebuild(None);
-    let world = doc.world();
-    let mut coords: Vec<[i32; 3]> = world
-        .meshed_chunks()
-        .filter(|c| (0..3).all(|k| min[k] <= c[k] && c[k] <= max[k]))
-        .collect();
-    coords.sort_by_key(|c| (c[2], c[1], c[0]));
-    let names: Vec<String> = coords
-        .iter()
-        .map(|c| format!("chunk_{}_{}_{}", c[0], c[1], c[2]))
-        .collect();
+    let mut names = Vec::new();
+    let mut outputs = Vec::new();
+    if a.lod == 0 {
+        doc.ensure_region(min, max)?;
+        doc.rebuild(None);
+        let world = doc.world();
+        let mut coords: Vec<[i32; 3]> = world
+            .meshed_chunks()
+            .filter(|c| (0..3).all(|k| min[k] <= c[k] && c[k] <= max[k]))
+            .collect();
+        coords.sort_by_key(|c| (c[2], c[1], c[0]));
+        for c in coords {
+            if let Some(m) = world.chunk_mesh(c)
+                && !m.is_empty()
+            {
+                names.push(format!("chunk_{}_{}_{}", c[0], c[1], c[2]));
+                outputs.push((m.positions.clone(), m.normals.clone(), m.indices.clone()));
+            }
+        }
+    } else {
+        // Coarser levels sample every 2^lod nodes; unedited chunks come
+        // straight from the generator, so nothing needs loading.
+        let meshed = VoxelLodMesher::new().mesh_region(doc.world(), min, max, a.lod)?;
+        for (c, m) in meshed {
+            if !m.indices.is_empty() {
+                names.push(format!("lod{}_chunk_{}_{}_{}", a.lod, c[0], c[1], c[2]));
+                outputs.push((m.positions, m.normals, m.indices));
+            }
+        }
+    }
     let mut meshes = Vec::new();
     let mut triangles = 0;
-    for (c, name) in coords.iter().zip(&names) {
-        if let Some(m) = world.chunk_mesh(*c)
-            && !m.is_empty()
-        {
-            triangles += m.triangle_count();
-            meshes.push(GlbMesh::new(name, &m.positions, &m.indices).with_normals(&m.normals));
-        }
+    for (name, (positions, normals, indices)) in names.iter().zip(&outputs) {
+        triangles += indices.len() / 3;
+        meshes.push(GlbMesh::new(name, positions, indices).with_normals(normals));
     }
     let mesh_ms = ms(t1);
     let bytes = match a.format {

@@ -764,3 +764,60 @@ impl Noise3 for Fractal {
         by_pair!(self, go)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::noise::{CellularReturn, fill2, fill3};
+
+    /// Row fills keep per-octave row data for up to 32 octaves; the full
+    /// table, odd row lengths (a partial last group of eight) and every
+    /// basis give the point API's bits.
+    #[test]
+    fn row_fills_with_every_octave_slot_match_points() {
+        let bases = [
+            Basis::Perlin,
+            Basis::OpenSimplex2,
+            Basis::Value,
+            Basis::Cellular {
+                ret: CellularReturn::F1,
+                jitter: 0.8,
+            },
+        ];
+        for basis in bases {
+            for octaves in [1, 31, 32] {
+                let p = FractalParams::DEFAULT
+                    .with_basis(basis)
+                    .with_kind(FractalKind::Ridged)
+                    .with_octaves(octaves)
+                    .with_lacunarity(1.5)
+                    .with_frequency(0.03);
+                let f = Fractal::new(&p, 99).unwrap();
+                let (o, s) = ([-7.25f32, 3.5, 11.0], [0.75f32, 1.25, 0.5]);
+                let mut out2 = vec![0.0; 13 * 3];
+                fill2(&f, [o[0], o[1]], [s[0], s[1]], [13, 3], &mut out2).unwrap();
+                let mut out3 = vec![0.0; 11 * 2 * 2];
+                fill3(&f, o, s, [11, 2, 2], &mut out3).unwrap();
+                for j in 0..3 {
+                    for i in 0..13 {
+                        let x = o[0] + i as f32 * s[0];
+                        let y = o[1] + j as f32 * s[1];
+                        let want = f.sample2(x, y);
+                        assert_eq!(out2[j * 13 + i].to_bits(), want.to_bits(), "{p:?}");
+                    }
+                }
+                for k in 0..2 {
+                    for j in 0..2 {
+                        for i in 0..11 {
+                            let x = o[0] + i as f32 * s[0];
+                            let y = o[1] + j as f32 * s[1];
+                            let z = o[2] + k as f32 * s[2];
+                            let got = out3[(k * 2 + j) * 11 + i];
+                            assert_eq!(got.to_bits(), f.sample3(x, y, z).to_bits(), "{p:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -78,10 +78,15 @@ pub(crate) fn grad2(h: u32, dx: f32, dy: f32) -> f32 {
 /// `h` with selects.
 #[inline(always)]
 pub(crate) fn grad3(h: u32, dx: f32, dy: f32, dz: f32) -> f32 {
-    let g = h >> 28;
-    let u = sel(g < 8, dx, dy);
-    let v = sel(g < 4, dy, sel(g == 12 || g == 14, dx, dz));
-    flip(u, g & 1) + flip(v, (g >> 1) & 1)
+    // With g = h >> 28 (bits b31 b30 b29 b28): u is dx for g < 8, else dy;
+    // v is dy for g < 4, dx for g = 12 or 14, else dz. Every choice is
+    // tested on a sign bit (b31, b28, b31 != b30), which a vector blend
+    // reads directly, with no compare.
+    let neg = |bits: u32| (bits as i32) < 0;
+    let u = sel(neg(h), dy, dx);
+    let inner = sel(neg(h), sel(neg(h << 3), dz, dx), dy);
+    let v = sel(neg(h ^ (h << 1)), dz, inner);
+    flip(u, (h >> 28) & 1) + flip(v, (h >> 29) & 1)
 }
 
 /// A value in `[-1, 1)` from the top 24 bits of a hash (exact in f32).

@@ -173,6 +173,11 @@ impl HeightmapStream {
         let mut ready = Vec::new();
         for r in world.poll() {
             if self.wanted.get(&r.key.chunk) != Some(&r.key) {
+                // Stale on arrival (the chunk changed LOD or left): keep the
+                // world's cache to the meshes on screen.
+                if self.shown.get(&r.key.chunk) != Some(&r.key) {
+                    world.forget_mesh(&r.key);
+                }
                 continue;
             }
             match r.mesh {
@@ -197,6 +202,9 @@ impl HeightmapStream {
                 continue;
             }
             let current = self.shown.get(&chunk) == Some(&key);
+            if current && world.has_mesh(&key) {
+                continue;
+            }
             if let Some(mesh) = world.cached_mesh(&key) {
                 if !current && !ready.iter().any(|(k, _)| *k == key) {
                     ready.push((key, mesh));

@@ -138,8 +138,61 @@ impl HeightSource {
         out: &mut Vec<f32>,
     ) -> Result<(), WorldError> {
         self.check_key(&MeshKey::new(chunk, lod))?;
+        if self.chunk_heights_batch(chunk, lod, out)? {
+            return Ok(());
+        }
         sample_chunk_heights(self.params.chunk_cells, lod, chunk, out, |g| self.height(g))?;
         Ok(())
+    }
+
+    /// The heights of [`sample_chunk_heights`] through the generator's batch
+    /// fill (eight samples at a time), when that gives the same bits:
+    /// the batch takes sample `i` at `origin + i as f32 * step`, which must
+    /// equal [`HeightmapParams::node_coord`] of every node on both axes (true
+    /// for unit cells, and whenever the products are exact). Returns
+    /// `Ok(false)`, writing nothing, when it does not apply.
+    fn chunk_heights_batch(
+        &self,
+        chunk: [i32; 2],
+        lod: u8,
+        out: &mut Vec<f32>,
+    ) -> Result<bool, WorldError> {
+        let cells = i64::from(self.params.chunk_cells);
+        let step = 1i64 << lod;
+        let side = (cells >> lod) + 3;
+        let g0 = [
+            i64::from(chunk[0]) * cells - step,
+            i64::from(chunk[1]) * cells - step,
+        ];
+        let origin = [self.params.node_coord(g0[0]), self.params.node_coord(g0[1])];
+        let st = self.params.node_coord(step);
+        let exact = |a: usize| {
+            (0..side).all(|i| {
+                let batch = origin[a] + i as f32 * st;
+                batch.to_bits() == self.params.node_coord(g0[a] + i * step).to_bits()
+            })
+        };
+        if !(exact(0) && exact(1)) {
+            return Ok(false);
+        }
+        let n = side as usize;
+        out.clear();
+        out.resize(n * n, 0.0);
+        self.generator
+            .fill_heights(origin, [st, st], [side as u32, side as u32], out)?;
+        if !self.layer.is_empty() {
+            for (j, row) in out.chunks_exact_mut(n).enumerate() {
+                let gz = g0[1] + j as i64 * step;
+                for (i, h) in row.iter_mut().enumerate() {
+                    // The same sum as `height`.
+                    let d = self.delta([g0[0] + i as i64 * step, gz]);
+                    if d.to_bits() != 0 {
+                        *h += d;
+                    }
+                }
+            }
+        }
+        Ok(true)
     }
 
     fn build(
@@ -786,6 +839,11 @@ impl HeightmapWorld {
     /// Number of cached meshes.
     pub fn cached_count(&self) -> usize {
         self.meshes.len()
+    }
+
+    /// Whether the mesh of `key` is cached.
+    pub(crate) fn has_mesh(&self, key: &MeshKey) -> bool {
+        self.meshes.contains_key(key)
     }
 
     /// Drops one cached mesh (a mesh that was replaced on screen).

@@ -4,6 +4,7 @@
 mod brush;
 mod chunk;
 mod edit;
+mod lod;
 mod mesher;
 mod params;
 mod world;
@@ -11,6 +12,9 @@ mod world;
 pub use brush::{VoxelBrush, VoxelTool};
 pub use chunk::{VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh};
 pub use edit::Edit3;
+pub use lod::{
+    VoxelLodChunk, VoxelLodMesher, VoxelLodParams, select_voxel_lods, voxel_lod_transitions,
+};
 pub use mesher::VoxelMesher;
 pub use params::VoxelParams;
 pub use world::{VoxelHit, VoxelWorld};

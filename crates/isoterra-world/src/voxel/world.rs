@@ -77,6 +77,39 @@ const RAY_SAMPLES_PER_CELL: u32 = 4;
 /// Most cells one raycast walks.
 const RAY_MAX_CELLS: u32 = 1 << 20;
 
+/// Floor division and remainder by the chunk size, with shifts when it is
+/// a power of two (the usual case).
+#[derive(Clone, Copy)]
+struct ChunkDiv {
+    n: i64,
+    shift: Option<u32>,
+}
+
+impl ChunkDiv {
+    fn new(n: i64) -> Self {
+        let shift = (n.count_ones() == 1).then(|| n.trailing_zeros());
+        ChunkDiv { n, shift }
+    }
+
+    /// `floor(g / n)`.
+    #[inline]
+    fn chunk(self, g: i64) -> i64 {
+        match self.shift {
+            Some(s) => g >> s,
+            None => g.div_euclid(self.n),
+        }
+    }
+
+    /// `g mod n`, in `[0, n)`.
+    #[inline]
+    fn local(self, g: i64) -> i64 {
+        match self.shift {
+            Some(_) => g & (self.n - 1),
+            None => g.rem_euclid(self.n),
+        }
+    }
+}
+
 #[inline]
 fn chunk_of(g: i64, n: i64) -> i32 {
     g.div_euclid(n) as i32
@@ -427,45 +460,97 @@ impl VoxelWorld {
 
     /// Writes nodes of loaded chunks (`nodes` in any order, usually
     /// ascending by `(z, y, x)`), marking modified and dirty chunks for the
-    /// nodes whose value bits or material actually change. Consecutive nodes
-    /// of one chunk share its lookup, and consecutive nodes read by the same
-    /// chunks share one dirty-range expansion.
+    /// nodes whose value bits or material actually change.
+    ///
+    /// When the nodes span a small box of chunks (always, for a brush), the
+    /// chunks of that box are moved out of the map into a table indexed by
+    /// position for the duration of the write, so each node is one index
+    /// computation away from its storage; otherwise consecutive nodes of one
+    /// chunk share a map lookup. Consecutive nodes read by the same chunks
+    /// share one dirty-range expansion.
     fn write_nodes(&mut self, nodes: &[[i64; 3]], values: &[f32], mats: &[u8]) {
+        /// Most chunks the table may hold.
+        const TABLE_MAX: u64 = 4096;
+        let Some(first) = nodes.first() else {
+            return;
+        };
         let n = self.n;
         let len = self.chunk_len();
+        let div = ChunkDiv::new(n);
+        let chunk_of3 = |g: [i64; 3]| {
+            [
+                div.chunk(g[0]) as i32,
+                div.chunk(g[1]) as i32,
+                div.chunk(g[2]) as i32,
+            ]
+        };
+        let (mut blo, mut bhi) = (chunk_of3(*first), chunk_of3(*first));
+        for &g in nodes {
+            let c = chunk_of3(g);
+            for a in 0..3 {
+                blo[a] = blo[a].min(c[a]);
+                bhi[a] = bhi[a].max(c[a]);
+            }
+        }
+        let bdims = [0, 1, 2].map(|a| (bhi[a] as i64 - blo[a] as i64 + 1) as u64);
+        let use_table = bdims[0].saturating_mul(bdims[1]).saturating_mul(bdims[2]) <= TABLE_MAX;
+        let bidx = |c: [i32; 3]| -> usize {
+            let o = [0, 1, 2].map(|a| (c[a] - blo[a]) as usize);
+            (o[2] * bdims[1] as usize + o[1]) * bdims[0] as usize + o[0]
+        };
+        let mut table: Vec<Option<VoxelChunk>> = Vec::new();
+        if use_table {
+            table.resize_with((bdims[0] * bdims[1] * bdims[2]) as usize, || None);
+            for cz in blo[2]..=bhi[2] {
+                for cy in blo[1]..=bhi[1] {
+                    for cx in blo[0]..=bhi[0] {
+                        let c = [cx, cy, cz];
+                        if let Some(slot) = self.chunks.get_mut(&c) {
+                            table[bidx(c)] = Some(std::mem::replace(slot, placeholder_chunk()));
+                        }
+                    }
+                }
+            }
+        }
+
         let mut marks: Vec<[i32; 3]> = Vec::new();
+        let mut touched: Vec<[i32; 3]> = Vec::new();
         let mut last_range: Option<[[i32; 2]; 3]> = None;
-        let mut last_modified: Option<[i32; 3]> = None;
+        let mut last_touched: Option<[i32; 3]> = None;
         let mut cur_coord: Option<[i32; 3]> = None;
         let mut cur: Option<&mut VoxelChunk> = None;
         for ((&g, &value), &material) in nodes.iter().zip(values).zip(mats) {
-            let coord = g.map(|v| chunk_of(v, n));
+            let coord = chunk_of3(g);
             if cur_coord != Some(coord) {
-                cur = self.chunks.get_mut(&coord);
+                cur = if use_table {
+                    table[bidx(coord)].as_mut()
+                } else {
+                    self.chunks.get_mut(&coord)
+                };
                 cur_coord = Some(coord);
             }
             let Some(chunk) = cur.as_deref_mut() else {
                 continue;
             };
-            let l = g.map(|v| v.rem_euclid(n));
-            let i = ((l[2] * n + l[1]) * n + l[0]) as usize;
+            let i = ((div.local(g[2]) * n + div.local(g[1])) * n + div.local(g[0])) as usize;
             let dv = chunk.density.get(i).to_bits() != value.to_bits();
             let dm = chunk.materials.get(i) != material;
             if !dv && !dm {
                 continue;
             }
             chunk.set(i, len, value, material);
-            if last_modified != Some(coord) {
-                self.modified.insert(coord);
-                last_modified = Some(coord);
+            if last_touched != Some(coord) {
+                touched.push(coord);
+                last_touched = Some(coord);
             }
-            let r = g.map(|v| {
-                if dv {
-                    [chunk_of(v - 2, n), chunk_of(v + 1, n)]
-                } else {
-                    [chunk_of(v - 1, n), chunk_of(v, n)]
-                }
-            });
+            let (before, after) = if dv { (2, 1) } else { (1, 0) };
+            let range = |a: usize| {
+                [
+                    div.chunk(g[a] - before) as i32,
+                    div.chunk(g[a] + after) as i32,
+                ]
+            };
+            let r = [range(0), range(1), range(2)];
             if last_range == Some(r) {
                 continue;
             }
@@ -478,6 +563,23 @@ impl VoxelWorld {
                 }
             }
         }
+        if use_table {
+            for cz in blo[2]..=bhi[2] {
+                for cy in blo[1]..=bhi[1] {
+                    for cx in blo[0]..=bhi[0] {
+                        let c = [cx, cy, cz];
+                        if let Some(chunk) = table[bidx(c)].take()
+                            && let Some(slot) = self.chunks.get_mut(&c)
+                        {
+                            *slot = chunk;
+                        }
+                    }
+                }
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        self.modified.extend(touched);
         marks.sort_unstable();
         marks.dedup();
         self.dirty.extend(marks);
@@ -887,6 +989,14 @@ impl VoxelWorld {
             }
         };
         VoxelHit { point, normal, t }
+    }
+}
+
+/// A chunk that holds a slot while its content is moved out (no memory).
+fn placeholder_chunk() -> VoxelChunk {
+    VoxelChunk {
+        density: VoxelChunkData::Uniform(0.0),
+        materials: VoxelChunkMaterials::Uniform(0),
     }
 }
 
