@@ -683,3 +683,49 @@ fn edits_do_not_depend_on_the_chunk_size() {
         assert!(same > 10_000, "N = {cells}: {same}");
     }
 }
+
+#[test]
+fn an_edit_spread_over_far_apart_chunks_applies_and_undoes_exactly() {
+    let mut w = VoxelWorld::new(&params().with_generator(air_gen())).unwrap();
+    let nodes = vec![[3, 2, 1], [-5, 7, 1], [1 << 20, 7, 1], [6, 1, 1 << 20]];
+    // Ascending by (z, y, x).
+    let nodes = {
+        let mut v = nodes;
+        v.sort_by_key(|g| [g[2], g[1], g[0]]);
+        v
+    };
+    let k = nodes.len();
+    let edit = isoterra_world::Edit3 {
+        nodes: nodes.clone(),
+        before: vec![-1.0; k],
+        after: vec![0.5, 0.25, -0.5, 1.0],
+        mat_before: vec![0; k],
+        mat_after: vec![1, 2, 3, 4],
+    };
+    w.apply_edit(&edit, EditDirection::Forward).unwrap();
+    for (i, g) in nodes.iter().enumerate() {
+        assert_eq!(
+            w.node(*g),
+            Some((edit.after[i], edit.mat_after[i])),
+            "{g:?}"
+        );
+    }
+    // Each changed density dirties the chunks whose stencil holds it.
+    let n = N as i64;
+    let mut want = BTreeSet::new();
+    for g in &nodes {
+        let r = g.map(|v| [(v - 2).div_euclid(n) as i32, (v + 1).div_euclid(n) as i32]);
+        for z in r[2][0]..=r[2][1] {
+            for y in r[1][0]..=r[1][1] {
+                for x in r[0][0]..=r[0][1] {
+                    want.insert([x, y, z]);
+                }
+            }
+        }
+    }
+    assert_eq!(w.dirty_chunks().collect::<BTreeSet<_>>(), want);
+    w.apply_edit(&edit, EditDirection::Backward).unwrap();
+    for g in &nodes {
+        assert_eq!(w.node(*g), Some((-1.0, 0)), "{g:?}");
+    }
+}

@@ -21,7 +21,7 @@ const MISSING_MATERIAL: u8 = 0;
 /// [`VoxelWorld::mesh_chunk`](crate::VoxelWorld::mesh_chunk): once it has
 /// meshed a chunk of a given size, meshing another chunk into a
 /// [`VoxelChunkMesh`] that already has enough capacity allocates nothing.
-#[derive(Debug, Default, Clone)]
+#[derive(Default, Clone)]
 pub struct VoxelMesher {
     cubes: MarchingCubes,
     /// Holds no memory between calls: the target mesh's buffers are swapped
@@ -29,6 +29,14 @@ pub struct VoxelMesher {
     out: CubesOutput,
     values: Vec<f32>,
     mats: Vec<u8>,
+}
+
+impl std::fmt::Debug for VoxelMesher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VoxelMesher")
+            .field("grid_nodes", &self.values.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl VoxelMesher {
@@ -266,8 +274,15 @@ pub(crate) fn mesh_chunk_into(
 /// A pool of meshers shared by the workers of a rebuild; each worker takes
 /// one for the duration of its jobs and puts it back, so that the gather
 /// buffers survive from one rebuild to the next.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct MesherPool(Mutex<Vec<VoxelMesher>>);
+
+impl std::fmt::Debug for MesherPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let idle = self.0.lock().map_or(0, |v| v.len());
+        f.debug_struct("MesherPool").field("idle", &idle).finish()
+    }
+}
 
 impl Clone for MesherPool {
     /// A clone starts with an empty pool (scratch memory is not shared).
