@@ -12,11 +12,14 @@ use isoterra::field::{
     FbmParams, Field2, HeightGen, HeightParams, HeightPreset, HydraulicParams, fill_fbm2,
     fill_fbm3, hydraulic_erosion,
 };
+use isoterra::field::{VoxelGen, VoxelPreset};
 use isoterra::mesh::{
     CellBox, CellRect, ContourTracer, CubesOptions, CubesOutput, MarchingCubes, MarchingSquares,
     SquaresOptions, SquaresOutput,
 };
-use isoterra::world::{Brush, BrushTool, Side2dWorld};
+use isoterra::world::{
+    Brush, BrushTool, Side2dWorld, VoxelChunkMesh, VoxelMesher, VoxelParams, VoxelWorld,
+};
 
 use crate::args::{BenchArgs, BenchGroup};
 use crate::commands::new::side2d_params;
@@ -314,5 +317,45 @@ fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
             });
         }
     }
+    let params = VoxelParams::DEFAULT
+        .with_chunk_cells(32)
+        .with_generator(VoxelGen::new(VoxelPreset::Caves, 7));
+    let mut world = VoxelWorld::new(&params).context("cannot build the voxel bench world")?;
+    let mut ring = Vec::new();
+    for z in -3..=2 {
+        for y in -3..=2 {
+            for x in -3..=2 {
+                ring.push([x, y, z]);
+            }
+        }
+    }
+    world.load_chunks(&ring);
+    let block: Vec<[i32; 3]> = ring
+        .iter()
+        .copied()
+        .filter(|c| c.iter().all(|v| (-2..=1).contains(v)))
+        .collect();
+    let mut mesher = VoxelMesher::new();
+    let mut mesh = VoxelChunkMesh::default();
+    let mut tris = 0usize;
+    let secs = median_secs(reps, || {
+        tris = 0;
+        for &c in &block {
+            world.mesh_chunk(c, &mut mesher, &mut mesh);
+            tris += mesh.triangle_count();
+        }
+    });
+    let voxels = block.len() as f64 * 32f64.powi(3);
+    out.push(Sample {
+        group: "cubes",
+        name: "voxel_chunk32_gather_mesh".into(),
+        unit: "Mvox/s",
+        value: voxels / secs / 1e6,
+        note: format!(
+            "{:.2} ms, {} chunks of 32^3 incl. apron gather, normals, materials, {tris} triangles",
+            secs * 1e3,
+            block.len()
+        ),
+    });
     Ok(())
 }
