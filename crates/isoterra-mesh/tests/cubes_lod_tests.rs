@@ -751,3 +751,325 @@ fn steady_lod_loop_allocates_nothing() {
     assert!(outs.iter().all(|o| o.triangle_count() > 0));
     assert!(outs[0].vertex_count() > outs[2].vertex_count());
 }
+
+// ---------------------------------------------------------------------------
+// Gradient normals with aprons, and materials
+// ---------------------------------------------------------------------------
+
+/// The `(n + 3)^3` apron samples of a chunk: nodes `-1..=n + 1` per axis.
+fn chunk_apron(shape: Shape, origin: [i64; 3], n: u32, step: i64, size: i64) -> Vec<f32> {
+    let o = origin.map(|c| c - step);
+    chunk_samples(shape, o, n + 2, step, size)
+}
+
+/// The `(2n + 1)^2` fine samples of face `f` of a chunk at `origin`.
+fn face_samples(shape: Shape, origin: [i64; 3], n: u32, step: i64, f: usize) -> Vec<f32> {
+    let axis = f / 2;
+    let (a, b) = match axis {
+        0 => (1, 2),
+        1 => (0, 2),
+        _ => (0, 1),
+    };
+    let side = 2 * n as i64 + 1;
+    let mut out = Vec::new();
+    for v in 0..side {
+        for u in 0..side {
+            let mut g = origin;
+            g[axis] += if f.is_multiple_of(2) {
+                0
+            } else {
+                n as i64 * step
+            };
+            g[a] += u * step / 2;
+            g[b] += v * step / 2;
+            out.push(shape.value(g, 1 << 20));
+        }
+    }
+    out
+}
+
+fn plain_ball(centre: [f32; 3], radius: f32) -> Shape {
+    Shape::Ball {
+        centre,
+        radius,
+        wave: 0.0,
+    }
+}
+
+fn material_of(g: [i64; 3]) -> u8 {
+    (hash(5, g) % 251) as u8
+}
+
+fn chunk_materials(origin: [i64; 3], n: u32, step: i64) -> Vec<u8> {
+    let s = n as i64 + 1;
+    let mut out = Vec::new();
+    for k in 0..s {
+        for j in 0..s {
+            for i in 0..s {
+                out.push(material_of([
+                    origin[0] + i * step,
+                    origin[1] + j * step,
+                    origin[2] + k * step,
+                ]));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn same_lod_neighbours_share_normals_with_aprons() {
+    // Two chunks at LOD 1 side by side along each axis; the second one also
+    // has a finer neighbour on its far face, so its vertices on the shared face
+    // come from the transition path while the first one's come from the scan.
+    let n = 8u32;
+    let step = 2i64;
+    let width = n as i64 * step;
+    for axis in 0..3 {
+        let mut centre = [8.3f32, 8.6, 8.1];
+        centre[axis] = width as f32 + 0.4;
+        let shape = Shape::Ball {
+            centre,
+            radius: 6.7,
+            wave: 0.5,
+        };
+        let a_org = [0i64; 3];
+        let mut b_org = [0i64; 3];
+        b_org[axis] = width;
+        let (sa, sb) = (
+            chunk_samples(shape, a_org, n, step, 1 << 20),
+            chunk_samples(shape, b_org, n, step, 1 << 20),
+        );
+        let (pa, pb) = (
+            chunk_apron(shape, a_org, n, step, 1 << 20),
+            chunk_apron(shape, b_org, n, step, 1 << 20),
+        );
+        let far = 2 * axis + 1;
+        let fine = face_samples(shape, b_org, n, step, far);
+        let a = LodChunkInput::new(&sa, n, 1)
+            .with_base_node(a_org)
+            .with_apron(&pa);
+        let b = LodChunkInput::new(&sb, n, 1)
+            .with_base_node(b_org)
+            .with_apron(&pb)
+            .with_finer_face(far as u8, &fine);
+        let mut mesher = LodMesher::new();
+        let (mut oa, mut ob) = (CubesOutput::default(), CubesOutput::default());
+        mesher.mesh(&a, &CubesOptions::DEFAULT, &mut oa).unwrap();
+        mesher.mesh(&b, &CubesOptions::DEFAULT, &mut ob).unwrap();
+        let key = |p: [f32; 3]| p.map(f32::to_bits);
+        let normals_b: HashMap<[u32; 3], [f32; 3]> = ob
+            .positions
+            .iter()
+            .zip(&ob.normals)
+            .map(|(p, m)| (key(*p), *m))
+            .collect();
+        let mut shared = 0;
+        for (p, m) in oa.positions.iter().zip(&oa.normals) {
+            if p[axis] != width as f32 {
+                continue;
+            }
+            let other = normals_b[&key(*p)];
+            assert_eq!(
+                m.map(f32::to_bits),
+                other.map(f32::to_bits),
+                "axis {axis}: normal at {p:?}"
+            );
+            shared += 1;
+        }
+        assert!(shared > 8, "axis {axis}: only {shared} shared vertices");
+    }
+}
+
+#[test]
+fn gradient_normals_point_outward_on_a_sphere() {
+    let n = 8u32;
+    let centre = [8.3f32, 7.7, 8.6];
+    let shape = plain_ball(centre, 6.2);
+    let samples = chunk_samples(shape, [0; 3], n, 2, 1 << 20);
+    let apron = chunk_apron(shape, [0; 3], n, 2, 1 << 20);
+    let faces: Vec<Vec<f32>> = (0..6)
+        .map(|f| face_samples(shape, [0; 3], n, 2, f))
+        .collect();
+    let plain = LodChunkInput::new(&samples, n, 1);
+    let mut refined = LodChunkInput::new(&samples, n, 1).with_apron(&apron);
+    for (f, fine) in faces.iter().enumerate() {
+        refined = refined.with_finer_face(f as u8, fine);
+    }
+    let inputs = [plain, plain.with_apron(&apron), refined];
+    let mut mesher = LodMesher::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let mut out = CubesOutput::default();
+        mesher
+            .mesh(input, &CubesOptions::DEFAULT, &mut out)
+            .unwrap();
+        assert!(out.triangle_count() > 50);
+        assert_eq!(out.normals.len(), out.positions.len());
+        for (p, m) in out.positions.iter().zip(&out.normals) {
+            let l = (m[0] * m[0] + m[1] * m[1] + m[2] * m[2]).sqrt();
+            assert!((l - 1.0).abs() < 1e-5, "input {i}: |n| = {l}");
+            let d = [0, 1, 2].map(|q| p[q] - centre[q]);
+            let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            let dot = (d[0] * m[0] + d[1] * m[1] + d[2] * m[2]) / r;
+            assert!(dot > 0.9, "input {i}: normal {m:?} at {p:?}, dot {dot}");
+        }
+    }
+}
+
+#[test]
+fn materials_come_from_the_solid_endpoint() {
+    let n = 8u32;
+    let step = 2i64;
+    let origin = [-4i64, 2, 6];
+    let shape = Shape::Ball {
+        centre: [5.3, 9.7, 14.6],
+        radius: 6.4,
+        wave: 0.7,
+    };
+    let samples = chunk_samples(shape, origin, n, step, 1 << 20);
+    let mats = chunk_materials(origin, n, step);
+    let input = LodChunkInput::new(&samples, n, 1)
+        .with_base_node(origin)
+        .with_materials(&mats);
+    let mut mesher = LodMesher::new();
+    for normals in [true, false] {
+        let opts = CubesOptions::DEFAULT.with_normals(normals);
+        let mut out = CubesOutput::default();
+        mesher.mesh(&input, &opts, &mut out).unwrap();
+        assert_eq!(out.materials.len(), out.positions.len());
+        assert_eq!(
+            out.normals.len(),
+            if normals { out.positions.len() } else { 0 }
+        );
+        let mut checked = 0;
+        for (p, &m) in out.positions.iter().zip(&out.materials) {
+            let local = [0, 1, 2].map(|q| (p[q] - origin[q] as f32) / step as f32);
+            let frac: Vec<usize> = (0..3).filter(|&q| local[q].fract() != 0.0).collect();
+            if frac.len() != 1 {
+                continue;
+            }
+            let axis = frac[0];
+            let a = local.map(|c| c.floor() as i64);
+            let mut b = a;
+            b[axis] += 1;
+            let node = |l: [i64; 3]| [0, 1, 2].map(|q| origin[q] + l[q] * step);
+            let solid = if shape.value(node(a), 1 << 20) >= 0.0 {
+                a
+            } else {
+                b
+            };
+            assert_eq!(m, material_of(node(solid)), "vertex at {p:?}");
+            checked += 1;
+        }
+        assert!(checked > 50);
+    }
+    // With transitions every vertex still gets a material of the chunk.
+    let fine = face_samples(shape, origin, n, step, 1);
+    let refined = input.with_finer_face(1, &fine);
+    let mut out = CubesOutput::default();
+    mesher
+        .mesh(&refined, &CubesOptions::DEFAULT, &mut out)
+        .unwrap();
+    assert_eq!(out.materials.len(), out.positions.len());
+    assert!(out.materials.iter().all(|m| mats.contains(m)));
+}
+
+#[test]
+fn bad_apron_and_materials_are_rejected() {
+    let n = 4u32;
+    let shape = ball();
+    let samples = chunk_samples(shape, [0; 3], n, 1, 64);
+    let apron = chunk_apron(shape, [0; 3], n, 1, 64);
+    let mats = chunk_materials([0; 3], n, 1);
+    let mut mesher = LodMesher::new();
+    let mut out = CubesOutput::default();
+    out.positions.push([9.0; 3]);
+    let short = &apron[1..];
+    let bad = [
+        LodChunkInput::new(&samples, n, 0).with_apron(short),
+        LodChunkInput::new(&samples, n, 0).with_materials(&mats[1..]),
+    ];
+    for input in bad {
+        let err = mesher.mesh(&input, &CubesOptions::DEFAULT, &mut out);
+        assert!(
+            matches!(err, Err(MeshError::LengthMismatch { .. })),
+            "{err:?}"
+        );
+    }
+    let mut nan = apron.clone();
+    nan[0] = f32::NAN;
+    let err = mesher.mesh(
+        &LodChunkInput::new(&samples, n, 0).with_apron(&nan),
+        &CubesOptions::DEFAULT,
+        &mut out,
+    );
+    assert!(
+        matches!(err, Err(MeshError::NonFiniteSample { .. })),
+        "{err:?}"
+    );
+    let mut off = apron.clone();
+    let a = n as usize + 3;
+    off[(2 * a + 2) * a + 2] += 1.0;
+    let err = mesher.mesh(
+        &LodChunkInput::new(&samples, n, 0).with_apron(&off),
+        &CubesOptions::DEFAULT,
+        &mut out,
+    );
+    assert!(
+        matches!(err, Err(MeshError::InvalidParameter { .. })),
+        "{err:?}"
+    );
+    assert_eq!(out.positions, vec![[9.0; 3]], "output left alone");
+    // The apron's outer ring is free: any finite values are accepted.
+    let mut ring = apron.clone();
+    ring[0] = 123.0;
+    mesher
+        .mesh(
+            &LodChunkInput::new(&samples, n, 0)
+                .with_apron(&ring)
+                .with_materials(&mats),
+            &CubesOptions::DEFAULT,
+            &mut out,
+        )
+        .unwrap();
+    assert_eq!(out.materials.len(), out.positions.len());
+}
+
+#[test]
+fn edge_normals_match_marching_cubes() {
+    // A LOD 0 chunk without apron and the regular mesher over the same slice
+    // (one-sided differences on its first and last nodes in both) give the
+    // same normal, bit for bit, to every vertex on a grid edge.
+    let n = 8u32;
+    let samples = chunk_samples(ball(), [4, 4, 4], n, 1, 64);
+    let input = LodChunkInput::new(&samples, n, 0);
+    let mut out = CubesOutput::default();
+    LodMesher::new()
+        .mesh(&input, &CubesOptions::DEFAULT, &mut out)
+        .unwrap();
+    let mut reference = CubesOutput::default();
+    let dims = [n + 1; 3];
+    MarchingCubes::new()
+        .mesh_slice(
+            &samples,
+            dims,
+            CellBox::of_dims(dims),
+            &CubesOptions::DEFAULT,
+            &mut reference,
+        )
+        .unwrap();
+    assert_eq!(out.positions, reference.positions);
+    let mut checked = 0;
+    for ((p, a), b) in out
+        .positions
+        .iter()
+        .zip(&out.normals)
+        .zip(&reference.normals)
+    {
+        if p.iter().filter(|c| c.fract() != 0.0).count() == 1 {
+            assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "at {p:?}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 50);
+}

@@ -474,3 +474,40 @@ fn mesh_chunk_matches_the_selection() {
     assert_eq!(region[0].1, out);
     assert!(all.iter().any(|(c, _)| c == coarse));
 }
+
+#[test]
+fn same_lod_chunks_share_normals_and_carry_materials() {
+    let mut world = planet_world();
+    world
+        .apply_brush(&VoxelBrush::new(VoxelTool::Add, [-12.6, 0.4, 2.2], 3.6).with_material(3))
+        .unwrap();
+    let mut mesher = VoxelLodMesher::new();
+    for lod in 0..=2 {
+        let meshes = mesher.mesh_region(&world, REGION.0, REGION.1, lod).unwrap();
+        // Every vertex at a position seen by two chunks has one normal.
+        let mut seen: HashMap<[u32; 3], [u32; 3]> = HashMap::new();
+        let mut shared = 0;
+        let mut painted = 0;
+        for (c, m) in &meshes {
+            assert_eq!(m.normals.len(), m.positions.len(), "{c:?}");
+            assert_eq!(m.materials.len(), m.positions.len(), "{c:?}");
+            painted += m.materials.iter().filter(|&&id| id == 3).count();
+            for (p, nrm) in m.positions.iter().zip(&m.normals) {
+                let key = p.map(f32::to_bits);
+                let bits = nrm.map(f32::to_bits);
+                match seen.insert(key, bits) {
+                    Some(prev) => {
+                        assert_eq!(prev, bits, "LOD {lod}: normal at {p:?}");
+                        shared += 1;
+                    }
+                    None => {
+                        let l = nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2];
+                        assert!((l - 1.0).abs() < 1e-4, "LOD {lod}: |n|^2 = {l}");
+                    }
+                }
+            }
+        }
+        assert!(shared > 0, "LOD {lod}: no vertex on a shared face");
+        assert!(painted > 0, "LOD {lod}: the painted material is missing");
+    }
+}

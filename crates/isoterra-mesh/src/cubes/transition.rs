@@ -46,6 +46,20 @@ pub struct LodChunkInput<'a> {
     /// axis fastest). Required for every face in `finer_faces` and for at least
     /// one of the two faces of every edge in `finer_edges`.
     pub fine_faces: [Option<&'a [f32]>; 6],
+    /// Optional samples for the gradient normals: `(cells + 3)^3` values at the
+    /// chunk's LOD, x fastest, then y, then z, where index
+    /// `((k + 1) * (cells + 3) + (j + 1)) * (cells + 3) + (i + 1)` holds node
+    /// `(i, j, k)` for `i, j, k` in `-1..=cells + 1` (base node
+    /// `base_node + (i, j, k) * 2^lod`). Its inner `(cells + 1)^3` nodes must
+    /// equal [`samples`](Self::samples) bit for bit (checked). With it every
+    /// node gradient is a central difference, so chunks of the same LOD give
+    /// bit-identical normals on the faces they share; without it the gradients
+    /// are one-sided on the chunk's first and last node of each axis.
+    pub apron: Option<&'a [f32]>,
+    /// Optional material ids, one per node of [`samples`](Self::samples) in
+    /// the same layout. When present, every output vertex gets the id of the
+    /// solid node of its edge in [`CubesOutput::materials`].
+    pub materials: Option<&'a [u8]>,
 }
 
 impl<'a> LodChunkInput<'a> {
@@ -60,7 +74,23 @@ impl<'a> LodChunkInput<'a> {
             finer_faces: 0,
             finer_edges: 0,
             fine_faces: [None; 6],
+            apron: None,
+            materials: None,
         }
+    }
+
+    /// Sets [`apron`](Self::apron): `(cells + 3)^3` samples of the nodes
+    /// `-1..=cells + 1` on each axis.
+    pub fn with_apron(mut self, apron: &'a [f32]) -> Self {
+        self.apron = Some(apron);
+        self
+    }
+
+    /// Sets [`materials`](Self::materials): `(cells + 1)^3` material ids laid out
+    /// like the samples.
+    pub fn with_materials(mut self, materials: &'a [u8]) -> Self {
+        self.materials = Some(materials);
+        self
     }
 
     /// Sets [`base_node`](Self::base_node).
@@ -482,9 +512,29 @@ pub(crate) fn triangulate_loop(
 ///
 /// Positions are in world units (`base_node` and `base_cell_size` of the input),
 /// triangles are counter-clockwise seen from outside the solid, vertices are
-/// welded by grid edge inside a chunk, and optional normals are the normalised
-/// area-weighted sums of the adjacent triangles' normals (so they are not
-/// bit-identical across chunk borders). Materials are not produced. Mesh every
+/// welded by grid edge inside a chunk.
+///
+/// Optional normals are `-∇f` normalised, as [`MarchingCubes`](crate::MarchingCubes)
+/// computes them: node gradients are central differences at the chunk's own
+/// spacing (over [`LodChunkInput::apron`] when given; one-sided on the chunk's
+/// first and last node of each axis without it), and a vertex on the chunk-grid
+/// edge from node `a` to node `b` takes `-(g_a + t * (g_b - g_a))` normalised
+/// (the edge direction from its solid node to its air node where that vanishes).
+/// With aprons, two chunks of the same LOD give bit-identical normals to the
+/// vertices of the faces they share. Where this differs from the regular mesher:
+/// a vertex whose coordinate falls exactly on a node takes that node's gradient;
+/// a vertex on half an edge of a refined face (and a centre vertex of the inner
+/// regular scan) takes the trilinear blend of the coarse node gradients at its
+/// position, so it is not bit-identical to the finer neighbour's normal there
+/// (it approximates the same surface at the coarse spacing); a centre vertex of
+/// a transition cell takes the normalised sum of its loop's normals.
+///
+/// With [`LodChunkInput::materials`], every vertex on a chunk-grid edge takes
+/// the id of the edge's solid node (of the node itself when it lies exactly on
+/// one), a vertex on half an edge the id of the coarse node at or below its
+/// solid fine node (halved coordinates rounded down), and a centre vertex the id
+/// of the first vertex of its loop (the inner scan's centre vertices: the
+/// nearest node). Mesh every
 /// chunk of a world with this mesher (fine ones too): [`MarchingCubes::mesh`](crate::MarchingCubes::mesh)
 /// measures positions from each chunk's own origin, so its seams match only up
 /// to rounding.
@@ -545,6 +595,43 @@ pub struct LodMesher {
     fine_ids: Vec<u32>,
     fine_stamps: Vec<u32>,
     stamp: u32,
+    /// Where each output vertex lies, for its normal and material.
+    recs: Vec<Rec>,
+    /// Loop vertex ids of the centre vertices in `recs`.
+    centre_ids: Vec<u32>,
+}
+
+/// Where an output vertex lies, in the chunk's local node units.
+#[derive(Debug, Clone, Copy)]
+enum Rec {
+    /// Exactly on node `g`.
+    Node { g: [u32; 3] },
+    /// On the chunk-grid edge from node `g` along `axis`, at `t` (strictly
+    /// between the nodes).
+    Edge { g: [u32; 3], axis: u8, t: f32 },
+    /// On half an edge of a refined face: the local position and the coarse
+    /// node whose material it takes.
+    Point { p: [f32; 3], mat: [u32; 3] },
+    /// The centre of a loop whose vertex ids are
+    /// `centre_ids[start..start + len]`.
+    Centre { start: u32, len: u32 },
+}
+
+/// The record of a vertex at `g[axis] + t` on the edge from node `g` along
+/// `axis`: a vertex whose coordinate is a whole number lies on a node.
+fn edge_rec(g: [u32; 3], axis: usize, t: f32) -> Rec {
+    let x = g[axis] as f32 + t;
+    if x.fract() == 0.0 {
+        let mut at = g;
+        at[axis] = x as u32;
+        Rec::Node { g: at }
+    } else {
+        Rec::Edge {
+            g,
+            axis: axis as u8,
+            t,
+        }
+    }
 }
 
 /// Class slot: the cells of this class are regular.
@@ -824,6 +911,48 @@ fn check_input(input: &LodChunkInput<'_>, iso: f32) -> Result<(), MeshError> {
             return Err(MeshError::MissingFineSamples { face: fa });
         }
     }
+    if let Some(m) = input.materials
+        && m.len() != s * s * s
+    {
+        return Err(MeshError::LengthMismatch {
+            name: "materials",
+            expected: s * s * s,
+            got: m.len(),
+        });
+    }
+    if let Some(apron) = input.apron {
+        let a = s + 2;
+        if apron.len() != a * a * a {
+            return Err(MeshError::LengthMismatch {
+                name: "apron",
+                expected: a * a * a,
+                got: apron.len(),
+            });
+        }
+        if !all_finite(apron)
+            && let Some(i) = apron.iter().position(|v| !v.is_finite())
+        {
+            return Err(MeshError::NonFiniteSample {
+                name: "apron",
+                index: i,
+                value: apron[i],
+            });
+        }
+        for k in 0..s {
+            for j in 0..s {
+                let row = ((k + 1) * a + j + 1) * a + 1;
+                let own = &input.samples[(k * s + j) * s..(k * s + j + 1) * s];
+                let theirs = &apron[row..row + s];
+                if let Some(i) = (0..s).find(|&i| own[i].to_bits() != theirs[i].to_bits()) {
+                    return Err(MeshError::param(
+                        "apron",
+                        row + i,
+                        "must equal the chunk's own samples at its inner nodes",
+                    ));
+                }
+            }
+        }
+    }
     Ok(())
 }
 
@@ -836,7 +965,9 @@ impl LodMesher {
     /// Meshes every cell of the chunk into `out` (which is reset first), with
     /// transition cells on the faces and edges that touch a finer chunk.
     ///
-    /// Uses [`CubesOptions::iso`] and [`CubesOptions::normals`].
+    /// Uses [`CubesOptions::iso`] and [`CubesOptions::normals`]; fills
+    /// [`CubesOutput::materials`] when the input has
+    /// [`materials`](LodChunkInput::materials).
     ///
     /// # Errors
     ///
@@ -847,7 +978,10 @@ impl LodMesher {
     /// [`MeshError::NonFiniteSample`] for NaN or infinite samples;
     /// [`MeshError::MissingFineSamples`] when a refined face or edge has no fine
     /// samples; [`MeshError::FineSampleMismatch`] when a fine face sample at a
-    /// node of the chunk differs from the chunk's own sample. On error `out` is
+    /// node of the chunk differs from the chunk's own sample. `apron` and
+    /// `materials` of the wrong length give [`MeshError::LengthMismatch`], a
+    /// non-finite apron sample [`MeshError::NonFiniteSample`], and an apron whose
+    /// inner nodes differ from `samples` [`MeshError::InvalidParameter`]. On error `out` is
     /// left untouched.
     pub fn mesh(
         &mut self,
@@ -857,8 +991,11 @@ impl LodMesher {
     ) -> Result<(), MeshError> {
         check_input(input, options.iso)?;
         out.reset();
+        self.recs.clear();
+        self.centre_ids.clear();
         if input.finer_faces == 0 && input.finer_edges == 0 {
             self.mesh_regular(input, options, out);
+            self.finish(input, options, out);
             return Ok(());
         }
         let s = input.cells as usize + 1;
@@ -901,6 +1038,8 @@ impl LodMesher {
         let inner = n >= 3 && self.mesh_inner(&chunk, out);
         if !inner {
             out.reset();
+            self.recs.clear();
+            self.centre_ids.clear();
             self.stamp_next();
         }
         for k in 0..n {
@@ -918,10 +1057,117 @@ impl LodMesher {
                 }
             }
         }
-        if options.normals {
-            face_normals(out);
-        }
+        self.finish(input, options, out);
         Ok(())
+    }
+
+    /// Records the vertices the regular scan wrote to `out` from `from` on
+    /// (positions still in local node units).
+    fn record_scan(&mut self, input: &LodChunkInput<'_>, iso: f32, from: usize, out: &CubesOutput) {
+        let s = input.cells as usize + 1;
+        for p in &out.positions[from..] {
+            let fractional = p.iter().filter(|c| c.fract() != 0.0).count();
+            let g = p.map(|c| c.floor() as u32);
+            let rec = match fractional {
+                0 => Rec::Node { g },
+                1 => {
+                    let axis = (0..3).find(|&q| p[q].fract() != 0.0).unwrap_or(0);
+                    let ia = (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
+                    let ib = ia + [1, s, s * s][axis];
+                    let (va, vb) = (input.samples[ia], input.samples[ib]);
+                    #[allow(clippy::manual_clamp)]
+                    let t = ((iso - va) / (vb - va)).max(0.0).min(1.0);
+                    edge_rec(g, axis, t)
+                }
+                _ => Rec::Point {
+                    p: *p,
+                    mat: p.map(|c| c.round() as u32),
+                },
+            };
+            self.recs.push(rec);
+        }
+    }
+
+    /// Fills the normals and materials of `out` from the vertex records.
+    fn finish(&self, input: &LodChunkInput<'_>, options: &CubesOptions, out: &mut CubesOutput) {
+        debug_assert_eq!(self.recs.len(), out.positions.len());
+        let iso = options.iso;
+        let n = input.cells;
+        let s = n as usize + 1;
+        let at = |g: [u32; 3]| (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
+        if options.normals {
+            let grads = Grads { input, n };
+            out.normals.clear();
+            for rec in &self.recs {
+                let m = match *rec {
+                    Rec::Node { g } => {
+                        let solid = input.samples[at(g)] >= iso;
+                        outward(grads.node(g), 1, !solid)
+                    }
+                    Rec::Edge { g, axis, t } => {
+                        let axis = axis as usize;
+                        let ga = grads.node(g);
+                        let mut b = g;
+                        b[axis] += 1;
+                        let gb = grads.node(b);
+                        let v = [0, 1, 2].map(|q| ga[q] + t * (gb[q] - ga[q]));
+                        outward(v, axis, input.samples[at(g)] >= iso)
+                    }
+                    Rec::Point { p, mat } => {
+                        let solid = input.samples[at(mat)] >= iso;
+                        outward(grads.at(p), 1, !solid)
+                    }
+                    Rec::Centre { start, len } => {
+                        let ids = &self.centre_ids[start as usize..(start + len) as usize];
+                        let mut v = [0.0f32; 3];
+                        for &id in ids {
+                            let m = out.normals[id as usize];
+                            for q in 0..3 {
+                                v[q] += m[q];
+                            }
+                        }
+                        let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+                        if l > 1e-6 {
+                            v.map(|c| c / l)
+                        } else {
+                            out.normals[ids[0] as usize]
+                        }
+                    }
+                };
+                out.normals.push(m);
+            }
+        }
+        if let Some(mats) = input.materials {
+            out.materials.clear();
+            for rec in &self.recs {
+                let id = match *rec {
+                    Rec::Node { g } => mats[at(g)],
+                    Rec::Edge { g, axis, .. } => {
+                        let mut b = g;
+                        if input.samples[at(g)] < iso {
+                            b[axis as usize] += 1;
+                        }
+                        mats[at(b)]
+                    }
+                    Rec::Point { mat, .. } => mats[at(mat)],
+                    Rec::Centre { start, .. } => {
+                        out.materials[self.centre_ids[start as usize] as usize]
+                    }
+                };
+                out.materials.push(id);
+            }
+        }
+    }
+
+    /// Adds the centre vertex of the loop in `loop_ids` and returns its id.
+    fn centre_vertex(&mut self, out: &mut CubesOutput) -> u32 {
+        let start = self.centre_ids.len() as u32;
+        self.centre_ids.extend_from_slice(&self.loop_ids);
+        self.recs.push(Rec::Centre {
+            start,
+            len: self.loop_ids.len() as u32,
+        });
+        centre(&self.loop_ids, out)
     }
 
     /// Fills `face_kinds` for the refined faces.
@@ -1015,6 +1261,7 @@ impl LodMesher {
             &plain,
             out,
         );
+        self.record_scan(input, chunk.iso, 0, out);
         let su = s as usize;
         let on_face = |c: f32| c == 1.0 || c == (n - 1) as f32;
         for (id, p) in out.positions.iter().enumerate() {
@@ -1079,14 +1326,12 @@ impl LodMesher {
             &plain,
             out,
         );
+        self.record_scan(input, options.iso, 0, out);
         let (base, step, cs) = (input.base_node, 1i64 << input.lod, input.base_cell_size);
         for p in &mut out.positions {
             for q in 0..3 {
                 p[q] = world(base[q], p[q], step, cs);
             }
-        }
-        if options.normals {
-            face_normals(out);
         }
     }
 
@@ -1154,8 +1399,20 @@ impl LodMesher {
             let frame = base[axis] + (j * n) as i64 * half;
             p[axis] = world(frame, (ha[axis] - j * n) as f32 + t, half, cs);
         }
+        let rec = if whole {
+            edge_rec(ha.map(|c| c / 2), axis, t)
+        } else {
+            let mut q = ha.map(|c| c as f32 * 0.5);
+            q[axis] += t * 0.5;
+            let solid = if va >= chunk.iso { ha } else { hb };
+            Rec::Point {
+                p: q,
+                mat: solid.map(|c| c / 2),
+            }
+        };
         let id = out.positions.len() as u32;
         out.positions.push(p);
+        self.recs.push(rec);
         stamps[slot] = self.stamp;
         ids[slot] = id;
         id
@@ -1206,7 +1463,7 @@ impl LodMesher {
             self.loop_ids.clear();
             self.loop_ids
                 .extend(lp.iter().map(|&e| edge_id[e as usize]));
-            edge_id[CENTRE as usize] = centre(&self.loop_ids, out);
+            edge_id[CENTRE as usize] = self.centre_vertex(out);
         }
         for &e in tris {
             out.indices.push(edge_id[e as usize]);
@@ -1307,7 +1564,7 @@ impl LodMesher {
             if !done {
                 self.loop_ids.clear();
                 self.loop_ids.extend(poly.iter().map(|&p| ids[p as usize]));
-                let mid = centre(&self.loop_ids, out);
+                let mid = self.centre_vertex(out);
                 for i in 0..len {
                     out.indices.extend_from_slice(&[
                         mid,
@@ -1347,34 +1604,82 @@ fn centre(loop_ids: &[u32], out: &mut CubesOutput) -> u32 {
     (out.positions.len() - 1) as u32
 }
 
-/// Area-weighted vertex normals from the triangles.
-fn face_normals(out: &mut CubesOutput) {
-    out.normals.clear();
-    out.normals.resize(out.positions.len(), [0.0; 3]);
-    for t in out.indices.chunks_exact(3) {
-        let [a, b, c] = [0, 1, 2].map(|i| out.positions[t[i] as usize]);
-        let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
-        let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
-        let n = [
-            u[1] * v[2] - u[2] * v[1],
-            u[2] * v[0] - u[0] * v[2],
-            u[0] * v[1] - u[1] * v[0],
-        ];
-        for &i in t {
-            let m = &mut out.normals[i as usize];
-            for k in 0..3 {
-                m[k] += n[k];
+/// Node gradients of a chunk at its own spacing (unscaled: the normals only
+/// need their direction).
+struct Grads<'a> {
+    input: &'a LodChunkInput<'a>,
+    n: u32,
+}
+
+impl Grads<'_> {
+    /// The gradient at node `g` (`0..=cells` per axis): central differences
+    /// over the apron when there is one, one-sided on the chunk's first and
+    /// last node of each axis otherwise.
+    fn node(&self, g: [u32; 3]) -> [f32; 3] {
+        let n = self.n as usize;
+        let mut out = [0.0f32; 3];
+        if let Some(apron) = self.input.apron {
+            let a = n + 3;
+            let i = ((g[2] as usize + 1) * a + g[1] as usize + 1) * a + g[0] as usize + 1;
+            let st = [1, a, a * a];
+            for q in 0..3 {
+                out[q] = (apron[i + st[q]] - apron[i - st[q]]) * 0.5;
+            }
+        } else {
+            let s = n + 1;
+            let samples = self.input.samples;
+            let i = (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
+            let st = [1, s, s * s];
+            for q in 0..3 {
+                out[q] = if g[q] == 0 {
+                    samples[i + st[q]] - samples[i]
+                } else if g[q] as usize == n {
+                    samples[i] - samples[i - st[q]]
+                } else {
+                    (samples[i + st[q]] - samples[i - st[q]]) * 0.5
+                };
             }
         }
+        out
     }
-    for m in &mut out.normals {
-        let l = (m[0] * m[0] + m[1] * m[1] + m[2] * m[2]).sqrt();
-        *m = if l > 0.0 && l.is_finite() {
-            m.map(|c| c / l)
-        } else {
-            [0.0, 1.0, 0.0]
-        };
+
+    /// The trilinear blend of the node gradients at local position `p`.
+    fn at(&self, p: [f32; 3]) -> [f32; 3] {
+        let last = self.n - 1;
+        let c = p.map(|v| (v.floor().max(0.0) as u32).min(last));
+        let f: [f32; 3] = std::array::from_fn(|q| (p[q] - c[q] as f32).clamp(0.0, 1.0));
+        let mut out = [0.0f32; 3];
+        for k in 0..8u8 {
+            let cc = corner(k);
+            let w = (0..3).fold(1.0f32, |w, q| {
+                w * if cc[q] == 1 { f[q] } else { 1.0 - f[q] }
+            });
+            let g = self.node([0, 1, 2].map(|q| c[q] + cc[q] as u32));
+            for q in 0..3 {
+                out[q] += w * g[q];
+            }
+        }
+        out
     }
+}
+
+/// `-v` normalised; where that is impossible (zero or non-finite), the unit
+/// vector along `axis`, pointing up when `lower_is_solid` and down otherwise.
+fn outward(v: [f32; 3], axis: usize, lower_is_solid: bool) -> [f32; 3] {
+    let l2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    if (f32::MIN_POSITIVE..f32::INFINITY).contains(&l2) {
+        let r = -1.0 / l2.sqrt();
+        return v.map(|c| c * r);
+    }
+    let big = v[0].abs().max(v[1].abs()).max(v[2].abs());
+    if v.iter().all(|c| c.is_finite()) && big > 0.0 {
+        let s = v.map(|c| c / big);
+        let l = (s[0] * s[0] + s[1] * s[1] + s[2] * s[2]).sqrt();
+        return s.map(|c| -c / l);
+    }
+    let mut e = [0.0; 3];
+    e[axis] = if lower_is_solid { 1.0 } else { -1.0 };
+    e
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use isoterra_field::{DensitySampler, VoxelGen};
 use isoterra_mesh::{CubesOptions, CubesOutput, LodChunkInput, LodMesher};
 
-use super::chunk::{VoxelChunk, VoxelChunkData};
+use super::chunk::{VoxelChunk, VoxelChunkData, VoxelChunkMaterials};
 use super::world::VoxelWorld;
 use crate::WorldError;
 
@@ -330,8 +330,11 @@ fn push_children(stack: &mut Vec<(u8, [i64; 3])>, l: u8, c: [i64; 3]) {
 /// chunks the world never generated. Positions are in world units (one unit
 /// per base cell) and bit-identical on faces shared by two chunks of the same
 /// selection, whatever their LODs, as long as the selection keeps the 2:1
-/// rule. Normals are area-weighted triangle normals; materials are not
-/// produced.
+/// rule. Normals are the field's gradient normals (see [`LodMesher`]), read
+/// over one extra node at the chunk's LOD outside each face, so chunks of the
+/// same LOD give bit-identical normals on the faces they share. Every vertex
+/// carries the material id of the solid node of its edge (id 0 for nodes of
+/// chunks the world has not loaded).
 ///
 /// With the `parallel` feature, [`mesh_selection`](Self::mesh_selection) and
 /// [`mesh_region`](Self::mesh_region) mesh their chunks over rayon's threads
@@ -372,6 +375,10 @@ struct Scratch {
     mesher: LodMesher,
     samples: Vec<f32>,
     faces: [Vec<f32>; 6],
+    /// The samples of the nodes `-1..=cells + 1` at the chunk's LOD.
+    apron: Vec<f32>,
+    /// The material ids of the chunk's nodes.
+    materials: Vec<u8>,
 }
 
 /// Where one gather reads its values.
@@ -657,9 +664,26 @@ impl Scratch {
                 gather(source, sampler, origin, step / 2, dims, &mut self.faces[f])?;
             }
         }
+        gather(
+            source,
+            sampler,
+            base.map(|c| c - step),
+            step,
+            [cells + 3; 3],
+            &mut self.apron,
+        )?;
+        // The inner nodes are the chunk's own samples, bit for bit.
+        let (s, a) = (cells as usize + 1, cells as usize + 3);
+        for (r, row) in self.samples.chunks_exact(s).enumerate() {
+            let at = ((r / s + 1) * a + r % s + 1) * a + 1;
+            self.apron[at..at + s].copy_from_slice(row);
+        }
+        gather_materials(source, base, step, cells + 1, &mut self.materials);
         let mut input = LodChunkInput::new(&self.samples, cells, ch.lod)
             .with_base_node(base)
-            .with_base_cell_size(1.0);
+            .with_base_cell_size(1.0)
+            .with_apron(&self.apron)
+            .with_materials(&self.materials);
         if ch.lod > 0 {
             for f in 0..6u8 {
                 if need & (1 << f) == 0 {
@@ -762,6 +786,47 @@ fn transitions(leaves: &Leaves, ch: &VoxelLodChunk) -> Result<(u8, u16), WorldEr
 /// A world chunk read by [`gather`]: its coordinate, the index runs of the
 /// grid it holds on each axis, and its storage when loaded.
 type Part<'a> = ([i32; 3], [(usize, usize); 3], Option<&'a VoxelChunk>);
+
+/// Fills `out` with the material ids of the base nodes `origin + (i, j, k) *
+/// step` for a grid of `side^3` nodes (x fastest): the world's id where the
+/// node's chunk is loaded, 0 elsewhere.
+fn gather_materials(
+    source: &Source<'_>,
+    origin: [i64; 3],
+    step: i64,
+    side: u32,
+    out: &mut Vec<u8>,
+) {
+    let n = source.n;
+    let d = side as usize;
+    out.clear();
+    out.resize(d * d * d, 0);
+    let nn = n as usize;
+    let mut last: Option<([i32; 3], Option<&VoxelChunk>)> = None;
+    for k in 0..d {
+        for j in 0..d {
+            for i in 0..d {
+                let g = [i, j, k].map(|l| l as i64);
+                let g = [0, 1, 2].map(|q| origin[q] + g[q] * step);
+                let c = g.map(|v| v.div_euclid(n) as i32);
+                let chunk = match last {
+                    Some((lc, ch)) if lc == c => ch,
+                    _ => {
+                        let ch = source.world.chunk(c);
+                        last = Some((c, ch));
+                        ch
+                    }
+                };
+                let Some(chunk) = chunk else { continue };
+                let l = g.map(|v| v.rem_euclid(n) as usize);
+                out[(k * d + j) * d + i] = match &chunk.materials {
+                    VoxelChunkMaterials::Uniform(m) => *m,
+                    VoxelChunkMaterials::Dense(m) => m[(l[2] * nn + l[1]) * nn + l[0]],
+                };
+            }
+        }
+    }
+}
 
 /// Fills `out` with the values of the base nodes `origin + (i, j, k) * step`
 /// for a grid of `dims` nodes (x fastest): the world's value where the node's
