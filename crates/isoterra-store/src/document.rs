@@ -179,16 +179,26 @@ impl Side2dDocument {
     /// Chunk rows of other layers are left alone: this version reads only
     /// [`ChunkLayer::FIELD`].
     ///
+    /// A file of an older format version is migrated on open: a version-1
+    /// file (no material table) gets the default table written and its
+    /// format version set to [`SIDE2D_FORMAT_VERSION`] in one transaction,
+    /// so older builds reading it later see a newer format and refuse it
+    /// rather than misread it. If the file cannot be written, it still opens
+    /// in the old format and is migrated by a later open.
+    ///
     /// Fails with [`StoreError::WrongKind`] for another kind of world, and
     /// with [`StoreError::Corrupt`] when the parameters, material table or
     /// chunks stored are malformed or do not fit together, besides the
     /// errors of [`WorldFile::open`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref();
-        let file = WorldFile::open(path)?;
+        let mut file = WorldFile::open(path)?;
         let meta = file.meta()?;
         let params = side2d_params(path, &meta)?;
         let table = side2d_table(path, file.meta_entry(SIDE2D_MATERIALS_KEY)?)?;
+        if meta.format_version < SIDE2D_FORMAT_VERSION {
+            migrate_side2d(&mut file, &table);
+        }
         let (base_field, base_materials) = generate_side2d(&params.generator)
             .map_err(|e| StoreError::corrupt(path, format!("the stored parameters: {e}")))?;
         let mut field = base_field.clone();
@@ -443,6 +453,9 @@ impl Side2dDocument {
             EditDirection::Forward => (&edit.before, &edit.mat_before),
         };
         if !self.world_shows(&edit.nodes, values, mats) {
+            // Another handle may have committed since `check_current`; that
+            // is a conflict (reopen and go on), not a broken history.
+            self.file.check_current()?;
             return Err(StoreError::History {
                 path: self.file.path().to_path_buf(),
                 reason: format!(
@@ -589,6 +602,23 @@ impl Side2dDocument {
     pub fn close(self) -> Result<(), StoreError> {
         self.file.close()
     }
+}
+
+/// Brings a file of an older `side2d` format version up to
+/// [`SIDE2D_FORMAT_VERSION`]: version 1 had no material table, so the table
+/// it was read with (the default) is written and the version bumped, in one
+/// transaction. The stored chunks and the stroke log are the same in both
+/// versions and stay untouched.
+///
+/// The upgrade is best effort: when the file cannot be written (read-only
+/// file or directory, or another process holds the write lock), the document
+/// still opens, reading the old format, and a later open upgrades it.
+fn migrate_side2d(file: &mut WorldFile, table: &MaterialTable) {
+    let Ok(json) = serde_json::to_string(table) else {
+        return;
+    };
+    // Ignoring the error is deliberate: see above. On failure nothing changed.
+    let _ = file.migrate_format(SIDE2D_FORMAT_VERSION, &[(SIDE2D_MATERIALS_KEY, &json)]);
 }
 
 /// Reads and checks the `side2d` parameters of a file's metadata.

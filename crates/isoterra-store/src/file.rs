@@ -46,7 +46,11 @@
 //! last seen revision is no longer current (someone else wrote since) fails
 //! with [`StoreError::Conflict`] and writes nothing. So two handles never
 //! corrupt the file or interleave their histories; the second writer must
-//! reopen to continue.
+//! reopen to continue. This holds across processes as well as threads (two
+//! processes taking turns on one file are tested); the open-time checks read
+//! one snapshot, so opening while another process commits sees one
+//! consistent state. One host only: SQLite's locks are not reliable on
+//! network file systems (see `docs/scaling.md` for a shared server store).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
@@ -409,9 +413,26 @@ impl WorldFile {
             path: path.to_path_buf(),
             revision: 0,
         };
-        file.check_schema()?;
-        file.revision = file.check_history()?;
-        file.meta()?;
+        // One read transaction, so that the cursor, the log and the revision
+        // are read from one snapshot even while another process commits
+        // (separate statements could see two different states and report a
+        // healthy file as damaged).
+        file.conn.execute_batch("BEGIN DEFERRED").map_err(sql)?;
+        let checked = file
+            .check_schema()
+            .and_then(|()| file.check_history())
+            .and_then(|revision| file.meta().map(|_| revision));
+        match checked {
+            Ok(revision) => {
+                file.conn.execute_batch("COMMIT").map_err(sql)?;
+                file.revision = revision;
+            }
+            Err(e) => {
+                // The check's error is the one to report.
+                let _ = file.conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        }
         configure(&file.conn).map_err(sql)?;
         Ok(file)
     }
@@ -549,6 +570,55 @@ impl WorldFile {
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()
             .map_err(self.sql())
+    }
+
+    /// Migrates the file to a newer format version of its kind: sets
+    /// `format_version` and writes `entries` (inserted or replaced), all in
+    /// one transaction, so a crash leaves either the old or the new format.
+    ///
+    /// A world kind calls this when it opens a file written by an older
+    /// version of its format (see
+    /// [`Side2dDocument::open`](crate::Side2dDocument::open)). Fails with
+    /// [`StoreError::InvalidInput`] when `format_version` is older than the
+    /// file's or an entry's key is reserved ([`WorldFile::RESERVED_META_KEYS`]),
+    /// changing nothing.
+    pub fn migrate_format(
+        &mut self,
+        format_version: u32,
+        entries: &[(&str, &str)],
+    ) -> Result<(), StoreError> {
+        let current = self.meta()?.format_version;
+        if format_version < current {
+            return Err(StoreError::input(
+                "format version",
+                format!("{format_version} is older than the file's {current}"),
+            ));
+        }
+        if let Some((key, _)) = entries
+            .iter()
+            .find(|(k, _)| Self::RESERVED_META_KEYS.contains(k))
+        {
+            return Err(StoreError::input(
+                "metadata key",
+                format!("`{key}` is reserved"),
+            ));
+        }
+        self.write(|tx, path| {
+            let sql = |e| StoreError::sqlite(path, e);
+            tx.execute(
+                "UPDATE meta SET value = ?1 WHERE key = 'format_version'",
+                [format_version.to_string()],
+            )
+            .map_err(sql)?;
+            for (key, value) in entries {
+                tx.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+                    [key, value],
+                )
+                .map_err(sql)?;
+            }
+            Ok(())
+        })
     }
 
     /// The payload stored for `key`, or `None` when the chunk is not stored.

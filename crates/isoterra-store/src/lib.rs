@@ -8,7 +8,9 @@
 //! - [`WorldFile`]: the file itself — schema, metadata, chunk rows, the stroke
 //!   log and its undo cursor, with every write one durable transaction. The
 //!   [chunk codec](encode_chunk) and [delta codec](encode_delta) turn field
-//!   data into the blobs it stores.
+//!   data into the blobs it stores. It implements [`ChunkStore`], the
+//!   backend-neutral view of storage that a second (server) backend can
+//!   implement too.
 //! - Documents, which tie a file to a world in memory so that every
 //!   acknowledged edit is on disk: [`Side2dDocument`] for side-view worlds.
 //!   [`open_any`] / [`detect_kind`] read a file's metadata without knowing
@@ -44,6 +46,7 @@
 //! foreign files give a [`StoreError`] that says what was found.
 
 mod chunk_codec;
+mod chunk_store;
 mod delta_codec;
 mod document;
 mod error;
@@ -54,6 +57,7 @@ mod voxel_document;
 mod wire;
 
 pub use chunk_codec::{ChunkData, ChunkEncoding, decode_chunk, encode_chunk};
+pub use chunk_store::ChunkStore;
 pub use delta_codec::{EditDelta, decode_delta, encode_delta};
 pub use document::{
     DocumentInfo, SIDE2D_FORMAT_VERSION, SIDE2D_KIND, SIDE2D_MATERIALS_KEY, Side2dDocument,
