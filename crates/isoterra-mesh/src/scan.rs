@@ -110,9 +110,11 @@ pub(crate) fn coord(origin: f64, index: u32, t: f64, cell_size: f64) -> f32 {
     (origin + (index as f64 + t) * cell_size) as f32
 }
 
+/// Packs `chunk[i] >= iso` into bit `i` (SSE2 on x86_64, shared by the squares
+/// scan and the cubes kernel).
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn pack64(chunk: &[f32; 64], iso: f32) -> u64 {
+pub(crate) fn pack64(chunk: &[f32; 64], iso: f32) -> u64 {
     use std::arch::x86_64::{_mm_cmpge_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_set1_ps};
     // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are always
     // available; `chunk` holds 64 values and every load reads `4 * k .. 4 * k + 4 <= 64`
@@ -128,9 +130,10 @@ fn pack64(chunk: &[f32; 64], iso: f32) -> u64 {
     }
 }
 
+/// Packs `chunk[i] >= iso` into bit `i` (portable fallback).
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
-fn pack64(chunk: &[f32; 64], iso: f32) -> u64 {
+pub(crate) fn pack64(chunk: &[f32; 64], iso: f32) -> u64 {
     let mut m = 0u64;
     for (i, &v) in chunk.iter().enumerate() {
         m |= ((v >= iso) as u64) << i;

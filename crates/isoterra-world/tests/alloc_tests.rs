@@ -3,62 +3,12 @@
 //! and scratch memory are reused. Counted with an allocator that tallies the
 //! allocations of the thread that asks for it.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use isoterra_field::{Side2dGen, Side2dPreset};
 use isoterra_world::{Brush, BrushTool, EditDirection, Side2dParams, Side2dWorld};
 
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<u64> = const { Cell::new(0) };
-}
-
-fn note() {
-    if COUNTING.with(Cell::get) {
-        COUNT.with(|c| c.set(c.get() + 1));
-    }
-}
-
-// SAFETY: every call is passed to the system allocator unchanged.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Allocations `f` makes on this thread.
-fn allocations(f: impl FnOnce()) -> u64 {
-    COUNT.with(|c| c.set(0));
-    COUNTING.with(|c| c.set(true));
-    f();
-    COUNTING.with(|c| c.set(false));
-    COUNT.with(Cell::get)
-}
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 fn world(strip: f32) -> Side2dWorld {
     let spec = Side2dGen::DEFAULT
@@ -106,11 +56,11 @@ fn rebuild_allocations(world: &mut Side2dWorld, brush: &Brush) -> u64 {
         // The world is single-chunk-batch sized here, so rebuilds run on
         // this thread (no worker threads to count).
         let e = world.apply_brush(brush).unwrap();
-        let a = allocations(|| {
+        let (_, a) = allocations(|| {
             world.rebuild(None);
         });
         world.apply_edit(&e, EditDirection::Backward).unwrap();
-        let b = allocations(|| {
+        let (_, b) = allocations(|| {
             world.rebuild(None);
         });
         if round >= 3 {

@@ -22,6 +22,7 @@
 
 use super::tables::{CENTRE, SubEntry, Tables, tables};
 use super::{CellBox, CubesOutput};
+use crate::scan::pack64;
 
 /// Row summary: every node is air.
 const AIR: u8 = 0;
@@ -177,33 +178,6 @@ fn shr1(row: &[u64], w: usize) -> u64 {
 fn valid(w: usize, n: usize) -> u64 {
     let end = n - w * 64;
     if end >= 64 { !0 } else { (1u64 << end) - 1 }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn pack64(chunk: &[f32; 64], iso: f32) -> u64 {
-    use std::arch::x86_64::{_mm_cmpge_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_set1_ps};
-    // SAFETY: SSE2 is part of the x86_64 baseline; every load reads
-    // `4 * k .. 4 * k + 4 <= 64` values of `chunk` (unaligned loads are allowed).
-    unsafe {
-        let t = _mm_set1_ps(iso);
-        let mut m = 0u64;
-        for k in 0..16 {
-            let v = _mm_loadu_ps(chunk.as_ptr().add(4 * k));
-            m |= (_mm_movemask_ps(_mm_cmpge_ps(v, t)) as u32 as u64) << (4 * k);
-        }
-        m
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline]
-fn pack64(chunk: &[f32; 64], iso: f32) -> u64 {
-    let mut m = 0u64;
-    for (i, &v) in chunk.iter().enumerate() {
-        m |= ((v >= iso) as u64) << i;
-    }
-    m
 }
 
 /// Packs `values[i] >= iso` into bit `i % 64` of word `i / 64` of `out` (the rest
