@@ -29,6 +29,7 @@ mod error;
 mod field2;
 mod field3;
 mod height;
+pub mod map;
 mod material;
 pub mod noise;
 mod par;
@@ -46,6 +47,10 @@ pub use error::FieldError;
 pub use field2::{Field2, NodeRect};
 pub use field3::Field3;
 pub use height::{HeightGen, HeightParams, HeightPreset};
+pub use map::{
+    LayerMask, MAX_LEVEL, MAX_MAP_CELLS, MAX_TEXTURES, MapLayer, MapLayers, NO_WATER,
+    PathingOverride, Splat, level_index,
+};
 pub use material::{Material, MaterialGrid, MaterialTable};
 pub use noise::{
     Basis, Cellular, CellularReturn, Fbm, FbmParams, Fractal, FractalKind, FractalParams, Noise2,
