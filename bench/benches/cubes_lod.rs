@@ -17,8 +17,9 @@
 //! Run: `cargo bench -p isoterra-bench --bench cubes_lod -- --warm-up-time 1 --measurement-time 3`
 
 use std::hint::black_box;
+use std::time::{Duration, Instant};
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use isoterra::mesh::{CubesOptions, CubesOutput, LodChunkInput, LodMesher};
 
 const NODES: usize = 257;
@@ -99,46 +100,124 @@ fn chunks(values: &[f32]) -> Vec<ChunkData> {
     out
 }
 
+/// The chunk inputs of one case: with all six faces finer, or none.
+fn inputs(data: &[ChunkData], finer: bool) -> Vec<LodChunkInput<'_>> {
+    data.iter()
+        .map(|d| {
+            let mut input = LodChunkInput::new(&d.samples, CELLS, 1).with_base_node(d.base);
+            if finer {
+                for (f, face) in d.faces.iter().enumerate() {
+                    input = input.with_finer_face(f as u8, face);
+                }
+            }
+            input
+        })
+        .collect()
+}
+
+/// Meshes every chunk once.
+fn mesh_all(mesher: &mut LodMesher, inputs: &[LodChunkInput<'_>], outs: &mut [CubesOutput]) {
+    let opts = CubesOptions::DEFAULT;
+    for (input, out) in inputs.iter().zip(outs.iter_mut()) {
+        mesher.mesh(black_box(input), &opts, out).unwrap();
+    }
+    black_box(&outs);
+}
+
+/// An FNV-1a digest of the meshes (positions, normals and indices, bit for
+/// bit), to compare two builds' outputs.
+fn digest(outs: &[CubesOutput]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut eat = |v: u32| {
+        for b in v.to_le_bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    };
+    for o in outs {
+        o.positions.iter().flatten().for_each(|c| eat(c.to_bits()));
+        o.normals.iter().flatten().for_each(|c| eat(c.to_bits()));
+        o.indices.iter().for_each(|&i| eat(i));
+    }
+    h
+}
+
 fn bench(c: &mut Criterion) {
     let values = field();
     let data = chunks(&values);
     let cells = (CHUNKS.pow(3) as u64) * (CELLS as u64).pow(3);
     let mut group = c.benchmark_group("cubes_lod/sphere_noise_257");
     group.throughput(Throughput::Elements(cells));
-    let opts = CubesOptions::DEFAULT;
     for (name, finer) in [("all_faces_finer", true), ("no_transition", false)] {
-        let inputs: Vec<LodChunkInput<'_>> = data
-            .iter()
-            .map(|d| {
-                let mut input = LodChunkInput::new(&d.samples, CELLS, 1).with_base_node(d.base);
-                if finer {
-                    for (f, face) in d.faces.iter().enumerate() {
-                        input = input.with_finer_face(f as u8, face);
-                    }
-                }
-                input
-            })
-            .collect();
+        let inputs = inputs(&data, finer);
         let transition: u64 = inputs.iter().map(|i| i.transition_cell_count()).sum();
         let mut mesher = LodMesher::new();
         let mut outs: Vec<CubesOutput> = vec![CubesOutput::default(); inputs.len()];
-        let mut tris = 0;
-        for (input, out) in inputs.iter().zip(&mut outs) {
-            mesher.mesh(input, &opts, out).unwrap();
-            tris += out.triangle_count();
-        }
-        eprintln!("{name}: {transition} transition cells of {cells}, {tris} triangles");
+        mesh_all(&mut mesher, &inputs, &mut outs);
+        let tris: usize = outs.iter().map(|o| o.triangle_count()).sum();
+        eprintln!(
+            "{name}: {transition} transition cells of {cells}, {tris} triangles, digest {:016x}",
+            digest(&outs)
+        );
         group.bench_function(name, |b| {
-            b.iter(|| {
-                for (input, out) in inputs.iter().zip(&mut outs) {
-                    mesher.mesh(black_box(input), &opts, out).unwrap();
-                }
-                black_box(&outs);
-            })
+            b.iter(|| mesh_all(&mut mesher, &inputs, &mut outs))
         });
     }
+    // The transition layer alone: each iteration meshes the 64 chunks with all
+    // six faces finer and then without finer faces, and is charged the
+    // difference (the outer layer of transition cells, the fine-face checks and
+    // summaries and the extra vertices' normals, less the regular scan of the
+    // same outer cells). Throughput counts transition cells.
+    let with = inputs(&data, true);
+    let without = inputs(&data, false);
+    let transition: u64 = with.iter().map(|i| i.transition_cell_count()).sum();
+    group.throughput(Throughput::Elements(transition));
+    let mut mesher = LodMesher::new();
+    let mut outs: Vec<CubesOutput> = vec![CubesOutput::default(); with.len()];
+    group.bench_function("transition_layer", |b| {
+        b.iter_custom(|iters| {
+            let mut charged = Duration::ZERO;
+            for _ in 0..iters {
+                let t0 = Instant::now();
+                mesh_all(&mut mesher, &with, &mut outs);
+                let t1 = Instant::now();
+                mesh_all(&mut mesher, &without, &mut outs);
+                let t2 = Instant::now();
+                charged += (t1 - t0).saturating_sub(t2 - t1);
+            }
+            charged
+        })
+    });
     group.finish();
 }
 
+/// `ISOTERRA_LOD_ITERS=K` meshes each case (or only the one named by
+/// `ISOTERRA_LOD_CASE`) `K` times and prints the digests, without criterion (for instruction counts under callgrind, whose
+/// `--toggle-collect` can select `LodMesher::mesh`); otherwise the criterion
+/// benches run.
+fn main() {
+    if let Some(iters) = std::env::var("ISOTERRA_LOD_ITERS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    {
+        let values = field();
+        let data = chunks(&values);
+        let only = std::env::var("ISOTERRA_LOD_CASE").ok();
+        let mut mesher = LodMesher::new();
+        for (name, finer) in [("all_faces_finer", true), ("no_transition", false)] {
+            if only.as_deref().is_some_and(|o| o != name) {
+                continue;
+            }
+            let inputs = inputs(&data, finer);
+            let mut outs: Vec<CubesOutput> = vec![CubesOutput::default(); inputs.len()];
+            for _ in 0..iters {
+                mesh_all(&mut mesher, &inputs, &mut outs);
+            }
+            eprintln!("{name}: digest {:016x}", digest(&outs));
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);

@@ -14,6 +14,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Serve the web editor for a world file (created when missing).
+    Edit(EditArgs),
     /// Create a world file from a generator preset.
     New(NewArgs),
     /// Print what a world file holds.
@@ -30,12 +32,15 @@ pub enum Command {
     Contour(ContourArgs),
     /// Isosurface of a 3D .npy array (marching cubes).
     Mesh3d(Mesh3dArgs),
-    /// Create a heightmap world from a 16-bit PNG, 8-bit PNG or R16 file.
+    /// Create a heightmap world from a 16-bit PNG, 8-bit PNG or R16 file, or
+    /// a map world from a Tiled JSON map.
     Import(ImportArgs),
     /// Run the standard benchmark workloads of a group.
     Bench(BenchArgs),
     /// Create a side-view world, dig into it and export a PNG, in one go.
     Demo(DemoArgs),
+    /// Bake a region's chunk meshes and colliders into the file or a folder.
+    Bake(BakeArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -46,6 +51,8 @@ pub enum Kind {
     Voxel,
     /// Endless heightmap ground with LOD chunks.
     Heightmap,
+    /// Top-down map with cliff levels, ramps, water, textures and pathing.
+    Map,
 }
 
 #[derive(Debug, Args)]
@@ -58,12 +65,12 @@ pub struct NewArgs {
     /// Generator seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Size in cells, WIDTHxHEIGHT (side2d).
+    /// Size in cells, WIDTHxHEIGHT (side2d, map).
     #[arg(long, default_value = "256x128")]
     pub size: String,
     /// Generator preset: side2d caves|hills|cellular (default hills), voxel
     /// caves|overhangs|planet (default caves), heightmap hills|mountains|islands
-    /// (default hills).
+    /// (default hills), map island|plateaus|blank (default island).
     #[arg(long)]
     pub preset: Option<String>,
     /// Cells per chunk side.
@@ -81,7 +88,8 @@ pub struct InfoArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// Print, as the last line, a content hash of the current field data.
+    /// Print, as the last line, a content hash of the current field data
+    /// and, when the file holds baked chunks, of those too.
     #[arg(long)]
     pub hash: bool,
 }
@@ -92,6 +100,8 @@ pub enum Shape {
     Circle,
     /// Square brush.
     Square,
+    /// Diamond brush (map).
+    Diamond,
 }
 
 #[derive(Debug, Args)]
@@ -99,7 +109,8 @@ pub struct StrokeArgs {
     /// The world file.
     pub file: PathBuf,
     /// Brush tool: side2d dig|fill; voxel dig|add|smooth|flatten|paint;
-    /// heightmap raise|lower|smooth|flatten|noise.
+    /// heightmap raise|lower|smooth|flatten|noise; map raise|lower|plateau|
+    /// smooth|noise|cliff-up|cliff-down|ramp|water|water-lower|paint|pathing.
     #[arg(long)]
     pub tool: String,
     /// Brush centre in world units: X,Y (side2d), X,Y,Z (voxel) or X,Z (heightmap).
@@ -123,6 +134,21 @@ pub struct StrokeArgs {
     /// Voxel flatten: the plane's normal, X,Y,Z (the plane passes through --at).
     #[arg(long, allow_hyphen_values = true, default_value = "0,1,0")]
     pub normal: String,
+    /// Map: drag the brush from --at to this point, X,Z.
+    #[arg(long, allow_hyphen_values = true)]
+    pub to: Option<String>,
+    /// Map paint: the texture id (0..=15).
+    #[arg(long)]
+    pub texture: Option<u8>,
+    /// Map pathing: the capabilities to block, a list of walk, fly, build.
+    #[arg(long)]
+    pub pathing: Option<String>,
+    /// Map pathing: clear the flags instead of setting them.
+    #[arg(long)]
+    pub clear: bool,
+    /// Map cliff-up / cliff-down: the target level (0..=15).
+    #[arg(long)]
+    pub level: Option<u8>,
 }
 
 #[derive(Debug, Args)]
@@ -147,6 +173,12 @@ pub enum ExportFormat {
     Png16,
     /// Raw little-endian 16-bit heightmap (heightmap).
     R16,
+    /// 16-bit RGB layer image + JSON sidecar beside it (map).
+    PngLayers,
+    /// Tiled JSON map with level and pathing layers; TMX for a .tmx output (map).
+    Tiled,
+    /// Pathing grid as an RGB PNG (map).
+    Pathing,
 }
 
 #[derive(Debug, Args)]
@@ -213,7 +245,8 @@ pub struct ContourArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The heightmap: .png (16- or 8-bit grayscale) or .r16 (square, raw u16 LE).
+    /// The heightmap: .png (16- or 8-bit grayscale) or .r16 (square, raw u16
+    /// LE); or a Tiled map (.json, .tmj) for a map world.
     pub input: PathBuf,
     /// The world file to create.
     #[arg(short = 'o', long = "out")]
@@ -225,6 +258,9 @@ pub struct ImportArgs {
     /// World units per pixel.
     #[arg(long, default_value_t = 1.0)]
     pub cell_size: f32,
+    /// Tiled maps (.json, .tmj): the tile layer to import (default: the first).
+    #[arg(long)]
+    pub layer: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -272,6 +308,11 @@ pub enum BenchGroup {
     Cubes,
     /// Hydraulic erosion of a heightmap.
     Erosion,
+    /// Map kind: radius-100 brush + remesh, full 512x512 mesh, texture stroke.
+    Map,
+    /// Streaming: voxel and heightmap chunks around a moving viewer, memory
+    /// per loaded chunk, world file bytes per edited chunk.
+    Stream,
 }
 
 #[derive(Debug, Args)]
@@ -295,4 +336,54 @@ pub struct DemoArgs {
     /// Generator seed.
     #[arg(long, default_value_t = 7)]
     pub seed: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct BakeArgs {
+    /// The world file.
+    pub file: PathBuf,
+    /// Region in world units, minimum corner then maximum corner: X0,Y0,X1,Y1
+    /// (side2d, clipped to the world), X0,Z0,X1,Z1 (heightmap; map, clipped,
+    /// which bakes terrain and water as layers 0 and 1) or
+    /// X0,Y0,Z0,X1,Y1,Z1 (voxel). Half-open: every chunk whose cells meet
+    /// [X0, X1) x ... is baked, so 0,0,0,256,128,256 is 8x4x8 chunks of a
+    /// voxel world with 32-cell chunks.
+    #[arg(long, allow_hyphen_values = true)]
+    pub region: String,
+    /// Level of detail (0 = full resolution; side2d and map have only 0, heightmap up
+    /// to its coarsest level, voxel up to 16 with chunks 2^LOD times larger).
+    #[arg(long, default_value_t = 0)]
+    pub lod: u8,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Write one .glb (and a collider .json for side2d and heightmap) per
+    /// chunk and a manifest.json into this folder instead of the world file.
+    #[arg(long = "out")]
+    pub out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Print the summary as one JSON line.
+    #[arg(long)]
+    pub json: bool,
+    /// Bake the chunks in an order shuffled with this seed (results are the same).
+    #[arg(long, hide = true)]
+    pub shuffle: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// The world file (default: world.isoterra, created when missing).
+    pub file: Option<PathBuf>,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 7878)]
+    pub port: u16,
+    /// Address to listen on; anything but a loopback address lets other
+    /// machines edit the world.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// Open the editor in a browser.
+    #[arg(long)]
+    pub open: bool,
 }

@@ -169,6 +169,45 @@ pub enum ExportError {
         /// What was expected.
         expected: String,
     },
+    /// A Tiled map is not valid JSON or misses or mistypes a member.
+    #[error("malformed Tiled JSON: {0}")]
+    TiledJson(String),
+    /// A Tiled layer uses a data encoding or compression this reader does not handle.
+    #[error(
+        "unsupported Tiled layer data {0}: use encoding \"csv\", or \"base64\" with compression \"\", \"zlib\", \"gzip\" or \"zstd\""
+    )]
+    TiledCompression(String),
+    /// The requested tile layer is not in the map.
+    #[error("Tiled layer {name:?} not found; tile layers in the map: {available:?}")]
+    TiledLayerNotFound {
+        /// The requested name (empty when the map has no tile layer at all).
+        name: String,
+        /// Names of the tile layers present.
+        available: Vec<String>,
+    },
+    /// The Tiled map is not orthogonal.
+    #[error(
+        "Tiled map orientation {0:?} is not supported: only \"orthogonal\" maps can be imported"
+    )]
+    TiledOrientation(String),
+    /// A map would be larger than the map kind allows.
+    #[error(
+        "a map of {width}x{height} cells is too large: each side is at most {max} cells (use fewer cells per tile or a smaller map)"
+    )]
+    MapTooLarge {
+        /// Cells along x.
+        width: u64,
+        /// Cells along z.
+        height: u64,
+        /// The largest side allowed.
+        max: u32,
+    },
+    /// A layer image or its JSON sidecar is malformed or they do not match.
+    #[error("invalid map layer files: {0}")]
+    MapLayers(String),
+    /// An error from the world crate (pathing grid, map data).
+    #[error(transparent)]
+    World(#[from] isoterra_world::WorldError),
 }
 
 impl ExportError {

@@ -51,6 +51,60 @@ pub struct GlbMesh<'a> {
     /// Translation of the mesh's node (positions stay as given). Default value:
     /// `None`.
     pub translation: Option<[f32; 3]>,
+    /// Linear RGBA vertex colours in `0..=1` (`COLOR_0`), one per position, or
+    /// empty. Default value: empty.
+    pub colors: &'a [[f32; 4]],
+    /// The mesh's material, or `None` for the glTF default material. Default
+    /// value: `None`.
+    pub material: Option<GlbMaterial<'a>>,
+}
+
+/// A metallic-roughness material for [`GlbMesh::material`]: a base colour
+/// (multiplied with the vertex colours), fully rough and not metallic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct GlbMaterial<'a> {
+    /// Material name. Default value: `""` (no name written).
+    pub name: &'a str,
+    /// Linear RGBA base colour factor, each in `0..=1`. Default value: `[1, 1, 1, 1]`.
+    pub base_color: [f32; 4],
+    /// Blend with what is behind using the alpha (`alphaMode: BLEND`) instead of
+    /// drawing opaque. Default value: `false`.
+    pub blend: bool,
+    /// Draw both sides of each triangle. Default value: `false`.
+    pub double_sided: bool,
+}
+
+impl<'a> GlbMaterial<'a> {
+    /// An opaque white material.
+    pub const DEFAULT: GlbMaterial<'static> = GlbMaterial {
+        name: "",
+        base_color: [1.0; 4],
+        blend: false,
+        double_sided: false,
+    };
+
+    /// A material with a name and base colour (opaque, one-sided).
+    pub const fn new(name: &'a str, base_color: [f32; 4]) -> Self {
+        GlbMaterial {
+            name,
+            base_color,
+            blend: false,
+            double_sided: false,
+        }
+    }
+
+    /// Sets [`blend`](Self::blend).
+    pub const fn with_blend(mut self, blend: bool) -> Self {
+        self.blend = blend;
+        self
+    }
+
+    /// Sets [`double_sided`](Self::double_sided).
+    pub const fn with_double_sided(mut self, double_sided: bool) -> Self {
+        self.double_sided = double_sided;
+        self
+    }
 }
 
 impl<'a> GlbMesh<'a> {
@@ -63,6 +117,8 @@ impl<'a> GlbMesh<'a> {
             uvs: &[],
             indices,
             translation: None,
+            colors: &[],
+            material: None,
         }
     }
 
@@ -75,7 +131,21 @@ impl<'a> GlbMesh<'a> {
             uvs: &mesh.uvs,
             indices: &mesh.indices,
             translation: None,
+            colors: &[],
+            material: None,
         }
+    }
+
+    /// Sets [`colors`](Self::colors).
+    pub const fn with_colors(mut self, colors: &'a [[f32; 4]]) -> Self {
+        self.colors = colors;
+        self
+    }
+
+    /// Sets [`material`](Self::material).
+    pub const fn with_material(mut self, material: Option<GlbMaterial<'a>>) -> Self {
+        self.material = material;
+        self
     }
 
     /// Sets [`normals`](Self::normals).
@@ -116,6 +186,30 @@ impl<'a> GlbMesh<'a> {
         }
         if !self.uvs.is_empty() && self.uvs.len() != n {
             return bad("uvs", format!("{} UVs for {n} positions", self.uvs.len()));
+        }
+        if !self.colors.is_empty() && self.colors.len() != n {
+            return bad(
+                "colors",
+                format!("{} colours for {n} positions", self.colors.len()),
+            );
+        }
+        if let Some(i) = self
+            .colors
+            .iter()
+            .position(|c| !c.iter().all(|v| (0.0..=1.0).contains(v)))
+        {
+            return bad(
+                "colors",
+                format!("colour {i} is not in 0..=1: {:?}", self.colors[i]),
+            );
+        }
+        if let Some(m) = self.material
+            && !m.base_color.iter().all(|v| (0.0..=1.0).contains(v))
+        {
+            return bad(
+                "material",
+                format!("base colour {:?} is not in 0..=1", m.base_color),
+            );
         }
         if !self.indices.len().is_multiple_of(3) {
             return bad(
@@ -225,6 +319,18 @@ impl Builder {
         self.accessor(a, view)
     }
 
+    fn vec4(&mut self, data: &[[f32; 4]]) -> usize {
+        let view = self.view(
+            data.iter().flatten().flat_map(|c| c.to_le_bytes()),
+            ARRAY_BUFFER,
+        );
+        let mut a = Map::new();
+        a.insert("componentType".into(), json!(FLOAT));
+        a.insert("count".into(), json!(data.len()));
+        a.insert("type".into(), json!("VEC4"));
+        self.accessor(a, view)
+    }
+
     fn vec2(&mut self, data: &[[f32; 2]]) -> usize {
         let view = self.view(
             data.iter().flatten().flat_map(|c| c.to_le_bytes()),
@@ -255,6 +361,28 @@ impl Builder {
     }
 }
 
+fn material_json(m: &GlbMaterial<'_>) -> Value {
+    let mut o = Map::new();
+    if !m.name.is_empty() {
+        o.insert("name".into(), json!(m.name));
+    }
+    o.insert(
+        "pbrMetallicRoughness".into(),
+        json!({
+            "baseColorFactor": m.base_color.map(f64::from),
+            "metallicFactor": 0.0,
+            "roughnessFactor": 1.0,
+        }),
+    );
+    if m.blend {
+        o.insert("alphaMode".into(), json!("BLEND"));
+    }
+    if m.double_sided {
+        o.insert("doubleSided".into(), json!(true));
+    }
+    Value::Object(o)
+}
+
 /// Writes meshes as a glTF 2.0 binary file (`.glb`) and returns its bytes.
 ///
 /// One scene, one node per mesh (named, with its translation); meshes without
@@ -271,6 +399,7 @@ pub fn write_glb(meshes: &[GlbMesh<'_>]) -> Result<Vec<u8>, ExportError> {
     let mut b = Builder::default();
     let mut nodes = Vec::with_capacity(meshes.len());
     let mut gltf_meshes = Vec::new();
+    let mut materials = Vec::new();
     for m in meshes {
         let mut node = Map::new();
         if !m.name.is_empty() {
@@ -288,15 +417,23 @@ pub fn write_glb(meshes: &[GlbMesh<'_>]) -> Result<Vec<u8>, ExportError> {
             if !m.uvs.is_empty() {
                 attributes.insert("TEXCOORD_0".into(), json!(b.vec2(m.uvs)));
             }
+            if !m.colors.is_empty() {
+                attributes.insert("COLOR_0".into(), json!(b.vec4(m.colors)));
+            }
             let indices = b.indices(m.indices, m.positions.len());
             let mut mesh = Map::new();
             if !m.name.is_empty() {
                 mesh.insert("name".into(), json!(m.name));
             }
-            mesh.insert(
-                "primitives".into(),
-                json!([{ "attributes": attributes, "indices": indices, "mode": TRIANGLES }]),
-            );
+            let mut primitive = Map::new();
+            primitive.insert("attributes".into(), Value::Object(attributes));
+            primitive.insert("indices".into(), json!(indices));
+            primitive.insert("mode".into(), json!(TRIANGLES));
+            if let Some(mat) = m.material {
+                primitive.insert("material".into(), json!(materials.len()));
+                materials.push(material_json(&mat));
+            }
+            mesh.insert("primitives".into(), json!([primitive]));
             node.insert("mesh".into(), json!(gltf_meshes.len()));
             gltf_meshes.push(Value::Object(mesh));
         }
@@ -315,6 +452,9 @@ pub fn write_glb(meshes: &[GlbMesh<'_>]) -> Result<Vec<u8>, ExportError> {
     doc.insert("nodes".into(), Value::Array(nodes));
     if !gltf_meshes.is_empty() {
         doc.insert("meshes".into(), Value::Array(gltf_meshes));
+        if !materials.is_empty() {
+            doc.insert("materials".into(), Value::Array(materials));
+        }
         doc.insert("accessors".into(), Value::Array(b.accessors));
         doc.insert("bufferViews".into(), Value::Array(b.views));
         doc.insert("buffers".into(), json!([{ "byteLength": b.bin.len() }]));

@@ -9,6 +9,7 @@ mod error;
 mod gltf;
 mod heightmap_io;
 mod json;
+mod map;
 mod npy;
 mod obj;
 mod ply;
@@ -16,13 +17,19 @@ mod raster;
 mod svg;
 
 pub use error::ExportError;
-pub use gltf::{GlbMesh, write_glb};
+pub use gltf::{GlbMaterial, GlbMesh, write_glb};
 pub use heightmap_io::{
     HeightCodes, HeightImage, RANGE_KEYWORD, check_height_range, code8_to_height, code16_to_height,
     decode_png16_codes, decode_r16_codes, encode_png16_codes, export_png16, export_r16,
     height_to_code16, heights_to_codes16, import_png8, import_png16, import_r16,
 };
 pub use json::{parse_polylines_json, polylines_json};
+pub use map::{
+    CLIFF_COLOR, MAP_PALETTE, PngLayers, PngLayersInfo, PngLayersMesh, TiledEncoding, TiledExport,
+    TiledImport, TiledLayer, TiledTiles, WATER_COLOR, export_map_glb, export_png_layers,
+    export_tiled, export_tiled_tmx, import_tiled, load_png_layers, map_mesh_glb, pathing_color,
+    pathing_png, quantize_for_png, read_png_layers_sidecar, read_tiled_layer, splat_color,
+};
 pub use npy::{read_npy, read_npy_file, read_npy3, read_npy3_file, write_npy_f32};
 pub use obj::write_obj;
 pub use ply::write_ply;

@@ -26,6 +26,7 @@ mod cubes;
 mod error;
 mod heightmap;
 mod key;
+pub mod map;
 mod scan;
 mod simplify;
 mod squares;
@@ -43,6 +44,9 @@ pub use heightmap::{
     HeightmapOptions, morph_blend, sample_chunk_heights,
 };
 pub use key::{EdgeKey, KeyKind};
+pub use map::{
+    CellRect as MapCellRect, MapMeshBuffers, MapMeshOptions, MapMeshOutput, MapMesher, WaterBuffers,
+};
 pub use simplify::{Simplifier, simplify_greedy, simplify_rdp};
 pub use squares::{
     CellRect, FillMesh, MarchingSquares, Segments, SquaresOptions, SquaresOutput, StripMesh,

@@ -570,6 +570,14 @@ proptest! {
     }
 
     #[test]
+    fn fine_and_coarse_normals_agree(shape in shape_strategy(), coarse in any::<u8>()) {
+        // Every vertex on a face or edge shared by a coarse chunk and a finer
+        // one is in both meshes with bit-identical position and normal.
+        let (meshes, unit) = mesh_block_with_aprons(shape, 4, 0, coarse);
+        check_shared_normals(&meshes, unit);
+    }
+
+    #[test]
     fn meshing_is_deterministic(shape in shape_strategy(), coarse in any::<u8>()) {
         let a = mesh_block(shape, 4, 1, coarse);
         let b = mesh_block(shape, 4, 1, coarse);
@@ -1039,4 +1047,340 @@ fn edge_normals_match_marching_cubes() {
         }
     }
     assert!(checked > 50);
+}
+
+// ---------------------------------------------------------------------------
+// Normals across LOD transitions
+// ---------------------------------------------------------------------------
+
+/// The fine apron of face `f` of a chunk at `origin` with `n` cells at
+/// spacing `step`: the nodes at spacing `step / 2` of the box one fine step
+/// around the face (3 thick across it, `2n + 3` wide along it), x fastest.
+fn fine_apron(shape: Shape, origin: [i64; 3], n: u32, step: i64, f: usize, size: i64) -> Vec<f32> {
+    let axis = f / 2;
+    let half = step / 2;
+    let mut lo = origin.map(|c| c - half);
+    if f % 2 == 1 {
+        lo[axis] += n as i64 * step;
+    }
+    let mut dims = [2 * n as i64 + 3; 3];
+    dims[axis] = 3;
+    let mut out = Vec::new();
+    for k in 0..dims[2] {
+        for j in 0..dims[1] {
+            for i in 0..dims[0] {
+                let g = [lo[0] + i * half, lo[1] + j * half, lo[2] + k * half];
+                out.push(shape.value(g, size));
+            }
+        }
+    }
+    out
+}
+
+/// One chunk's mesh in a block: its unit, whether the unit is coarse.
+struct BlockMesh {
+    unit: [i64; 3],
+    coarse: bool,
+    mesh: CubesOutput,
+}
+
+/// Like [`mesh_block`], with aprons on every chunk and fine aprons on every
+/// face of a coarse chunk that has fine samples, so normals are comparable.
+fn mesh_block_with_aprons(shape: Shape, n: u32, base: u8, coarse: u8) -> (Vec<BlockMesh>, i64) {
+    let fine_cells = n as i64 * (1 << base);
+    let unit = 2 * fine_cells;
+    let size = 2 * unit;
+    let is_coarse = |u: [i64; 3]| -> Option<bool> {
+        if u.iter().any(|&c| !(0..2).contains(&c)) {
+            return None;
+        }
+        Some(coarse & (1 << (u[0] + 2 * u[1] + 4 * u[2])) != 0)
+    };
+    let mut mesher = LodMesher::new();
+    let opts = CubesOptions::DEFAULT;
+    let mut meshes = Vec::new();
+    for uz in 0..2 {
+        for uy in 0..2 {
+            for ux in 0..2 {
+                let u = [ux, uy, uz];
+                let origin = u.map(|c| c * unit);
+                if is_coarse(u) == Some(true) {
+                    let lod = base + 1;
+                    let step = 1i64 << lod;
+                    let samples = chunk_samples(shape, origin, n, step, size);
+                    let apron = chunk_apron(shape, origin, n, step, size);
+                    let faces: Vec<Vec<f32>> = (0..6)
+                        .map(|f| {
+                            let face = fine_apron(shape, origin, n, step, f, size);
+                            // The face itself is the middle layer of its apron.
+                            let axis = f / 2;
+                            let side = 2 * n as usize + 1;
+                            let mut dims = [side + 2; 3];
+                            dims[axis] = 3;
+                            let mut out = Vec::new();
+                            let (a, b) = match axis {
+                                0 => (1, 2),
+                                1 => (0, 2),
+                                _ => (0, 1),
+                            };
+                            for v in 0..side {
+                                for w in 0..side {
+                                    let mut g = [0usize; 3];
+                                    g[axis] = 1;
+                                    g[a] = w + 1;
+                                    g[b] = v + 1;
+                                    out.push(face[(g[2] * dims[1] + g[1]) * dims[0] + g[0]]);
+                                }
+                            }
+                            out
+                        })
+                        .collect();
+                    let rings: Vec<Vec<f32>> = (0..6)
+                        .map(|f| fine_apron(shape, origin, n, step, f, size))
+                        .collect();
+                    let mut input = LodChunkInput::new(&samples, n, lod)
+                        .with_base_node(origin)
+                        .with_apron(&apron);
+                    for f in 0..6 {
+                        let axis = f / 2;
+                        let mut nb = u;
+                        nb[axis] += if f % 2 == 0 { -1 } else { 1 };
+                        input = if is_coarse(nb) == Some(false) {
+                            input.with_finer_face(f as u8, &faces[f])
+                        } else {
+                            input.with_fine_face_samples(f as u8, &faces[f])
+                        };
+                        input = input.with_fine_apron(f as u8, &rings[f]);
+                    }
+                    for e in 0..12u8 {
+                        let axis = (e / 4) as usize;
+                        let others: Vec<usize> = (0..3).filter(|&b| b != axis).collect();
+                        let r = e % 4;
+                        let mut nb = u;
+                        nb[others[0]] += if r & 1 == 0 { -1 } else { 1 };
+                        nb[others[1]] += if r >> 1 == 0 { -1 } else { 1 };
+                        if is_coarse(nb) == Some(false) {
+                            input = input.with_finer_edge(e);
+                        }
+                    }
+                    let mut mesh = CubesOutput::default();
+                    mesher.mesh(&input, &opts, &mut mesh).unwrap();
+                    meshes.push(BlockMesh {
+                        unit: u,
+                        coarse: true,
+                        mesh,
+                    });
+                } else {
+                    for o in 0..8i64 {
+                        let off = [o & 1, (o >> 1) & 1, o >> 2];
+                        let origin = [0, 1, 2].map(|a| origin[a] + off[a] * fine_cells);
+                        let step = 1i64 << base;
+                        let samples = chunk_samples(shape, origin, n, step, size);
+                        let apron = chunk_apron(shape, origin, n, step, size);
+                        let input = LodChunkInput::new(&samples, n, base)
+                            .with_base_node(origin)
+                            .with_apron(&apron);
+                        let mut mesh = CubesOutput::default();
+                        mesher.mesh(&input, &opts, &mut mesh).unwrap();
+                        meshes.push(BlockMesh {
+                            unit: u,
+                            coarse: false,
+                            mesh,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    (meshes, unit)
+}
+
+type Bits3 = [u32; 3];
+
+/// The vertices of `meshes` inside the closed box `lo..=hi`, by position
+/// bits: their normals' bits (which must agree where a position repeats), and
+/// whether one of their triangles leaves the box.
+fn vertices_in(
+    meshes: &[&CubesOutput],
+    lo: [f32; 3],
+    hi: [f32; 3],
+) -> HashMap<Bits3, (Bits3, bool)> {
+    let inside = |p: &[f32; 3]| (0..3).all(|q| lo[q] <= p[q] && p[q] <= hi[q]);
+    let mut out: HashMap<Bits3, (Bits3, bool)> = HashMap::new();
+    for m in meshes {
+        let mut leaves = vec![false; m.positions.len()];
+        for t in m.indices.chunks_exact(3) {
+            if !t.iter().all(|&i| inside(&m.positions[i as usize])) {
+                for &i in t {
+                    leaves[i as usize] = true;
+                }
+            }
+        }
+        for (i, (p, nrm)) in m.positions.iter().zip(&m.normals).enumerate() {
+            if inside(p) {
+                let key = p.map(f32::to_bits);
+                let val = nrm.map(f32::to_bits);
+                let e = out.entry(key).or_insert((val, false));
+                assert_eq!(e.0, val, "one position, two normals at {p:?}");
+                e.1 |= leaves[i];
+            }
+        }
+    }
+    out
+}
+
+/// For every coarse unit and every fine unit it touches by a face or an
+/// edge, on the shared face or edge: every vertex of the fine meshes is in
+/// the coarse mesh with the same position and normal, bit for bit; and every
+/// other vertex of the coarse mesh there is the centre of a loop lying flat
+/// on the face (all its triangles stay on the face; the fine side closes that
+/// spot with its own cells). Returns the number of vertices compared.
+fn check_shared_normals(meshes: &[BlockMesh], unit: i64) -> usize {
+    let mut compared = 0;
+    let units: Vec<[i64; 3]> = (0..8).map(|u| [u & 1, (u >> 1) & 1, u >> 2]).collect();
+    for &cu in &units {
+        let coarse: Vec<&CubesOutput> = meshes
+            .iter()
+            .filter(|m| m.unit == cu && m.coarse)
+            .map(|m| &m.mesh)
+            .collect();
+        if coarse.is_empty() {
+            continue;
+        }
+        for &fu in &units {
+            let fine: Vec<&CubesOutput> = meshes
+                .iter()
+                .filter(|m| m.unit == fu && !m.coarse)
+                .map(|m| &m.mesh)
+                .collect();
+            let apart = (0..3).filter(|&q| cu[q] != fu[q]).count();
+            if fine.is_empty() || !(1..=2).contains(&apart) {
+                continue;
+            }
+            // The shared face or edge: the intersection of the two boxes.
+            let lo = [0, 1, 2].map(|q| (cu[q].max(fu[q]) * unit) as f32);
+            let hi = [0, 1, 2].map(|q| ((cu[q].min(fu[q]) + 1) * unit) as f32);
+            let a = vertices_in(&coarse, lo, hi);
+            let b = vertices_in(&fine, lo, hi);
+            for (p, (m, _)) in &b {
+                let at = p.map(f32::from_bits);
+                let Some((mc, _)) = a.get(p) else {
+                    panic!("units {cu:?} / {fu:?}: fine vertex {at:?} not in the coarse mesh");
+                };
+                assert_eq!(m, mc, "units {cu:?} / {fu:?}: normal at {at:?}");
+                compared += 1;
+            }
+            for (p, (_, leaves)) in &a {
+                assert!(
+                    b.contains_key(p) || !leaves,
+                    "units {cu:?} / {fu:?}: coarse vertex {:?} not in the fine meshes",
+                    p.map(f32::from_bits)
+                );
+            }
+        }
+    }
+    compared
+}
+
+#[test]
+fn fine_and_coarse_chunks_share_normals_with_fine_aprons() {
+    let mut total = 0;
+    for coarse in [
+        0b0000_0001u8,
+        0b0110_1001,
+        0b1111_1110,
+        0b1010_0101,
+        0b0011_1100,
+    ] {
+        let (meshes, unit) = mesh_block_with_aprons(ball(), 4, 0, coarse);
+        total += check_shared_normals(&meshes, unit);
+        let topo = topology(&meshes.into_iter().map(|m| m.mesh).collect::<Vec<_>>());
+        assert_closed(&topo, &format!("layout {coarse:#010b}"));
+    }
+    assert!(total > 100, "only {total} shared vertices compared");
+}
+
+#[test]
+fn bad_fine_aprons_are_rejected() {
+    let n = 4u32;
+    let shape = ball();
+    let samples = chunk_samples(shape, [0; 3], n, 2, 1 << 20);
+    let face = face_samples(shape, [0; 3], n, 2, 1);
+    let ring = fine_apron(shape, [0; 3], n, 2, 1, 1 << 20);
+    let mut mesher = LodMesher::new();
+    let mut out = CubesOutput::default();
+    let base = LodChunkInput::new(&samples, n, 1).with_finer_face(1, &face);
+    mesher
+        .mesh(
+            &base.with_fine_apron(1, &ring),
+            &CubesOptions::DEFAULT,
+            &mut out,
+        )
+        .unwrap();
+    out.positions.push([9.0; 3]);
+    let before = out.clone();
+    let err = mesher.mesh(
+        &base.with_fine_apron(1, &ring[1..]),
+        &CubesOptions::DEFAULT,
+        &mut out,
+    );
+    assert!(
+        matches!(
+            err,
+            Err(MeshError::LengthMismatch {
+                name: "fine_aprons",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    let mut nan = ring.clone();
+    nan[0] = f32::NAN;
+    let err = mesher.mesh(
+        &base.with_fine_apron(1, &nan),
+        &CubesOptions::DEFAULT,
+        &mut out,
+    );
+    assert!(
+        matches!(
+            err,
+            Err(MeshError::NonFiniteSample {
+                name: "fine_aprons",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    // A value on the face itself must match the fine face samples.
+    let wide = 2 * n as usize + 3;
+    let mut off = ring.clone();
+    off[(4 * wide + 4) * 3 + 1] += 1.0;
+    let err = mesher.mesh(
+        &base.with_fine_apron(1, &off),
+        &CubesOptions::DEFAULT,
+        &mut out,
+    );
+    assert!(
+        matches!(err, Err(MeshError::InvalidParameter { .. })),
+        "{err:?}"
+    );
+    assert_eq!(out, before, "output left alone");
+    // The ring and the two layers off the face are free.
+    let mut free = ring.clone();
+    free[0] = 42.0;
+    free[wide * 3 + 1] += 0.5;
+    mesher
+        .mesh(
+            &base.with_fine_apron(1, &free),
+            &CubesOptions::DEFAULT,
+            &mut out,
+        )
+        .unwrap();
+    // A face index outside 0..6 is ignored.
+    assert!(
+        base.with_fine_apron(6, &ring)
+            .fine_aprons
+            .iter()
+            .all(Option::is_none)
+    );
 }

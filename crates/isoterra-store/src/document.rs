@@ -342,6 +342,30 @@ impl Side2dDocument {
         self.record(merged, tool, params)
     }
 
+    /// Applies a brush to the world in memory only, without recording it:
+    /// a live preview of a stroke still being drawn. Returns the edit that
+    /// [`revert_preview`](Self::revert_preview) takes back. The file does not
+    /// change; take every preview back before the next
+    /// [`stroke`](Self::stroke), [`stroke_stamps`](Self::stroke_stamps),
+    /// [`undo`](Self::undo) or [`redo`](Self::redo), which record what the
+    /// world holds.
+    ///
+    /// An invalid brush is a [`StoreError::World`] error and changes nothing.
+    pub fn preview(&mut self, brush: &Brush) -> Result<Edit, StoreError> {
+        Ok(self.world.apply_brush(brush)?)
+    }
+
+    /// Takes back an edit returned by [`preview`](Self::preview). Previews
+    /// must be taken back in the reverse order of their application.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] when the edit does not fit this world; nothing
+    /// changes then.
+    pub fn revert_preview(&mut self, edit: &Edit) -> Result<(), StoreError> {
+        Ok(self.world.apply_edit(edit, EditDirection::Backward)?)
+    }
+
     /// One edit from edits applied in order: every node once, its value
     /// before the first edit and its current value; nodes that ended where
     /// they started are left out.

@@ -1,7 +1,7 @@
 //! The low-level world file: one SQLite database holding metadata, chunk
 //! payloads and the stroke log.
 //!
-//! # Schema (version 1)
+//! # Schema (version 2)
 //!
 //! ```text
 //! meta    (key TEXT PRIMARY KEY, value TEXT)           kind, format_version, seed, params (JSON),
@@ -15,10 +15,17 @@
 //!          created_ms INTEGER)
 //! history (singleton = 1, cursor INTEGER,              the undo cursor (id of the last done stroke,
 //!          revision INTEGER)                           0 for none) and a counter bumped by every write
+//! baked   (layer INTEGER, x INTEGER, y INTEGER,        baked meshes and colliders (version 2, see
+//!          z INTEGER, lod INTEGER, source TEXT,        `baked`): `source` is the world stamp the
+//!          hash TEXT, payload BLOB,                    chunk was baked from, `hash` the content
+//!          PRIMARY KEY (layer, x, y, z, lod))          hash of the decoded payload
 //! ```
 //!
-//! Opening a file with an older schema version would migrate it in place;
-//! version 1 is the first, so there is nothing to migrate yet.
+//! Opening a file with an older schema version migrates it in place, in one
+//! transaction: version 1 files get the (empty) `baked` table. The migration
+//! is best effort, like the kinds' format migrations: a file that cannot be
+//! written (read-only, or another writer holds the lock) still opens and
+//! reads as having no baked chunks; a later open migrates it.
 //!
 //! Chunk coordinates are `(layer, x, y, z, lod)` so every world kind fits the
 //! same table: a 2D world uses `z = 0`, `lod = 0`; layers separate densities
@@ -202,6 +209,22 @@ CREATE TABLE history (
 INSERT INTO history (singleton, cursor, revision) VALUES (1, 0, 0);
 ";
 
+/// Added by schema version 2: baked chunk meshes and colliders. Derived data,
+/// so writing it does not bump the history revision.
+const SCHEMA_V2_BAKED: &str = "
+CREATE TABLE IF NOT EXISTS baked (
+    layer   INTEGER NOT NULL,
+    x       INTEGER NOT NULL,
+    y       INTEGER NOT NULL,
+    z       INTEGER NOT NULL,
+    lod     INTEGER NOT NULL,
+    source  TEXT NOT NULL,
+    hash    TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    PRIMARY KEY (layer, x, y, z, lod)
+);
+";
+
 const TABLES: [&str; 4] = ["meta", "chunks", "strokes", "history"];
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -227,7 +250,7 @@ fn shm_path(path: &Path) -> PathBuf {
 
 impl WorldFile {
     /// The schema version this build writes and the newest it reads.
-    pub const SCHEMA_VERSION: u32 = 1;
+    pub const SCHEMA_VERSION: u32 = 2;
     /// The metadata keys every world file carries, which
     /// [`create_with_entries`](Self::create_with_entries) refuses as extra keys.
     pub const RESERVED_META_KEYS: [&str; 6] = [
@@ -314,6 +337,7 @@ impl WorldFile {
         tx.pragma_update(None, "user_version", Self::SCHEMA_VERSION)
             .map_err(sql)?;
         tx.execute_batch(SCHEMA_V1).map_err(sql)?;
+        tx.execute_batch(SCHEMA_V2_BAKED).map_err(sql)?;
         {
             let mut put = tx
                 .prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")
@@ -419,7 +443,7 @@ impl WorldFile {
         // healthy file as damaged).
         file.conn.execute_batch("BEGIN DEFERRED").map_err(sql)?;
         let checked = file
-            .check_schema()
+            .check_schema(version)
             .and_then(|()| file.check_history())
             .and_then(|revision| file.meta().map(|_| revision));
         match checked {
@@ -434,7 +458,75 @@ impl WorldFile {
             }
         }
         configure(&file.conn).map_err(sql)?;
+        if version < i64::from(Self::SCHEMA_VERSION) {
+            // Best effort (see the module documentation): on failure nothing
+            // changed and the file reads as version 1.
+            let _ = file.migrate_schema();
+        }
         Ok(file)
+    }
+
+    /// Brings the schema up to [`SCHEMA_VERSION`](Self::SCHEMA_VERSION) in
+    /// one transaction (version 1 to 2: the `baked` table). Waits at most a
+    /// short while for another writer.
+    fn migrate_schema(&mut self) -> Result<(), StoreError> {
+        let path = &self.path;
+        let sql = |e| StoreError::sqlite(path, e);
+        self.conn
+            .busy_timeout(Duration::from_millis(250))
+            .map_err(sql)?;
+        let result = (|| {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql)?;
+            let version: i64 = tx
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .map_err(sql)?;
+            if version < 2 {
+                tx.execute_batch(SCHEMA_V2_BAKED).map_err(sql)?;
+            }
+            if version < i64::from(Self::SCHEMA_VERSION) {
+                tx.pragma_update(None, "user_version", Self::SCHEMA_VERSION)
+                    .map_err(sql)?;
+            }
+            tx.commit().map_err(sql)
+        })();
+        self.conn.busy_timeout(DEFAULT_BUSY_TIMEOUT).map_err(sql)?;
+        result
+    }
+
+    /// True when the file has the `baked` table (schema version 2, or a
+    /// version 1 file that could be migrated).
+    pub(crate) fn has_baked_table(&self) -> Result<bool, StoreError> {
+        let n: i64 = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'baked'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(self.sql())?;
+        Ok(n > 0)
+    }
+
+    /// Makes sure the `baked` table exists, migrating now if the open-time
+    /// migration could not run.
+    pub(crate) fn ensure_baked_table(&mut self) -> Result<(), StoreError> {
+        if self.has_baked_table()? {
+            return Ok(());
+        }
+        self.migrate_schema()
+    }
+
+    /// The connection, for the baked-chunk functions of this crate.
+    pub(crate) fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The connection, mutably (transactions), for the baked-chunk functions.
+    pub(crate) fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 
     /// The path the file was opened or created with.
@@ -480,7 +572,7 @@ impl WorldFile {
         move |e| StoreError::sqlite(&self.path, e)
     }
 
-    fn check_schema(&self) -> Result<(), StoreError> {
+    fn check_schema(&self, version: i64) -> Result<(), StoreError> {
         let mut stmt = self
             .conn
             .prepare("SELECT name FROM sqlite_schema WHERE type = 'table'")
@@ -490,7 +582,8 @@ impl WorldFile {
             .map_err(self.sql())?
             .collect::<Result<_, _>>()
             .map_err(self.sql())?;
-        for t in TABLES {
+        let v2: &[&str] = if version >= 2 { &["baked"] } else { &[] };
+        for &t in TABLES.iter().chain(v2) {
             if !names.iter().any(|n| n == t) {
                 return Err(StoreError::corrupt(
                     &self.path,

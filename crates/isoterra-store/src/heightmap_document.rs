@@ -253,6 +253,66 @@ impl HeightmapDocument {
         self.record(edit, brush.tool.name(), params)
     }
 
+    /// Applies several sculpt stamps (e.g. the stamps of one mouse drag) and
+    /// records them as one stroke, undone and redone together.
+    ///
+    /// The stamps are applied in order, each to the heights the ones before
+    /// it left. If one is invalid, nothing changes and its error is
+    /// returned. The recorded delta holds each changed node once (its value
+    /// before the first stamp and after the last). The stroke's tool is the
+    /// stamps' tool, or `"mixed"`; its parameters are the list of brushes.
+    /// No stamps, or stamps that change nothing, record nothing.
+    pub fn stroke_stamps(
+        &mut self,
+        stamps: &[HeightBrush],
+    ) -> Result<HeightStrokeOutcome, StoreError> {
+        self.file.check_current()?;
+        let params = serde_json::to_value(stamps).map_err(|source| StoreError::Json {
+            what: "height brush stamps",
+            source,
+        })?;
+        let mut edits: Vec<HeightEdit> = Vec::with_capacity(stamps.len());
+        let mut failed = None;
+        for brush in stamps {
+            match self.world.apply_brush(brush) {
+                Ok(e) => edits.push(e),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        // Every node once: its delta before the first stamp, and now.
+        let mut first: std::collections::BTreeMap<[i64; 2], f32> = Default::default();
+        for e in &edits {
+            for (k, g) in e.nodes.iter().enumerate() {
+                first.entry([g[1], g[0]]).or_insert(e.before[k]);
+            }
+        }
+        // Keyed by (z, x), the order an edit lists its nodes in.
+        let mut merged = HeightEdit::default();
+        for ([gz, gx], before) in first {
+            let g = [gx, gz];
+            let after = self.world.delta(g);
+            if after.to_bits() != before.to_bits() {
+                merged.nodes.push(g);
+                merged.before.push(before);
+                merged.after.push(after);
+            }
+        }
+        for done in edits.iter().rev() {
+            self.revert(done, EditDirection::Backward);
+        }
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+        let tool = match stamps.first() {
+            Some(first) if stamps.iter().all(|b| b.tool == first.tool) => first.tool.name(),
+            _ => "mixed",
+        };
+        self.record(merged, tool, params)
+    }
+
     /// Sets a block of nodes to given heights (an import) and records it as
     /// one stroke with tool `"import"`, undoable like a brush: node
     /// `first + (i, j)` gets `heights[j * dims[0] + i]` (up to one `f32`

@@ -42,9 +42,15 @@
 //! # }
 //! ```
 //!
+//! Baking ([`BakeSource`], [`ChunkBaker`], [`BakedChunk`]) turns a region
+//! of any world into the meshes and colliders a game loads, one chunk at a
+//! time and the same bytes whatever the thread count or order;
+//! [`WorldFile::put_baked`] keeps them in the file's `baked` table.
+//!
 //! Nothing in a file can make this crate panic: damaged, truncated or
 //! foreign files give a [`StoreError`] that says what was found.
 
+mod baked;
 mod chunk_codec;
 mod chunk_store;
 mod delta_codec;
@@ -53,9 +59,16 @@ mod error;
 mod file;
 mod hash;
 mod heightmap_document;
+mod map_document;
 mod voxel_document;
 mod wire;
+mod write_behind;
 
+pub use baked::{
+    BAKED_PAYLOAD_VERSION, BAKED_TERRAIN, BAKED_WATER, BakePlan, BakeSource, BakedChunk,
+    BakedCollider, BakedHeightfield, BakedPolyline, BakedRow, ChunkBaker, MAX_BAKE_CHUNKS,
+    bake_chunks, decode_baked, encode_baked,
+};
 pub use chunk_codec::{ChunkData, ChunkEncoding, decode_chunk, encode_chunk};
 pub use chunk_store::ChunkStore;
 pub use delta_codec::{EditDelta, decode_delta, encode_delta};
@@ -72,7 +85,12 @@ pub use heightmap_document::{
     HEIGHTMAP_FORMAT_VERSION, HEIGHTMAP_KIND, HeightStrokeOutcome, HeightmapDocument,
     HeightmapInfo, decode_height_edit, encode_height_edit,
 };
+pub use map_document::{
+    MAP_FORMAT_VERSION, MAP_KIND, MapDocument, MapInfo, MapStrokeOutcome, decode_map_chunk,
+    decode_map_edit, encode_map_chunk, encode_map_edit,
+};
 pub use voxel_document::{
     VOXEL_FORMAT_VERSION, VOXEL_KIND, VoxelDocument, VoxelDocumentInfo, VoxelStrokeOutcome,
     decode_delta3, encode_delta3,
 };
+pub use write_behind::{FullPolicy, WriteBehind, WriteBehindConfig};

@@ -387,6 +387,104 @@ impl VoxelDocument {
         }
     }
 
+    /// Applies several brush stamps (e.g. the stamps of one mouse drag) and
+    /// records them as one stroke, undone and redone together; committed
+    /// like [`stroke`](Self::stroke).
+    ///
+    /// The stamps are applied in order. If one is invalid, the ones before
+    /// it are reverted and its error returned: nothing changes. The recorded
+    /// delta holds each changed node once (its value before the first stamp
+    /// and after the last). The stroke's tool is the stamps' tool, or
+    /// `"mixed"`; its parameters are the list of brushes. No stamps, or
+    /// stamps that change nothing, record nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`stroke`](Self::stroke).
+    pub fn stroke_stamps(
+        &mut self,
+        stamps: &[VoxelBrush],
+    ) -> Result<VoxelStrokeOutcome, StoreError> {
+        self.file.check_current()?;
+        let params = serde_json::to_value(stamps).map_err(|source| StoreError::Json {
+            what: "voxel brush stamps",
+            source,
+        })?;
+        let mut edits: Vec<Edit3> = Vec::with_capacity(stamps.len());
+        for brush in stamps {
+            match self.world.apply_brush(brush) {
+                Ok(e) => edits.push(e),
+                Err(e) => {
+                    for done in edits.iter().rev() {
+                        self.revert(done, EditDirection::Backward);
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+        let mut first: std::collections::BTreeMap<[i64; 3], (f32, u8)> = Default::default();
+        for e in &edits {
+            for (k, g) in e.nodes.iter().enumerate() {
+                first
+                    .entry([g[2], g[1], g[0]])
+                    .or_insert((e.before[k], e.mat_before[k]));
+            }
+        }
+        // Keyed by (z, y, x), the order an edit lists its nodes in.
+        let mut edit = Edit3::default();
+        for ([gz, gy, gx], (before, mat_before)) in first {
+            let g = [gx, gy, gz];
+            let Some((after, mat_after)) = self.world.node(g) else {
+                continue;
+            };
+            if after.to_bits() == before.to_bits() && mat_after == mat_before {
+                continue;
+            }
+            edit.nodes.push(g);
+            edit.before.push(before);
+            edit.after.push(after);
+            edit.mat_before.push(mat_before);
+            edit.mat_after.push(mat_after);
+        }
+        if edit.is_empty() {
+            return Ok(VoxelStrokeOutcome {
+                id: None,
+                changed_nodes: 0,
+            });
+        }
+        let tool = match stamps.first() {
+            Some(first) if stamps.iter().all(|b| b.tool == first.tool) => first.tool.name(),
+            _ => "mixed",
+        };
+        let committed = encode_delta3(&edit).and_then(|delta| {
+            let changes = self.chunk_changes(&edit);
+            let stroke = NewStroke {
+                tool: tool.to_string(),
+                params,
+                delta,
+            };
+            let id = self.file.commit_stroke(&stroke, &changes)?;
+            Ok((id, changes))
+        });
+        match committed {
+            Ok((id, changes)) => {
+                self.note_stored(&changes);
+                self.counts = StrokeCounts {
+                    done: self.counts.done + 1,
+                    undone: 0,
+                };
+                Ok(VoxelStrokeOutcome {
+                    id: Some(id),
+                    changed_nodes: edit.len(),
+                })
+            }
+            Err(e) => {
+                self.revert(&edit, EditDirection::Backward);
+                Err(e)
+            }
+        }
+    }
+
     /// Undoes the last done stroke; returns its id, or `None` when there is
     /// nothing to undo.
     ///

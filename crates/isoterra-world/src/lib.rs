@@ -53,11 +53,14 @@ mod edit;
 mod error;
 mod heightmap;
 mod islands;
+mod map;
+mod map_query;
 mod params;
 #[cfg(feature = "parry2d")]
 mod parry;
 mod query;
 mod side2d;
+mod stream;
 mod voxel;
 
 pub use brush::{Brush, BrushShape, BrushTool};
@@ -70,11 +73,25 @@ pub use heightmap::{
     MeshKey, MeshReady, StreamUpdate, Viewer, neighbour_lods, select_chunks,
 };
 pub use islands::Island;
+pub use map::{
+    MAX_MAP_BRUSH_RADIUS, MAX_MAP_HEIGHT, MAX_STROKE_DABS, MapBrush, MapBrushShape, MapEdit,
+    MapParams, MapPreset, MapStroke, MapTool, MapWorld,
+};
+pub use map_query::{
+    DEFAULT_COLLIDER_TOLERANCE, LevelContour, PathingGrid, PathingRules, high_ground, level_at,
+    level_colliders, line_of_sight, pathing_grid,
+};
 pub use params::Side2dParams;
 #[cfg(feature = "parry2d")]
 pub use parry::{parry_oriented_polylines, parry_polylines};
 pub use query::RayHit;
 pub use side2d::{RebuildReport, Side2dWorld};
+pub use stream::{
+    CancelFlag, ChunkCoord, ChunkSource, Dim, HeightmapChunk, HeightmapSource, Side2dSource, SlotId,
+    StreamConfig, StreamEvent, StreamViewer, VoxelEdits, VoxelSource, desired_chunks,
+};
+#[cfg(feature = "parallel")]
+pub use stream::{StreamScheduler, StreamStats};
 pub use voxel::{
     Edit3, VoxelBrush, VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh, VoxelHit,
     VoxelLodChunk, VoxelLodMesher, VoxelLodParams, VoxelMesher, VoxelParams, VoxelTool, VoxelWorld,

@@ -511,3 +511,33 @@ fn same_lod_chunks_share_normals_and_carry_materials() {
         assert!(painted > 0, "LOD {lod}: the painted material is missing");
     }
 }
+
+#[test]
+fn mixed_lod_chunks_share_normals_on_their_seams() {
+    // Every vertex position that two chunks of a mixed selection both have
+    // (same LOD or one level apart) gets the same normal, bit for bit, from
+    // both: across a LOD change the coarse chunk computes the finer chunk's
+    // normals from the fine nodes around the shared face.
+    let world = planet_world();
+    let sel = select_voxel_lods(
+        &lod_params().with_lod_distance(2.0),
+        &[[20.0, 2.0, 0.0]],
+        REGION.0,
+        REGION.1,
+    )
+    .unwrap();
+    let meshes = VoxelLodMesher::new().mesh_selection(&world, &sel).unwrap();
+    let mut seen: HashMap<[u32; 3], ([u32; 3], u8)> = HashMap::new();
+    let mut across = 0;
+    for (c, m) in &meshes {
+        for (p, nrm) in m.positions.iter().zip(&m.normals) {
+            let key = p.map(f32::to_bits);
+            let bits = nrm.map(f32::to_bits);
+            if let Some((prev, lod)) = seen.insert(key, (bits, c.lod)) {
+                assert_eq!(prev, bits, "normal at {p:?} (LODs {lod} and {})", c.lod);
+                across += (lod != c.lod) as usize;
+            }
+        }
+    }
+    assert!(across > 20, "only {across} vertices shared across a LOD change");
+}

@@ -41,6 +41,28 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         BenchGroup::Edit => edit(reps, &mut out)?,
         BenchGroup::Cubes => cubes(reps, &mut out)?,
         BenchGroup::Erosion => erosion(reps, &mut out)?,
+        BenchGroup::Map => {
+            for (name, unit, value, note) in super::bench_map::run(reps)? {
+                out.push(Sample {
+                    group: "map",
+                    name,
+                    unit,
+                    value,
+                    note,
+                });
+            }
+        }
+        BenchGroup::Stream => {
+            for (name, unit, value, note) in super::bench_stream::run(reps)? {
+                out.push(Sample {
+                    group: "stream",
+                    name,
+                    unit,
+                    value,
+                    note,
+                });
+            }
+        }
     }
     for s in &out {
         if a.json {

@@ -39,7 +39,7 @@ impl Doc {
                     .with_context(|| format!("cannot open {}", path.display()))?,
             )),
             other => bail!(
-                "{} holds a `{other}` world, which this build cannot open (it knows {KINDS})",
+                "{} holds a `{other}` world, which this command cannot open (it knows {KINDS}; map worlds work with new, stroke, undo, redo, info, export)",
                 path.display()
             ),
         };

@@ -12,6 +12,9 @@ use crate::commands::doc::Doc;
 use crate::commands::parse;
 
 pub fn stroke(a: &StrokeArgs) -> anyhow::Result<()> {
+    if super::map::is_map(&a.file) {
+        return super::map::stroke(a);
+    }
     let mut doc = Doc::open(&a.file)?;
     let (id, changed) = match &mut doc {
         Doc::Side2d(d) => {
@@ -20,6 +23,7 @@ pub fn stroke(a: &StrokeArgs) -> anyhow::Result<()> {
             let shape = match a.shape {
                 Shape::Circle => BrushShape::Circle,
                 Shape::Square => BrushShape::Square,
+                Shape::Diamond => bail!("side2d brushes are circle or square"),
             };
             let brush = Brush::new(tool, center, a.radius)
                 .with_shape(shape)
@@ -66,6 +70,9 @@ pub fn stroke(a: &StrokeArgs) -> anyhow::Result<()> {
 }
 
 pub fn undo(file: &Path) -> anyhow::Result<()> {
+    if super::map::is_map(file) {
+        return super::map::undo(file);
+    }
     match Doc::open(file)?.undo()? {
         Some(id) => println!("undid stroke {id}"),
         None => println!("nothing to undo"),
@@ -74,6 +81,9 @@ pub fn undo(file: &Path) -> anyhow::Result<()> {
 }
 
 pub fn redo(file: &Path) -> anyhow::Result<()> {
+    if super::map::is_map(file) {
+        return super::map::redo(file);
+    }
     match Doc::open(file)?.redo()? {
         Some(id) => println!("redid stroke {id}"),
         None => println!("nothing to redo"),

@@ -17,6 +17,9 @@ use crate::commands::doc::Doc;
 use crate::commands::{parse, write_atomic};
 
 pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
+    if super::map::is_map(&a.file) {
+        return super::map::export(a);
+    }
     let t0 = Instant::now();
     let doc = Doc::open(&a.file)?;
     let load_ms = ms(t0);
@@ -231,6 +234,9 @@ fn format_name(f: ExportFormat) -> &'static str {
         ExportFormat::Obj => "obj",
         ExportFormat::Png16 => "png16",
         ExportFormat::R16 => "r16",
+        ExportFormat::PngLayers => "png-layers",
+        ExportFormat::Tiled => "tiled",
+        ExportFormat::Pathing => "pathing",
     }
 }
 

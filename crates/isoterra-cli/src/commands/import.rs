@@ -9,6 +9,9 @@ use crate::commands::new::heightmap_params;
 use crate::commands::parse;
 
 pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
+    if super::map::is_tiled(&a.input) {
+        return super::map::import(a);
+    }
     let bytes =
         std::fs::read(&a.input).with_context(|| format!("cannot read {}", a.input.display()))?;
     let range = a.range.as_deref().map(parse::range).transpose()?;

@@ -4,12 +4,15 @@ use crate::args::InfoArgs;
 use crate::commands::doc::Doc;
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
+    if super::map::is_map(&a.file) {
+        return super::map::info(a);
+    }
     let doc = Doc::open(&a.file)?;
     let info = doc.info_json()?;
     if a.json {
         let mut value = info;
         if a.hash {
-            value["hash"] = serde_json::Value::String(doc.content_hash());
+            value["hash"] = serde_json::Value::String(super::bake::stored_hash(&doc)?);
         }
         println!("{}", serde_json::to_string(&value)?);
         return Ok(());
@@ -25,7 +28,7 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
         }
     }
     if a.hash {
-        println!("{}", doc.content_hash());
+        println!("{}", super::bake::stored_hash(&doc)?);
     }
     Ok(())
 }

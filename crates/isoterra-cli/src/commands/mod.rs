@@ -1,6 +1,9 @@
 //! One module per subcommand; each takes its parsed arguments and does the work.
 
+mod bake;
 mod bench;
+mod bench_map;
+mod bench_stream;
 mod contour;
 mod demo;
 mod doc;
@@ -8,15 +11,18 @@ mod edit;
 mod export;
 mod import;
 mod info;
+mod map;
 mod mesh3d;
 mod new;
 mod parse;
+mod serve;
 
 use crate::args::{Cli, Command};
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Edit(a) => serve::run(&a),
         Command::New(a) => new::run(&a),
         Command::Info(a) => info::run(&a),
         Command::Stroke(a) => edit::stroke(&a),
@@ -28,6 +34,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(a) => import::run(&a),
         Command::Bench(a) => bench::run(&a),
         Command::Demo(a) => demo::run(&a),
+        Command::Bake(a) => bake::run(&a),
     }
 }
 

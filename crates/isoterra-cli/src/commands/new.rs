@@ -10,6 +10,7 @@ use crate::commands::parse;
 
 pub fn run(a: &NewArgs) -> anyhow::Result<()> {
     match a.kind {
+        Kind::Map => super::map::new(a)?,
         Kind::Side2d => {
             let (w, h) = parse::size(&a.size)?;
             let preset: Side2dPreset = a.preset.as_deref().unwrap_or("hills").parse()?;

@@ -180,10 +180,43 @@ fn valid(w: usize, n: usize) -> u64 {
     if end >= 64 { !0 } else { (1u64 << end) - 1 }
 }
 
-/// Packs `values[i] >= iso` into bit `i % 64` of word `i / 64` of `out` (the rest
-/// of `out` is zeroed) and returns the row summary.
+/// Packs `rest[i] >= iso` into bit `i` for fewer than 64 values, four at a
+/// time (SSE2 on x86_64).
 #[inline]
-fn pack_row(values: &[f32], iso: f32, out: &mut [u64]) -> u8 {
+fn pack_tail(rest: &[f32], iso: f32) -> u64 {
+    debug_assert!(rest.len() < 64);
+    let quads = rest.len() / 4;
+    let mut m = 0u64;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_cmpge_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_set1_ps};
+        // SAFETY: SSE2 is part of the x86_64 baseline; every load reads
+        // `4 * k .. 4 * k + 4 <= 4 * quads <= rest.len()` (unaligned loads are
+        // allowed).
+        unsafe {
+            let t = _mm_set1_ps(iso);
+            for k in 0..quads {
+                let v = _mm_loadu_ps(rest.as_ptr().add(4 * k));
+                m |= (_mm_movemask_ps(_mm_cmpge_ps(v, t)) as u32 as u64) << (4 * k);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for (i, &v) in rest[..4 * quads].iter().enumerate() {
+        m |= ((v >= iso) as u64) << i;
+    }
+    for (i, &v) in rest.iter().enumerate().skip(4 * quads) {
+        m |= ((v >= iso) as u64) << i;
+    }
+    m
+}
+
+/// Packs `values[i] >= iso` into bit `i % 64` of word `i / 64` of `out` (the rest
+/// of `out` is zeroed), 64 values at a time and the tail four at a time.
+/// Returns the OR of the words and the AND of the words with the bits past
+/// the end set.
+#[inline]
+pub(super) fn pack_signs(values: &[f32], iso: f32, out: &mut [u64]) -> (u64, u64) {
     let mut chunks = values.chunks_exact(64);
     let mut w = 0;
     let (mut any, mut all) = (0u64, !0u64);
@@ -197,10 +230,7 @@ fn pack_row(values: &[f32], iso: f32, out: &mut [u64]) -> u8 {
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut m = 0u64;
-        for (i, &v) in rest.iter().enumerate() {
-            m |= ((v >= iso) as u64) << i;
-        }
+        let m = pack_tail(rest, iso);
         out[w] = m;
         any |= m;
         all &= m | !((1u64 << rest.len()) - 1);
@@ -209,6 +239,14 @@ fn pack_row(values: &[f32], iso: f32, out: &mut [u64]) -> u8 {
     for o in &mut out[w..] {
         *o = 0;
     }
+    (any, all)
+}
+
+/// Packs `values[i] >= iso` into bit `i % 64` of word `i / 64` of `out` (the rest
+/// of `out` is zeroed) and returns the row summary.
+#[inline]
+fn pack_row(values: &[f32], iso: f32, out: &mut [u64]) -> u8 {
+    let (any, all) = pack_signs(values, iso, out);
     match (any != 0, all == !0) {
         (false, _) => AIR,
         (true, true) => SOLID,

@@ -3,6 +3,7 @@
 //! The design, the position formula and the caller's rules are written on
 //! [`LodMesher`].
 
+use super::kernel::pack_signs;
 use super::tables::{CENTRE, corner, edge_corners, face_corners, tables};
 use super::{CellBox, CubesOptions, CubesOutput};
 use crate::MeshError;
@@ -56,6 +57,20 @@ pub struct LodChunkInput<'a> {
     /// bit-identical normals on the faces they share; without it the gradients
     /// are one-sided on the chunk's first and last node of each axis.
     pub apron: Option<&'a [f32]>,
+    /// Optional fine samples around face `f`, for the normals of the vertices
+    /// the chunk shares with its finer neighbours: the nodes at LOD `lod - 1`
+    /// of a box that is 3 nodes thick across the face and `2 * cells + 3` wide
+    /// along the face's two axes, x fastest, then y, then z. The box starts one
+    /// fine step before the face's first fine node on every axis, so its middle
+    /// layer holds the face and one ring around it, and its inner
+    /// `(2 * cells + 1)^2` nodes of that layer must equal
+    /// [`fine_faces`](Self::fine_faces)`[f]` bit for bit (checked). Used only
+    /// where `fine_faces[f]` is given. With it, the vertices on the refined
+    /// parts of the face (a refined face, or a chunk edge in
+    /// [`finer_edges`](Self::finer_edges)) get their normals from central
+    /// differences at the fine spacing, exactly as the finer chunk computes
+    /// them from its own [`apron`](Self::apron).
+    pub fine_aprons: [Option<&'a [f32]>; 6],
     /// Optional material ids, one per node of [`samples`](Self::samples) in
     /// the same layout. When present, every output vertex gets the id of the
     /// solid node of its edge in [`CubesOutput::materials`].
@@ -74,6 +89,7 @@ impl<'a> LodChunkInput<'a> {
             finer_faces: 0,
             finer_edges: 0,
             fine_faces: [None; 6],
+            fine_aprons: [None; 6],
             apron: None,
             materials: None,
         }
@@ -131,6 +147,15 @@ impl<'a> LodChunkInput<'a> {
     pub fn with_fine_face_samples(mut self, face: u8, fine: &'a [f32]) -> Self {
         if face < 6 {
             self.fine_faces[face as usize] = Some(fine);
+        }
+        self
+    }
+
+    /// Sets [`fine_aprons`](Self::fine_aprons)`[face]`: the `3 * (2 * cells + 3)^2`
+    /// fine samples around face `face` (`0..6`). A face outside `0..6` is ignored.
+    pub fn with_fine_apron(mut self, face: u8, fine_apron: &'a [f32]) -> Self {
+        if face < 6 {
+            self.fine_aprons[face as usize] = Some(fine_apron);
         }
         self
     }
@@ -261,6 +286,9 @@ fn edge_between(a: u8, b: u8) -> u8 {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CellShape {
     cycles: [[u8; 8]; 24],
+    /// `subs[c][j]`: the sub-edge id ([`sub_edge`]) from node `j` of cycle `c`
+    /// to the next one.
+    subs: [[u8; 8]; 24],
     lens: [u8; 24],
     count: u8,
     /// Bit `n` set for every local node on the boundary.
@@ -272,6 +300,7 @@ impl CellShape {
     pub(crate) fn new(edges: u16, faces: u8) -> Self {
         let mut s = CellShape {
             cycles: [[0; 8]; 24],
+            subs: [[0; 8]; 24],
             lens: [0; 24],
             count: 0,
             nodes: 0,
@@ -314,6 +343,9 @@ impl CellShape {
     fn push(&mut self, cyc: &[u8]) {
         let i = self.count as usize;
         self.cycles[i][..cyc.len()].copy_from_slice(cyc);
+        for j in 0..cyc.len() {
+            self.subs[i][j] = sub_edge(cyc[j], cyc[(j + 1) % cyc.len()]);
+        }
         self.lens[i] = cyc.len() as u8;
         self.count += 1;
         for &n in cyc {
@@ -331,7 +363,46 @@ pub(crate) struct CellLoops {
     pub point_count: u8,
     /// `next[p]`: the point the segment starting at `p` ends on.
     pub next: [u8; 48],
+    /// The cube face planes each point's sub-edge lies on ([`SUB_PLANES`]).
+    pub planes: [u8; 48],
 }
+
+/// Local node steps of the segments of a cell's face cycles: half a cell or a
+/// whole cell along x, y or z.
+const SEGMENT_STEPS: [u8; 6] = [1, 3, 9, 2, 6, 18];
+
+/// The id of the cycle segment between local nodes `a` and `b` (half a cell
+/// or a whole cell apart along one axis): `6 * lower + k` with
+/// `SEGMENT_STEPS[k] = |a - b|`, below 162.
+const fn sub_edge(a: u8, b: u8) -> u8 {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    let k = match hi - lo {
+        1 => 0,
+        3 => 1,
+        9 => 2,
+        2 => 3,
+        6 => 4,
+        _ => 5,
+    };
+    6 * lo + k
+}
+
+/// Per segment id ([`sub_edge`]): bit `2 * axis + side` for every cube face
+/// plane the segment lies on.
+const SUB_PLANES: [u8; 162] = {
+    let mut t = [0u8; 162];
+    let mut id = 0;
+    while id < 162 {
+        let lo = (id / 6) as u8;
+        let k = id % 6;
+        let hi = lo as usize + SEGMENT_STEPS[k] as usize;
+        if hi < 27 && local_coords(lo)[k % 3] as usize + 1 + k / 3 <= 2 {
+            t[id] = planes([lo, hi as u8]);
+        }
+        id += 1;
+    }
+    t
+};
 
 /// Traces the loops of a transition cell with node values `vals` (only the
 /// shape's nodes are read).
@@ -340,47 +411,60 @@ pub(crate) fn trace(shape: &CellShape, vals: &[f32; 27], iso: f32) -> CellLoops 
         points: [[0; 2]; 48],
         point_count: 0,
         next: [u8::MAX; 48],
+        planes: [0; 48],
     };
-    fn point(lp: &mut CellLoops, a: u8, b: u8) -> u8 {
-        let key = if a < b { [a, b] } else { [b, a] };
-        for i in 0..lp.point_count {
-            if lp.points[i as usize] == key {
-                return i;
-            }
-        }
-        let i = lp.point_count;
-        lp.points[i as usize] = key;
-        lp.point_count += 1;
-        i
+    // Point of each sub-edge, by sub-edge id.
+    let mut slot = [u8::MAX; 162];
+    let mut solid_nodes = 0u32;
+    let mut nodes = shape.nodes;
+    while nodes != 0 {
+        let n = nodes.trailing_zeros();
+        nodes &= nodes - 1;
+        solid_nodes |= ((vals[n as usize] >= iso) as u32) << n;
     }
     for c in 0..shape.count as usize {
         let m = shape.lens[c] as usize;
-        let cyc = &shape.cycles[c][..m];
-        let solid: [bool; 8] = std::array::from_fn(|j| j < m && vals[cyc[j] as usize] >= iso);
+        let cyc = &shape.cycles[c];
+        let mut bits = 0u32;
+        for (j, &node) in cyc[..m].iter().enumerate() {
+            bits |= ((solid_nodes >> node) & 1) << j;
+        }
+        // Bit `j`: node `j` and the next one differ.
+        let next_bits = (bits >> 1) | ((bits & 1) << (m - 1));
+        let mut crossing = bits ^ next_bits;
+        if crossing == 0 {
+            continue;
+        }
         let mut cross = [0u8; 8];
         let mut rising = [false; 8];
         let mut count = 0;
-        for j in 0..m {
-            let k = (j + 1) % m;
-            if solid[j] != solid[k] {
-                cross[count] = point(&mut lp, cyc[j], cyc[k]);
-                rising[count] = !solid[j];
-                count += 1;
+        while crossing != 0 {
+            let j = crossing.trailing_zeros() as usize;
+            crossing &= crossing - 1;
+            let sub = shape.subs[c][j];
+            let mut p = slot[sub as usize];
+            if p == u8::MAX {
+                p = lp.point_count;
+                let (a, b) = (cyc[j], cyc[if j + 1 == m { 0 } else { j + 1 }]);
+                lp.points[p as usize] = if a < b { [a, b] } else { [b, a] };
+                lp.planes[p as usize] = SUB_PLANES[sub as usize];
+                lp.point_count += 1;
+                slot[sub as usize] = p;
             }
-        }
-        if count == 0 {
-            continue;
+            cross[count] = p;
+            rising[count] = bits & (1 << j) == 0;
+            count += 1;
         }
         let joined = if m == 4 && count == 4 {
             let v = |j: usize| vals[cyc[j] as usize] - iso;
-            let (s, a) = if solid[0] {
+            let (s, a) = if bits & 1 != 0 {
                 (v(0) * v(2), v(1) * v(3))
             } else {
                 (v(1) * v(3), v(0) * v(2))
             };
             s >= a
         } else {
-            2 * solid[..m].iter().filter(|&&s| s).count() >= m
+            2 * bits.count_ones() as usize >= m
         };
         for i in 0..count {
             if rising[i] {
@@ -397,10 +481,11 @@ pub(crate) fn trace(shape: &CellShape, vals: &[f32; 27], iso: f32) -> CellLoops 
 }
 
 /// Bit `2 * axis + side` for every cube face plane the sub-edge lies on.
-fn planes(p: [u8; 2]) -> u8 {
+const fn planes(p: [u8; 2]) -> u8 {
     let (a, b) = (local_coords(p[0]), local_coords(p[1]));
     let mut m = 0;
-    for q in 0..3 {
+    let mut q = 0;
+    while q < 3 {
         if a[q] == b[q] {
             if a[q] == 0 {
                 m |= 1 << (2 * q);
@@ -408,6 +493,7 @@ fn planes(p: [u8; 2]) -> u8 {
                 m |= 1 << (2 * q + 1);
             }
         }
+        q += 1;
     }
     m
 }
@@ -425,7 +511,7 @@ pub(crate) fn triangulate_loop(
         tris([poly[0], poly[1], poly[2]]);
         return true;
     }
-    let pl = |i: usize| planes(lp.points[poly[i % n] as usize]);
+    let pl = |i: usize| lp.planes[poly[i % n] as usize];
     for s in 0..n {
         if (2..n - 1).all(|i| pl(s) & pl(s + i) == 0) {
             for i in 1..n - 1 {
@@ -523,11 +609,24 @@ pub(crate) fn triangulate_loop(
 /// With aprons, two chunks of the same LOD give bit-identical normals to the
 /// vertices of the faces they share. Where this differs from the regular mesher:
 /// a vertex whose coordinate falls exactly on a node takes that node's gradient;
-/// a vertex on half an edge of a refined face (and a centre vertex of the inner
-/// regular scan) takes the trilinear blend of the coarse node gradients at its
-/// position, so it is not bit-identical to the finer neighbour's normal there
-/// (it approximates the same surface at the coarse spacing); a centre vertex of
-/// a transition cell takes the normalised sum of its loop's normals.
+/// a centre vertex of the inner regular scan takes the trilinear blend of the
+/// node gradients at its position; a centre vertex of a transition cell takes
+/// the normalised sum of its loop's normals.
+///
+/// On the refined parts of the boundary (refined faces and refined chunk
+/// edges) the vertices are the finer neighbour's: a vertex on half an edge,
+/// and a vertex exactly on a node there, takes the normal the finer chunk
+/// computes for it, bit for bit, when the face's
+/// [`fine_aprons`](LodChunkInput::fine_aprons) entry is given (fine node
+/// gradients as central differences at the fine spacing, blended along the
+/// half edge with its `t` in the finer chunk's frame, as above). So with
+/// aprons on every chunk and fine aprons on the coarse side, every vertex two
+/// chunks share (same LOD or one level apart) has one position and one normal.
+/// The only vertices of a coarse chunk on such a face that the finer chunk
+/// lacks are centres of loops lying flat on the face, whose triangles stay on
+/// it. Without a fine apron, a half-edge vertex takes the trilinear blend of
+/// the coarse node gradients at its position (close to, not equal to, the
+/// finer neighbour's normal).
 ///
 /// With [`LodChunkInput::materials`], every vertex on a chunk-grid edge takes
 /// the id of the edge's solid node (of the node itself when it lies exactly on
@@ -579,11 +678,15 @@ pub struct LodMesher {
     resolved: Vec<Resolved>,
     /// The regular mesher, for chunks without finer neighbours.
     cubes: super::MarchingCubes,
-    /// Per refined face, per face cell: bit 0 when one of its nine fine nodes
-    /// is solid, bit 1 when one is air.
-    face_kinds: [Vec<u8>; 6],
-    /// Per fine row, per face cell: the same over three fine nodes of the row.
-    row_kinds: Vec<u8>,
+    /// Sign bits of the chunk's node rows along x (see `pack_nodes`).
+    node_bits: Vec<u64>,
+    /// Sign bits of the node columns along y at the x faces (see `pack_nodes`).
+    col_bits: Vec<u64>,
+    /// Per refined face, per row of face cells: the cells with a solid fine
+    /// node, then the cells with an air fine node (see `pack_faces`).
+    face_bits: [Vec<u64>; 6],
+    /// Sign bits of one face's fine rows.
+    fine_bits: Vec<u64>,
     /// Shapes resolved by earlier calls, by [`Resolved::key`].
     known: std::collections::HashMap<u64, Resolved>,
     /// Vertex ids of whole chunk edges, three per node, valid where the
@@ -612,6 +715,18 @@ enum Rec {
     /// On half an edge of a refined face: the local position and the coarse
     /// node whose material it takes.
     Point { p: [f32; 3], mat: [u32; 3] },
+    /// On half an edge of a refined face, from fine node `h` (half-cell
+    /// coordinates) along `axis`, at `t` of the fine edge, with the fine apron
+    /// of face `face` for its normal.
+    Fine {
+        face: u8,
+        h: [u32; 3],
+        axis: u8,
+        t: f32,
+    },
+    /// Exactly on fine node `h` of a refined part of face `face` (which has a
+    /// fine apron).
+    FineNode { face: u8, h: [u32; 3] },
     /// The centre of a loop whose vertex ids are
     /// `centre_ids[start..start + len]`.
     Centre { start: u32, len: u32 },
@@ -655,14 +770,6 @@ struct Resolved {
     fine_count: u8,
     /// Faces read by `fine`.
     fine_faces: u8,
-    /// True when the quick test applies: every refined edge lies on a refined
-    /// face, so `LodMesher::face_kinds` covers every fine node.
-    quick: bool,
-    /// Offsets of the corners on no refined face, for the quick test.
-    quick_off: [usize; 8],
-    quick_count: u8,
-    /// Refined faces of the shape.
-    refined: u8,
 }
 
 /// The two axes of a face of `axis`, in increasing order.
@@ -698,33 +805,7 @@ impl Resolved {
             fine: [(0, 0); 19],
             fine_count: 0,
             fine_faces: 0,
-            quick: true,
-            quick_off: [0; 8],
-            quick_count: 0,
-            refined: faces,
         };
-        for e in 0..12u8 {
-            if edges & (1 << e) == 0 {
-                continue;
-            }
-            let (a, b) = edge_corners(e);
-            let covered = (0..6u8).any(|f| {
-                faces & (1 << f) != 0 && {
-                    let q = face_corners(f);
-                    q.contains(&a) && q.contains(&b)
-                }
-            });
-            r.quick &= covered;
-        }
-        for k in 0..8u8 {
-            let on_refined =
-                (0..6u8).any(|f| faces & (1 << f) != 0 && face_corners(f).contains(&k));
-            if !on_refined {
-                let cc = corner(k).map(|c| c as usize);
-                r.quick_off[r.quick_count as usize] = (cc[2] * s + cc[1]) * s + cc[0];
-                r.quick_count += 1;
-            }
-        }
         let mut bits = shape.nodes;
         while bits != 0 {
             let n = bits.trailing_zeros() as u8;
@@ -766,6 +847,48 @@ impl Resolved {
     }
 }
 
+/// The layout of a fine apron ([`LodChunkInput::fine_aprons`]).
+#[derive(Debug, Clone, Copy)]
+struct FineApron {
+    axis: usize,
+    /// Strides of the box along x, y and z.
+    stride: [usize; 3],
+}
+
+impl FineApron {
+    fn new(face: u8, cells: u32) -> Self {
+        let wide = 2 * cells as usize + 3;
+        let axis = face as usize / 2;
+        let mut dims = [wide; 3];
+        dims[axis] = 3;
+        FineApron {
+            axis,
+            stride: [1, dims[0], dims[0] * dims[1]],
+        }
+    }
+
+    /// Index of the fine node at half-cell coordinates `h` (on the face's
+    /// plane; the coordinate across the face is ignored).
+    #[inline(always)]
+    fn index(&self, h: [u32; 3]) -> usize {
+        let mut i = 0;
+        for q in 0..3 {
+            let b = if q == self.axis { 1 } else { h[q] as usize + 1 };
+            i += b * self.stride[q];
+        }
+        i
+    }
+
+    /// The gradient at fine node `h`: central differences at the fine
+    /// spacing, as the finer chunk computes them over its apron.
+    #[inline(always)]
+    fn gradient(&self, ring: &[f32], h: [u32; 3]) -> [f32; 3] {
+        let i = self.index(h);
+        let st = self.stride;
+        [0, 1, 2].map(|q| (ring[i + st[q]] - ring[i - st[q]]) * 0.5)
+    }
+}
+
 /// Validated view of the input.
 struct Chunk<'a> {
     input: &'a LodChunkInput<'a>,
@@ -778,6 +901,49 @@ struct Chunk<'a> {
 }
 
 impl Chunk<'_> {
+    /// A face with a fine apron whose plane holds the fine node at half-cell
+    /// coordinates `h` (and the half edge from it along `along`, when
+    /// `along < 3`), if any. With `refined_only`, the node must also lie on a
+    /// refined part of the boundary (a face in `finer_faces`, or a chunk edge
+    /// in `finer_edges`); otherwise it is known to.
+    fn fine_face_of(&self, h: [u32; 3], along: usize, refined_only: bool) -> Option<u8> {
+        let input = self.input;
+        if input.fine_aprons.iter().all(Option::is_none) {
+            return None;
+        }
+        let full = 2 * input.cells;
+        let mut planes = 0u8;
+        for (q, &c) in h.iter().enumerate() {
+            if q == along {
+                continue;
+            }
+            if c == 0 {
+                planes |= 1 << (2 * q);
+            } else if c == full {
+                planes |= 1 << (2 * q + 1);
+            }
+        }
+        let mut refined = !refined_only || planes & input.finer_faces != 0;
+        if !refined {
+            for e in 0..12u8 {
+                let (b0, b1) = face_axes((e / 4) as usize);
+                let edge_planes =
+                    1 << (2 * b0 + (e & 1) as usize) | 1 << (2 * b1 + ((e >> 1) & 1) as usize);
+                if input.finer_edges & (1 << e) != 0 && planes & edge_planes == edge_planes {
+                    refined = true;
+                }
+            }
+        }
+        if !refined {
+            return None;
+        }
+        (0..6u8).find(|&f| {
+            planes & (1 << f) != 0
+                && input.fine_faces[f as usize].is_some()
+                && input.fine_aprons[f as usize].is_some()
+        })
+    }
+
     fn coarse(&self, i: [u32; 3]) -> f32 {
         let s = (self.input.cells + 1) as usize;
         self.input.samples[(i[2] as usize * s + i[1] as usize) * s + i[0] as usize]
@@ -875,25 +1041,68 @@ fn check_input(input: &LodChunkInput<'_>, iso: f32) -> Result<(), MeshError> {
                 value: fine[i],
             });
         }
-        let axis = (f / 2) as u32;
-        let at = if f % 2 == 0 { 0 } else { n };
-        let chunk = Chunk {
-            input,
-            geo: Geometry::new(input),
-            iso,
-            step: 1,
-            fines: [&[]; 6],
+        // The even fine samples are the chunk's nodes on the face.
+        let axis = f as usize / 2;
+        let (a, b) = face_axes(axis);
+        let stride = [1, s, s * s];
+        let first = if f % 2 == 0 {
+            0
+        } else {
+            n as usize * stride[axis]
         };
-        for v in 0..=n {
-            for u in 0..=n {
-                let i = match axis {
-                    0 => [at, u, v],
-                    1 => [u, at, v],
-                    _ => [u, v, at],
-                };
-                let fi = 2 * v as usize * side + 2 * u as usize;
-                if fine[fi].to_bits() != chunk.coarse(i).to_bits() {
-                    return Err(MeshError::FineSampleMismatch { face: f, index: fi });
+        let (su, sv) = (stride[a], stride[b]);
+        for v in 0..s {
+            let fine_row = &fine[2 * v * side..][..side];
+            let row = first + v * sv;
+            let same = (0..s).fold(true, |ok, u| {
+                ok & (fine_row[2 * u].to_bits() == input.samples[row + u * su].to_bits())
+            });
+            if !same {
+                let u = (0..s)
+                    .find(|&u| fine_row[2 * u].to_bits() != input.samples[row + u * su].to_bits())
+                    .unwrap_or(0);
+                return Err(MeshError::FineSampleMismatch {
+                    face: f,
+                    index: 2 * v * side + 2 * u,
+                });
+            }
+        }
+    }
+    for f in 0..6 {
+        let (Some(fine), Some(ring)) = (input.fine_faces[f], input.fine_aprons[f]) else {
+            continue;
+        };
+        let wide = side + 2;
+        if ring.len() != 3 * wide * wide {
+            return Err(MeshError::LengthMismatch {
+                name: "fine_aprons",
+                expected: 3 * wide * wide,
+                got: ring.len(),
+            });
+        }
+        if !all_finite(ring)
+            && let Some(i) = ring.iter().position(|v| !v.is_finite())
+        {
+            return Err(MeshError::NonFiniteSample {
+                name: "fine_aprons",
+                index: i,
+                value: ring[i],
+            });
+        }
+        let lay = FineApron::new(f as u8, n);
+        for v in 0..side {
+            for u in 0..side {
+                let mut h = [0u32; 3];
+                let (a, b) = face_axes(f / 2);
+                h[a] = u as u32;
+                h[b] = v as u32;
+                let i = lay.index(h);
+                if ring[i].to_bits() != fine[v * side + u].to_bits() {
+                    return Err(MeshError::param(
+                        "fine_aprons",
+                        i,
+                        "must equal the fine face samples on the face",
+                    ));
                 }
             }
         }
@@ -1028,7 +1237,6 @@ impl LodMesher {
             fines: input.fine_faces.map(|f| f.unwrap_or(&[])),
         };
         let n = input.cells;
-        self.face_summaries(input, options.iso);
         self.classes.clear();
         self.classes.resize(64, UNKNOWN);
         self.resolved.clear();
@@ -1036,24 +1244,18 @@ impl LodMesher {
         // inner box's faces can be matched to their grid edges; the outer layer
         // of cells is meshed cell by cell around them.
         let inner = n >= 3 && self.mesh_inner(&chunk, out);
-        if !inner {
+        if inner {
+            self.mesh_outer(&chunk, out);
+        } else {
             out.reset();
             self.recs.clear();
             self.centre_ids.clear();
             self.stamp_next();
-        }
-        for k in 0..n {
-            for j in 0..n {
-                let shell_row = j == 0 || k == 0 || j == n - 1 || k == n - 1;
-                let mut i = 0;
-                while i < n {
-                    let c = [i, j, k];
-                    self.cell(&chunk, c, out);
-                    i += if inner && !shell_row && i == 0 {
-                        n - 1
-                    } else {
-                        1
-                    };
+            for k in 0..n {
+                for j in 0..n {
+                    for i in 0..n {
+                        self.cell(&chunk, [i, j, k], out);
+                    }
                 }
             }
         }
@@ -1095,6 +1297,8 @@ impl LodMesher {
         let n = input.cells;
         let s = n as usize + 1;
         let at = |g: [u32; 3]| (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
+        let layouts: [FineApron; 6] = std::array::from_fn(|f| FineApron::new(f as u8, n));
+        let ring = |f: u8| input.fine_aprons[f as usize].unwrap_or(&[]);
         if options.normals {
             let grads = Grads { input, n };
             out.normals.clear();
@@ -1116,6 +1320,21 @@ impl LodMesher {
                     Rec::Point { p, mat } => {
                         let solid = input.samples[at(mat)] >= iso;
                         outward(grads.at(p), 1, !solid)
+                    }
+                    Rec::Fine { face, h, axis, t } => {
+                        let (lay, ring) = (&layouts[face as usize], ring(face));
+                        let axis = axis as usize;
+                        let ga = lay.gradient(ring, h);
+                        let mut b = h;
+                        b[axis] += 1;
+                        let gb = lay.gradient(ring, b);
+                        let v = [0, 1, 2].map(|q| ga[q] + t * (gb[q] - ga[q]));
+                        outward(v, axis, ring[lay.index(h)] >= iso)
+                    }
+                    Rec::FineNode { face, h } => {
+                        let (lay, ring) = (&layouts[face as usize], ring(face));
+                        let solid = ring[lay.index(h)] >= iso;
+                        outward(lay.gradient(ring, h), 1, !solid)
                     }
                     Rec::Centre { start, len } => {
                         let ids = &self.centre_ids[start as usize..(start + len) as usize];
@@ -1150,6 +1369,15 @@ impl LodMesher {
                         mats[at(b)]
                     }
                     Rec::Point { mat, .. } => mats[at(mat)],
+                    Rec::Fine { face, h, axis, .. } => {
+                        let (lay, ring) = (&layouts[face as usize], ring(face));
+                        let mut b = h;
+                        if ring[lay.index(h)] < iso {
+                            b[axis as usize] += 1;
+                        }
+                        mats[at(b.map(|c| c / 2))]
+                    }
+                    Rec::FineNode { h, .. } => mats[at(h.map(|c| c / 2))],
                     Rec::Centre { start, .. } => {
                         out.materials[self.centre_ids[start as usize] as usize]
                     }
@@ -1170,33 +1398,226 @@ impl LodMesher {
         centre(&self.loop_ids, out)
     }
 
-    /// Fills `face_kinds` for the refined faces.
-    fn face_summaries(&mut self, input: &LodChunkInput<'_>, iso: f32) {
+    /// Packs the signs of the chunk's node rows along x that the outer layer's
+    /// full rows read (`j` or `k` in `{0, 1, n - 1, n}`) into `node_bits`, `wr`
+    /// words per row (returned; the last word of a row stays zero; the other
+    /// rows are left as they are), and the signs of the node columns along y
+    /// at `x` in `{0, 1, n - 1, n}` into `col_bits`, `wc1` words per column,
+    /// column `(4 * z + slot)` for the four `x` in that order.
+    fn pack_nodes(&mut self, input: &LodChunkInput<'_>, iso: f32) -> usize {
         let n = input.cells as usize;
-        let side = 2 * n + 1;
-        for f in 0..6 {
-            let kinds = &mut self.face_kinds[f];
-            kinds.clear();
-            let (true, Some(fine)) = (input.finer_faces & (1 << f) != 0, input.fine_faces[f])
-            else {
-                continue;
-            };
-            let rows = &mut self.row_kinds;
-            rows.clear();
-            rows.resize(side * n, 0);
-            let kind = |v: f32| 2 - (v >= iso) as u8;
-            for (r, row) in fine.chunks_exact(side).enumerate() {
-                let out = &mut rows[r * n..(r + 1) * n];
-                for (u, o) in out.iter_mut().enumerate() {
-                    *o = kind(row[2 * u]) | kind(row[2 * u + 1]) | kind(row[2 * u + 2]);
+        let s = n + 1;
+        let wr = s.div_ceil(64) + 1;
+        self.node_bits.resize(s * s * wr, 0);
+        let near = |j: usize| j <= 1 || j + 1 >= n;
+        for k in 0..s {
+            let rows = &input.samples[k * s * s..(k + 1) * s * s];
+            let bits = &mut self.node_bits[k * s * wr..(k + 1) * s * wr];
+            for (j, (row, out)) in rows
+                .chunks_exact(s)
+                .zip(bits.chunks_exact_mut(wr))
+                .enumerate()
+            {
+                if near(j) || near(k) {
+                    pack_signs(row, iso, out);
                 }
             }
-            kinds.resize(n * n, 0);
-            for v in 0..n {
-                for u in 0..n {
-                    kinds[v * n + u] =
-                        rows[2 * v * n + u] | rows[(2 * v + 1) * n + u] | rows[(2 * v + 2) * n + u];
+        }
+        let wc1 = wr;
+        self.col_bits.clear();
+        self.col_bits.resize(4 * s * wc1, 0);
+        for k in 0..s {
+            let plane = &input.samples[k * s * s..(k + 1) * s * s];
+            for (slot, x) in [0, 1, n - 1, n].into_iter().enumerate() {
+                let out = &mut self.col_bits[(4 * k + slot) * wc1..(4 * k + slot + 1) * wc1];
+                for (j, row) in plane.chunks_exact(s).enumerate() {
+                    out[j / 64] |= ((row[x] >= iso) as u64) << (j % 64);
                 }
+            }
+        }
+        wr
+    }
+
+    /// Fills `face_bits` for the refined faces: per row `v` of face cells,
+    /// `wc = ceil(n / 64)` words with bit `u` set when one of the nine fine
+    /// nodes of face cell `(u, v)` is solid, then `wc` words with the bit set
+    /// when one is air.
+    fn pack_faces(&mut self, chunk: &Chunk<'_>) {
+        let n = chunk.input.cells as usize;
+        let side = 2 * n + 1;
+        let wf = side.div_ceil(64) + 1;
+        let wc = n.div_ceil(64);
+        for f in 0..6 {
+            if chunk.input.finer_faces & (1 << f) == 0 {
+                continue;
+            }
+            let fine = chunk.fines[f];
+            self.fine_bits.resize(side * wf, 0);
+            for (row, out) in fine
+                .chunks_exact(side)
+                .zip(self.fine_bits.chunks_exact_mut(wf))
+            {
+                pack_signs(row, chunk.iso, out);
+            }
+            let bits = &mut self.face_bits[f];
+            bits.resize(n * 2 * wc, 0);
+            for v in 0..n {
+                let mut solid = [0u64; MAX_FINE_WORDS];
+                let mut air = [0u64; MAX_FINE_WORDS];
+                for r in 2 * v..2 * v + 3 {
+                    let row = &self.fine_bits[r * wf..(r + 1) * wf];
+                    for w in 0..wf - 1 {
+                        solid[w] |= row[w];
+                        air[w] |= !row[w] & valid_bits(w, side);
+                    }
+                }
+                let out = &mut bits[v * 2 * wc..(v + 1) * 2 * wc];
+                for (k, words) in [solid, air].iter().enumerate() {
+                    // Bit `2u` of `t`: one of the fine nodes `2u..=2u + 2`.
+                    let t = |w: usize| {
+                        words[w]
+                            | (words[w] >> 1 | words[w + 1] << 63)
+                            | (words[w] >> 2 | words[w + 1] << 62)
+                    };
+                    for c in 0..wc {
+                        out[k * wc + c] = even_bits(t(2 * c)) | even_bits(t(2 * c + 1)) << 32;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Meshes the outer layer of cells around the inner box, in the order
+    /// `z`, `y`, `x`. The cells whose nodes all have the same sign (the
+    /// coarse corners from `node_bits` and `col_bits`, the fine nodes of their
+    /// refined faces from `face_bits`) are skipped a word at a time.
+    fn mesh_outer(&mut self, chunk: &Chunk<'_>, out: &mut CubesOutput) {
+        let input = chunk.input;
+        let n = input.cells as usize;
+        let wr = self.pack_nodes(input, chunk.iso);
+        self.pack_faces(chunk);
+        let wc = n.div_ceil(64);
+        let ff = input.finer_faces;
+        // Refined chunk edges on no refined face: their cells also have fine
+        // nodes off the face summaries, so they are always meshed.
+        let mut loose = 0u16;
+        for e in 0..12u8 {
+            let (b0, b1) = face_axes((e / 4) as usize);
+            let fa = 2 * b0 + (e & 1) as usize;
+            let fb = 2 * b1 + ((e >> 1) & 1) as usize;
+            if input.finer_edges & (1 << e) != 0 && ff & (1 << fa | 1 << fb) == 0 {
+                loose |= 1 << e;
+            }
+        }
+        let last = n - 1;
+        for k in 0..n {
+            if k == 0 || k == last {
+                for j in 0..n {
+                    self.outer_row(chunk, [j, k], wr, loose, out);
+                }
+                continue;
+            }
+            self.outer_row(chunk, [0, k], wr, loose, out);
+            // The middle rows: cells 0 and n - 1 only, found a column of
+            // cells along y at a time.
+            let mut cols = [[0u64; MAX_CELL_WORDS]; 2];
+            for (side, col) in cols.iter_mut().enumerate() {
+                let face = side;
+                let bits = &self.col_bits;
+                let c = |z: usize, slot: usize| (4 * z + 2 * side + slot) * wr;
+                let (a0, a1, b0, b1) = (c(k, 0), c(k, 1), c(k + 1, 0), c(k + 1, 1));
+                for (w, word) in col.iter_mut().enumerate().take(wc) {
+                    let word_at =
+                        |o: usize| [bits[o + w], bits[o + w] >> 1 | bits[o + w + 1] << 63];
+                    let [r0, r1] = word_at(a0);
+                    let [r2, r3] = word_at(a1);
+                    let [r4, r5] = word_at(b0);
+                    let [r6, r7] = word_at(b1);
+                    let mut solid = r0 | r1 | r2 | r3 | r4 | r5 | r6 | r7;
+                    let mut air = !(r0 & r1 & r2 & r3 & r4 & r5 & r6 & r7);
+                    if ff & (1 << face) != 0 {
+                        let fb = &self.face_bits[face][k * 2 * wc..];
+                        solid |= fb[w];
+                        air |= fb[wc + w];
+                    }
+                    // Rows 1..n - 1 only (rows 0 and n - 1 are full rows).
+                    *word = solid & air & valid_bits(w, last) & !((w == 0) as u64);
+                }
+            }
+            for w in 0..wc {
+                let mut m = cols[0][w] | cols[1][w];
+                while m != 0 {
+                    let j = w * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    for (side, i) in [(0, 0), (1, last)] {
+                        if cols[side][w] & (1 << (j % 64)) != 0 {
+                            self.cell(chunk, [i as u32, j as u32, k as u32], out);
+                        }
+                    }
+                }
+            }
+            self.outer_row(chunk, [last, k], wr, loose, out);
+        }
+    }
+
+    /// Meshes the cells of the full outer-layer row `(j, k)` along x that are
+    /// not uniform.
+    fn outer_row(
+        &mut self,
+        chunk: &Chunk<'_>,
+        [j, k]: [usize; 2],
+        wr: usize,
+        loose: u16,
+        out: &mut CubesOutput,
+    ) {
+        let input = chunk.input;
+        let n = input.cells as usize;
+        let s = n + 1;
+        let wc = n.div_ceil(64);
+        let ff = input.finer_faces;
+        let last = n - 1;
+        let (lw, lb) = (last / 64, 1u64 << (last % 64));
+        let row = |jj: usize, kk: usize| (kk * s + jj) * wr;
+        let (a0, a1, b0, b1) = (row(j, k), row(j + 1, k), row(j, k + 1), row(j + 1, k + 1));
+        for w in 0..wc {
+            let bits = &self.node_bits;
+            let word_at = |o: usize| [bits[o + w], bits[o + w] >> 1 | bits[o + w + 1] << 63];
+            let [r0, r1] = word_at(a0);
+            let [r2, r3] = word_at(a1);
+            let [r4, r5] = word_at(b0);
+            let [r6, r7] = word_at(b1);
+            let mut solid = r0 | r1 | r2 | r3 | r4 | r5 | r6 | r7;
+            let mut air = !(r0 & r1 & r2 & r3 & r4 & r5 & r6 & r7);
+            // Faces along the row: face cell `(i, k)` or `(i, j)`.
+            for (f, on, v) in [
+                (2, j == 0, k),
+                (3, j == last, k),
+                (4, k == 0, j),
+                (5, k == last, j),
+            ] {
+                if on && ff & (1 << f) != 0 {
+                    let fb = &self.face_bits[f][v * 2 * wc..];
+                    solid |= fb[w];
+                    air |= fb[wc + w];
+                }
+            }
+            // Faces across the row: face cell `(j, k)` for cell 0 or n - 1.
+            for (f, bit_w, bit) in [(0, 0, 1u64), (1, lw, lb)] {
+                if w == bit_w && ff & (1 << f) != 0 {
+                    let fb = &self.face_bits[f][k * 2 * wc..];
+                    let on = |x: u64| if (x >> (j % 64)) & 1 != 0 { bit } else { 0 };
+                    solid |= on(fb[j / 64]);
+                    air |= on(fb[wc + j / 64]);
+                }
+            }
+            let mut m = solid & air & valid_bits(w, n);
+            if loose != 0 {
+                m |= loose_cells(loose, [j, k], n, w);
+            }
+            while m != 0 {
+                let i = w * 64 + m.trailing_zeros() as usize;
+                m &= m - 1;
+                self.cell(chunk, [i as u32, j as u32, k as u32], out);
             }
         }
     }
@@ -1400,7 +1821,33 @@ impl LodMesher {
             p[axis] = world(frame, (ha[axis] - j * n) as f32 + t, half, cs);
         }
         let rec = if whole {
-            edge_rec(ha.map(|c| c / 2), axis, t)
+            match edge_rec(ha.map(|c| c / 2), axis, t) {
+                Rec::Node { g } => {
+                    let h = g.map(|c| 2 * c);
+                    match chunk.fine_face_of(h, 3, true) {
+                        Some(face) => Rec::FineNode { face, h },
+                        None => Rec::Node { g },
+                    }
+                }
+                rec => rec,
+            }
+        } else if let Some(face) = chunk.fine_face_of(ha, axis, false) {
+            // As the finer chunk records it: on a node when its local
+            // coordinate plus `t` is a whole number.
+            let n = chunk.input.cells;
+            let local = (ha[axis] % n) as f32 + t;
+            if local.fract() == 0.0 {
+                let mut h = ha;
+                h[axis] = ha[axis] - ha[axis] % n + local as u32;
+                Rec::FineNode { face, h }
+            } else {
+                Rec::Fine {
+                    face,
+                    h: ha,
+                    axis: axis as u8,
+                    t,
+                }
+            }
         } else {
             let mut q = ha.map(|c| c as f32 * 0.5);
             q[axis] += t * 0.5;
@@ -1483,25 +1930,6 @@ impl LodMesher {
         let s = input.cells as usize + 1;
         let side = 2 * input.cells as usize + 1;
         let first = (c[2] as usize * s + c[1] as usize) * s + c[0] as usize;
-        if r.quick {
-            // Uniform cells are skipped from the face summaries and the corners
-            // off the refined faces.
-            let n = input.cells as usize;
-            let mut kinds = 0u8;
-            let mut faces = r.refined;
-            while faces != 0 {
-                let f = faces.trailing_zeros() as usize;
-                faces &= faces - 1;
-                let (u, w) = face_axes(f / 2);
-                kinds |= self.face_kinds[f][c[w] as usize * n + c[u] as usize];
-            }
-            for &off in &r.quick_off[..r.quick_count as usize] {
-                kinds |= 2 - (input.samples[first + off] >= chunk.iso) as u8;
-            }
-            if kinds != 3 {
-                return;
-            }
-        }
         let mut vals = [0.0f32; 27];
         let (mut solid, mut air) = (0u32, 0u32);
         for i in 0..r.coarse_count as usize {
@@ -1575,6 +2003,67 @@ impl LodMesher {
             }
         }
     }
+}
+
+/// Most words of a row of cells.
+const MAX_CELL_WORDS: usize = (MAX_LOD_CELLS as usize).div_ceil(64);
+
+/// Most words of a packed fine face row (plus the spare zero word).
+const MAX_FINE_WORDS: usize = (2 * MAX_LOD_CELLS as usize + 1).div_ceil(64) + 1;
+
+/// Mask of the bits of word `w` that name one of `n` items.
+#[inline(always)]
+fn valid_bits(w: usize, n: usize) -> u64 {
+    let end = n.saturating_sub(w * 64);
+    if end >= 64 { !0 } else { (1u64 << end) - 1 }
+}
+
+/// The even bits of `x` gathered into its low 32 bits.
+#[inline(always)]
+fn even_bits(x: u64) -> u64 {
+    let mut x = x & 0x5555_5555_5555_5555;
+    x = (x | x >> 1) & 0x3333_3333_3333_3333;
+    x = (x | x >> 2) & 0x0f0f_0f0f_0f0f_0f0f;
+    x = (x | x >> 4) & 0x00ff_00ff_00ff_00ff;
+    x = (x | x >> 8) & 0x0000_ffff_0000_ffff;
+    (x | x >> 16) & 0x0000_0000_ffff_ffff
+}
+
+/// Word `w` of the cells of the outer-layer row `(j, k)` along x that touch a
+/// chunk edge in `loose`.
+fn loose_cells(loose: u16, [j, k]: [usize; 2], n: usize, w: usize) -> u64 {
+    let last = n - 1;
+    let side = |c: usize| -> Option<usize> {
+        if c == 0 {
+            Some(0)
+        } else if c == last {
+            Some(1)
+        } else {
+            None
+        }
+    };
+    let bit = |i: usize| if i / 64 == w { 1u64 << (i % 64) } else { 0 };
+    let mut m = 0;
+    // Edges along x: the whole row.
+    if let (Some(u), Some(v)) = (side(j), side(k))
+        && loose & (1 << (u + 2 * v)) != 0
+    {
+        m |= valid_bits(w, n);
+    }
+    for (u, i) in [(0usize, 0usize), (1, last)] {
+        // Edges along y (sides x, z) and along z (sides x, y).
+        if let Some(v) = side(k)
+            && loose & (1 << (4 + u + 2 * v)) != 0
+        {
+            m |= bit(i);
+        }
+        if let Some(v) = side(j)
+            && loose & (1 << (8 + u + 2 * v)) != 0
+        {
+            m |= bit(i);
+        }
+    }
+    m
 }
 
 /// The world coordinate of local coordinate `p` (in cells of `step` base
@@ -1654,6 +2143,11 @@ impl Grads<'_> {
             let w = (0..3).fold(1.0f32, |w, q| {
                 w * if cc[q] == 1 { f[q] } else { 1.0 - f[q] }
             });
+            // A zero weight adds a zero, which leaves the sum as it is (it
+            // starts at +0 and so is never -0).
+            if w == 0.0 {
+                continue;
+            }
             let g = self.node([0, 1, 2].map(|q| c[q] + cc[q] as u32));
             for q in 0..3 {
                 out[q] += w * g[q];

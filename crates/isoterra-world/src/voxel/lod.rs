@@ -332,7 +332,10 @@ fn push_children(stack: &mut Vec<(u8, [i64; 3])>, l: u8, c: [i64; 3]) {
 /// selection, whatever their LODs, as long as the selection keeps the 2:1
 /// rule. Normals are the field's gradient normals (see [`LodMesher`]), read
 /// over one extra node at the chunk's LOD outside each face, so chunks of the
-/// same LOD give bit-identical normals on the faces they share. Every vertex
+/// same LOD give bit-identical normals on the faces they share; on the faces
+/// and chunk edges it shares with a finer chunk, a coarse chunk reads the fine
+/// nodes one fine step around them and computes the finer chunk's normals, bit
+/// for bit, for the vertices the two have there. Every vertex
 /// carries the material id of the solid node of its edge (id 0 for nodes of
 /// chunks the world has not loaded).
 ///
@@ -375,6 +378,9 @@ struct Scratch {
     mesher: LodMesher,
     samples: Vec<f32>,
     faces: [Vec<f32>; 6],
+    /// Per face in `faces`: the fine nodes one fine step around it (see
+    /// [`LodChunkInput::fine_aprons`]).
+    fine_aprons: [Vec<f32>; 6],
     /// The samples of the nodes `-1..=cells + 1` at the chunk's LOD.
     apron: Vec<f32>,
     /// The material ids of the chunk's nodes.
@@ -662,6 +668,23 @@ impl Scratch {
                 let mut dims = [2 * cells + 1; 3];
                 dims[axis] = 1;
                 gather(source, sampler, origin, step / 2, dims, &mut self.faces[f])?;
+                // One fine step around the face, for the normals of the
+                // vertices shared with the finer neighbours; its middle layer
+                // is the face itself, bit for bit.
+                let half = step / 2;
+                let mut dims = [2 * cells + 3; 3];
+                dims[axis] = 3;
+                let ring = &mut self.fine_aprons[f];
+                gather(source, sampler, origin.map(|c| c - half), half, dims, ring)?;
+                let (u, v) = other_axes(axis);
+                let stride = [1, dims[0] as usize, (dims[0] * dims[1]) as usize];
+                let side = 2 * cells as usize + 1;
+                for (r, row) in self.faces[f].chunks_exact(side).enumerate() {
+                    for (c, &value) in row.iter().enumerate() {
+                        let at = stride[axis] + (c + 1) * stride[u] + (r + 1) * stride[v];
+                        ring[at] = value;
+                    }
+                }
             }
         }
         gather(
@@ -695,6 +718,7 @@ impl Scratch {
                 } else {
                     input.with_fine_face_samples(f, fine)
                 };
+                input = input.with_fine_apron(f, &self.fine_aprons[f as usize]);
             }
         }
         input.finer_faces = finer_faces;

@@ -1,0 +1,432 @@
+//! `isoterra bake`, run as the real binary: results in the file or a folder,
+//! resuming after a kill, the same bytes at any thread count and order, and
+//! refused input that leaves the file alone.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use isoterra::store::{ChunkKey, WorldFile};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_isoterra"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("the binary runs")
+}
+
+#[track_caller]
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    );
+    assert!(
+        o.status.success(),
+        "`isoterra {}` failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        args.join(" ")
+    );
+    stdout
+}
+
+#[track_caller]
+fn fails(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(
+        !o.status.success(),
+        "`isoterra {}` should fail\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&o.stdout)
+    );
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn hash(file: &Path) -> String {
+    let out = ok(&["info", s(file), "--hash"]);
+    out.lines().last().unwrap().trim().to_string()
+}
+
+/// Runs a bake with `--json` and returns its summary.
+#[track_caller]
+fn bake(file: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["bake", s(file), "--json"];
+    args.extend_from_slice(extra);
+    let out = ok(&args);
+    serde_json::from_str(out.lines().last().unwrap()).unwrap()
+}
+
+fn voxel_world(dir: &Path, name: &str) -> PathBuf {
+    let file = dir.join(name);
+    ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "voxel",
+        "--seed",
+        "5",
+        "--preset",
+        "caves",
+        "--chunk",
+        "16",
+    ]);
+    file
+}
+
+fn heightmap_world(dir: &Path, name: &str) -> PathBuf {
+    let file = dir.join(name);
+    ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "heightmap",
+        "--seed",
+        "9",
+        "--chunk",
+        "16",
+    ]);
+    file
+}
+
+/// `(key, content hash, payload)` of every baked row.
+fn rows(file: &Path) -> Vec<(ChunkKey, String, Vec<u8>)> {
+    let f = WorldFile::open(file).unwrap();
+    let mut out = Vec::new();
+    f.for_each_baked(|r| {
+        out.push((r.key, r.hash, r.payload));
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
+#[test]
+fn bake_into_the_file_then_again_skips_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = voxel_world(dir.path(), "v.isoterra");
+    let h0 = hash(&file);
+    let first = bake(&file, &["--region", "0,0,0,64,32,64", "--threads", "2"]);
+    assert_eq!(first["chunks"], 32);
+    assert_eq!(first["baked"], 32);
+    assert_eq!(first["skipped"], 0);
+    assert!(first["triangles"].as_u64().unwrap() > 0, "{first}");
+    assert!(first["bytes"].as_u64().unwrap() > 0, "{first}");
+    assert_eq!(rows(&file).len(), 32);
+    let h1 = hash(&file);
+    assert_ne!(h0, h1, "the hash covers the baked chunks");
+
+    let again = bake(&file, &["--region", "0,0,0,64,32,64"]);
+    assert_eq!(again["baked"], 0);
+    assert_eq!(again["skipped"], 32);
+    assert_eq!(hash(&file), h1);
+
+    // A larger region bakes only what is new; a coarser LOD is separate.
+    let more = bake(&file, &["--region", "0,0,0,64,32,80"]);
+    assert_eq!(
+        (more["baked"].as_u64(), more["skipped"].as_u64()),
+        (Some(8), Some(32))
+    );
+    let coarse = bake(&file, &["--region", "0,0,0,64,32,64", "--lod", "1"]);
+    assert_eq!(coarse["chunks"], 4);
+    assert_eq!(coarse["baked"], 4);
+    assert_eq!(rows(&file).len(), 44);
+
+    // The text summary names the counts.
+    let text = ok(&["bake", s(&file), "--region", "0,0,0,64,32,64", "--quiet"]);
+    assert!(text.contains("baked 0 chunks (32 skipped"), "{text}");
+}
+
+#[test]
+fn an_edit_makes_the_bake_stale_and_changes_the_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = heightmap_world(dir.path(), "h.isoterra");
+    bake(&file, &["--region", "0,0,64,64"]);
+    let before = rows(&file);
+    assert_eq!(before.len(), 16);
+    let h1 = hash(&file);
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "raise",
+        "--at",
+        "20,20",
+        "--radius",
+        "6",
+    ]);
+    let h2 = hash(&file);
+    assert_ne!(h1, h2, "an edit changes the hash");
+    // Stale chunks are baked again, not skipped.
+    let again = bake(&file, &["--region", "0,0,64,64"]);
+    assert_eq!(again["baked"], 16);
+    assert_eq!(again["skipped"], 0);
+    let after = rows(&file);
+    let changed = before
+        .iter()
+        .zip(&after)
+        .filter(|(a, b)| a.1 != b.1)
+        .count();
+    assert!(changed > 0 && changed < 16, "{changed} chunks changed");
+    assert_ne!(hash(&file), h2);
+    // Undo brings the world and, after a bake, the hash back.
+    ok(&["undo", s(&file)]);
+    bake(&file, &["--region", "0,0,64,64"]);
+    assert_eq!(hash(&file), h1);
+}
+
+#[test]
+fn thread_counts_and_orders_give_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    for (kind, region) in [
+        ("voxel", "-16,-16,-16,48,32,48"),
+        ("heightmap", "-40,-8,40,60"),
+    ] {
+        let make = |name: &str| match kind {
+            "voxel" => voxel_world(dir.path(), name),
+            _ => heightmap_world(dir.path(), name),
+        };
+        let a = make(&format!("{kind}-a.isoterra"));
+        let b = make(&format!("{kind}-b.isoterra"));
+        let c = make(&format!("{kind}-c.isoterra"));
+        let one = bake(&a, &["--region", region, "--threads", "1"]);
+        bake(&b, &["--region", region, "--threads", "4"]);
+        bake(
+            &c,
+            &["--region", region, "--threads", "3", "--shuffle", "99"],
+        );
+        assert!(one["baked"].as_u64().unwrap() >= 16, "{one}");
+        let ra = rows(&a);
+        assert_eq!(ra, rows(&b), "{kind}: 1 vs 4 threads");
+        assert_eq!(ra, rows(&c), "{kind}: shuffled");
+        assert_eq!(hash(&a), hash(&b));
+        assert_eq!(hash(&a), hash(&c));
+
+        // Folders: the same files, byte for byte.
+        let d1 = dir.path().join(format!("{kind}-out1"));
+        let d4 = dir.path().join(format!("{kind}-out4"));
+        bake(&a, &["--region", region, "--threads", "1", "--out", s(&d1)]);
+        bake(
+            &a,
+            &[
+                "--region",
+                region,
+                "--threads",
+                "4",
+                "--shuffle",
+                "5",
+                "--out",
+                s(&d4),
+            ],
+        );
+        let listing = |d: &Path| {
+            let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap())
+                .filter(|e| e.file_name() != "bake-journal.jsonl")
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        std::fs::read(e.path()).unwrap(),
+                    )
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let (l1, l4) = (listing(&d1), listing(&d4));
+        assert!(l1.iter().any(|(n, _)| n.ends_with(".glb")));
+        let names = |l: &[(String, Vec<u8>)]| l.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&l1), names(&l4));
+        for ((n, x), (_, y)) in l1.iter().zip(&l4) {
+            if n == "manifest.json" {
+                let strip = |b: &[u8]| {
+                    let mut v: serde_json::Value = serde_json::from_slice(b).unwrap();
+                    v.as_object_mut().unwrap().remove("world");
+                    v
+                };
+                assert_eq!(strip(x), strip(y));
+            } else {
+                assert!(x == y, "{kind}: {n} differs between thread counts");
+            }
+        }
+        // A folder bake leaves the world file as it was.
+        assert_eq!(rows(&a), ra);
+    }
+}
+
+#[test]
+fn a_killed_bake_resumes_and_ends_like_a_clean_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = voxel_world(dir.path(), "k.isoterra");
+    let clean = voxel_world(dir.path(), "clean.isoterra");
+    // 16 x 4 x 16 chunks of 16 cells.
+    let region = "0,-32,0,256,32,256";
+    let total = 1024;
+    let mut child = bin()
+        .args([
+            "bake",
+            s(&file),
+            "--region",
+            region,
+            "--threads",
+            "1",
+            "--quiet",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let mut seen = 0;
+    while start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(10));
+        if let Ok(f) = WorldFile::open(&file) {
+            seen = f.baked_count().unwrap_or(0);
+            if seen >= 64 {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the bake was killed before it finished");
+    let after_kill = WorldFile::open(&file).unwrap();
+    after_kill.integrity_check().unwrap();
+    let kept = after_kill.baked_count().unwrap();
+    drop(after_kill);
+    assert!(
+        kept >= seen && kept < total,
+        "{kept} of {total} kept ({seen} seen)"
+    );
+
+    let resumed = bake(&file, &["--region", region, "--threads", "2"]);
+    assert_eq!(resumed["skipped"].as_u64(), Some(kept));
+    assert_eq!(resumed["baked"].as_u64(), Some(total - kept));
+    bake(&clean, &["--region", region, "--threads", "2"]);
+    assert_eq!(rows(&file), rows(&clean));
+    assert_eq!(hash(&file), hash(&clean));
+}
+
+#[test]
+fn side2d_bakes_colliders_and_refuses_other_lods() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.isoterra");
+    ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "side2d",
+        "--seed",
+        "3",
+        "--size",
+        "96x48",
+        "--preset",
+        "caves",
+        "--chunk",
+        "16",
+    ]);
+    let out = dir.path().join("out");
+    let summary = bake(&file, &["--region", "-10,-10,1000,1000", "--out", s(&out)]);
+    assert_eq!(summary["chunks"], 18, "clipped to the world: {summary}");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    let chunks = manifest["chunks"].as_array().unwrap();
+    assert_eq!(chunks.len(), 18);
+    let with_collider = chunks
+        .iter()
+        .filter_map(|c| c["collider"].as_str())
+        .collect::<Vec<_>>();
+    assert!(!with_collider.is_empty());
+    let collider: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join(with_collider[0])).unwrap()).unwrap();
+    assert!(!collider["polylines"].as_array().unwrap().is_empty());
+    // A folder bake again skips what is there.
+    let again = bake(&file, &["--region", "0,0,96,48", "--out", s(&out)]);
+    assert_eq!(again["skipped"], 18);
+    let err = fails(&["bake", s(&file), "--region", "0,0,96,48", "--lod", "1"]);
+    assert!(err.contains("lod"), "{err}");
+    let err = fails(&["bake", s(&file), "--region", "200,0,300,48"]);
+    assert!(err.contains("outside the world"), "{err}");
+}
+
+#[test]
+fn bad_input_is_refused_and_leaves_the_file_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = voxel_world(dir.path(), "v.isoterra");
+    let hm = heightmap_world(dir.path(), "h.isoterra");
+    bake(&file, &["--region", "0,0,0,16,16,16"]);
+    let h = hash(&file);
+    let bytes_before = rows(&file);
+    let blocker = dir.path().join("not-a-folder");
+    std::fs::write(&blocker, b"x").unwrap();
+    let under_file = blocker.join("out");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--region", "nan,0,0,16,16,16"], "not finite"),
+        (vec!["--region", "0,0,0,inf,16,16"], "not finite"),
+        (vec!["--region", "0,0,0,-16,16,16"], "inverted"),
+        (vec!["--region", "0,0,0,0,16,16"], "empty"),
+        (vec!["--region", "0,0,0,16,16"], "X0,Y0,Z0,X1,Y1,Z1"),
+        (vec!["--region", "0,0,0,a,16,16"], "not a number"),
+        (
+            vec!["--region", "0,0,0,100000,100000,16"],
+            "at most 1000000",
+        ),
+        (
+            vec!["--region", "0,0,0,16,16,16", "--lod", "17"],
+            "coarsest",
+        ),
+        (
+            vec!["--region", "0,0,0,16,16,16", "--threads", "0"],
+            "threads",
+        ),
+        (
+            vec!["--region", "0,0,0,16,16,16", "--out", s(&under_file)],
+            "--out",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let mut args = vec!["bake", s(&file)];
+        args.extend(&extra);
+        let err = fails(&args);
+        assert!(err.contains(needle), "{extra:?}: {err}");
+        assert_eq!(hash(&file), h, "{extra:?} changed the file");
+        assert_eq!(rows(&file), bytes_before);
+    }
+    let err = fails(&["bake", s(&hm), "--region", "0,0,16,16", "--lod", "9"]);
+    assert!(err.contains("coarsest"), "{err}");
+    let err = fails(&["bake", s(&hm), "--region", "0,0,0,16,16,16"]);
+    assert!(err.contains("X0,Z0,X1,Z1"), "{err}");
+    assert_eq!(rows(&hm).len(), 0);
+}
+
+#[test]
+fn map_worlds_bake_terrain_and_water_at_any_thread_count() {
+    use isoterra::store::MapDocument;
+    use isoterra::world::MapParams;
+    let dir = tempfile::tempdir().unwrap();
+    let params = MapParams::DEFAULT.with_size(64, 48).with_chunk_cells(16);
+    let a = dir.path().join("a.isoterra");
+    let b = dir.path().join("b.isoterra");
+    drop(MapDocument::create(&a, &params).unwrap());
+    drop(MapDocument::create(&b, &params).unwrap());
+    let one = bake(&a, &["--region", "0,0,64,48", "--threads", "1"]);
+    assert_eq!(one["kind"], "map");
+    assert_eq!(one["chunks"], 24, "12 chunks, terrain and water: {one}");
+    bake(
+        &b,
+        &["--region", "0,0,64,48", "--threads", "3", "--shuffle", "4"],
+    );
+    let ra = rows(&a);
+    assert_eq!(ra.len(), 24);
+    assert_eq!(ra, rows(&b));
+    assert!(ra.iter().any(|r| r.0.layer.0 == 1));
+    let again = bake(&a, &["--region", "0,0,64,48"]);
+    assert_eq!(again["skipped"], 24);
+    let err = fails(&["bake", s(&a), "--region", "0,0,64,48", "--lod", "1"]);
+    assert!(err.contains("coarsest"), "{err}");
+}

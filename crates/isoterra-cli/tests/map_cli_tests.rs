@@ -1,0 +1,404 @@
+//! The `map` kind on the real `isoterra` binary: new, stroke with every
+//! tool, undo/redo, info, every export format, Tiled import, and bad input
+//! that must fail clearly and leave the file unchanged.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_isoterra"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[track_caller]
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    let (stdout, stderr) = text(&o);
+    assert!(
+        o.status.success(),
+        "`isoterra {}` failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        args.join(" ")
+    );
+    stdout
+}
+
+#[track_caller]
+fn fails(args: &[&str]) -> String {
+    let o = run(args);
+    let (stdout, stderr) = text(&o);
+    assert!(
+        !o.status.success(),
+        "`isoterra {}` should fail\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        args.join(" ")
+    );
+    stderr
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn new_map(dir: &Path, name: &str) -> PathBuf {
+    let file = dir.join(name);
+    let out = ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "map",
+        "--size",
+        "96x64",
+        "--preset",
+        "plateaus",
+        "--seed",
+        "5",
+    ]);
+    assert!(out.contains("map, 96x64 cells"), "{out}");
+    file
+}
+
+/// The world's content hash and stroke count, from `info --json --hash`.
+fn state(file: &Path) -> (String, u64, u64) {
+    let out = ok(&["info", s(file), "--json", "--hash"]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    (
+        v["hash"].as_str().unwrap().to_string(),
+        v["strokes_total"].as_u64().unwrap(),
+        v["undo_position"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn new_info_and_every_tool_with_undo_and_redo() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_map(dir.path(), "m.isoterra");
+    let info = ok(&["info", s(&file)]);
+    assert!(info.contains("kind:") && info.contains("map"), "{info}");
+    assert!(info.contains("walkable cells:"), "{info}");
+    let (h0, n0, _) = state(&file);
+    assert_eq!(n0, 0);
+    let f = s(&file);
+    let strokes: Vec<Vec<&str>> = vec![
+        vec![
+            "--tool",
+            "raise",
+            "--at",
+            "20,20",
+            "--radius",
+            "6",
+            "--strength",
+            "0.5",
+        ],
+        vec![
+            "--tool", "lower", "--at", "30,20", "--radius", "5", "--shape", "square",
+        ],
+        vec![
+            "--tool", "plateau", "--at", "40,40", "--radius", "5", "--height", "0.25",
+        ],
+        vec!["--tool", "smooth", "--at", "20,20", "--radius", "6"],
+        vec!["--tool", "noise", "--at", "50,20", "--radius", "8"],
+        vec![
+            "--tool", "cliff-up", "--at", "20,45", "--to", "35,50", "--radius", "5",
+        ],
+        vec![
+            "--tool",
+            "cliff-down",
+            "--at",
+            "70,30",
+            "--radius",
+            "5",
+            "--level",
+            "0",
+        ],
+        vec![
+            "--tool", "ramp", "--at", "25,45", "--radius", "3", "--shape", "diamond",
+        ],
+        vec![
+            "--tool", "water", "--at", "10,55", "--radius", "6", "--height", "3",
+        ],
+        vec![
+            "--tool",
+            "paint",
+            "--at",
+            "60,50",
+            "--radius",
+            "7",
+            "--texture",
+            "5",
+        ],
+        vec![
+            "--tool",
+            "pathing",
+            "--at",
+            "80,10",
+            "--radius",
+            "4",
+            "--pathing",
+            "walk,build",
+        ],
+        vec![
+            "--tool",
+            "pathing",
+            "--at",
+            "80,10",
+            "--radius",
+            "2",
+            "--pathing",
+            "walk",
+            "--clear",
+        ],
+    ];
+    let mut hashes = vec![h0.clone()];
+    for args in &strokes {
+        let mut full = vec!["stroke", f];
+        full.extend(args);
+        let out = ok(&full);
+        assert!(out.contains("nodes changed"), "{args:?}: {out}");
+        hashes.push(state(&file).0);
+    }
+    let (_, n, pos) = state(&file);
+    assert_eq!((n, pos), (strokes.len() as u64, strokes.len() as u64));
+    // Every stroke changed the world.
+    for w in hashes.windows(2) {
+        assert_ne!(w[0], w[1]);
+    }
+    // Undo everything, step by step, through the exact earlier states.
+    for k in (0..strokes.len()).rev() {
+        assert!(ok(&["undo", f]).contains("undid stroke"));
+        assert_eq!(state(&file).0, hashes[k]);
+    }
+    assert!(ok(&["undo", f]).contains("nothing to undo"));
+    assert_eq!(state(&file).0, h0);
+    assert!(ok(&["redo", f]).contains("redid stroke"));
+    assert_eq!(state(&file).0, hashes[1]);
+}
+
+#[test]
+fn every_export_format_writes_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_map(dir.path(), "m.isoterra");
+    let f = s(&file);
+    ok(&[
+        "stroke", f, "--tool", "water", "--at", "10,10", "--radius", "8", "--height", "3",
+    ]);
+    let glb = dir.path().join("m.glb");
+    let o = run(&["export", f, "--format", "glb", "-o", s(&glb), "--timings"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let timing: serde_json::Value = serde_json::from_str(text(&o).1.trim()).unwrap();
+    assert!(timing["mesh_ms"].is_number());
+    let bytes = std::fs::read(&glb).unwrap();
+    assert_eq!(&bytes[..4], b"glTF");
+    let png = dir.path().join("layers.png");
+    ok(&["export", f, "--format", "png-layers", "-o", s(&png)]);
+    let side = dir.path().join("layers.json");
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+    let info = isoterra::export::read_png_layers_sidecar(&std::fs::read(&side).unwrap()).unwrap();
+    assert_eq!((info.width_cells, info.depth_cells), (96, 64));
+    let layers = isoterra::export::load_png_layers(
+        &std::fs::read(&png).unwrap(),
+        &std::fs::read(&side).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(layers.width_cells(), 96);
+    let tiled = dir.path().join("m.tiled.json");
+    ok(&["export", f, "--format", "tiled", "-o", s(&tiled)]);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&tiled).unwrap()).unwrap();
+    assert_eq!(doc["layers"][0]["name"], "level");
+    assert_eq!(doc["layers"][1]["name"], "pathing");
+    let tmx = dir.path().join("m.tmx");
+    ok(&["export", f, "--format", "tiled", "-o", s(&tmx)]);
+    assert!(
+        String::from_utf8(std::fs::read(&tmx).unwrap())
+            .unwrap()
+            .contains("<map ")
+    );
+    let pathing = dir.path().join("pathing.png");
+    ok(&["export", f, "--format", "pathing", "-o", s(&pathing)]);
+    assert_eq!(&std::fs::read(&pathing).unwrap()[1..4], b"PNG");
+    // Formats of other kinds are refused.
+    let e = fails(&[
+        "export",
+        f,
+        "--format",
+        "svg",
+        "-o",
+        s(&dir.path().join("x.svg")),
+    ]);
+    assert!(e.contains("does not apply to map"), "{e}");
+    // The Tiled export imports back into a map world.
+    let back = dir.path().join("back.isoterra");
+    let out = ok(&["import", s(&tiled), "--layer", "level", "-o", s(&back)]);
+    assert!(out.contains("192x128 cells"), "{out}");
+    let info = ok(&["info", s(&back), "--json"]);
+    assert!(info.contains("\"kind\":\"map\""), "{info}");
+}
+
+#[test]
+fn bad_strokes_fail_clearly_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_map(dir.path(), "m.isoterra");
+    let f = s(&file);
+    ok(&[
+        "stroke", f, "--tool", "raise", "--at", "20,20", "--radius", "6",
+    ]);
+    let before = state(&file);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--tool", "bulldoze", "--at", "1,1", "--radius", "2"],
+            "bulldoze",
+        ),
+        (
+            vec![
+                "--tool", "cliff-up", "--at", "1,1", "--radius", "2", "--level", "16",
+            ],
+            "level",
+        ),
+        (
+            vec![
+                "--tool",
+                "paint",
+                "--at",
+                "1,1",
+                "--radius",
+                "2",
+                "--texture",
+                "16",
+            ],
+            "texture",
+        ),
+        (
+            vec!["--tool", "raise", "--at", "1,1", "--radius", "0"],
+            "radius",
+        ),
+        (
+            vec![
+                "--tool",
+                "raise",
+                "--at",
+                "1,1",
+                "--radius",
+                "2",
+                "--strength",
+                "2",
+            ],
+            "strength",
+        ),
+        (
+            vec!["--tool", "raise", "--at", "nan,1", "--radius", "2"],
+            "point",
+        ),
+        (
+            vec![
+                "--tool",
+                "pathing",
+                "--at",
+                "1,1",
+                "--radius",
+                "2",
+                "--pathing",
+                "swim",
+            ],
+            "swim",
+        ),
+    ];
+    for (args, needle) in &cases {
+        let mut full = vec!["stroke", f];
+        full.extend(args);
+        let e = fails(&full);
+        assert!(e.contains(needle), "{args:?}: {e}");
+        assert_eq!(state(&file), before, "{args:?} changed the file");
+    }
+}
+
+#[test]
+fn bad_tiled_imports_fail_clearly_and_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.isoterra");
+    let write = |name: &str, body: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        p
+    };
+    let layer = |extra: &str| {
+        format!(
+            r#"{{"type":"map","orientation":"orthogonal","width":2,"height":2,"tilewidth":8,"tileheight":8,
+               "layers":[{{"type":"tilelayer","name":"ground","width":2,"height":2,{extra}}}],"tilesets":[]}}"#
+        )
+    };
+    let cases = [
+        (
+            write("broken.json", "{ \"type\": \"map\", "),
+            "malformed Tiled JSON",
+        ),
+        (
+            write(
+                "lz4.json",
+                &layer(r#""encoding":"base64","compression":"lz4","data":"AAAA""#),
+            ),
+            "unsupported Tiled layer data",
+        ),
+        (
+            write(
+                "iso.json",
+                &layer(r#""data":[1,1,1,1]"#).replace("orthogonal", "isometric"),
+            ),
+            "isometric",
+        ),
+        (
+            write("short.json", &layer(r#""data":[1,1,1]"#)),
+            "expected 4",
+        ),
+    ];
+    for (input, needle) in &cases {
+        let e = fails(&["import", s(input), "-o", s(&out)]);
+        assert!(e.contains(needle), "{}: {e}", input.display());
+        assert!(!out.exists(), "{} left a file", input.display());
+    }
+    let good = write("good.json", &layer(r#""data":[1,0,0,1]"#));
+    let e = fails(&["import", s(&good), "--layer", "sky", "-o", s(&out)]);
+    assert!(
+        e.contains("\"sky\" not found") && e.contains("ground"),
+        "{e}"
+    );
+    assert!(!out.exists());
+    ok(&["import", s(&good), "--layer", "ground", "-o", s(&out)]);
+    let before = state(&out);
+    // An existing output is never overwritten.
+    let e = fails(&["import", s(&good), "-o", s(&out)]);
+    assert!(e.contains("already exists"), "{e}");
+    assert_eq!(state(&out), before);
+}
+
+#[test]
+fn bench_map_prints_json_lines() {
+    let o = run(&["bench", "map", "--json", "--reps", "1"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let names: Vec<String> = stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["group"], "map");
+            assert_eq!(v["unit"], "ms");
+            assert!(v["value"].as_f64().unwrap() >= 0.0);
+            v["name"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "brush_r100_512_apply_remesh",
+            "full_mesh_512_chunks",
+            "full_mesh_512_whole",
+            "paint_r100_512_remesh"
+        ]
+    );
+}

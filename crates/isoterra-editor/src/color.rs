@@ -1,0 +1,99 @@
+//! Per-vertex colours: the server colours meshes so the browser only lights
+//! and draws them.
+
+/// Linear blend of two colours, `t` in `[0, 1]`.
+pub(crate) fn mix(a: [u8; 4], b: [u8; 4], t: f32) -> [u8; 4] {
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let mut out = [0u8; 4];
+    for k in 0..4 {
+        out[k] = (f32::from(a[k]) + (f32::from(b[k]) - f32::from(a[k])) * t).round() as u8;
+    }
+    out
+}
+
+/// Scales the RGB channels by `f` (alpha kept).
+pub(crate) fn shade(c: [u8; 4], f: f32) -> [u8; 4] {
+    let f = if f.is_finite() { f.max(0.0) } else { 1.0 };
+    let s = |v: u8| (f32::from(v) * f).round().clamp(0.0, 255.0) as u8;
+    [s(c[0]), s(c[1]), s(c[2]), c[3]]
+}
+
+/// Ground colour of a heightmap vertex from its height, normalised to the
+/// generator's range (`t` in `[0, 1]`), and the up component of its normal:
+/// sand low, grass, then rock and snow high; steep slopes turn to rock.
+pub(crate) fn terrain(t: f32, up: f32) -> [u8; 4] {
+    const SAND: [u8; 4] = [196, 178, 128, 255];
+    const GRASS: [u8; 4] = [88, 140, 62, 255];
+    const FOREST: [u8; 4] = [62, 104, 52, 255];
+    const ROCK: [u8; 4] = [118, 110, 104, 255];
+    const SNOW: [u8; 4] = [236, 238, 242, 255];
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.5
+    };
+    let base = if t < 0.12 {
+        mix(SAND, GRASS, t / 0.12)
+    } else if t < 0.55 {
+        mix(GRASS, FOREST, (t - 0.12) / 0.43)
+    } else if t < 0.8 {
+        mix(FOREST, ROCK, (t - 0.55) / 0.25)
+    } else {
+        mix(ROCK, SNOW, (t - 0.8) / 0.2)
+    };
+    let up = if up.is_finite() {
+        up.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    // Slopes steeper than about 45 degrees show rock.
+    let steep = ((0.85 - up) / 0.2).clamp(0.0, 1.0);
+    mix(base, ROCK, steep)
+}
+
+/// Colour of a voxel material id.
+pub(crate) fn voxel_material(id: u8) -> [u8; 4] {
+    const PALETTE: [[u8; 4]; 8] = [
+        [132, 112, 92, 255],  // earth
+        [124, 124, 132, 255], // stone
+        [86, 150, 62, 255],   // grass
+        [214, 190, 128, 255], // sand
+        [64, 60, 70, 255],    // basalt
+        [176, 92, 60, 255],   // clay
+        [220, 220, 228, 255], // snow
+        [150, 120, 180, 255], // crystal
+    ];
+    PALETTE[usize::from(id) % PALETTE.len()]
+}
+
+/// Colour of a contour line.
+pub(crate) const OUTLINE: [u8; 4] = [24, 20, 18, 255];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mix_hits_both_ends() {
+        let a = [0, 10, 20, 255];
+        let b = [100, 110, 120, 255];
+        assert_eq!(mix(a, b, 0.0), a);
+        assert_eq!(mix(a, b, 1.0), b);
+        assert_eq!(mix(a, b, f32::NAN), a);
+        assert_eq!(shade([100, 100, 100, 7], 0.5), [50, 50, 50, 7]);
+    }
+
+    #[test]
+    fn steep_terrain_is_rock_and_high_terrain_is_light() {
+        let flat = terrain(0.3, 1.0);
+        let steep = terrain(0.3, 0.3);
+        assert_ne!(flat, steep);
+        let snow = terrain(1.0, 1.0);
+        assert!(snow[0] > 200);
+        assert_eq!(voxel_material(9), voxel_material(1));
+    }
+}

@@ -1,0 +1,289 @@
+//! HTTP routes, the Host/Origin guard, and the WebSocket connection loop.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use futures_util::{SinkExt, StreamExt};
+use serde::Deserialize;
+use tokio::sync::oneshot;
+
+use crate::MAX_MESSAGE_BYTES;
+use crate::assets;
+use crate::protocol::{Reject, error_json};
+use crate::state::{Command, Out};
+
+/// What every handler shares.
+#[derive(Clone)]
+pub(crate) struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// `Host` values this server answers to.
+    hosts: Vec<String>,
+    commands: Sender<Command>,
+    next_id: AtomicU64,
+}
+
+impl AppState {
+    pub fn new(addr: SocketAddr, host: IpAddr, commands: Sender<Command>) -> Self {
+        let port = addr.port();
+        let mut hosts = vec![format_host(host, port), format_host(addr.ip(), port)];
+        if host.is_loopback() || host.is_unspecified() {
+            hosts.push(format!("127.0.0.1:{port}"));
+            hosts.push(format!("localhost:{port}"));
+            hosts.push(format!("[::1]:{port}"));
+        }
+        hosts.sort();
+        hosts.dedup();
+        AppState {
+            inner: Arc::new(Inner {
+                hosts,
+                commands,
+                next_id: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    fn send(&self, cmd: Command) -> bool {
+        self.inner.commands.send(cmd).is_ok()
+    }
+
+    fn host_allowed(&self, host: &str) -> bool {
+        self.inner
+            .hosts
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(host))
+    }
+}
+
+fn format_host(ip: IpAddr, port: u16) -> String {
+    match ip {
+        IpAddr::V4(v4) => format!("{v4}:{port}"),
+        IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+    }
+}
+
+/// The routes.
+pub(crate) fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/ws", get(ws_handler))
+        .route("/export", get(export_handler))
+        .route("/api/info", get(info_handler))
+        .fallback(get(static_handler))
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state)
+}
+
+fn forbidden(why: &str) -> Response {
+    (StatusCode::FORBIDDEN, format!("forbidden: {why}\n")).into_response()
+}
+
+/// Refuses requests whose `Host` is not this server, or whose `Origin` is
+/// another site; the WebSocket upgrade must carry an `Origin`.
+async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let headers = req.headers();
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+        return forbidden("missing Host header");
+    };
+    if !state.host_allowed(host) {
+        return forbidden("Host is not this server");
+    }
+    let origin = headers
+        .get(header::ORIGIN)
+        .map(|o| o.to_str().unwrap_or(""));
+    match origin {
+        Some(o) => {
+            let ok = o
+                .strip_prefix("http://")
+                .is_some_and(|rest| state.host_allowed(rest));
+            if !ok {
+                return forbidden("Origin is another site");
+            }
+        }
+        None => {
+            let upgrade = headers
+                .get(header::UPGRADE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+            if upgrade || req.uri().path() == "/ws" {
+                return forbidden("a WebSocket upgrade must carry an Origin");
+            }
+        }
+    }
+    let mut response = next.run(req).await;
+    let h = response.headers_mut();
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::HeaderName::from_static("x-frame-options"),
+        HeaderValue::from_static("DENY"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+async fn static_handler(uri: Uri) -> Response {
+    let path = uri.path().trim_start_matches('/');
+    match assets::lookup(path) {
+        Some((bytes, ty)) => {
+            ([(header::CONTENT_TYPE, ty)], Bytes::from_static(bytes)).into_response()
+        }
+        None => (StatusCode::NOT_FOUND, "not found\n").into_response(),
+    }
+}
+
+async fn info_handler(State(state): State<AppState>) -> Response {
+    let (tx, rx) = oneshot::channel();
+    if !state.send(Command::Info { reply: tx }) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
+    }
+    match rx.await {
+        Ok(v) => ([(header::CONTENT_TYPE, "application/json")], v.to_string()).into_response(),
+        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response(),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct ExportQuery {
+    format: Option<String>,
+    region: Option<String>,
+}
+
+async fn export_handler(
+    State(state): State<AppState>,
+    query: Result<Query<ExportQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let bad = |r: &Reject| {
+        (
+            StatusCode::BAD_REQUEST,
+            [(header::CONTENT_TYPE, "application/json")],
+            error_json(None, None, r),
+        )
+            .into_response()
+    };
+    let Ok(Query(q)) = query else {
+        return bad(&Reject::bad_message("bad query string"));
+    };
+    let Some(format) = q.format.filter(|f| f.len() <= 32) else {
+        return bad(&Reject::bad_message("missing `format`"));
+    };
+    if q.region.as_ref().is_some_and(|r| r.len() > 256) {
+        return bad(&Reject::invalid("region is too long"));
+    }
+    let (tx, rx) = oneshot::channel();
+    if !state.send(Command::Export {
+        format,
+        region: q.region,
+        reply: tx,
+    }) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
+    }
+    match rx.await {
+        Ok(Ok(d)) => {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(d.content_type),
+            );
+            if let Ok(v) =
+                HeaderValue::from_str(&format!("attachment; filename=\"{}\"", d.file_name))
+            {
+                headers.insert(header::CONTENT_DISPOSITION, v);
+            }
+            (headers, Body::from(d.bytes)).into_response()
+        }
+        Ok(Err(r)) => bad(&r),
+        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response(),
+    }
+}
+
+/// Frames above this are cut off by the WebSocket layer itself (the
+/// connection drops); between [`MAX_MESSAGE_BYTES`] and this, the server
+/// answers `too_large` and closes with 1009.
+const HARD_LIMIT: usize = 1 << 20;
+
+async fn ws_handler(State(state): State<AppState>, ws: WebSocketUpgrade) -> Response {
+    ws.max_message_size(HARD_LIMIT)
+        .max_frame_size(HARD_LIMIT)
+        .on_upgrade(move |socket| connection(socket, state))
+}
+
+async fn connection(socket: WebSocket, state: AppState) {
+    let id = state.inner.next_id.fetch_add(1, Ordering::Relaxed);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Out>();
+    if !state.send(Command::Connect { id, tx: tx.clone() }) {
+        return;
+    }
+    let (mut sink, mut stream) = socket.split();
+    let writer = tokio::spawn(async move {
+        while let Some(out) = rx.recv().await {
+            let sent = match out {
+                Out::Text(s) => sink.send(Message::Text(s.into())).await,
+                Out::Binary(b) => sink.send(Message::Binary(b)).await,
+                Out::Close(code, reason) => {
+                    let _ = sink
+                        .send(Message::Close(Some(CloseFrame {
+                            code,
+                            reason: reason.into(),
+                        })))
+                        .await;
+                    break;
+                }
+            };
+            if sent.is_err() {
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+    while let Some(msg) = stream.next().await {
+        match msg {
+            Ok(Message::Text(text)) => {
+                if text.len() > MAX_MESSAGE_BYTES {
+                    let r = Reject::new(
+                        "too_large",
+                        format!(
+                            "a message holds at most {MAX_MESSAGE_BYTES} bytes, got {}",
+                            text.len()
+                        ),
+                    );
+                    let _ = tx.send(Out::Text(error_json(None, None, &r)));
+                    let _ = tx.send(Out::Close(1009, "message too large".into()));
+                    break;
+                }
+                if !state.send(Command::Message {
+                    id,
+                    text: text.to_string(),
+                }) {
+                    break;
+                }
+            }
+            Ok(Message::Binary(b)) => {
+                if b.len() > MAX_MESSAGE_BYTES {
+                    let _ = tx.send(Out::Close(1009, "message too large".into()));
+                    break;
+                }
+                let r = Reject::bad_message("the server takes JSON text messages only");
+                let _ = tx.send(Out::Text(error_json(None, None, &r)));
+            }
+            Ok(Message::Close(_)) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    state.send(Command::Disconnect { id });
+    drop(tx);
+    let _ = writer.await;
+}

@@ -1,0 +1,1041 @@
+//! The world thread: it owns the document, applies every client's commands
+//! in arrival order, remeshes dirty chunks within a time budget and sends
+//! frames and replies to the clients.
+//!
+//! Strokes in progress are previews: their dabs are applied to the world in
+//! memory as they arrive (so every client sees them at once), in the order
+//! they came. When a stroke ends, every preview is taken back, the stroke is
+//! recorded on its own (one durable transaction), and the previews of the
+//! strokes still open are applied again. The file therefore always holds
+//! exactly the finished strokes, in the order they finished, and replaying
+//! its stroke log gives the world in memory.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use isoterra_world::{ChunkStreamer, MeshKey, Viewer, neighbour_lods};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc::UnboundedSender, oneshot};
+
+use crate::kinds::{self, CreateError, Doc, Download, Preview, Stamp, Template};
+use crate::protocol::{self, ClientMsg, Reject, error_json};
+use crate::{EditorError, MAX_DABS_PER_STROKE, PROTOCOL_VERSION};
+
+/// What a connection sends its writer.
+#[derive(Debug, Clone)]
+pub(crate) enum Out {
+    Text(String),
+    Binary(Bytes),
+    Close(u16, String),
+}
+
+/// A command for the world thread.
+pub(crate) enum Command {
+    Connect {
+        id: u64,
+        tx: UnboundedSender<Out>,
+    },
+    Disconnect {
+        id: u64,
+    },
+    Message {
+        id: u64,
+        text: String,
+    },
+    Export {
+        format: String,
+        region: Option<String>,
+        reply: oneshot::Sender<Result<Download, Reject>>,
+    },
+    Info {
+        reply: oneshot::Sender<Value>,
+    },
+    Shutdown,
+}
+
+/// Starts the world thread.
+pub(crate) fn spawn(
+    doc: Doc,
+    path: PathBuf,
+    budget: Duration,
+) -> Result<(Sender<Command>, std::thread::JoinHandle<()>), EditorError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = std::thread::Builder::new()
+        .name("isoterra-world".into())
+        .spawn(move || {
+            let mut world = World::new(doc, path, budget);
+            world.run(rx);
+        })
+        .map_err(EditorError::Io)?;
+    Ok((tx, handle))
+}
+
+/// A stroke being drawn.
+struct OpenStroke {
+    template: Template,
+    stamps: Vec<Stamp>,
+    first: Option<[f32; 3]>,
+    req: Option<String>,
+}
+
+/// A dab applied in memory.
+struct Applied {
+    client: u64,
+    stroke: String,
+    stamp: Stamp,
+    preview: Preview,
+}
+
+#[derive(Default)]
+struct Client {
+    tx: Option<UnboundedSender<Out>>,
+    strokes: HashMap<String, OpenStroke>,
+    viewer: Option<Viewer>,
+    /// Heightmap: the chunks this client streams and the keys it was sent.
+    streamer: ChunkStreamer,
+    hm_sent: BTreeMap<[i32; 2], MeshKey>,
+    hm_queue: VecDeque<[i32; 2]>,
+    /// Voxel: the chunks this client wants and the versions it was sent.
+    vx_wanted: BTreeSet<[i32; 3]>,
+    vx_sent: HashMap<[i32; 3], u64>,
+    chunks: usize,
+}
+
+impl Client {
+    fn send(&self, out: Out) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(out);
+        }
+    }
+
+    fn text(&self, v: &Value) {
+        self.send(Out::Text(v.to_string()));
+    }
+}
+
+struct World {
+    doc: Option<Doc>,
+    path: PathBuf,
+    budget: Duration,
+    clients: BTreeMap<u64, Client>,
+    previews: Vec<Applied>,
+    /// Side view: the chunk versions every client holds.
+    side_sent: HashMap<[u32; 2], u64>,
+    /// Voxel: a version per meshed chunk, bumped on every rebuild.
+    vx_version: HashMap<[i32; 3], u64>,
+    vx_load: VecDeque<[i32; 3]>,
+    vx_mesher_counter: u64,
+    /// Map: chunks waiting to be meshed, and the latest frames of each.
+    map_queue: VecDeque<[u32; 2]>,
+    map_frames: HashMap<[u32; 2], [Bytes; 2]>,
+    map_mesher: isoterra_mesh::MapMesher,
+    map_out: isoterra_mesh::MapMeshOutput,
+    remesh_ms: f64,
+    last_status: Instant,
+    shutdown: bool,
+}
+
+/// Voxel streaming: chunks within this many chunks of the camera, sideways.
+const VOXEL_RADIUS_XZ: i32 = 4;
+/// … and vertically.
+const VOXEL_RADIUS_Y: i32 = 2;
+/// Voxel: loaded chunks above which those far from every camera are dropped.
+const VOXEL_KEEP_CHUNKS: usize = 4096;
+/// Time between `status` messages.
+const STATUS_EVERY: Duration = Duration::from_millis(500);
+
+impl World {
+    fn new(doc: Doc, path: PathBuf, budget: Duration) -> Self {
+        World {
+            doc: Some(doc),
+            path,
+            budget,
+            clients: BTreeMap::new(),
+            previews: Vec::new(),
+            side_sent: HashMap::new(),
+            vx_version: HashMap::new(),
+            vx_load: VecDeque::new(),
+            vx_mesher_counter: 0,
+            map_queue: VecDeque::new(),
+            map_frames: HashMap::new(),
+            map_mesher: isoterra_mesh::MapMesher::new(),
+            map_out: isoterra_mesh::MapMeshOutput::default(),
+            remesh_ms: 0.0,
+            last_status: Instant::now(),
+            shutdown: false,
+        }
+    }
+
+    fn run(&mut self, rx: Receiver<Command>) {
+        self.start_meshing();
+        while !self.shutdown {
+            let busy = self.has_work();
+            let wait = if busy {
+                Duration::ZERO
+            } else {
+                Duration::from_millis(50)
+            };
+            match rx.recv_timeout(wait) {
+                Ok(cmd) => {
+                    self.handle(cmd);
+                    // Take what else is waiting, up to a slice of the budget.
+                    let start = Instant::now();
+                    while start.elapsed() < self.budget {
+                        match rx.try_recv() {
+                            Ok(cmd) => self.handle(cmd),
+                            Err(_) => break,
+                        }
+                        if self.shutdown {
+                            break;
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if self.shutdown {
+                break;
+            }
+            self.tick();
+        }
+        // Strokes still open are finished, so that nothing drawn is lost.
+        let ids: Vec<u64> = self.clients.keys().copied().collect();
+        for id in ids {
+            if self.doc.is_some() {
+                self.end_all_strokes(id);
+            }
+            if let Some(c) = self.clients.get(&id) {
+                c.send(Out::Close(1001, "server shutting down".into()));
+            }
+        }
+        self.clients.clear();
+        if let Some(Doc::Heightmap(d)) = self.doc.take() {
+            let _ = d.close();
+        }
+    }
+
+    /// Queues the whole of a bounded world for meshing.
+    fn start_meshing(&mut self) {
+        if let Some(Doc::Map(d)) = self.doc.as_mut() {
+            d.world_mut().mark_all_dirty();
+        }
+    }
+
+    fn doc(&mut self) -> &mut Doc {
+        self.doc
+            .as_mut()
+            .expect("the world thread always holds a document between commands")
+    }
+
+    fn doc_ref(&self) -> &Doc {
+        self.doc
+            .as_ref()
+            .expect("the world thread always holds a document between commands")
+    }
+
+    fn has_work(&self) -> bool {
+        match self.doc_ref() {
+            Doc::Side2d(d) => d.world().dirty_count() > 0,
+            Doc::Heightmap(d) => {
+                d.world().dirty_count() > 0 || self.clients.values().any(|c| !c.hm_queue.is_empty())
+            }
+            Doc::Voxel(d) => d.world().dirty_count() > 0 || !self.vx_load.is_empty(),
+            Doc::Map(_) => !self.map_queue.is_empty(),
+        }
+    }
+
+    fn handle(&mut self, cmd: Command) {
+        match cmd {
+            Command::Connect { id, tx } => self.connect(id, tx),
+            Command::Disconnect { id } => {
+                self.end_all_strokes(id);
+                if let Some(c) = self.clients.remove(&id)
+                    && matches!(self.doc_ref(), Doc::Heightmap(_))
+                {
+                    let gone: Vec<[i32; 2]> = c.hm_sent.keys().copied().collect();
+                    self.drop_heightmap_chunks(&gone);
+                }
+            }
+            Command::Message { id, text } => self.message(id, &text),
+            Command::Export {
+                format,
+                region,
+                reply,
+            } => {
+                let result =
+                    self.with_previews_lifted(|doc| kinds::export(doc, &format, region.as_deref()));
+                let _ = reply.send(result);
+            }
+            Command::Info { reply } => {
+                let doc = self.doc_ref();
+                let mut v = doc.world_json(&self.path);
+                v["content_hash"] = json!(doc.content_hash());
+                v["history"] = doc.history().json();
+                let _ = reply.send(v);
+            }
+            Command::Shutdown => self.shutdown = true,
+        }
+    }
+
+    fn welcome(&self, id: u64) -> Value {
+        let doc = self.doc_ref();
+        json!({
+            "type": "welcome",
+            "protocol": PROTOCOL_VERSION,
+            "client_id": id,
+            "kind": doc.kind_name(),
+            "world": doc.world_json(&self.path),
+            "tools": doc.tools_json(),
+            "limits": doc.limits_json(),
+            "exports": doc.exports(),
+            "history": doc.history().json(),
+        })
+    }
+
+    fn connect(&mut self, id: u64, tx: UnboundedSender<Out>) {
+        let client = Client {
+            tx: Some(tx),
+            ..Default::default()
+        };
+        client.text(&self.welcome(id));
+        self.clients.insert(id, client);
+        self.send_world_to(id);
+    }
+
+    /// Sends a newly welcomed client what the bounded kinds already meshed.
+    fn send_world_to(&mut self, id: u64) {
+        if let (Some(Doc::Map(_)), Some(client)) = (self.doc.as_ref(), self.clients.get_mut(&id)) {
+            let mut chunks: Vec<_> = self.map_frames.iter().collect();
+            chunks.sort_by_key(|(c, _)| [c[1], c[0]]);
+            for (_, frames) in chunks {
+                for f in frames {
+                    client.send(Out::Binary(f.clone()));
+                }
+                client.chunks += 1;
+            }
+            return;
+        }
+        let Some(Doc::Side2d(d)) = self.doc.as_ref() else {
+            return;
+        };
+        let Some(client) = self.clients.get_mut(&id) else {
+            return;
+        };
+        for chunk in d.world().chunks() {
+            if chunk.is_dirty() || chunk.version == 0 {
+                continue;
+            }
+            for f in kinds::side2d_frames(d, chunk) {
+                client.send(Out::Binary(Bytes::from(f)));
+            }
+            client.chunks += 1;
+        }
+    }
+
+    fn reply_error(&self, id: u64, req: Option<&str>, stroke: Option<&str>, r: &Reject) {
+        if let Some(c) = self.clients.get(&id) {
+            c.send(Out::Text(error_json(req, stroke, r)));
+        }
+    }
+
+    fn message(&mut self, id: u64, text: &str) {
+        let (req, msg) = protocol::parse(text);
+        let msg = match msg {
+            Ok(m) => m,
+            Err(r) => return self.reply_error(id, req.as_deref(), None, &r),
+        };
+        let stroke_of = match &msg {
+            ClientMsg::StrokeBegin(b) => Some(b.stroke.clone()),
+            ClientMsg::Dab { stroke, .. } | ClientMsg::StrokeEnd { stroke } => Some(stroke.clone()),
+            _ => None,
+        };
+        if let Err(r) = self.apply(id, req.clone(), msg) {
+            self.reply_error(id, req.as_deref(), stroke_of.as_deref(), &r);
+        }
+    }
+
+    fn apply(&mut self, id: u64, req: Option<String>, msg: ClientMsg) -> Result<(), Reject> {
+        match msg {
+            ClientMsg::Hello => Ok(()),
+            ClientMsg::Camera {
+                position,
+                forward,
+                view_distance,
+            } => {
+                let p = protocol::point("position", position, kinds::COORD_LIMIT)?;
+                if let Some(f) = forward {
+                    protocol::point("forward", f, kinds::COORD_LIMIT)?;
+                }
+                let vd = match view_distance {
+                    Some(v) => protocol::ranged(
+                        "view_distance",
+                        v,
+                        kinds::VIEW_DISTANCE[0],
+                        kinds::VIEW_DISTANCE[1],
+                    )?,
+                    None => match self.doc_ref() {
+                        Doc::Heightmap(d) => d.params().view_distance,
+                        _ => 128.0,
+                    },
+                };
+                if let Some(c) = self.clients.get_mut(&id) {
+                    c.viewer = Some(Viewer::new(p, vd));
+                }
+                Ok(())
+            }
+            ClientMsg::StrokeBegin(b) => {
+                let template = self.doc_ref().template(&b)?;
+                let client = self
+                    .clients
+                    .get_mut(&id)
+                    .ok_or_else(|| Reject::bad_message("not connected"))?;
+                if client.strokes.contains_key(&b.stroke) {
+                    return Err(Reject::invalid(format!(
+                        "stroke `{}` is already open",
+                        b.stroke
+                    )));
+                }
+                if client.strokes.len() >= 16 {
+                    return Err(Reject::new(
+                        "too_large",
+                        "at most 16 strokes may be open at once",
+                    ));
+                }
+                client.strokes.insert(
+                    b.stroke,
+                    OpenStroke {
+                        template,
+                        stamps: Vec::new(),
+                        first: None,
+                        req,
+                    },
+                );
+                Ok(())
+            }
+            ClientMsg::Dab { stroke, at } => {
+                let Some(open) = self.clients.get(&id).and_then(|c| c.strokes.get(&stroke)) else {
+                    return Err(Reject::new(
+                        "unknown_stroke",
+                        format!("no open stroke `{stroke}`"),
+                    ));
+                };
+                if open.stamps.len() >= MAX_DABS_PER_STROKE {
+                    return Err(Reject::new(
+                        "too_large",
+                        format!("a stroke holds at most {MAX_DABS_PER_STROKE} dabs"),
+                    ));
+                }
+                let (template, first) = (open.template, open.first);
+                let stamp = self.doc_ref().stamp(&template, at, first)?;
+                let preview = self.doc().preview(&stamp)?;
+                if let Some(open) = self
+                    .clients
+                    .get_mut(&id)
+                    .and_then(|c| c.strokes.get_mut(&stroke))
+                {
+                    open.stamps.push(stamp);
+                    if open.first.is_none() {
+                        open.first = Some([at[0] as f32, at[1] as f32, at[2] as f32]);
+                    }
+                }
+                self.previews.push(Applied {
+                    client: id,
+                    stroke,
+                    stamp,
+                    preview,
+                });
+                Ok(())
+            }
+            ClientMsg::StrokeEnd { stroke } => {
+                if !self
+                    .clients
+                    .get(&id)
+                    .is_some_and(|c| c.strokes.contains_key(&stroke))
+                {
+                    return Err(Reject::new(
+                        "unknown_stroke",
+                        format!("no open stroke `{stroke}`"),
+                    ));
+                }
+                self.end_stroke(id, &stroke, req);
+                Ok(())
+            }
+            ClientMsg::Undo | ClientMsg::Redo => {
+                let undo = matches!(msg, ClientMsg::Undo);
+                let result =
+                    self.with_previews_lifted(|doc| if undo { doc.undo() } else { doc.redo() });
+                let stroke = result?;
+                let action = if undo { "undo" } else { "redo" };
+                self.broadcast_history(id, action, stroke, req.as_deref());
+                Ok(())
+            }
+            ClientMsg::NewWorld(nw) => {
+                let seed = nw.seed.unwrap_or(1);
+                if seed > u64::from(u32::MAX) {
+                    return Err(Reject::invalid("seed must be in 0..=4294967295"));
+                }
+                self.new_world(&nw.kind, seed, nw.size, nw.preset.as_deref())
+            }
+        }
+    }
+
+    /// Takes every preview back, runs `f` on the document, and applies the
+    /// previews of the strokes still open again.
+    fn with_previews_lifted<T>(&mut self, f: impl FnOnce(&mut Doc) -> T) -> T {
+        let applied = std::mem::take(&mut self.previews);
+        for a in applied.iter().rev() {
+            self.doc().revert(&a.preview);
+        }
+        let out = f(self.doc());
+        for a in applied {
+            let still_open = self
+                .clients
+                .get(&a.client)
+                .is_some_and(|c| c.strokes.contains_key(&a.stroke));
+            if !still_open {
+                continue;
+            }
+            if let Ok(preview) = self.doc().preview(&a.stamp) {
+                self.previews.push(Applied { preview, ..a });
+            }
+        }
+        out
+    }
+
+    fn end_stroke(&mut self, id: u64, stroke: &str, req: Option<String>) {
+        let Some(open) = self
+            .clients
+            .get_mut(&id)
+            .and_then(|c| c.strokes.remove(stroke))
+        else {
+            return;
+        };
+        let result = self.with_previews_lifted(|doc| doc.commit(&open.stamps));
+        let req = req.or(open.req);
+        match result {
+            Ok((stroke_id, changed)) => {
+                let history = self.doc_ref().history();
+                if let Some(c) = self.clients.get(&id) {
+                    let mut ack = json!({
+                        "type": "ack", "stroke": stroke, "id": stroke_id,
+                        "changed_nodes": changed, "history": history.json(),
+                    });
+                    if let Some(r) = &req {
+                        ack["req"] = json!(r);
+                    }
+                    c.text(&ack);
+                }
+                if stroke_id.is_some() {
+                    let msg = self.history_json(id, "stroke", stroke_id, None);
+                    for (cid, c) in &self.clients {
+                        if *cid != id {
+                            c.text(&msg);
+                        }
+                    }
+                }
+            }
+            Err(r) => self.reply_error(id, req.as_deref(), Some(stroke), &r),
+        }
+    }
+
+    fn end_all_strokes(&mut self, id: u64) {
+        let open: Vec<String> = self
+            .clients
+            .get(&id)
+            .map(|c| c.strokes.keys().cloned().collect())
+            .unwrap_or_default();
+        for s in open {
+            self.end_stroke(id, &s, None);
+        }
+    }
+
+    fn history_json(&self, by: u64, action: &str, stroke: Option<i64>, req: Option<&str>) -> Value {
+        let h = self.doc_ref().history();
+        let mut v = json!({
+            "type": "history", "can_undo": h.can_undo, "can_redo": h.can_redo,
+            "strokes": h.strokes, "by": by, "action": action, "id": stroke,
+        });
+        if let Some(r) = req {
+            v["req"] = json!(r);
+        }
+        v
+    }
+
+    fn broadcast_history(&self, by: u64, action: &str, stroke: Option<i64>, req: Option<&str>) {
+        let mine = self.history_json(by, action, stroke, req);
+        let theirs = self.history_json(by, action, stroke, None);
+        for (cid, c) in &self.clients {
+            c.text(if *cid == by { &mine } else { &theirs });
+        }
+    }
+
+    fn new_world(
+        &mut self,
+        kind: &str,
+        seed: u64,
+        size: Option<[u32; 2]>,
+        preset: Option<&str>,
+    ) -> Result<(), Reject> {
+        // Check the request before touching the file: a world built in memory.
+        check_new_world(kind, seed, size, preset)?;
+        // Open strokes are dropped with the world they were drawn on.
+        let applied = std::mem::take(&mut self.previews);
+        for a in applied.iter().rev() {
+            self.doc().revert(&a.preview);
+        }
+        for c in self.clients.values_mut() {
+            c.strokes.clear();
+        }
+        if let Some(Doc::Heightmap(d)) = self.doc.take() {
+            let _ = d.close();
+        }
+        let backup = free_backup(&self.path);
+        let renamed = std::fs::rename(&self.path, &backup);
+        let created = match &renamed {
+            Ok(()) => Doc::create(&self.path, kind, seed, size, preset),
+            Err(e) => Err(CreateError::Reject(Reject::new(
+                "storage",
+                format!("cannot move the world file aside: {e}"),
+            ))),
+        };
+        let result = match created {
+            Ok(doc) => {
+                self.doc = Some(doc);
+                Ok(())
+            }
+            Err(e) => {
+                if renamed.is_ok() {
+                    let _ = std::fs::remove_file(&self.path);
+                    let _ = std::fs::rename(&backup, &self.path);
+                }
+                match Doc::open_or_create(&self.path) {
+                    Ok(doc) => self.doc = Some(doc),
+                    Err(_) => {
+                        // The old file is gone: start a fresh default world
+                        // rather than run without one.
+                        let _ = std::fs::remove_file(&self.path);
+                        match Doc::open_or_create(&self.path) {
+                            Ok(doc) => self.doc = Some(doc),
+                            Err(err) => {
+                                eprintln!("error: cannot reopen the world file: {err}");
+                                self.shutdown = true;
+                                return Err(Reject::new("storage", err.to_string()));
+                            }
+                        }
+                    }
+                }
+                Err(match e {
+                    CreateError::Reject(r) => r,
+                    CreateError::Store(s) => Reject::new("storage", s.to_string()),
+                })
+            }
+        };
+        // Everyone starts over with the (new or reopened) world.
+        self.side_sent.clear();
+        self.vx_version.clear();
+        self.vx_load.clear();
+        self.map_queue.clear();
+        self.map_frames.clear();
+        self.start_meshing();
+        let ids: Vec<u64> = self.clients.keys().copied().collect();
+        for id in ids {
+            if let Some(c) = self.clients.get_mut(&id) {
+                let tx = c.tx.take();
+                *c = Client {
+                    tx,
+                    ..Default::default()
+                };
+            }
+            let w = self.welcome(id);
+            if let Some(c) = self.clients.get(&id) {
+                c.text(&w);
+            }
+            self.send_world_to(id);
+        }
+        result
+    }
+
+    // ----- meshing and streaming -----
+
+    fn tick(&mut self) {
+        let start = Instant::now();
+        match self.doc_ref() {
+            Doc::Side2d(_) => self.tick_side2d(),
+            Doc::Heightmap(_) => self.tick_heightmap(start),
+            Doc::Voxel(_) => self.tick_voxel(start),
+            Doc::Map(_) => self.tick_map(start),
+        }
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        if ms > 0.05 {
+            self.remesh_ms = ms;
+        }
+        if self.last_status.elapsed() >= STATUS_EVERY && !self.clients.is_empty() {
+            self.last_status = Instant::now();
+            let saved = self.clients.values().all(|c| c.strokes.is_empty());
+            let n = self.clients.len();
+            for c in self.clients.values() {
+                c.text(&json!({
+                    "type": "status", "chunks": c.chunks, "remesh_ms": self.remesh_ms,
+                    "saved": saved, "clients": n,
+                }));
+            }
+        }
+    }
+
+    fn tick_side2d(&mut self) {
+        let budget = self.budget;
+        let Some(Doc::Side2d(d)) = self.doc.as_mut() else {
+            return;
+        };
+        if d.world().dirty_count() > 0 {
+            d.rebuild_within(budget);
+        }
+        let d = &**d;
+        for chunk in d.world().chunks() {
+            if chunk.is_dirty() || chunk.version == 0 {
+                continue;
+            }
+            if self.side_sent.get(&chunk.coord) == Some(&chunk.version) {
+                continue;
+            }
+            let is_new = !self.side_sent.contains_key(&chunk.coord);
+            self.side_sent.insert(chunk.coord, chunk.version);
+            let frames = kinds::side2d_frames(d, chunk).map(Bytes::from);
+            for c in self.clients.values_mut() {
+                for f in &frames {
+                    c.send(Out::Binary(f.clone()));
+                }
+                if is_new {
+                    c.chunks += 1;
+                }
+            }
+        }
+    }
+
+    fn tick_map(&mut self, start: Instant) {
+        let budget = self.budget;
+        let Some(Doc::Map(d)) = self.doc.as_mut() else {
+            return;
+        };
+        for (chunk, mask) in d.take_dirty() {
+            // Pathing bits do not show in the meshes.
+            let only_pathing =
+                mask == isoterra_field::LayerMask::of(isoterra_field::MapLayer::Pathing);
+            if !only_pathing && !self.map_queue.contains(&chunk) {
+                self.map_queue.push_back(chunk);
+            }
+        }
+        while let Some(chunk) = self.map_queue.pop_front() {
+            let Some(frames) = kinds::map_frames(d, chunk, &mut self.map_mesher, &mut self.map_out)
+            else {
+                continue;
+            };
+            let frames = frames.map(Bytes::from);
+            let is_new = !self.map_frames.contains_key(&chunk);
+            for c in self.clients.values_mut() {
+                for f in &frames {
+                    c.send(Out::Binary(f.clone()));
+                }
+                if is_new {
+                    c.chunks += 1;
+                }
+            }
+            self.map_frames.insert(chunk, frames);
+            if start.elapsed() >= budget {
+                break;
+            }
+        }
+    }
+
+    fn drop_heightmap_chunks(&mut self, chunks: &[[i32; 2]]) {
+        let unused: Vec<[i32; 2]> = chunks
+            .iter()
+            .copied()
+            .filter(|c| !self.clients.values().any(|cl| cl.hm_sent.contains_key(c)))
+            .collect();
+        if let Some(Doc::Heightmap(d)) = self.doc.as_mut()
+            && !unused.is_empty()
+        {
+            d.world_mut().unload(&unused);
+        }
+    }
+
+    fn tick_heightmap(&mut self, start: Instant) {
+        let budget = self.budget;
+        let Some(Doc::Heightmap(d)) = self.doc.as_mut() else {
+            return;
+        };
+        let params = *d.params();
+        let range = d.info().height_range;
+        let dirty = d.world_mut().take_dirty();
+        let mut unloaded_all = Vec::new();
+        for c in self.clients.values_mut() {
+            let Some(viewer) = c.viewer else { continue };
+            let Ok(update) = c.streamer.update(&params, &[viewer]) else {
+                continue;
+            };
+            if !update.unload.is_empty() {
+                for u in &update.unload {
+                    c.hm_sent.remove(u);
+                }
+                c.chunks = c.hm_sent.len();
+                let list: Vec<[i32; 3]> = update.unload.iter().map(|u| [u[0], 0, u[1]]).collect();
+                c.text(&json!({"type": "unload", "chunks": list}));
+                unloaded_all.extend(update.unload.iter().copied());
+            }
+            let changed = !update.is_empty();
+            // Neighbour LODs decide the seams: resend chunks whose key moved.
+            if changed {
+                let loaded = c.streamer.loaded();
+                let neighbours = neighbour_lods(&loaded);
+                for ((chunk, lod), n) in loaded.iter().zip(neighbours) {
+                    let key = MeshKey::new(*chunk, *lod).with_neighbours(n);
+                    if c.hm_sent.get(chunk) != Some(&key) && !c.hm_queue.contains(chunk) {
+                        c.hm_queue.push_back(*chunk);
+                    }
+                }
+            }
+            for chunk in &dirty {
+                if c.hm_sent.contains_key(chunk) && !c.hm_queue.contains(chunk) {
+                    c.hm_queue.push_back(*chunk);
+                }
+            }
+        }
+        // Mesh the queues, one chunk per client in turn, within the budget.
+        let loaded: HashMap<u64, HashMap<[i32; 2], [u8; 4]>> = self
+            .clients
+            .iter()
+            .filter(|(_, c)| !c.hm_queue.is_empty())
+            .map(|(id, c)| {
+                let loaded = c.streamer.loaded();
+                let n = neighbour_lods(&loaded);
+                (
+                    *id,
+                    loaded.iter().zip(n).map(|((c, _), n)| (*c, n)).collect(),
+                )
+            })
+            .collect();
+        'outer: loop {
+            let mut any = false;
+            for (id, c) in self.clients.iter_mut() {
+                let Some(chunk) = c.hm_queue.pop_front() else {
+                    continue;
+                };
+                any = true;
+                let (Some(lod), Some(n)) = (
+                    c.streamer.lod(chunk),
+                    loaded.get(id).and_then(|m| m.get(&chunk)),
+                ) else {
+                    continue;
+                };
+                let key = MeshKey::new(chunk, lod).with_neighbours(*n);
+                let Ok(mesh) = d.world_mut().mesh(&key) else {
+                    continue;
+                };
+                let frame = kinds::heightmap_frame(range, chunk, lod, &mesh);
+                c.send(Out::Binary(Bytes::from(frame)));
+                c.hm_sent.insert(chunk, key);
+                c.chunks = c.hm_sent.len();
+                if start.elapsed() >= budget {
+                    break 'outer;
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+        if !unloaded_all.is_empty() {
+            self.drop_heightmap_chunks(&unloaded_all);
+        }
+    }
+
+    fn tick_voxel(&mut self, start: Instant) {
+        let budget = self.budget;
+        let Some(Doc::Voxel(d)) = self.doc.as_mut() else {
+            return;
+        };
+        let n = d.params().chunk_cells as f32;
+        // Which chunks each client wants.
+        let mut want_all: BTreeSet<[i32; 3]> = BTreeSet::new();
+        for c in self.clients.values_mut() {
+            let Some(v) = c.viewer else { continue };
+            let centre = [
+                (v.position[0] / n).floor() as i32,
+                (v.position[1] / n).floor() as i32,
+                (v.position[2] / n).floor() as i32,
+            ];
+            let r = ((v.view_distance / n).ceil() as i32).clamp(1, VOXEL_RADIUS_XZ);
+            let ry = r.min(VOXEL_RADIUS_Y);
+            let mut wanted = BTreeSet::new();
+            for dz in -r..=r {
+                for dy in -ry..=ry {
+                    for dx in -r..=r {
+                        wanted.insert([
+                            centre[0].saturating_add(dx),
+                            centre[1].saturating_add(dy),
+                            centre[2].saturating_add(dz),
+                        ]);
+                    }
+                }
+            }
+            let gone: Vec<[i32; 3]> = c.vx_wanted.difference(&wanted).copied().collect();
+            if !gone.is_empty() {
+                for g in &gone {
+                    c.vx_sent.remove(g);
+                }
+                c.text(&json!({"type": "unload", "chunks": gone}));
+            }
+            c.vx_wanted = wanted;
+            want_all.extend(c.vx_wanted.iter().copied());
+        }
+        // Forget chunks nobody looks at once many are loaded (edited chunks
+        // keep their data; only their meshes go).
+        if d.world().loaded_chunks().count() > VOXEL_KEEP_CHUNKS
+            && let Some(first) = want_all.first()
+        {
+            let mut lo = *first;
+            let mut hi = *first;
+            for c in &want_all {
+                for k in 0..3 {
+                    lo[k] = lo[k].min(c[k]);
+                    hi[k] = hi[k].max(c[k]);
+                }
+            }
+            let lo = lo.map(|v| v.saturating_sub(2));
+            let hi = hi.map(|v| v.saturating_add(2));
+            d.world_mut().retain_region(lo, hi);
+            self.vx_version
+                .retain(|c, _| (0..3).all(|k| lo[k] <= c[k] && c[k] <= hi[k]));
+        }
+        // Load (and mark for meshing) the wanted chunks not meshed yet,
+        // nearest batches first, within the budget.
+        let world = d.world();
+        let missing: Vec<[i32; 3]> = want_all
+            .iter()
+            .copied()
+            .filter(|c| world.chunk_mesh(*c).is_none() && !self.vx_load.contains(c))
+            .collect();
+        self.vx_load.extend(missing);
+        while let Some(c) = self.vx_load.pop_front() {
+            if d.world().chunk_mesh(c).is_none() {
+                let _ = d.ensure_region(c, c);
+            }
+            if start.elapsed() >= budget / 2 {
+                break;
+            }
+        }
+        let before: HashSet<[i32; 3]> = d.world().dirty_chunks().collect();
+        if !before.is_empty() {
+            let left = budget
+                .saturating_sub(start.elapsed())
+                .max(Duration::from_millis(1));
+            d.rebuild(Some(left));
+        }
+        let after: HashSet<[i32; 3]> = d.world().dirty_chunks().collect();
+        for c in before.difference(&after) {
+            self.vx_mesher_counter += 1;
+            self.vx_version.insert(*c, self.vx_mesher_counter);
+        }
+        let world = d.world();
+        for c in self.clients.values_mut() {
+            for coord in &c.vx_wanted {
+                if after.contains(coord) {
+                    continue;
+                }
+                let Some(mesh) = world.chunk_mesh(*coord) else {
+                    continue;
+                };
+                let version = *self.vx_version.entry(*coord).or_insert_with(|| {
+                    self.vx_mesher_counter += 1;
+                    self.vx_mesher_counter
+                });
+                if c.vx_sent.get(coord) == Some(&version) {
+                    continue;
+                }
+                c.send(Out::Binary(Bytes::from(kinds::voxel_frame(*coord, mesh))));
+                c.vx_sent.insert(*coord, version);
+            }
+            c.chunks = c.vx_sent.len();
+        }
+    }
+}
+
+/// Validates a `new_world` request without touching any file.
+fn check_new_world(
+    kind: &str,
+    seed: u64,
+    size: Option<[u32; 2]>,
+    preset: Option<&str>,
+) -> Result<(), Reject> {
+    let dir = std::env::temp_dir().join(format!(
+        "isoterra-editor-check-{}-{}",
+        std::process::id(),
+        seed
+    ));
+    let _ = std::fs::create_dir_all(&dir);
+    let probe = dir.join("probe.isoterra");
+    let _ = std::fs::remove_file(&probe);
+    let result = match Doc::create(&probe, kind, seed, size, preset) {
+        Ok(_) => Ok(()),
+        Err(CreateError::Reject(r)) => Err(r),
+        Err(CreateError::Store(e)) => Err(Reject::invalid(e.to_string())),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// `FILE.bak-N` with the first free `N`.
+fn free_backup(path: &Path) -> PathBuf {
+    let mut n = 1u32;
+    loop {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(format!(".bak-{n}"));
+        let candidate = PathBuf::from(name);
+        if !candidate.exists() || n == u32::MAX {
+            return candidate;
+        }
+        n += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backups_take_the_first_free_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.isoterra");
+        let first = free_backup(&path);
+        assert!(first.to_string_lossy().ends_with("w.isoterra.bak-1"));
+        std::fs::write(&first, b"x").unwrap();
+        assert!(
+            free_backup(&path)
+                .to_string_lossy()
+                .ends_with("w.isoterra.bak-2")
+        );
+    }
+
+    #[test]
+    fn new_world_requests_are_checked_without_touching_files() {
+        assert!(check_new_world("side2d", 1, Some([64, 32]), Some("caves")).is_ok());
+        assert!(check_new_world("map", 1, Some([32, 32]), Some("plateaus")).is_ok());
+        for (kind, size, preset) in [
+            ("side2d", Some([8, 32]), None),
+            ("side2d", None, Some("volcano")),
+            ("map", Some([32, 100_000]), None),
+            ("heightmap", None, Some("plains")),
+            ("teapot", None, None),
+        ] {
+            let r = check_new_world(kind, 1, size, preset);
+            assert_eq!(
+                r.map_err(|e| e.code),
+                Err("invalid_parameter"),
+                "{kind} {size:?} {preset:?}"
+            );
+        }
+    }
+}

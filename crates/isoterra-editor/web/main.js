@@ -1,0 +1,798 @@
+// The isoterra editor page: connects to the server, keeps the chunk meshes it
+// is sent, draws them, and turns pointer drags into brush strokes.
+
+import { Connection, parseFrame } from './protocol.js';
+import { Renderer } from './render.js';
+import { SideCamera, MapCamera, FlyCamera } from './camera.js';
+import { pickMeshes, pickPlane } from './pick.js';
+import { rayFromNdc, mat4, vec3, clamp } from './math.js';
+import { Ui } from './ui.js';
+
+const canvas = document.getElementById('view');
+const ui = new Ui();
+
+// `?aa=0` turns multisampling off (for slow software rasterizers)
+const urlQuery = new URLSearchParams(location.search);
+let renderer;
+try {
+  renderer = new Renderer(canvas, { antialias: urlQuery.get('aa') !== '0' });
+} catch (e) {
+  ui.fatal(`This browser cannot draw the editor: ${e.message}`);
+  throw e;
+}
+
+const DEFAULT_RADIUS = { side2d: 6, map: 8, heightmap: 12, voxel: 5 };
+const KIND_SHAPES = { side2d: ['circle', 'square'], map: ['circle', 'square', 'diamond'] };
+const FLY_START = {
+  heightmap: { pos: [-70, 110, -70], yaw: Math.PI / 4, pitch: -0.5 },
+  voxel: { pos: [-26, 36, -26], yaw: Math.PI / 4, pitch: -0.6, viewDistance: 128 },
+};
+
+/** Where the free-fly camera starts: above the terrain near the origin. */
+function flyStart(kind, world) {
+  const start = { ...FLY_START[kind] };
+  const vd = Number(urlQuery.get('view_distance'));
+  const range = world?.height_range;
+  if (kind === 'heightmap' && Array.isArray(range) && range.every(Number.isFinite)) {
+    start.pos = [-70, range[1] + 45, -70];
+  }
+  if (Number.isFinite(world?.view_distance)) start.viewDistance = world.view_distance;
+  if (urlQuery.has('view_distance') && Number.isFinite(vd) && vd > 0) start.viewDistance = vd;
+  return start;
+}
+
+const app = {
+  ready: false,
+  connected: false,
+  kind: null,
+  world: null,
+  tools: [],
+  limits: { radius: [0.5, 100], strength: [0, 1] },
+  exports: [],
+  history: { can_undo: false, can_redo: false, strokes: 0 },
+  clientId: null,
+  camera: null,
+  cameraKey: null,
+  hover: null,
+  pointer: { x: 0, y: 0, inside: false, moved: false },
+  drag: null,
+  armed: false,
+  stroke: null,
+  strokeSeq: 0,
+  pendingAcks: new Set(),
+  failedStrokes: new Set(),
+  acks: [],
+  lastAck: null,
+  errors: [],
+  status: null,
+  keys: new Set(),
+  spaceHeld: false,
+  needsRender: true,
+  renders: 0,
+  lastRenderAt: 0,
+  frames: 0,
+  lastFrameAt: 0,
+  frameErrors: 0,
+  lastCameraSent: 0,
+  cameraDirty: false,
+  welcomes: 0,
+  dabs: 0,
+  historyEvents: 0,
+  statusAt: 0,
+  chunksChangedAt: 0,
+  welcomeAt: 0,
+};
+
+// ---------------------------------------------------------------- connection
+
+const wsUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`;
+const conn = new Connection(wsUrl, {
+  onOpen() {
+    app.connected = true;
+    ui.setConnection(true);
+  },
+  onClose(ev, wasOpen) {
+    app.connected = false;
+    app.ready = false;
+    app.stroke = null;
+    ui.setConnection(false);
+    ui.overlay(wasOpen ? 'Connection to the server lost — reconnecting…' : 'Cannot reach the isoterra server — retrying…');
+    if (ev.code === 1009) ui.toast('too_large', 'the server closed the connection: a message was too large');
+  },
+  onJson: handleMessage,
+  onFrame(buf) {
+    let frame;
+    try {
+      frame = parseFrame(buf);
+    } catch (e) {
+      app.frameErrors++;
+      ui.toast('bad_frame', e.message);
+      return;
+    }
+    app.frames++;
+    // a frame of another kind belongs to a world that was just replaced
+    if (app.kind && frame.kindName !== app.kind) return;
+    renderer.upsert(frame);
+    app.lastFrameAt = performance.now();
+    app.needsRender = true;
+    app.hoverStale = true;
+  },
+  onProtocolError(msg) {
+    ui.toast('bad_message', msg);
+  },
+});
+
+function send(msg) {
+  return conn.send(msg);
+}
+
+function handleMessage(msg) {
+  switch (msg.type) {
+    case 'welcome':
+      onWelcome(msg);
+      break;
+    case 'ack':
+      app.pendingAcks.delete(msg.stroke);
+      app.lastAck = msg;
+      app.acks.push(msg);
+      if (app.acks.length > 100) app.acks.shift();
+      if (msg.history) setHistory(msg.history);
+      ui.setSaveState(app.pendingAcks.size ? 'saving' : 'saved');
+      break;
+    case 'history':
+      app.historyEvents++;
+      setHistory(msg);
+      break;
+    case 'error':
+      onError(msg);
+      break;
+    case 'unload':
+      renderer.unload(msg.chunks ?? []);
+      app.needsRender = true;
+      app.hoverStale = true;
+      break;
+    case 'status':
+      if (!app.status || app.status.chunks !== msg.chunks) app.chunksChangedAt = performance.now();
+      app.status = msg;
+      app.statusAt = performance.now();
+      ui.setStatus(msg, app.pendingAcks.size > 0);
+      break;
+    default:
+      break;
+  }
+}
+
+function onWelcome(msg) {
+  const world = msg.world ?? {};
+  const kind = msg.kind ?? world.kind;
+  app.welcomes++;
+  app.welcomeAt = performance.now();
+  app.status = null;
+  app.kind = kind;
+  app.world = world;
+  app.clientId = msg.client_id ?? null;
+  app.tools = Array.isArray(msg.tools) ? msg.tools : [];
+  app.limits = { radius: [0.5, 100], strength: [0, 1], ...(msg.limits ?? {}) };
+  app.exports = Array.isArray(msg.exports) ? msg.exports : [];
+  app.stroke = null;
+  app.pendingAcks.clear();
+  renderer.clear();
+  const bounds = world.bounds ?? null;
+  const view = kind === 'side2d' ? 'side' : kind === 'map' ? 'map' : 'fly';
+  renderer.setView(view, kind === 'side2d' ? bounds : null);
+  // keep the camera when the same world comes back (reconnect), else reset it
+  const key = JSON.stringify([kind, world.file, world.seed, world.preset, world.size]);
+  if (!app.camera || app.cameraKey !== key) {
+    app.camera = view === 'side' ? new SideCamera() : view === 'map' ? new MapCamera() : new FlyCamera(flyStart(kind, world));
+    const { w, h } = cssSize();
+    app.camera.fit(bounds, w, h);
+    if (view === 'fly' && Array.isArray(app.limits.view_distance)) {
+      app.camera.viewDistance = clamp(app.camera.viewDistance, ...app.limits.view_distance);
+    }
+  }
+  app.cameraKey = key;
+  ui.setWorld(world, kind, app.exports);
+  ui.setTools(app.tools, kind, app.limits, DEFAULT_RADIUS[kind] ?? 8, msg.shapes ?? KIND_SHAPES[kind]);
+  ui.setHelp(app.camera.helpText());
+  ui.setViewDistance(view === 'fly' ? app.camera.viewDistance : null, app.limits.view_distance);
+  setHistory(msg.history ?? { can_undo: false, can_redo: false, strokes: 0 });
+  ui.overlay(null);
+  ui.setSaveState('saved');
+  app.ready = true;
+  app.needsRender = true;
+  app.hoverStale = true;
+  sendCamera(true);
+}
+
+function setHistory(h) {
+  app.history = { ...app.history, ...h };
+  ui.setHistory(app.history);
+}
+
+function onError(msg) {
+  app.errors.push(msg);
+  if (app.errors.length > 100) app.errors.shift();
+  if (msg.stroke) {
+    app.pendingAcks.delete(msg.stroke);
+    if (app.stroke && app.stroke.id === msg.stroke) app.stroke.failed = true;
+    if (app.failedStrokes.has(msg.stroke) && msg.code === 'unknown_stroke') return;
+    app.failedStrokes.add(msg.stroke);
+  }
+  ui.toast(msg.code ?? 'error', msg.message ?? JSON.stringify(msg));
+  ui.setSaveState(app.pendingAcks.size ? 'saving' : 'saved');
+}
+
+// ---------------------------------------------------------------- geometry
+
+function cssSize() {
+  return { w: Math.max(1, canvas.clientWidth), h: Math.max(1, canvas.clientHeight) };
+}
+
+function matrices() {
+  const { w, h } = cssSize();
+  return app.camera.matrices(w, h);
+}
+
+/** Pick at a point given in canvas CSS pixels. */
+function pickAt(x, y) {
+  const t0 = performance.now();
+  const r = pickAtInner(x, y);
+  app.pickMs = performance.now() - t0;
+  return r;
+}
+
+function pickAtInner(x, y) {
+  if (!app.camera) return null;
+  const { w, h } = cssSize();
+  const m = app.camera.matrices(w, h);
+  if (!m.invViewProj) return null;
+  const ray = rayFromNdc(m.invViewProj, (x / w) * 2 - 1, 1 - (y / h) * 2);
+  if (app.kind === 'side2d') return pickPlane(ray, 2, 0);
+  const hit = pickMeshes(renderer.pickable(), ray, app.kind === 'map' ? Infinity : (app.camera.viewDistance ?? 400) * 3);
+  if (hit) return hit;
+  if (app.kind === 'map') {
+    const b = app.world?.bounds;
+    const p = pickPlane(ray, 1, 0);
+    if (p && b && p.point[0] >= b.min[0] && p.point[0] <= b.max[0] && p.point[2] >= b.min[2] && p.point[2] <= b.max[2]) return p;
+  }
+  return null;
+}
+
+function worldToCss(p) {
+  const { w, h } = cssSize();
+  const m = matrices();
+  const c = mat4.transform(m.viewProj, [p[0], p[1], p[2] ?? 0, 1]);
+  if (c[3] <= 0) return null;
+  return [((c[0] / c[3] + 1) / 2) * w, ((1 - c[1] / c[3]) / 2) * h];
+}
+
+// ---------------------------------------------------------------- strokes
+
+function brushMode() {
+  return app.kind === 'voxel' ? 2 : 1;
+}
+
+function dabPoint(hit) {
+  const p = hit.point;
+  if (app.kind === 'side2d') return [p[0], p[1], 0];
+  return [p[0], p[1], p[2]];
+}
+
+function beginStroke(hit) {
+  const tool = ui.tool;
+  if (!tool || !app.ready) return;
+  const id = `c${app.clientId ?? 0}-${++app.strokeSeq}`;
+  const msg = {
+    type: 'stroke_begin',
+    stroke: id,
+    tool: tool.name,
+    radius: ui.radius,
+    strength: ui.strength,
+    shape: ui.shape,
+    params: ui.paramValues(hit),
+  };
+  if (!send(msg)) return;
+  app.stroke = { id, last: null, dabs: 0, failed: false, tool: tool.name };
+  app.pendingAcks.add(id);
+  ui.setSaveState('saving');
+  addDab(hit);
+}
+
+function sendDab(at) {
+  const s = app.stroke;
+  const max = (app.limits.dabs_per_stroke ?? 10000) - 1;
+  if (s.dabs >= max) return;
+  send({ type: 'dab', stroke: s.id, at: at.map((v) => Math.round(v * 1000) / 1000) });
+  s.dabs++;
+  app.dabs++;
+  s.last = at;
+}
+
+/** Sends dabs from the previous one to `hit`, one every quarter radius. */
+function addDab(hit) {
+  const s = app.stroke;
+  if (!s || s.failed || !hit) return;
+  const at = dabPoint(hit);
+  if (!s.last) {
+    sendDab(at);
+    return;
+  }
+  const spacing = Math.max(ui.radius / 4, 0.05);
+  const d = app.kind === 'voxel' ? vec3.dist(s.last, at) : Math.hypot(at[0] - s.last[0], at[1] - s.last[1], at[2] - s.last[2]);
+  if (d < spacing) return;
+  const steps = Math.min(Math.floor(d / spacing), 64);
+  const from = s.last;
+  for (let i = 1; i <= steps; i++) sendDab(vec3.lerp(from, at, (i * spacing) / d));
+}
+
+function endStroke() {
+  const s = app.stroke;
+  if (!s) return;
+  send({ type: 'stroke_end', stroke: s.id });
+  app.stroke = null;
+}
+
+function undo() {
+  if (app.stroke) return;
+  send({ type: 'undo' });
+}
+
+function redo() {
+  if (app.stroke) return;
+  send({ type: 'redo' });
+}
+
+// ---------------------------------------------------------------- camera
+
+function sendCamera(force) {
+  if (!app.ready || !(app.camera instanceof FlyCamera)) return;
+  const now = performance.now();
+  if (!force && now - app.lastCameraSent < 200) {
+    app.cameraDirty = true;
+    return;
+  }
+  app.lastCameraSent = now;
+  app.cameraDirty = false;
+  const c = app.camera;
+  send({
+    type: 'camera',
+    position: c.pos.map((v) => Math.round(v * 100) / 100),
+    forward: c.forward().map((v) => Math.round(v * 10000) / 10000),
+    view_distance: c.viewDistance,
+  });
+}
+
+function cameraChanged() {
+  app.needsRender = true;
+  app.hoverStale = true;
+  sendCamera(false);
+}
+
+// ---------------------------------------------------------------- input
+
+function localPoint(ev) {
+  const r = canvas.getBoundingClientRect();
+  return [ev.clientX - r.left, ev.clientY - r.top];
+}
+
+canvas.addEventListener('contextmenu', (ev) => ev.preventDefault());
+
+canvas.addEventListener('pointerdown', (ev) => {
+  canvas.focus({ preventScroll: true });
+  const [x, y] = localPoint(ev);
+  app.pointer = { x, y, inside: true, moved: true };
+  if (!app.camera) return;
+  const view = app.camera.kind;
+  let mode = null;
+  if (ev.button === 0 && !(app.spaceHeld && view !== 'fly')) mode = 'paint';
+  else if (ev.button === 0) mode = 'pan';
+  else if (ev.button === 1) mode = view === 'map' ? 'rotate' : 'pan';
+  else if (ev.button === 2) mode = view === 'fly' ? 'rotate' : ev.shiftKey && view === 'map' ? 'rotate' : 'pan';
+  if (!mode) return;
+  ev.preventDefault();
+  canvas.setPointerCapture(ev.pointerId);
+  if (mode === 'paint') {
+    if (app.drag || app.stroke) return;
+    const hit = pickAt(x, y);
+    app.hover = hit;
+    // pressed over nothing: the stroke starts where the drag first meets ground
+    app.armed = true;
+    if (hit) beginStroke(hit);
+    app.needsRender = true;
+    return;
+  }
+  app.drag = { mode, x: ev.clientX, y: ev.clientY, button: ev.button };
+  canvas.classList.add('panning');
+});
+
+canvas.addEventListener('pointermove', (ev) => {
+  const [x, y] = localPoint(ev);
+  app.pointer = { x, y, inside: true, moved: true };
+  if (app.drag) {
+    const dx = ev.clientX - app.drag.x;
+    const dy = ev.clientY - app.drag.y;
+    app.drag.x = ev.clientX;
+    app.drag.y = ev.clientY;
+    const { w, h } = cssSize();
+    if (app.drag.mode === 'pan') app.camera.pan(dx, dy, w, h);
+    else app.camera.rotate(dx, dy);
+    cameraChanged();
+    return;
+  }
+  if (app.stroke || app.armed) {
+    const hit = pickAt(x, y);
+    if (hit) {
+      app.hover = hit;
+      if (app.stroke) addDab(hit);
+      else beginStroke(hit);
+    }
+    app.needsRender = true;
+    return;
+  }
+  app.hoverStale = true;
+  app.needsRender = true;
+});
+
+function endPointer(ev) {
+  if (ev.button === 0 || ev.type !== 'pointerup') {
+    app.armed = false;
+    if (app.stroke) endStroke();
+  }
+  if (app.drag && (ev.type !== 'pointerup' || ev.button === app.drag.button)) {
+    app.drag = null;
+    canvas.classList.remove('panning');
+    sendCamera(true);
+  }
+  app.needsRender = true;
+}
+canvas.addEventListener('pointerup', endPointer);
+canvas.addEventListener('pointercancel', endPointer);
+canvas.addEventListener('lostpointercapture', endPointer);
+
+canvas.addEventListener('pointerleave', () => {
+  if (app.stroke || app.drag || app.armed) return;
+  app.pointer.inside = false;
+  app.hover = null;
+  app.needsRender = true;
+  ui.setCursor(null);
+});
+
+canvas.addEventListener(
+  'wheel',
+  (ev) => {
+    if (!app.camera) return;
+    ev.preventDefault();
+    const [x, y] = localPoint(ev);
+    const { w, h } = cssSize();
+    let dy = ev.deltaY;
+    if (ev.deltaMode === 1) dy *= 16;
+    else if (ev.deltaMode === 2) dy *= h;
+    dy = clamp(dy, -400, 400);
+    app.camera.zoom(dy, (x / w) * 2 - 1, 1 - (y / h) * 2, w, h);
+    cameraChanged();
+  },
+  { passive: false },
+);
+
+function typingTarget(t) {
+  if (!t || !t.tagName) return false;
+  const tag = t.tagName;
+  if (tag === 'TEXTAREA' || tag === 'SELECT') return true;
+  if (tag === 'INPUT') return !['range', 'checkbox', 'radio', 'button'].includes(t.type);
+  return t.isContentEditable;
+}
+
+const MOVE_KEYS = new Set(['KeyW', 'KeyA', 'KeyS', 'KeyD', 'KeyQ', 'KeyE', 'KeyC', 'Space', 'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'ShiftLeft', 'ShiftRight']);
+
+window.addEventListener('keydown', (ev) => {
+  if (typingTarget(ev.target) || document.querySelector('dialog[open]')) return;
+  const ctrl = ev.ctrlKey || ev.metaKey;
+  if (ctrl && (ev.key === 'z' || ev.key === 'Z')) {
+    ev.preventDefault();
+    if (ev.shiftKey) redo();
+    else undo();
+    return;
+  }
+  if (ctrl && (ev.key === 'y' || ev.key === 'Y')) {
+    ev.preventDefault();
+    redo();
+    return;
+  }
+  if (ctrl || ev.altKey) return;
+  if (ev.key === '[' || ev.key === ']') {
+    ev.preventDefault();
+    ui.stepRadius(ev.key === ']' ? 1 : -1);
+    app.needsRender = true;
+    return;
+  }
+  const t = app.tools.find((tool) => tool.key && tool.key === ev.key);
+  if (t) {
+    ev.preventDefault();
+    ui.selectTool(t.name);
+    app.needsRender = true;
+    return;
+  }
+  if (ev.code === 'Space') {
+    app.spaceHeld = true;
+    if (ev.target === document.body || ev.target === canvas || ev.target?.tagName === 'BUTTON') ev.preventDefault();
+  }
+  if (MOVE_KEYS.has(ev.code)) {
+    if (ev.target?.tagName === 'INPUT' && ev.code.startsWith('Arrow')) return;
+    app.keys.add(ev.code);
+    app.needsRender = true;
+  }
+});
+
+window.addEventListener('keyup', (ev) => {
+  if (ev.code === 'Space') app.spaceHeld = false;
+  app.keys.delete(ev.code);
+});
+
+window.addEventListener('blur', () => {
+  app.keys.clear();
+  app.spaceHeld = false;
+});
+
+// ---------------------------------------------------------------- UI wiring
+
+ui.onUndo = undo;
+ui.onRedo = redo;
+ui.onChange = () => {
+  app.needsRender = true;
+};
+ui.onViewDistance = (v) => {
+  if (!(app.camera instanceof FlyCamera)) return;
+  app.camera.viewDistance = v;
+  app.needsRender = true;
+  sendCamera(true);
+};
+ui.onNewWorld = (spec) => {
+  if (!send({ type: 'new_world', ...spec })) ui.toast('offline', 'not connected to the server');
+};
+
+const ro = new ResizeObserver((entries) => {
+  for (const e of entries) {
+    const dp = e.devicePixelContentBoxSize?.[0];
+    if (dp) {
+      renderer.deviceWidth = dp.inlineSize;
+      renderer.deviceHeight = dp.blockSize;
+    } else {
+      renderer.deviceWidth = Math.round(e.contentRect.width * devicePixelRatio);
+      renderer.deviceHeight = Math.round(e.contentRect.height * devicePixelRatio);
+    }
+  }
+  app.needsRender = true;
+  app.hoverStale = true;
+});
+try {
+  ro.observe(canvas, { box: 'device-pixel-content-box' });
+} catch {
+  ro.observe(canvas);
+}
+
+// ---------------------------------------------------------------- frame loop
+
+let lastTick = performance.now();
+const renderTimes = [];
+
+function tick(now) {
+  const dt = Math.min(0.1, (now - lastTick) / 1000);
+  lastTick = now;
+  if (app.camera && app.keys.size && !(app.keys.size === 1 && app.keys.has('Space') && app.camera.kind !== 'fly')) {
+    const { w, h } = cssSize();
+    if (app.camera.update(dt, app.keys, w, h)) cameraChanged();
+  }
+  if (app.cameraDirty && now - app.lastCameraSent >= 200) sendCamera(true);
+  if (app.camera && app.pointer.inside && app.hoverStale && !app.stroke && !app.drag) {
+    app.hoverStale = false;
+    app.hover = pickAt(app.pointer.x, app.pointer.y);
+    app.needsRender = true;
+  }
+  if (app.camera && renderer.needsResize()) {
+    app.needsRender = true;
+    app.hoverStale = true;
+  }
+  if (app.needsRender && app.camera) {
+    app.needsRender = false;
+    const { h } = cssSize();
+    const tool = ui.tool;
+    const showBrush = app.hover && (app.pointer.inside || app.stroke) && tool;
+    const t0 = performance.now();
+    renderer.render(matrices(), {
+      brush: showBrush ? { pos: app.hover.point, radius: ui.radius, color: tool.color, mode: brushMode(), shape: ui.shape } : null,
+      worldPerPixel: app.camera.worldPerPixel?.(h) ?? 1,
+      viewDistance: app.camera.viewDistance ?? 0,
+    });
+    app.renders++;
+    app.lastRenderAt = performance.now();
+    app.renderMs = app.lastRenderAt - t0;
+    renderTimes.push(now);
+    ui.setCursor(showBrush ? app.hover.point : null);
+  }
+  while (renderTimes.length && renderTimes[0] < now - 1000) renderTimes.shift();
+  requestAnimationFrame(tick);
+}
+requestAnimationFrame(tick);
+
+setInterval(() => {
+  ui.setCounters({
+    chunks: renderer.chunkCount(),
+    tris: renderer.triangleCount(),
+    fps: renderTimes.length,
+  });
+}, 250);
+
+// ---------------------------------------------------------------- test hook
+
+function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * A small read-only view of the editor state for automated tests, plus a few
+ * helpers: coordinates between world and page pixels, and `settle()` which
+ * resolves once the page is connected, nothing is pending and no mesh frame
+ * arrived for `quietMs`.
+ */
+window.isoterra = {
+  get ready() {
+    return app.ready;
+  },
+  get connected() {
+    return app.connected;
+  },
+  get kind() {
+    return app.kind;
+  },
+  get world() {
+    return app.world;
+  },
+  get tools() {
+    return app.tools.map((t) => t.name);
+  },
+  get tool() {
+    return ui.tool?.name ?? null;
+  },
+  /** `{name, color, key, params}` of a tool of this world, or null. */
+  toolInfo(name) {
+    const t = app.tools.find((x) => x.name === name);
+    return t ? JSON.parse(JSON.stringify(t)) : null;
+  },
+  /** Milliseconds of the last draw call batch and of the last pick. */
+  get timings() {
+    return { render: app.renderMs ?? 0, pick: app.pickMs ?? 0 };
+  },
+  /** Dabs this page has sent. */
+  get dabs() {
+    return app.dabs;
+  },
+  get historyEvents() {
+    return app.historyEvents;
+  },
+  get radius() {
+    return ui.radius;
+  },
+  get strength() {
+    return ui.strength;
+  },
+  get chunks() {
+    return renderer.chunkCount();
+  },
+  get meshes() {
+    return renderer.meshes.size;
+  },
+  /** Bounding box of every mesh held: `{min, max}` or null. */
+  meshBounds() {
+    const min = [Infinity, Infinity, Infinity];
+    const max = [-Infinity, -Infinity, -Infinity];
+    for (const m of renderer.meshes.values()) {
+      for (let k = 0; k < 3; k++) {
+        min[k] = Math.min(min[k], m.min[k]);
+        max[k] = Math.max(max[k], m.max[k]);
+      }
+    }
+    return renderer.meshes.size ? { min, max } : null;
+  },
+  get frames() {
+    return app.frames;
+  },
+  get frameErrors() {
+    return app.frameErrors;
+  },
+  get lastAck() {
+    return app.lastAck;
+  },
+  get acks() {
+    return app.acks.length;
+  },
+  get errors() {
+    return app.errors.slice();
+  },
+  get history() {
+    return { ...app.history };
+  },
+  get status() {
+    return app.status;
+  },
+  get renders() {
+    return app.renders;
+  },
+  get pending() {
+    return app.pendingAcks.size + (app.stroke ? 1 : 0);
+  },
+  get welcomes() {
+    return app.welcomes;
+  },
+  get devicePixelRatio() {
+    return devicePixelRatio;
+  },
+  get canvasSize() {
+    return [canvas.width, canvas.height];
+  },
+  camera() {
+    return app.camera?.state() ?? null;
+  },
+  setCamera(state) {
+    app.camera?.setState(state);
+    if (app.camera instanceof FlyCamera) ui.setViewDistance(app.camera.viewDistance, app.limits.view_distance);
+    cameraChanged();
+    sendCamera(true);
+  },
+  selectTool(name) {
+    ui.selectTool(name);
+    return ui.tool?.name === name;
+  },
+  setRadius(r) {
+    ui.setRadius(r);
+  },
+  setStrength(s) {
+    ui.setStrength(s);
+  },
+  setParam(name, value) {
+    ui.setParam(name, value);
+  },
+  /** Sends one raw JSON message, as the page itself would. */
+  send(msg) {
+    return send(msg);
+  },
+  /** Page (client) pixel coordinates of a world point, or null if behind. */
+  toScreen(p) {
+    const c = worldToCss(p);
+    if (!c) return null;
+    const r = canvas.getBoundingClientRect();
+    return [r.left + c[0], r.top + c[1]];
+  },
+  /** The world point under a page pixel (what a brush there would hit), or null. */
+  toWorld(px, py) {
+    const r = canvas.getBoundingClientRect();
+    return pickAt(px - r.left, py - r.top)?.point ?? null;
+  },
+  canvasRect() {
+    const r = canvas.getBoundingClientRect();
+    return { x: r.left, y: r.top, width: r.width, height: r.height };
+  },
+  async settle(quietMs = 500, timeoutMs = 30000) {
+    const start = performance.now();
+    for (;;) {
+      const now = performance.now();
+      const quiet = now - app.lastFrameAt >= quietMs;
+      const drawn = app.lastRenderAt >= app.lastFrameAt && !app.needsRender;
+      // the server's chunk count must have been reported after the last
+      // camera move and have stayed put for a while (streaming is done)
+      const streamed =
+        app.status !== null &&
+        app.statusAt > Math.max(app.lastCameraSent, app.welcomeAt) &&
+        now - Math.max(app.chunksChangedAt, app.lastCameraSent) >= Math.max(quietMs, 1100);
+      if (app.ready && app.connected && quiet && drawn && streamed && app.pendingAcks.size === 0 && !app.stroke) return true;
+      if (now - start > timeoutMs) return false;
+      await sleep(50);
+    }
+  },
+  /** Renders now (even when nothing changed) and resolves after it. */
+  async redraw() {
+    app.needsRender = true;
+    const n = app.renders;
+    for (let i = 0; i < 100 && app.renders === n; i++) await sleep(20);
+    return app.renders > n;
+  },
+};

@@ -1,0 +1,493 @@
+// WebGL2 renderer: keeps one GPU mesh per (layer, chunk coordinate), draws
+// opaque terrain lit by one directional light plus a sky/ground ambient, then
+// translucent water, then outline lines; the brush preview ring is drawn on
+// the terrain surface by the fragment shader (3D views) or as a screen-width
+// annulus (side view).
+
+import { LAYER_TERRAIN, LAYER_WATER, LAYER_LINES } from './protocol.js';
+import { mat4 } from './math.js';
+
+const TERRAIN_VS = `#version 300 es
+layout(location = 0) in vec3 aPos;
+layout(location = 1) in vec3 aNormal;
+layout(location = 2) in vec4 aColor;
+uniform mat4 uViewProj;
+out vec3 vPos;
+out vec3 vNormal;
+out vec4 vColor;
+void main() {
+  vPos = aPos;
+  vNormal = aNormal;
+  vColor = aColor;
+  gl_Position = uViewProj * vec4(aPos, 1.0);
+}`;
+
+const TERRAIN_FS = `#version 300 es
+precision highp float;
+in vec3 vPos;
+in vec3 vNormal;
+in vec4 vColor;
+uniform vec3 uEye;
+uniform vec3 uViewDir;
+uniform int uOrtho;
+uniform vec3 uLightDir;
+uniform float uLit;
+uniform vec3 uFogColor;
+uniform vec2 uFog;
+uniform int uBrushMode;
+uniform int uBrushShape;
+uniform vec4 uBrush;
+uniform vec3 uBrushColor;
+uniform float uAlphaScale;
+out vec4 outColor;
+void main() {
+  vec3 base = vColor.rgb;
+  vec3 n = normalize(vNormal);
+  vec3 toEye = uOrtho == 1 ? -uViewDir : normalize(uEye - vPos);
+  if (dot(n, toEye) < 0.0) n = -n;
+  float diffuse = max(dot(n, uLightDir), 0.0);
+  vec3 ambient = mix(vec3(0.22, 0.21, 0.20), vec3(0.40, 0.44, 0.50), n.y * 0.5 + 0.5);
+  vec3 lit = base * (ambient + vec3(1.0, 0.95, 0.85) * diffuse * 0.95);
+  vec3 halfV = normalize(uLightDir + toEye);
+  float spec = pow(max(dot(n, halfV), 0.0), 48.0) * (1.0 - vColor.a) * 1.5;
+  vec3 col = mix(base, lit, uLit) + vec3(spec);
+  if (uBrushMode > 0) {
+    vec3 off = uBrushMode == 1 ? vec3(vPos.x - uBrush.x, 0.0, vPos.z - uBrush.z)
+             : uBrushMode == 2 ? vPos - uBrush.xyz
+             : vec3(vPos.xy - uBrush.xy, 0.0);
+    vec3 a = abs(off);
+    float d = uBrushShape == 1 ? max(a.x, max(a.y, a.z))
+            : uBrushShape == 2 ? a.x + a.y + a.z
+            : length(off);
+    float w = max(fwidth(d), 1e-4);
+    float ring = 1.0 - smoothstep(w * 0.75, w * 2.0, abs(d - uBrush.w));
+    float inside = d < uBrush.w ? 0.16 : 0.0;
+    col = mix(col, uBrushColor, max(ring * 0.95, inside));
+  }
+  float dist = length(uEye - vPos);
+  float fog = uFog.y > uFog.x ? clamp((dist - uFog.x) / (uFog.y - uFog.x), 0.0, 1.0) : 0.0;
+  col = mix(col, uFogColor, fog * fog);
+  outColor = vec4(col, vColor.a * uAlphaScale);
+}`;
+
+const FLAT_VS = `#version 300 es
+layout(location = 0) in vec3 aPos;
+layout(location = 2) in vec4 aColor;
+uniform mat4 uViewProj;
+uniform vec4 uColor;
+uniform int uUseVertexColor;
+out vec4 vColor;
+void main() {
+  vColor = uUseVertexColor == 1 ? aColor : uColor;
+  gl_Position = uViewProj * vec4(aPos, 1.0);
+}`;
+
+const FLAT_FS = `#version 300 es
+precision highp float;
+in vec4 vColor;
+out vec4 outColor;
+void main() { outColor = vColor; }`;
+
+const SKY_VS = `#version 300 es
+out vec2 vUv;
+void main() {
+  vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
+  vUv = p;
+  gl_Position = vec4(p * 2.0 - 1.0, 0.999, 1.0);
+}`;
+
+const SKY_FS = `#version 300 es
+precision highp float;
+in vec2 vUv;
+uniform vec3 uTop;
+uniform vec3 uBottom;
+out vec4 outColor;
+void main() { outColor = vec4(mix(uBottom, uTop, clamp(vUv.y, 0.0, 1.0)), 1.0); }`;
+
+function compile(gl, type, src) {
+  const s = gl.createShader(type);
+  gl.shaderSource(s, src);
+  gl.compileShader(s);
+  if (!gl.getShaderParameter(s, gl.COMPILE_STATUS)) {
+    throw new Error(`shader compile failed: ${gl.getShaderInfoLog(s)}`);
+  }
+  return s;
+}
+
+function program(gl, vs, fs) {
+  const p = gl.createProgram();
+  gl.attachShader(p, compile(gl, gl.VERTEX_SHADER, vs));
+  gl.attachShader(p, compile(gl, gl.FRAGMENT_SHADER, fs));
+  gl.linkProgram(p);
+  if (!gl.getProgramParameter(p, gl.LINK_STATUS)) {
+    throw new Error(`shader link failed: ${gl.getProgramInfoLog(p)}`);
+  }
+  const uniforms = {};
+  const n = gl.getProgramParameter(p, gl.ACTIVE_UNIFORMS);
+  for (let i = 0; i < n; i++) {
+    const info = gl.getActiveUniform(p, i);
+    uniforms[info.name] = gl.getUniformLocation(p, info.name);
+  }
+  return { p, u: uniforms };
+}
+
+function hexToRgb(hex) {
+  const m = /^#?([0-9a-f]{6})$/i.exec(hex ?? '');
+  if (!m) return [1, 1, 1];
+  const v = parseInt(m[1], 16);
+  return [((v >> 16) & 255) / 255, ((v >> 8) & 255) / 255, (v & 255) / 255];
+}
+
+const LIGHT = (() => {
+  const l = [-0.5, 0.72, 0.48];
+  const n = Math.hypot(...l);
+  return l.map((x) => x / n);
+})();
+
+const SHAPES = { circle: 0, square: 1, diamond: 2 };
+
+/** A point on the outline of a unit brush of `shape` at angle `a`. */
+function outline(shape, a) {
+  const c = Math.cos(a);
+  const s = Math.sin(a);
+  if (shape === 'square') {
+    const m = Math.max(Math.abs(c), Math.abs(s));
+    return [c / m, s / m];
+  }
+  if (shape === 'diamond') {
+    const m = Math.abs(c) + Math.abs(s);
+    return [c / m, s / m];
+  }
+  return [c, s];
+}
+
+export const chunkKey = (layer, c) => `${layer}:${c[0]},${c[1]},${c[2]}`;
+
+export class Renderer {
+  constructor(canvas, { antialias = true } = {}) {
+    this.canvas = canvas;
+    const gl = canvas.getContext('webgl2', {
+      antialias,
+      preserveDrawingBuffer: true,
+      alpha: false,
+      powerPreference: 'high-performance',
+    });
+    if (!gl) throw new Error('WebGL2 is not available in this browser');
+    this.gl = gl;
+    this.terrain = program(gl, TERRAIN_VS, TERRAIN_FS);
+    this.flat = program(gl, FLAT_VS, FLAT_FS);
+    this.sky = program(gl, SKY_VS, SKY_FS);
+    this.emptyVao = gl.createVertexArray();
+    this.meshes = new Map();
+    this.view = 'map';
+    this.overlay = { vao: gl.createVertexArray(), vbo: gl.createBuffer(), count: 0 };
+    this.bounds = null;
+    this.boundsLines = null;
+  }
+
+  setView(view, bounds) {
+    this.view = view;
+    this.bounds = bounds;
+    if (this.boundsLines) {
+      const gl = this.gl;
+      gl.deleteVertexArray(this.boundsLines.vao);
+      gl.deleteBuffer(this.boundsLines.vbo);
+      gl.deleteBuffer(this.boundsLines.cbo);
+    }
+    this.boundsLines = null;
+  }
+
+  clear() {
+    for (const m of this.meshes.values()) this.freeMesh(m);
+    this.meshes.clear();
+  }
+
+  freeMesh(m) {
+    const gl = this.gl;
+    gl.deleteVertexArray(m.vao);
+    gl.deleteBuffer(m.vbo);
+    gl.deleteBuffer(m.ibo);
+  }
+
+  /** Replaces (or with V = 0 removes) the mesh of one chunk layer. */
+  upsert(frame) {
+    const key = chunkKey(frame.layer, frame.chunk);
+    const old = this.meshes.get(key);
+    if (old) {
+      this.freeMesh(old);
+      this.meshes.delete(key);
+    }
+    if (frame.vertexCount === 0 || frame.indexCount === 0) return;
+    const gl = this.gl;
+    const V = frame.vertexCount;
+    const vao = gl.createVertexArray();
+    gl.bindVertexArray(vao);
+    const vbo = gl.createBuffer();
+    gl.bindBuffer(gl.ARRAY_BUFFER, vbo);
+    // positions, normals and colours are contiguous in the frame: upload once.
+    const body = new Uint8Array(frame.positions.buffer, frame.positions.byteOffset, 28 * V);
+    gl.bufferData(gl.ARRAY_BUFFER, body, gl.STATIC_DRAW);
+    gl.enableVertexAttribArray(0);
+    gl.vertexAttribPointer(0, 3, gl.FLOAT, false, 12, 0);
+    gl.enableVertexAttribArray(1);
+    gl.vertexAttribPointer(1, 3, gl.FLOAT, false, 12, 12 * V);
+    gl.enableVertexAttribArray(2);
+    gl.vertexAttribPointer(2, 4, gl.UNSIGNED_BYTE, true, 4, 24 * V);
+    const ibo = gl.createBuffer();
+    gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, ibo);
+    gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, frame.indices, gl.STATIC_DRAW);
+    gl.bindVertexArray(null);
+    const p = frame.positions;
+    const min = [Infinity, Infinity, Infinity];
+    const max = [-Infinity, -Infinity, -Infinity];
+    for (let i = 0; i < p.length; i += 3) {
+      for (let k = 0; k < 3; k++) {
+        const v = p[i + k];
+        if (v < min[k]) min[k] = v;
+        if (v > max[k]) max[k] = v;
+      }
+    }
+    this.meshes.set(key, {
+      key,
+      layer: frame.layer,
+      chunk: frame.chunk,
+      lod: frame.lod,
+      vao,
+      vbo,
+      ibo,
+      count: frame.indexCount,
+      positions: frame.positions,
+      indices: frame.indices,
+      min,
+      max,
+    });
+  }
+
+  /** Removes every layer of the listed chunk coordinates. */
+  unload(chunks) {
+    for (const c of chunks) {
+      for (const layer of [LAYER_TERRAIN, LAYER_WATER, LAYER_LINES]) {
+        const key = chunkKey(layer, c);
+        const m = this.meshes.get(key);
+        if (m) {
+          this.freeMesh(m);
+          this.meshes.delete(key);
+        }
+      }
+    }
+  }
+
+  /** Distinct chunk coordinates that hold at least one layer. */
+  chunkCount() {
+    const set = new Set();
+    for (const m of this.meshes.values()) set.add(m.key.slice(m.key.indexOf(':') + 1));
+    return set.size;
+  }
+
+  triangleCount() {
+    let n = 0;
+    for (const m of this.meshes.values()) if (m.layer !== LAYER_LINES) n += m.count / 3;
+    return n;
+  }
+
+  /** Meshes that take part in picking (opaque terrain). */
+  *pickable() {
+    for (const m of this.meshes.values()) if (m.layer === LAYER_TERRAIN) yield m;
+  }
+
+  /** The backing-store size the canvas should have now, in device pixels. */
+  targetSize() {
+    const c = this.canvas;
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.round(c.clientWidth * dpr));
+    const h = Math.max(1, Math.round(c.clientHeight * dpr));
+    // the observer's exact device-pixel size, when it matches the current ratio
+    if (this.deviceWidth && Math.abs(this.deviceWidth - w) <= 1 && Math.abs(this.deviceHeight - h) <= 1) {
+      return [this.deviceWidth, this.deviceHeight];
+    }
+    return [w, h];
+  }
+
+  /** True when the canvas's backing store no longer matches its CSS size. */
+  needsResize() {
+    const [w, h] = this.targetSize();
+    return this.canvas.width !== w || this.canvas.height !== h;
+  }
+
+  resize() {
+    const [w, h] = this.targetSize();
+    if (this.canvas.width !== w || this.canvas.height !== h) {
+      this.canvas.width = w;
+      this.canvas.height = h;
+    }
+  }
+
+  /**
+   * Draws one frame. `cam` is the matrices object of a camera, `opts` holds
+   * `{ brush: {pos, radius, color, mode} | null, worldPerPixel, viewDistance }`.
+   */
+  render(cam, opts) {
+    const gl = this.gl;
+    this.resize();
+    gl.viewport(0, 0, this.canvas.width, this.canvas.height);
+    const side = this.view === 'side';
+    const sky = side
+      ? { top: [0.13, 0.16, 0.21], bottom: [0.09, 0.1, 0.13] }
+      : { top: [0.42, 0.6, 0.82], bottom: [0.78, 0.84, 0.88] };
+    gl.clearColor(...sky.bottom, 1);
+    gl.clearDepth(1);
+    gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
+    gl.disable(gl.CULL_FACE);
+
+    // sky gradient
+    gl.disable(gl.DEPTH_TEST);
+    gl.useProgram(this.sky.p);
+    gl.uniform3fv(this.sky.u.uTop, sky.top);
+    gl.uniform3fv(this.sky.u.uBottom, sky.bottom);
+    gl.bindVertexArray(this.emptyVao);
+    gl.drawArrays(gl.TRIANGLES, 0, 3);
+
+    if (side) this.drawBounds(cam);
+
+    // terrain (opaque)
+    if (side) gl.disable(gl.DEPTH_TEST);
+    else {
+      gl.enable(gl.DEPTH_TEST);
+      gl.depthFunc(gl.LEQUAL);
+    }
+    gl.depthMask(true);
+    gl.disable(gl.BLEND);
+    const t = this.terrain;
+    gl.useProgram(t.p);
+    gl.uniformMatrix4fv(t.u.uViewProj, false, cam.viewProj);
+    gl.uniform3fv(t.u.uEye, cam.eye);
+    const viewDir = [-cam.view[2], -cam.view[6], -cam.view[10]];
+    gl.uniform3fv(t.u.uViewDir, viewDir);
+    gl.uniform1i(t.u.uOrtho, side ? 1 : 0);
+    gl.uniform3fv(t.u.uLightDir, side ? [0.3, 0.5, 0.81] : LIGHT);
+    gl.uniform1f(t.u.uLit, side ? 0.35 : 1.0);
+    gl.uniform3fv(t.u.uFogColor, sky.bottom);
+    const vd = opts.viewDistance ?? 0;
+    gl.uniform2fv(t.u.uFog, vd > 0 ? [vd * 0.9, vd * 2.2] : [0, 0]);
+    const b = opts.brush;
+    if (b && !side) {
+      gl.uniform1i(t.u.uBrushMode, b.mode);
+      gl.uniform1i(t.u.uBrushShape, SHAPES[b.shape] ?? 0);
+      gl.uniform4fv(t.u.uBrush, [b.pos[0], b.pos[1], b.pos[2], b.radius]);
+      gl.uniform3fv(t.u.uBrushColor, hexToRgb(b.color));
+    } else {
+      gl.uniform1i(t.u.uBrushMode, 0);
+    }
+    gl.uniform1f(t.u.uAlphaScale, 1);
+    for (const m of this.meshes.values()) {
+      if (m.layer !== LAYER_TERRAIN) continue;
+      gl.bindVertexArray(m.vao);
+      gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
+    }
+
+    // water (translucent, after opaque, no depth writes)
+    gl.enable(gl.BLEND);
+    gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    gl.depthMask(false);
+    gl.uniform1i(t.u.uBrushMode, 0);
+    for (const m of this.meshes.values()) {
+      if (m.layer !== LAYER_WATER) continue;
+      gl.bindVertexArray(m.vao);
+      gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
+    }
+
+    // outline lines
+    const f = this.flat;
+    gl.useProgram(f.p);
+    gl.uniformMatrix4fv(f.u.uViewProj, false, cam.viewProj);
+    gl.uniform1i(f.u.uUseVertexColor, 1);
+    gl.uniform4fv(f.u.uColor, [1, 1, 1, 1]);
+    for (const m of this.meshes.values()) {
+      if (m.layer !== LAYER_LINES) continue;
+      gl.bindVertexArray(m.vao);
+      gl.drawElements(gl.LINES, m.count, gl.UNSIGNED_INT, 0);
+    }
+    gl.depthMask(true);
+
+    if (b && side) this.drawRing(cam, b, opts.worldPerPixel ?? 1);
+    gl.disable(gl.BLEND);
+    gl.bindVertexArray(null);
+  }
+
+  drawBounds(cam) {
+    const gl = this.gl;
+    const bnd = this.bounds;
+    if (!bnd) return;
+    if (!this.boundsLines) {
+      const [x0, y0] = bnd.min;
+      const [x1, y1] = bnd.max;
+      const vao = gl.createVertexArray();
+      gl.bindVertexArray(vao);
+      const vbo = gl.createBuffer();
+      gl.bindBuffer(gl.ARRAY_BUFFER, vbo);
+      gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([x0, y0, 0, x1, y0, 0, x1, y1, 0, x0, y1, 0]), gl.STATIC_DRAW);
+      gl.enableVertexAttribArray(0);
+      gl.vertexAttribPointer(0, 3, gl.FLOAT, false, 12, 0);
+      // open air inside the world: sky blue at the top, dusk at the bottom
+      const cbo = gl.createBuffer();
+      gl.bindBuffer(gl.ARRAY_BUFFER, cbo);
+      const bottom = [38, 44, 58, 255];
+      const top = [104, 146, 196, 255];
+      gl.bufferData(gl.ARRAY_BUFFER, new Uint8Array([...bottom, ...bottom, ...top, ...top]), gl.STATIC_DRAW);
+      gl.enableVertexAttribArray(2);
+      gl.vertexAttribPointer(2, 4, gl.UNSIGNED_BYTE, true, 4, 0);
+      gl.bindVertexArray(null);
+      this.boundsLines = { vao, vbo, cbo };
+    }
+    gl.useProgram(this.flat.p);
+    gl.uniformMatrix4fv(this.flat.u.uViewProj, false, cam.viewProj);
+    gl.bindVertexArray(this.boundsLines.vao);
+    gl.uniform1i(this.flat.u.uUseVertexColor, 1);
+    gl.drawArrays(gl.TRIANGLE_FAN, 0, 4);
+    gl.uniform1i(this.flat.u.uUseVertexColor, 0);
+    gl.enable(gl.BLEND);
+    gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    gl.uniform4fv(this.flat.u.uColor, [0.75, 0.82, 0.92, 0.5]);
+    gl.drawArrays(gl.LINE_LOOP, 0, 4);
+    gl.disable(gl.BLEND);
+  }
+
+  /** The side-view brush ring: an annulus two device pixels wide. */
+  drawRing(cam, b, worldPerPixel) {
+    const gl = this.gl;
+    const seg = 96;
+    const w = worldPerPixel * 1.25;
+    const data = new Float32Array((seg + 1) * 6);
+    for (let i = 0; i <= seg; i++) {
+      const [c, s] = outline(b.shape, (i / seg) * Math.PI * 2);
+      data.set([b.pos[0] + c * (b.radius - w), b.pos[1] + s * (b.radius - w), 0, b.pos[0] + c * (b.radius + w), b.pos[1] + s * (b.radius + w), 0], i * 6);
+    }
+    const o = this.overlay;
+    gl.bindVertexArray(o.vao);
+    gl.bindBuffer(gl.ARRAY_BUFFER, o.vbo);
+    gl.bufferData(gl.ARRAY_BUFFER, data, gl.DYNAMIC_DRAW);
+    gl.enableVertexAttribArray(0);
+    gl.vertexAttribPointer(0, 3, gl.FLOAT, false, 12, 0);
+    gl.useProgram(this.flat.p);
+    gl.uniformMatrix4fv(this.flat.u.uViewProj, false, cam.viewProj);
+    gl.uniform1i(this.flat.u.uUseVertexColor, 0);
+    gl.enable(gl.BLEND);
+    gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    gl.disable(gl.DEPTH_TEST);
+    const [r, g, bl] = hexToRgb(b.color);
+    gl.uniform4fv(this.flat.u.uColor, [r, g, bl, 0.95]);
+    gl.drawArrays(gl.TRIANGLE_STRIP, 0, (seg + 1) * 2);
+    // a faint disc inside the ring
+    const disc = new Float32Array((seg + 2) * 3);
+    disc.set([b.pos[0], b.pos[1], 0], 0);
+    for (let i = 0; i <= seg; i++) {
+      const [c, s] = outline(b.shape, (i / seg) * Math.PI * 2);
+      disc.set([b.pos[0] + c * b.radius, b.pos[1] + s * b.radius, 0], (i + 1) * 3);
+    }
+    gl.bufferData(gl.ARRAY_BUFFER, disc, gl.DYNAMIC_DRAW);
+    gl.uniform4fv(this.flat.u.uColor, [r, g, bl, 0.12]);
+    gl.drawArrays(gl.TRIANGLE_FAN, 0, seg + 2);
+  }
+}
+
+export { hexToRgb, mat4 };

@@ -1,0 +1,618 @@
+// The HTML side of the editor: tool palette, brush sliders, tool options,
+// status bar, toasts, the new-world dialog and the export menu. Text lives in
+// the DOM (never in the canvas) so it stays sharp on any screen.
+
+const $ = (id) => document.getElementById(id);
+
+const PRESETS = {
+  map: ['island', 'plateaus', 'blank'],
+  side2d: ['caves', 'hills', 'cellular'],
+  heightmap: ['hills', 'mountains', 'islands'],
+  voxel: ['caves', 'overhangs', 'planet'],
+};
+const DEFAULT_SIZE = { map: [256, 256], side2d: [512, 256] };
+
+const EXPORT_LABELS = {
+  glb: 'glTF binary (.glb)',
+  obj: 'Wavefront OBJ',
+  ply: 'PLY mesh',
+  png: 'PNG image',
+  png16: 'PNG 16-bit heightmap',
+  r16: 'R16 raw heightmap',
+  svg: 'SVG contours',
+  tiled: 'Tiled map (JSON)',
+  pathing: 'Pathing grid',
+  'png-layers': 'PNG layer textures',
+  colliders: 'Collider JSON',
+  json: 'Collider JSON',
+};
+
+function fmt(v) {
+  if (!Number.isFinite(v)) return String(v);
+  const a = Math.abs(v);
+  if (a >= 100) return v.toFixed(0);
+  if (a >= 10) return v.toFixed(1);
+  return v.toFixed(2);
+}
+
+function isIntegerParam(p) {
+  if (p.type && /^(int|integer|u8|u16|u32|i32|index|level|texture|material)$/i.test(p.type)) return true;
+  if (p.step === 1 || p.integer === true) return true;
+  const nums = [p.min, p.max, p.default].filter((x) => x !== undefined);
+  return nums.length > 0 && nums.every(Number.isInteger) && (p.max ?? 0) - (p.min ?? 0) <= 64;
+}
+
+export class Ui {
+  constructor() {
+    this.tools = [];
+    this.tool = null;
+    this.limits = { radius: [0.5, 100], strength: [0, 1] };
+    this.radius = 8;
+    this.strength = 0.5;
+    this.shape = 'circle';
+    this.params = new Map(); // tool name -> {param name -> value}
+    this.paramInputs = new Map();
+    this.onUndo = null;
+    this.onRedo = null;
+    this.onChange = null;
+    this.onNewWorld = null;
+    this.kind = null;
+    this.toastTimes = new Map();
+    this.surfaceNormal = new Map();
+    this.materials = null;
+
+    $('undo').addEventListener('click', () => this.onUndo?.());
+    $('redo').addEventListener('click', () => this.onRedo?.());
+    $('size').addEventListener('input', () => {
+      this.radius = this.sliderToRadius(+$('size').value);
+      this.showBrushValues();
+      this.onChange?.();
+    });
+    $('strength').addEventListener('input', () => {
+      const [lo, hi] = this.limits.strength;
+      this.strength = Math.round((lo + ((hi - lo) * +$('strength').value) / 1000) * 1000) / 1000;
+      this.showBrushValues();
+      this.onChange?.();
+    });
+    $('shape').addEventListener('change', () => {
+      this.shape = $('shape').value;
+      this.onChange?.();
+    });
+    // closing the export menu after a pick or a click elsewhere
+    document.addEventListener('click', (ev) => {
+      const menu = $('export-menu');
+      if (menu.open && !menu.contains(ev.target)) menu.open = false;
+    });
+    $('export-list').addEventListener('click', () => {
+      setTimeout(() => ($('export-menu').open = false), 0);
+    });
+    $('view-distance').addEventListener('input', () => {
+      const v = +$('view-distance').value;
+      $('view-distance-value').textContent = String(v);
+      this.onViewDistance?.(v);
+    });
+    this.initDialog();
+  }
+
+  /** Shows the view-distance slider (free-fly views) or hides it (null). */
+  setViewDistance(v, range) {
+    $('view-section').hidden = v === null;
+    if (v === null) return;
+    const input = $('view-distance');
+    if (Array.isArray(range)) {
+      input.min = String(Math.max(16, range[0]));
+      input.max = String(Math.min(2048, range[1]));
+    }
+    input.value = String(v);
+    $('view-distance-value').textContent = String(Math.round(v));
+  }
+
+  // ------------------------------------------------------------ brush
+
+  sliderToRadius(s) {
+    const [lo, hi] = this.limits.radius;
+    const r = lo * Math.pow(hi / lo, s / 1000);
+    return Math.round(r * 10) / 10 >= lo ? Math.round(r * 10) / 10 : lo;
+  }
+
+  radiusToSlider(r) {
+    const [lo, hi] = this.limits.radius;
+    return Math.round((Math.log(r / lo) / Math.log(hi / lo)) * 1000);
+  }
+
+  setRadius(r) {
+    const [lo, hi] = this.limits.radius;
+    this.radius = Math.min(hi, Math.max(lo, Math.round(r * 10) / 10));
+    $('size').value = String(this.radiusToSlider(this.radius));
+    this.showBrushValues();
+    this.onChange?.();
+  }
+
+  stepRadius(dir) {
+    const f = dir > 0 ? 1.18 : 1 / 1.18;
+    let r = this.radius * f;
+    if (Math.abs(r - this.radius) < 0.1) r = this.radius + dir * 0.1;
+    this.setRadius(r);
+  }
+
+  setStrength(s) {
+    const [lo, hi] = this.limits.strength;
+    this.strength = Math.min(hi, Math.max(lo, s));
+    $('strength').value = String(Math.round(((this.strength - lo) / (hi - lo || 1)) * 1000));
+    this.showBrushValues();
+  }
+
+  showBrushValues() {
+    $('size-value').textContent = fmt(this.radius);
+    $('strength-value').textContent = fmt(this.strength);
+  }
+
+  // ------------------------------------------------------------ tools
+
+  setTools(tools, kind, limits, defaultRadius, shapes) {
+    const sameKind = this.kind === kind;
+    this.kind = kind;
+    this.tools = tools;
+    this.limits = {
+      radius: Array.isArray(limits?.radius) ? limits.radius : [0.5, 100],
+      strength: Array.isArray(limits?.strength) ? limits.strength : [0, 1],
+    };
+    const box = $('tools');
+    box.replaceChildren();
+    for (const t of tools) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'tool';
+      b.dataset.tool = t.name;
+      b.setAttribute('role', 'radio');
+      b.setAttribute('aria-checked', 'false');
+      b.style.setProperty('--tool-color', t.color ?? '#888');
+      b.title = `${t.name}${t.key ? ` (key ${t.key})` : ''}`;
+      const sw = document.createElement('span');
+      sw.className = 'swatch';
+      sw.style.background = t.color ?? '#888';
+      const name = document.createElement('span');
+      name.className = 'name';
+      name.textContent = t.name;
+      b.append(sw, name);
+      if (t.key) {
+        const k = document.createElement('kbd');
+        k.textContent = t.key;
+        b.append(k);
+      }
+      b.addEventListener('click', () => this.selectTool(t.name));
+      box.append(b);
+    }
+    if (!sameKind) {
+      this.params.clear();
+      this.setRadius(defaultRadius);
+      this.setStrength((this.limits.strength[0] + this.limits.strength[1]) / 2);
+    } else {
+      this.setRadius(this.radius);
+      this.setStrength(this.strength);
+    }
+    const shapeList = Array.isArray(shapes) && shapes.length ? shapes : null;
+    this.shapes = shapeList;
+    const keep = this.tool && tools.find((t) => t.name === this.tool.name);
+    this.selectTool(keep ? keep.name : tools[0]?.name);
+  }
+
+  selectTool(name) {
+    const t = this.tools.find((x) => x.name === name);
+    if (!t) return;
+    this.tool = t;
+    for (const b of $('tools').children) b.setAttribute('aria-checked', String(b.dataset.tool === name));
+    document.documentElement.style.setProperty('--accent', t.color ?? '#4caf50');
+    this.buildShapes(t);
+    this.buildParams(t);
+    this.onChange?.();
+  }
+
+  buildShapes(t) {
+    const list = (Array.isArray(t.shapes) && t.shapes.length ? t.shapes : this.shapes) ?? null;
+    const row = $('shape-row');
+    const sel = $('shape');
+    if (!list || list.length < 2) {
+      row.hidden = true;
+      this.shape = list?.[0] ?? 'circle';
+      return;
+    }
+    row.hidden = false;
+    sel.replaceChildren(...list.map((s) => new Option(s, s)));
+    if (!list.includes(this.shape)) this.shape = list[0];
+    sel.value = this.shape;
+  }
+
+  buildParams(t) {
+    const box = $('params');
+    box.replaceChildren();
+    this.paramInputs.clear();
+    const list = Array.isArray(t.params) ? t.params : [];
+    $('params-section').hidden = list.length === 0;
+    if (!this.params.has(t.name)) this.params.set(t.name, {});
+    const values = this.params.get(t.name);
+    for (const p of list) {
+      if (!(p.name in values)) values[p.name] = p.default === undefined ? (p.type === 'bool' ? false : p.min ?? 0) : p.default;
+      box.append(this.paramControl(p, values));
+    }
+  }
+
+  paramControl(p, values) {
+    const options = p.options ?? p.values ?? p.choices;
+    const label = p.label ?? p.name;
+    const def = p.default;
+    if (Array.isArray(options) && Array.isArray(values[p.name] ?? def)) return this.flagsControl(p, values, options, label);
+    const boolOptions = Array.isArray(options) && options.length > 0 && options.every((o) => typeof o === 'boolean');
+    if (Array.isArray(options) && !boolOptions) return this.selectControl(p, values, options.map((o) => [o, String(o)]), label);
+    if (p.name === 'material' && Array.isArray(this.materials) && this.materials.length) {
+      const lo = Number.isFinite(p.min) ? p.min : 0;
+      const hi = Number.isFinite(p.max) ? p.max : this.materials.length - 1;
+      const opts = [];
+      for (let i = lo; i <= Math.min(hi, this.materials.length - 1); i++) opts.push([i, `${i} · ${this.materials[i]?.name ?? 'material'}`]);
+      if (opts.length) return this.selectControl(p, values, opts, label);
+    }
+    if (boolOptions || typeof (values[p.name] ?? def) === 'boolean' || p.type === 'bool' || p.type === 'boolean') {
+      const l = document.createElement('label');
+      l.className = 'check';
+      const c = document.createElement('input');
+      c.type = 'checkbox';
+      c.checked = !!values[p.name];
+      c.addEventListener('change', () => (values[p.name] = c.checked));
+      l.append(c, document.createTextNode(label));
+      this.paramInputs.set(p.name, { set: (v) => ((c.checked = !!v), (values[p.name] = !!v)) });
+      return l;
+    }
+    if (Array.isArray(def)) return this.vectorControl(p, values, label);
+    const min = Number.isFinite(p.min) ? p.min : 0;
+    const max = Number.isFinite(p.max) ? p.max : Math.max(1, min + 1);
+    const integer = isIntegerParam(p) || (Number.isInteger(min) && Number.isInteger(max) && (def === null || def === undefined || Number.isInteger(def)) && max - min > 64 && p.name === 'seed');
+    if (def === null || max - min > 1000) return this.numberControl(p, values, label, min, max, integer, def === null);
+    // a number with a modest range: a slider
+    const l = document.createElement('label');
+    l.className = 'slider';
+    const s = document.createElement('span');
+    s.textContent = label;
+    const out = document.createElement('output');
+    const input = document.createElement('input');
+    input.type = 'range';
+    input.min = String(min);
+    input.max = String(max);
+    input.step = integer ? '1' : String(p.step ?? (max - min) / 200);
+    input.value = String(values[p.name]);
+    out.textContent = integer ? String(values[p.name]) : fmt(values[p.name]);
+    input.addEventListener('input', () => {
+      let v = +input.value;
+      if (integer) v = Math.round(v);
+      else v = Math.round(v * 1000) / 1000;
+      values[p.name] = v;
+      out.textContent = integer ? String(v) : fmt(v);
+    });
+    l.append(s, out, input);
+    this.paramInputs.set(p.name, {
+      set: (v) => {
+        input.value = String(v);
+        values[p.name] = v;
+        out.textContent = integer ? String(v) : fmt(v);
+      },
+    });
+    return l;
+  }
+
+  flagsControl(p, values, options, label) {
+    const wrap = document.createElement('div');
+    const title = document.createElement('div');
+    title.className = 'help';
+    title.textContent = label;
+    const checks = document.createElement('div');
+    checks.className = 'checks';
+    const boxes = [];
+    for (const o of options) {
+      const l = document.createElement('label');
+      l.className = 'check';
+      const c = document.createElement('input');
+      c.type = 'checkbox';
+      c.checked = values[p.name].includes(o);
+      c.addEventListener('change', () => {
+        const set = new Set(values[p.name]);
+        if (c.checked) set.add(o);
+        else set.delete(o);
+        values[p.name] = options.filter((x) => set.has(x));
+      });
+      boxes.push([o, c]);
+      l.append(c, document.createTextNode(String(o)));
+      checks.append(l);
+    }
+    wrap.append(title, checks);
+    this.paramInputs.set(p.name, {
+      set: (v) => {
+        values[p.name] = options.filter((x) => v.includes(x));
+        for (const [o, c] of boxes) c.checked = v.includes(o);
+      },
+    });
+    return wrap;
+  }
+
+  selectControl(p, values, opts, label) {
+    const l = document.createElement('label');
+    l.className = 'slider';
+    const s = document.createElement('span');
+    s.textContent = label;
+    const sel = document.createElement('select');
+    for (const [, text] of opts) sel.append(new Option(text, String(opts.findIndex((o) => o[1] === text))));
+    const idx = () => String(Math.max(0, opts.findIndex((o) => String(o[0]) === String(values[p.name]))));
+    sel.value = idx();
+    values[p.name] = opts[+sel.value]?.[0] ?? values[p.name];
+    sel.addEventListener('change', () => (values[p.name] = opts[+sel.value][0]));
+    l.append(s, sel);
+    this.paramInputs.set(p.name, {
+      set: (v) => {
+        values[p.name] = v;
+        sel.value = idx();
+      },
+    });
+    return l;
+  }
+
+  /** A number typed in; with `optional`, an "auto" box sends nothing. */
+  numberControl(p, values, label, min, max, integer, optional) {
+    const wrap = document.createElement('div');
+    wrap.className = 'slider';
+    const s = document.createElement('span');
+    s.textContent = label;
+    const input = document.createElement('input');
+    input.type = 'number';
+    input.min = String(min);
+    input.max = String(max);
+    input.step = integer ? '1' : 'any';
+    const read = () => {
+      let v = +input.value;
+      if (!Number.isFinite(v)) v = 0;
+      v = Math.min(max, Math.max(min, integer ? Math.round(v) : v));
+      return v;
+    };
+    let auto = null;
+    if (optional) {
+      const l = document.createElement('label');
+      l.className = 'check';
+      auto = document.createElement('input');
+      auto.type = 'checkbox';
+      auto.checked = values[p.name] === null || values[p.name] === undefined;
+      l.append(auto, document.createTextNode('auto (where the stroke starts)'));
+      auto.addEventListener('change', () => {
+        input.disabled = auto.checked;
+        values[p.name] = auto.checked ? null : read();
+      });
+      wrap.append(s, l);
+    } else {
+      wrap.append(s);
+    }
+    input.value = String(values[p.name] ?? 0);
+    input.disabled = !!auto?.checked;
+    input.addEventListener('change', () => {
+      values[p.name] = read();
+      input.value = String(values[p.name]);
+    });
+    wrap.append(input);
+    this.paramInputs.set(p.name, {
+      set: (v) => {
+        values[p.name] = v;
+        if (auto) auto.checked = v === null;
+        input.disabled = v === null;
+        if (v !== null) input.value = String(v);
+      },
+    });
+    return wrap;
+  }
+
+  /** A vector (e.g. a plane normal); `normal` can follow the picked surface. */
+  vectorControl(p, values, label) {
+    const wrap = document.createElement('div');
+    wrap.className = 'slider';
+    const s = document.createElement('span');
+    s.textContent = label;
+    wrap.append(s);
+    const row = document.createElement('div');
+    row.className = 'row';
+    const inputs = values[p.name].map((v, i) => {
+      const input = document.createElement('input');
+      input.type = 'number';
+      input.step = 'any';
+      if (Number.isFinite(p.min)) input.min = String(p.min);
+      if (Number.isFinite(p.max)) input.max = String(p.max);
+      input.value = String(v);
+      input.style.width = '60px';
+      input.addEventListener('change', () => {
+        const arr = [...values[p.name]];
+        arr[i] = Number.isFinite(+input.value) ? +input.value : 0;
+        values[p.name] = arr;
+      });
+      row.append(input);
+      return input;
+    });
+    if (p.name === 'normal') {
+      const l = document.createElement('label');
+      l.className = 'check';
+      const c = document.createElement('input');
+      c.type = 'checkbox';
+      c.checked = this.surfaceNormal.get(p.name) ?? true;
+      const sync = () => {
+        this.surfaceNormal.set(p.name, c.checked);
+        for (const i of inputs) i.disabled = c.checked;
+      };
+      c.addEventListener('change', sync);
+      sync();
+      l.append(c, document.createTextNode('surface normal at the first dab'));
+      wrap.append(l);
+    }
+    wrap.append(row);
+    this.paramInputs.set(p.name, {
+      set: (v) => {
+        values[p.name] = v;
+        v.forEach((x, i) => inputs[i] && (inputs[i].value = String(x)));
+      },
+    });
+    return wrap;
+  }
+
+  setParam(name, value) {
+    this.paramInputs.get(name)?.set(value);
+  }
+
+  /**
+   * The current tool's parameters (only those it lists; optional ones left
+   * on "auto" are left out). `hit` is where the stroke starts.
+   */
+  paramValues(hit) {
+    if (!this.tool) return {};
+    const values = this.params.get(this.tool.name) ?? {};
+    const out = {};
+    for (const p of this.tool.params ?? []) {
+      if (!(p.name in values) || values[p.name] === null || values[p.name] === undefined) continue;
+      out[p.name] = values[p.name];
+      if (p.name === 'normal' && (this.surfaceNormal.get(p.name) ?? true) && hit?.normal) {
+        out[p.name] = hit.normal.map((v) => Math.round(v * 10000) / 10000);
+      }
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------ header / status
+
+  setWorld(world, kind, exports) {
+    this.materials = Array.isArray(world?.materials) ? world.materials : null;
+    $('world-name').textContent = world?.file ?? 'world';
+    const size = Array.isArray(world?.size) ? ` · ${world.size.join('×')}` : '';
+    const preset = world?.preset ? ` · ${world.preset}` : '';
+    $('kind-badge').textContent = `${kind}${preset}${size}`;
+    document.title = `${world?.file ?? 'world'} — isoterra`;
+    const list = $('export-list');
+    list.replaceChildren();
+    for (const f of exports) {
+      const a = document.createElement('a');
+      a.href = `/export?format=${encodeURIComponent(f)}`;
+      a.setAttribute('download', '');
+      a.textContent = EXPORT_LABELS[f] ?? f;
+      a.dataset.format = f;
+      list.append(a);
+    }
+    if (!exports.length) {
+      const p = document.createElement('div');
+      p.className = 'help';
+      p.textContent = 'no exports for this kind';
+      list.append(p);
+    }
+    $('nw-kind').value = kind;
+    this.fillPresets(kind, world?.preset);
+  }
+
+  setHelp(text) {
+    $('help').textContent = text;
+  }
+
+  setHistory(h) {
+    $('undo').disabled = !h.can_undo;
+    $('redo').disabled = !h.can_redo;
+    const n = h.strokes ?? 0;
+    $('st-history').textContent = `${n} stroke${n === 1 ? '' : 's'}`;
+  }
+
+  setConnection(online) {
+    const el = $('st-conn');
+    el.textContent = online ? 'online' : 'offline';
+    el.className = `st ${online ? 'online' : 'offline'}`;
+  }
+
+  setSaveState(state) {
+    const el = $('st-save');
+    el.textContent = state === 'saving' ? 'saving…' : 'saved';
+    el.className = `st ${state}`;
+  }
+
+  setStatus(msg, pending) {
+    if (Number.isFinite(msg.remesh_ms)) $('st-remesh').textContent = `remesh ${msg.remesh_ms.toFixed(1)} ms`;
+    if (Number.isFinite(msg.clients)) $('st-clients').textContent = `${msg.clients} client${msg.clients === 1 ? '' : 's'}`;
+    if (typeof msg.saved === 'boolean') this.setSaveState(msg.saved && !pending ? 'saved' : 'saving');
+    if (Number.isFinite(msg.chunks)) this.serverChunks = msg.chunks;
+  }
+
+  setCounters({ chunks, tris, fps }) {
+    const server = Number.isFinite(this.serverChunks) ? ` / ${this.serverChunks}` : '';
+    $('st-chunks').textContent = `chunks ${chunks}${server}`;
+    $('st-tris').textContent = `${tris >= 1e6 ? (tris / 1e6).toFixed(2) + 'M' : tris >= 1e3 ? (tris / 1e3).toFixed(1) + 'k' : tris} tris`;
+    $('st-fps').textContent = fps > 0 ? `${fps} fps` : 'idle';
+    $('st-fps').title = 'frames drawn in the last second (the view redraws only when something changes)';
+  }
+
+  setCursor(p) {
+    $('st-cursor').textContent = p ? `x ${p[0].toFixed(1)}  y ${p[1].toFixed(1)}  z ${p[2].toFixed(1)}` : '';
+  }
+
+  overlay(text) {
+    const el = $('overlay-msg');
+    el.hidden = !text;
+    if (text) el.textContent = text;
+  }
+
+  fatal(text) {
+    this.overlay(text);
+  }
+
+  toast(code, message, kind = 'error') {
+    const key = `${code}:${message}`;
+    const now = performance.now();
+    if (now - (this.toastTimes.get(key) ?? -1e9) < 1500) return;
+    this.toastTimes.set(key, now);
+    const box = $('toasts');
+    while (box.children.length >= 5) box.firstChild.remove();
+    const t = document.createElement('div');
+    t.className = `toast ${kind}`;
+    t.setAttribute('role', kind === 'error' ? 'alert' : 'status');
+    const c = document.createElement('span');
+    c.className = 'code';
+    c.textContent = code;
+    t.append(c, document.createTextNode(message));
+    box.append(t);
+    setTimeout(() => {
+      t.style.opacity = '0';
+      setTimeout(() => t.remove(), 400);
+    }, 6000);
+  }
+
+  // ------------------------------------------------------------ new world
+
+  fillPresets(kind, current) {
+    const sel = $('nw-preset');
+    const list = PRESETS[kind] ?? [];
+    sel.replaceChildren(...list.map((p) => new Option(p, p)));
+    if (current && list.includes(current)) sel.value = current;
+    $('nw-size-row').hidden = !(kind in DEFAULT_SIZE);
+  }
+
+  initDialog() {
+    const dlg = $('new-world-dialog');
+    $('new-world').addEventListener('click', () => {
+      this.fillPresets($('nw-kind').value, null);
+      dlg.returnValue = '';
+      dlg.showModal();
+    });
+    $('nw-kind').addEventListener('change', () => {
+      const k = $('nw-kind').value;
+      this.fillPresets(k, null);
+      const s = DEFAULT_SIZE[k];
+      if (s) {
+        $('nw-w').value = String(s[0]);
+        $('nw-h').value = String(s[1]);
+      }
+    });
+    dlg.addEventListener('close', () => {
+      if (dlg.returnValue !== 'create') return;
+      const kind = $('nw-kind').value;
+      const seed = Math.max(0, Math.floor(+$('nw-seed').value || 0));
+      const spec = { kind, seed, preset: $('nw-preset').value };
+      if (kind in DEFAULT_SIZE) {
+        spec.size = [Math.floor(+$('nw-w').value || DEFAULT_SIZE[kind][0]), Math.floor(+$('nw-h').value || DEFAULT_SIZE[kind][1])];
+      }
+      this.onNewWorld?.(spec);
+    });
+  }
+}

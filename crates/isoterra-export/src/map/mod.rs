@@ -1,0 +1,19 @@
+//! Interchange for the `map` world kind: Tiled JSON import and export, layer
+//! textures with a JSON sidecar and their runtime loader, `.glb` of the map
+//! meshes and the pathing grid as an image.
+
+mod glb;
+mod pathing_png;
+mod png_layers;
+mod tiled;
+
+pub use glb::{CLIFF_COLOR, MAP_PALETTE, WATER_COLOR, export_map_glb, map_mesh_glb, splat_color};
+pub use pathing_png::{pathing_color, pathing_png};
+pub use png_layers::{
+    PngLayers, PngLayersInfo, PngLayersMesh, export_png_layers, load_png_layers, quantize_for_png,
+    read_png_layers_sidecar,
+};
+pub use tiled::{
+    TiledEncoding, TiledExport, TiledImport, TiledLayer, TiledTiles, export_tiled,
+    export_tiled_tmx, import_tiled, read_tiled_layer,
+};

@@ -1,0 +1,770 @@
+//! Map interchange: Tiled JSON import/export (read back with the `tiled`
+//! crate through TMX), layer textures + sidecar, the pathing image and the
+//! map `.glb`.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use isoterra_export::{
+    ExportError, PngLayersMesh, TiledEncoding, TiledExport, TiledImport, TiledTiles,
+    export_png_layers, export_tiled, export_tiled_tmx, import_tiled, load_png_layers,
+    pathing_color, pathing_png, quantize_for_png, read_png_layers_sidecar, read_tiled_layer,
+};
+use isoterra_field::map::{MAX_MAP_CELLS, MapLayers, PathingOverride, Splat};
+use isoterra_world::{PathingGrid, PathingRules, high_ground, level_colliders, pathing_grid};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn set(m: &mut MapLayers, x: u32, z: u32, f: impl FnOnce(&mut MapLayers, usize)) {
+    let i = m.index(x, z).unwrap();
+    f(m, i);
+}
+
+/// 16 x 12 cells: a level-1 plateau with a level-2 top, a chasm, a lake,
+/// painted textures and a pathing override.
+fn sample_map() -> MapLayers {
+    let mut m = MapLayers::new(16, 12).unwrap();
+    for z in 0..=12u32 {
+        for x in 0..=16u32 {
+            let i = m.index(x, z).unwrap();
+            if x >= 9 {
+                m.level[i] = if x >= 12 && z <= 5 { 2.0 } else { 1.0 };
+            }
+            if (2..=4).contains(&x) && (7..=9).contains(&z) {
+                m.ground[i] = -1.0;
+            }
+            if x <= 3 && z <= 3 {
+                m.water[i] = 0.8;
+                m.splat[i] = Splat::single(3);
+            }
+            m.height[i] = ((x * 7 + z * 3) % 5) as f32 * 0.01;
+            m.splat[i].weights[1] = (x * 13 % 200) as u8;
+            m.splat[i].ids[1] = (z % 16) as u8;
+        }
+    }
+    set(&mut m, 6, 6, |m, i| {
+        m.pathing[i] = PathingOverride::NO_BUILD
+    });
+    m
+}
+
+fn chasm_cell(m: &MapLayers, x: u32, z: u32) -> bool {
+    let g = |dx, dz| m.ground[m.index(x + dx, z + dz).unwrap()];
+    g(0, 0) + g(1, 0) + g(0, 1) + g(1, 1) < 0.0
+}
+
+// ---------------------------------------------------------------------------
+// Tiled export
+// ---------------------------------------------------------------------------
+
+#[test]
+fn tiled_export_has_level_and_pathing_layers_in_every_encoding() {
+    let m = sample_map();
+    let grid = pathing_grid(&m, &PathingRules::DEFAULT).unwrap();
+    let hg = high_ground(&m);
+    for enc in [
+        TiledEncoding::Csv,
+        TiledEncoding::Base64,
+        TiledEncoding::Base64Zlib,
+        TiledEncoding::Base64Gzip,
+        TiledEncoding::Base64Zstd,
+    ] {
+        let json = export_tiled(&m, Some(&grid), &TiledExport::DEFAULT.with_encoding(enc)).unwrap();
+        let doc: Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(doc["orientation"], "orthogonal");
+        assert_eq!(doc["width"], 16);
+        assert_eq!(doc["height"], 12);
+        assert_eq!(doc["tilesets"][0]["tiles"].as_array().unwrap().len(), 49);
+        let level = read_tiled_layer(&json, Some("level")).unwrap();
+        let path = read_tiled_layer(&json, Some("pathing")).unwrap();
+        assert_eq!((level.width, level.height), (16, 12));
+        for z in 0..12u32 {
+            for x in 0..16u32 {
+                let k = (z * 16 + x) as usize;
+                let want = if chasm_cell(&m, x, z) {
+                    TiledTiles::CHASM + 1
+                } else {
+                    TiledTiles::LEVEL + hg[k] as u32 + 1
+                };
+                assert_eq!(level.gids[k], want, "{enc:?} level at ({x}, {z})");
+                assert_eq!(
+                    path.gids[k],
+                    TiledTiles::PATHING + grid.cells()[k] as u32 + 1,
+                    "{enc:?} pathing at ({x}, {z})"
+                );
+            }
+        }
+        // The first tile layer is the level layer.
+        assert_eq!(read_tiled_layer(&json, None).unwrap(), level);
+    }
+}
+
+#[test]
+fn the_tiled_crate_reads_the_export_back() {
+    let m = sample_map();
+    let grid = pathing_grid(&m, &PathingRules::DEFAULT).unwrap();
+    let hg = high_ground(&m);
+    let dir = tempfile::tempdir().unwrap();
+    for enc in [
+        TiledEncoding::Csv,
+        TiledEncoding::Base64Zlib,
+        TiledEncoding::Base64Gzip,
+    ] {
+        let tmx = export_tiled_tmx(&m, None, &TiledExport::DEFAULT.with_encoding(enc)).unwrap();
+        let path = dir.path().join(format!("map_{enc:?}.tmx"));
+        std::fs::write(&path, &tmx).unwrap();
+        let map = tiled::Loader::new()
+            .load_tmx_map(&path)
+            .unwrap_or_else(|e| panic!("{enc:?}: {e}"));
+        assert_eq!((map.width, map.height), (16, 12));
+        assert_eq!(map.orientation, tiled::Orientation::Orthogonal);
+        assert_eq!(map.tilesets().len(), 1);
+        let names: Vec<String> = map.layers().map(|l| l.name.clone()).collect();
+        assert_eq!(names, ["level", "pathing"]);
+        let level = map.get_layer(0).unwrap().as_tile_layer().unwrap();
+        let pathing = map.get_layer(1).unwrap().as_tile_layer().unwrap();
+        for z in 0..12i32 {
+            for x in 0..16i32 {
+                let k = (z * 16 + x) as usize;
+                let t = level.get_tile(x, z).unwrap();
+                let tile = t.get_tile().unwrap();
+                let solid = tile.properties.get("solid");
+                let lvl = tile.properties.get("level");
+                if chasm_cell(&m, x as u32, z as u32) {
+                    assert_eq!(solid, Some(&tiled::PropertyValue::BoolValue(false)));
+                } else {
+                    assert_eq!(solid, Some(&tiled::PropertyValue::BoolValue(true)));
+                    assert_eq!(lvl, Some(&tiled::PropertyValue::IntValue(hg[k] as i32)));
+                }
+                let p = pathing.get_tile(x, z).unwrap();
+                assert_eq!(p.id(), TiledTiles::PATHING + grid.cells()[k] as u32);
+                let props = &p.get_tile().unwrap().properties;
+                let walk = grid.cells()[k] & PathingGrid::WALK != 0;
+                assert_eq!(
+                    props.get("walk"),
+                    Some(&tiled::PropertyValue::BoolValue(walk))
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn tiled_json_round_trip_keeps_levels_and_chasms() {
+    // Blocks of 4x4 cells at one level each, so every interior node has a
+    // single level among its cells.
+    let mut m = MapLayers::new(16, 16).unwrap();
+    for z in 0..=16u32 {
+        for x in 0..=16u32 {
+            let i = m.index(x, z).unwrap();
+            m.level[i] = ((x / 4 + z / 4) % 3) as f32;
+        }
+    }
+    let json = export_tiled(&m, None, &TiledExport::DEFAULT).unwrap();
+    let back = import_tiled(
+        &json,
+        &TiledImport::DEFAULT
+            .with_layer(Some("level".into()))
+            .with_cells_per_tile(1)
+            .with_smooth_passes(0),
+    )
+    .unwrap();
+    assert_eq!((back.width_cells(), back.depth_cells()), (16, 16));
+    // Inside each block (cells whose corner nodes only touch exported cells
+    // of the block: the export takes the lowest corner, so a block loses its
+    // last row and column next to a lower block) the levels come back.
+    let (hb, hm) = (high_ground(&back), high_ground(&m));
+    for z in (0..16usize).filter(|z| z % 4 == 1) {
+        for x in (0..16usize).filter(|x| x % 4 == 1) {
+            assert_eq!(hb[z * 16 + x], hm[z * 16 + x], "cell ({x}, {z})");
+        }
+    }
+    // The import is all land (every exported level tile is solid).
+    assert!(back.ground.iter().all(|&g| g >= 0.0));
+}
+
+// ---------------------------------------------------------------------------
+// Tiled import
+// ---------------------------------------------------------------------------
+
+fn tiled_doc(width: u32, height: u32, layer: Value) -> Value {
+    json!({
+        "type": "map",
+        "orientation": "orthogonal",
+        "width": width,
+        "height": height,
+        "tilewidth": 16,
+        "tileheight": 16,
+        "infinite": false,
+        "layers": [
+            { "type": "objectgroup", "name": "things", "objects": [] },
+            { "type": "group", "name": "g", "layers": [layer] },
+        ],
+        "tilesets": [{
+            "firstgid": 1,
+            "name": "terrain",
+            "tiles": [
+                { "id": 0, "properties": [{ "name": "solid", "type": "bool", "value": false }] },
+                { "id": 1, "properties": [{ "name": "solid", "type": "bool", "value": true }] },
+                { "id": 2, "properties": [
+                    { "name": "solid", "type": "bool", "value": true },
+                    { "name": "level", "type": "int", "value": 2 }
+                ] },
+            ],
+        }],
+    })
+}
+
+fn csv_layer(name: &str, width: u32, height: u32, gids: &[u32]) -> Value {
+    json!({ "type": "tilelayer", "name": name, "width": width, "height": height, "data": gids })
+}
+
+fn bytes(v: &Value) -> Vec<u8> {
+    serde_json::to_vec(v).unwrap()
+}
+
+#[test]
+fn solid_tiles_become_round_land_and_levels_become_cliffs() {
+    // 8x8 tiles: open tiles (gid 1) except a single solid tile and a 3x3
+    // block at level 2.
+    let mut gids = vec![1u32; 64];
+    gids[9] = 2;
+    for z in 4..7 {
+        for x in 4..7 {
+            gids[z * 8 + x] = 3;
+        }
+    }
+    let doc = tiled_doc(8, 8, csv_layer("ground", 8, 8, &gids));
+    let m = import_tiled(&bytes(&doc), &TiledImport::DEFAULT).unwrap();
+    assert_eq!((m.width_cells(), m.depth_cells()), (16, 16));
+    m.validate().unwrap();
+    // The single solid tile survives as a small round island.
+    let centre = m.index(3, 3).unwrap();
+    assert!(m.ground[centre] > 0.0);
+    assert!(m.ground[m.index(0, 0).unwrap()] < 0.0);
+    let c = level_colliders(&m, 0.05).unwrap();
+    let ground = c.iter().find(|c| c.level == 0).unwrap();
+    assert_eq!(ground.polylines.len(), 2, "the lone tile and the block");
+    // The level-2 block is a plateau of levels 1 and 2 with rims inside it.
+    let top = m.index(11, 11).unwrap();
+    assert_eq!(m.level_of(top), 2);
+    assert!(c.iter().any(|c| c.level == 2));
+    // Smoothing rounds corners: a block corner node is lower than its centre.
+    assert!(m.level[m.index(8, 8).unwrap()] < m.level[top]);
+}
+
+#[test]
+fn a_layer_without_solid_tiles_is_all_land_and_ids_can_mark_solid() {
+    let gids = vec![5u32; 16];
+    let doc = tiled_doc(4, 4, csv_layer("ground", 4, 4, &gids));
+    let m = import_tiled(&bytes(&doc), &TiledImport::DEFAULT).unwrap();
+    assert!(m.ground.iter().all(|&g| g >= 0.0));
+    let mut gids = vec![7u32; 16];
+    gids[5] = 9;
+    gids[6] = 9 | 0x8000_0000; // flipped horizontally: still gid 9
+    let doc = tiled_doc(4, 4, csv_layer("ground", 4, 4, &gids));
+    let opts = TiledImport::DEFAULT
+        .with_cells_per_tile(1)
+        .with_smooth_passes(0)
+        .with_solid_gids(vec![9])
+        .with_level_gids(vec![(9, 3)]);
+    let m = import_tiled(&bytes(&doc), &opts).unwrap();
+    // Node (2, 2) is shared by tiles 5, 6, 9 and 10: half solid.
+    let i = m.index(2, 2).unwrap();
+    assert_eq!(m.ground[i], 0.0);
+    assert_eq!(m.level[i], 1.5);
+    assert!(m.ground[0] < 0.0);
+}
+
+#[test]
+fn base64_layers_in_every_compression_and_infinite_chunks() {
+    let gids: Vec<u32> = (0..24).map(|i| if i % 5 == 0 { 3 } else { 2 }).collect();
+    let raw: Vec<u8> = gids.iter().flat_map(|g| g.to_le_bytes()).collect();
+    let csv = import_tiled(
+        &bytes(&tiled_doc(6, 4, csv_layer("l", 6, 4, &gids))),
+        &TiledImport::DEFAULT,
+    )
+    .unwrap();
+    let compressed = |c: &str| -> Vec<u8> {
+        use std::io::Write;
+        match c {
+            "" => raw.clone(),
+            "zlib" => {
+                let mut e = flate2::write::ZlibEncoder::new(Vec::new(), Default::default());
+                e.write_all(&raw).unwrap();
+                e.finish().unwrap()
+            }
+            "gzip" => {
+                let mut e = flate2::write::GzEncoder::new(Vec::new(), Default::default());
+                e.write_all(&raw).unwrap();
+                e.finish().unwrap()
+            }
+            _ => zstd::encode_all(&raw[..], 1).unwrap(),
+        }
+    };
+    for c in ["", "zlib", "gzip", "zstd"] {
+        let layer = json!({
+            "type": "tilelayer", "name": "l", "width": 6, "height": 4,
+            "encoding": "base64", "compression": c,
+            "data": BASE64.encode(compressed(c)),
+        });
+        let m = import_tiled(&bytes(&tiled_doc(6, 4, layer)), &TiledImport::DEFAULT).unwrap();
+        assert_eq!(m, csv, "compression {c:?}");
+    }
+    // The same tiles as two chunks of an infinite map, at negative coordinates.
+    let (top, bottom) = gids.split_at(12);
+    let layer = json!({
+        "type": "tilelayer", "name": "l", "startx": -16, "starty": -2,
+        "chunks": [
+            { "x": -16, "y": 0, "width": 6, "height": 2, "encoding": "csv", "data": bottom },
+            { "x": -16, "y": -2, "width": 6, "height": 2, "data": "" },
+        ],
+        // As Tiled writes it: the encoding on the layer, for every chunk.
+        "encoding": "base64", "compression": "zlib",
+    });
+    let mut doc = tiled_doc(6, 4, layer);
+    doc["infinite"] = json!(true);
+    // The compressed chunk: the top rows, base64 + zlib.
+    let top_raw: Vec<u8> = top.iter().flat_map(|g| g.to_le_bytes()).collect();
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), Default::default());
+    std::io::Write::write_all(&mut e, &top_raw).unwrap();
+    doc["layers"][1]["layers"][0]["chunks"][1]["data"] = json!(BASE64.encode(e.finish().unwrap()));
+    let l = read_tiled_layer(&bytes(&doc), Some("l")).unwrap();
+    assert_eq!((l.width, l.height), (6, 4));
+    assert_eq!(l.gids, gids);
+    let m = import_tiled(&bytes(&doc), &TiledImport::DEFAULT).unwrap();
+    assert_eq!(m, csv);
+}
+
+#[test]
+fn bad_tiled_input_gives_typed_errors() {
+    let ok = tiled_doc(2, 2, csv_layer("l", 2, 2, &[1, 2, 2, 1]));
+    let opts = TiledImport::DEFAULT;
+    let err = |doc: &[u8]| import_tiled(doc, &opts).unwrap_err();
+    assert!(matches!(err(b"{ not json"), ExportError::TiledJson(_)));
+    assert!(matches!(err(b"[1, 2]"), ExportError::TiledJson(_)));
+    let mut d = ok.clone();
+    d["orientation"] = json!("isometric");
+    let e = err(&bytes(&d));
+    assert!(matches!(&e, ExportError::TiledOrientation(o) if o == "isometric"));
+    assert!(e.to_string().contains("orthogonal"));
+    d["orientation"] = json!("hexagonal");
+    assert!(matches!(err(&bytes(&d)), ExportError::TiledOrientation(_)));
+    let e = import_tiled(
+        &bytes(&ok),
+        &TiledImport::DEFAULT.with_layer(Some("nope".into())),
+    )
+    .unwrap_err();
+    match &e {
+        ExportError::TiledLayerNotFound { name, available } => {
+            assert_eq!(name, "nope");
+            assert_eq!(available, &["l".to_string()]);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let layer = |enc: &str, comp: &str| {
+        json!({ "type": "tilelayer", "name": "l", "width": 2, "height": 2,
+                "encoding": enc, "compression": comp, "data": "AAAA" })
+    };
+    let e = err(&bytes(&tiled_doc(2, 2, layer("base64", "lz4"))));
+    assert!(
+        matches!(&e, ExportError::TiledCompression(c) if c.contains("lz4")),
+        "{e}"
+    );
+    assert!(matches!(
+        err(&bytes(&tiled_doc(2, 2, layer("xml", "")))),
+        ExportError::TiledCompression(_)
+    ));
+    // Wrong data length, bad base64, corrupt zlib.
+    assert!(matches!(
+        err(&bytes(&tiled_doc(2, 2, csv_layer("l", 2, 2, &[1, 2, 3])))),
+        ExportError::TiledJson(_)
+    ));
+    assert!(matches!(
+        err(&bytes(&tiled_doc(2, 2, layer("base64", "")))),
+        ExportError::TiledJson(_)
+    ));
+    let mut corrupt = layer("base64", "zlib");
+    corrupt["data"] = json!(BASE64.encode([1u8, 2, 3, 4, 5, 6]));
+    assert!(matches!(
+        err(&bytes(&tiled_doc(2, 2, corrupt))),
+        ExportError::TiledJson(_)
+    ));
+    // Too large, before anything is allocated.
+    let big = json!({ "type": "tilelayer", "name": "l", "width": MAX_MAP_CELLS + 1,
+                      "height": 2, "data": [] });
+    assert!(matches!(
+        err(&bytes(&tiled_doc(2, 2, big))),
+        ExportError::MapTooLarge { .. }
+    ));
+    let wide = vec![1u32; 3000];
+    let e = err(&bytes(&tiled_doc(3000, 1, csv_layer("l", 3000, 1, &wide))));
+    assert!(
+        matches!(e, ExportError::MapTooLarge { width: 6000, .. }),
+        "{e}"
+    );
+    // A level property out of range.
+    let mut d = ok.clone();
+    d["tilesets"][0]["tiles"][1]["properties"] =
+        json!([{ "name": "level", "type": "int", "value": 16 }]);
+    let e = err(&bytes(&d));
+    assert!(
+        matches!(&e, ExportError::InvalidParameter { name: "level", .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("0..=15"));
+    // Options out of range.
+    assert!(import_tiled(&bytes(&ok), &TiledImport::DEFAULT.with_cells_per_tile(0)).is_err());
+    assert!(import_tiled(&bytes(&ok), &TiledImport::DEFAULT.with_smooth_passes(9)).is_err());
+    assert!(
+        import_tiled(
+            &bytes(&ok),
+            &TiledImport::DEFAULT.with_level_gids(vec![(1, 16)])
+        )
+        .is_err()
+    );
+    // A map without tile layers names no layer.
+    let mut d = ok.clone();
+    d["layers"] = json!([]);
+    assert!(matches!(
+        err(&bytes(&d)),
+        ExportError::TiledLayerNotFound { .. }
+    ));
+}
+
+#[test]
+fn tiled_export_rejects_bad_input() {
+    let m = sample_map();
+    let small = pathing_grid(&MapLayers::new(2, 2).unwrap(), &PathingRules::DEFAULT).unwrap();
+    assert!(export_tiled(&m, Some(&small), &TiledExport::DEFAULT).is_err());
+    assert!(export_tiled(&m, None, &TiledExport::DEFAULT.with_tile_size(0)).is_err());
+    let mut bad = m.clone();
+    bad.level[3] = f32::NAN;
+    assert!(export_tiled(&bad, None, &TiledExport::DEFAULT).is_err());
+    assert!(export_tiled_tmx(&bad, None, &TiledExport::DEFAULT).is_err());
+}
+
+// ---------------------------------------------------------------------------
+// Layer textures
+// ---------------------------------------------------------------------------
+
+#[test]
+fn grid_maps_round_trip_exactly_through_png_layers() {
+    let m = sample_map();
+    // Every value of the sample lies on the grid (levels, softness 0/1, ground +-1).
+    assert_eq!(quantize_for_png(&m).unwrap(), m);
+    let mesh = PngLayersMesh::new(2.0, 1.5, 3.0);
+    let files = export_png_layers(&m, Some(mesh)).unwrap();
+    assert_eq!(&files.png[1..4], b"PNG");
+    let back = load_png_layers(&files.png, &files.sidecar).unwrap();
+    assert_eq!(back, m);
+    let info = read_png_layers_sidecar(&files.sidecar).unwrap();
+    assert_eq!((info.width_cells, info.depth_cells), (16, 12));
+    assert_eq!(info.mesh, Some(mesh));
+    let files = export_png_layers(&m, None).unwrap();
+    assert_eq!(read_png_layers_sidecar(&files.sidecar).unwrap().mesh, None);
+}
+
+#[test]
+fn png_layers_decode_as_documented() {
+    let mut m = MapLayers::new(3, 2).unwrap();
+    m.ground[1] = -1.5;
+    m.level[2] = 7.25;
+    m.softness[3] = 0.5;
+    let files = export_png_layers(&m, None).unwrap();
+    let dec = png::Decoder::new(std::io::Cursor::new(&files.png));
+    let mut r = dec.read_info().unwrap();
+    assert_eq!((r.info().width, r.info().height), (4, 3));
+    assert_eq!(r.info().color_type, png::ColorType::Rgb);
+    assert_eq!(r.info().bit_depth, png::BitDepth::Sixteen);
+    let mut buf = vec![0; r.output_buffer_size().unwrap()];
+    r.next_frame(&mut buf).unwrap();
+    let px = |i: usize, c: usize| u16::from_be_bytes([buf[i * 6 + c * 2], buf[i * 6 + c * 2 + 1]]);
+    let side: Value = serde_json::from_slice(&files.sidecar).unwrap();
+    // |ground| <= 1.5 < 2^1.
+    assert_eq!(side["quantization"]["ground_exponent"], 1);
+    assert_eq!(px(0, 0), 32768 + 16384); // ground 1.0 at step 2^-14
+    assert_eq!(px(1, 0), 32768 - 24576); // ground -1.5
+    assert_eq!(px(2, 1), 32768 + 7 * 2048 + 512);
+    assert_eq!(px(3, 2), 16384);
+    assert_eq!(px(0, 1), 32768);
+}
+
+#[test]
+fn bad_png_layer_files_are_errors() {
+    let m = sample_map();
+    let files = export_png_layers(&m, None).unwrap();
+    let other = export_png_layers(&MapLayers::new(3, 3).unwrap(), None).unwrap();
+    assert!(matches!(
+        load_png_layers(&other.png, &files.sidecar),
+        Err(ExportError::MapLayers(_))
+    ));
+    assert!(load_png_layers(&files.png, b"{").is_err());
+    assert!(load_png_layers(b"not a png", &files.sidecar).is_err());
+    let mut side: Value = serde_json::from_slice(&files.sidecar).unwrap();
+    side["version"] = json!(99);
+    assert!(load_png_layers(&files.png, &bytes(&side)).is_err());
+    let mut side: Value = serde_json::from_slice(&files.sidecar).unwrap();
+    side["layers"]["water"]["data"] =
+        json!(BASE64.encode(zstd::encode_all(&[0u8; 8][..], 1).unwrap()));
+    assert!(load_png_layers(&files.png, &bytes(&side)).is_err());
+    let mut side: Value = serde_json::from_slice(&files.sidecar).unwrap();
+    side["width_cells"] = json!(0);
+    assert!(load_png_layers(&files.png, &bytes(&side)).is_err());
+    let mut bad = m.clone();
+    bad.height.pop();
+    assert!(export_png_layers(&bad, None).is_err());
+    assert!(quantize_for_png(&bad).is_err());
+}
+
+fn arb_map() -> impl Strategy<Value = MapLayers> {
+    (1u32..7, 1u32..7).prop_flat_map(|(w, d)| {
+        let n = ((w + 1) * (d + 1)) as usize;
+        (
+            prop::collection::vec(-300.0f32..300.0, n),
+            prop::collection::vec(-0.5f32..=15.5, n),
+            prop::collection::vec(0.0f32..=1.0, n),
+            prop::collection::vec(-50.0f32..50.0, n),
+            prop::collection::vec(any::<[u8; 8]>(), n),
+            prop::collection::vec(0u8..8, n),
+            0.0f32..1.0,
+        )
+            .prop_map(
+                move |(ground, level, soft, height, splat, pathing, scale)| {
+                    let mut m = MapLayers::new(w, d).unwrap();
+                    m.ground = ground.iter().map(|g| g * scale).collect();
+                    m.level = level;
+                    m.softness = soft;
+                    m.water = height.iter().map(|h| h * 0.5).collect();
+                    m.height = height;
+                    m.splat = splat
+                        .into_iter()
+                        .map(|b| {
+                            let mut s = Splat::from_bytes(b);
+                            s.ids = s.ids.map(|i| i % 16);
+                            s
+                        })
+                        .collect();
+                    m.pathing = pathing;
+                    m
+                },
+            )
+    })
+}
+
+fn bits_eq(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn quantized_maps_round_trip_bit_for_bit(m in arb_map()) {
+        let q = quantize_for_png(&m).unwrap();
+        let files = export_png_layers(&q, None).unwrap();
+        let back = load_png_layers(&files.png, &files.sidecar).unwrap();
+        prop_assert!(bits_eq(&back.ground, &q.ground));
+        prop_assert!(bits_eq(&back.level, &q.level));
+        prop_assert!(bits_eq(&back.softness, &q.softness));
+        prop_assert!(bits_eq(&back.height, &m.height));
+        prop_assert!(bits_eq(&back.water, &m.water));
+        prop_assert_eq!(&back.splat, &m.splat);
+        prop_assert_eq!(&back.pathing, &m.pathing);
+        // Quantising is idempotent and close to the input.
+        prop_assert_eq!(&quantize_for_png(&q).unwrap(), &q);
+        for (a, b) in q.level.iter().zip(&m.level) {
+            prop_assert!((a - b).abs() <= 0.5 / 2048.0 + 1e-6);
+        }
+        for (a, b) in q.softness.iter().zip(&m.softness) {
+            prop_assert!((a - b).abs() <= 0.5 / 32768.0 + 1e-7);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Pathing image
+// ---------------------------------------------------------------------------
+
+#[test]
+fn pathing_png_has_one_colour_per_bit_combination() {
+    let mut colours: Vec<[u8; 3]> = (0..32u8).map(pathing_color).collect();
+    colours.sort();
+    colours.dedup();
+    assert_eq!(colours.len(), 32);
+    assert_eq!(
+        pathing_color(PathingGrid::WALK | PathingGrid::FLY | PathingGrid::BUILD),
+        [0, 160, 0]
+    );
+    assert_eq!(pathing_color(PathingGrid::FLY), [160, 0, 0]);
+    let m = sample_map();
+    let grid = pathing_grid(&m, &PathingRules::DEFAULT).unwrap();
+    let bytes = pathing_png(&grid).unwrap();
+    let mut r = png::Decoder::new(std::io::Cursor::new(&bytes))
+        .read_info()
+        .unwrap();
+    assert_eq!((r.info().width, r.info().height), (16, 12));
+    assert_eq!(r.info().color_type, png::ColorType::Rgb);
+    let mut buf = vec![0; r.output_buffer_size().unwrap()];
+    r.next_frame(&mut buf).unwrap();
+    for (k, &b) in grid.cells().iter().enumerate() {
+        assert_eq!(&buf[k * 3..k * 3 + 3], &pathing_color(b));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Meshes from loaded layers, and the map .glb
+// ---------------------------------------------------------------------------
+
+use isoterra_export::{export_map_glb, map_mesh_glb, splat_color};
+use isoterra_mesh::{MapCellRect, MapMeshOptions, MapMeshOutput, MapMesher};
+
+fn mesh_of(m: &MapLayers) -> MapMeshOutput {
+    let mut out = MapMeshOutput::default();
+    MapMesher::new()
+        .mesh(m, MapCellRect::whole(m), &MapMeshOptions::DEFAULT, &mut out)
+        .unwrap();
+    out
+}
+
+fn same_mesh(a: &MapMeshOutput, b: &MapMeshOutput) -> bool {
+    let f3 = |x: &[[f32; 3]], y: &[[f32; 3]]| {
+        x.len() == y.len()
+            && x.iter()
+                .zip(y)
+                .all(|(p, q)| (0..3).all(|k| p[k].to_bits() == q[k].to_bits()))
+    };
+    let f1 = |x: &[f32], y: &[f32]| bits_eq(x, y);
+    f3(&a.terrain.positions, &b.terrain.positions)
+        && f3(&a.terrain.normals, &b.terrain.normals)
+        && a.terrain.splat == b.terrain.splat
+        && f1(&a.terrain.blend, &b.terrain.blend)
+        && a.terrain.indices == b.terrain.indices
+        && f3(&a.water.positions, &b.water.positions)
+        && f3(&a.water.normals, &b.water.normals)
+        && f1(&a.water.depth, &b.water.depth)
+        && a.water.indices == b.water.indices
+}
+
+#[test]
+fn meshes_from_loaded_png_layers_are_bitwise_equal() {
+    let m = sample_map();
+    let files = export_png_layers(&m, None).unwrap();
+    let back = load_png_layers(&files.png, &files.sidecar).unwrap();
+    let (a, b) = (mesh_of(&m), mesh_of(&back));
+    assert!(a.terrain.triangle_count() > 0 && a.water.triangle_count() > 0);
+    assert!(same_mesh(&a, &b));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn quantized_maps_mesh_identically_after_loading(m in arb_map()) {
+        let q = quantize_for_png(&m).unwrap();
+        let files = export_png_layers(&q, None).unwrap();
+        let back = load_png_layers(&files.png, &files.sidecar).unwrap();
+        prop_assert!(same_mesh(&mesh_of(&q), &mesh_of(&back)));
+    }
+}
+
+#[test]
+fn splat_colours_follow_the_palette() {
+    let c = splat_color(Splat::single(0), 0.0);
+    assert_eq!(c, [0.20, 0.45, 0.12, 1.0]);
+    let half = Splat {
+        ids: [0, 8, 0, 0],
+        weights: [100, 100, 0, 0],
+    };
+    let c = splat_color(half, 0.0);
+    assert!((c[0] - 0.56).abs() < 1e-6);
+    assert_eq!(splat_color(Splat::single(0), 1.0), [0.33, 0.30, 0.27, 1.0]);
+    let none = Splat {
+        ids: [3, 0, 0, 0],
+        weights: [0; 4],
+    };
+    assert_eq!(splat_color(none, f32::NAN), [0.80, 0.72, 0.50, 1.0]);
+}
+
+fn validator_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/validator")
+}
+
+/// Runs the Khronos validator; `None` (with a loud note) when it is not installed.
+fn validate(file: &std::path::Path) -> Option<Value> {
+    use std::io::Write;
+    let dir = validator_dir();
+    let required = std::env::var("ISOTERRA_REQUIRE_VALIDATOR").is_ok_and(|v| v == "1");
+    let node_ok = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !(node_ok && dir.join("node_modules/gltf-validator").is_dir()) {
+        let msg = format!(
+            "SKIPPED: gltf-validator not installed; run npm ci in {} (node found: {node_ok})",
+            dir.display()
+        );
+        assert!(!required, "{msg} (ISOTERRA_REQUIRE_VALIDATOR=1)");
+        let _ = writeln!(std::io::stderr(), "\n!!!!!!!!\n{msg}\n!!!!!!!!\n");
+        return None;
+    }
+    let out = std::process::Command::new("node")
+        .arg(dir.join("validate.mjs"))
+        .arg(file)
+        .output()
+        .expect("node runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("validator prints JSON");
+    Some(report)
+}
+
+#[test]
+fn map_glb_passes_the_khronos_validator() {
+    let m = sample_map();
+    let bytes = export_map_glb(&m, &MapMeshOptions::DEFAULT.with_cell_size(2.0)).unwrap();
+    // The container: terrain with colours and an opaque material, water blended.
+    let json_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let doc: Value = serde_json::from_slice(&bytes[20..20 + json_len]).unwrap();
+    assert_eq!(doc["nodes"][0]["name"], "terrain");
+    assert_eq!(doc["nodes"][1]["name"], "water");
+    let prim = &doc["meshes"][0]["primitives"][0];
+    assert!(prim["attributes"]["COLOR_0"].is_u64());
+    assert!(prim["attributes"]["NORMAL"].is_u64());
+    assert_eq!(doc["materials"][1]["alphaMode"], "BLEND");
+    assert_eq!(doc["materials"].as_array().unwrap().len(), 2);
+    // The same bytes from an existing mesh.
+    let mut out = MapMeshOutput::default();
+    MapMesher::new()
+        .mesh(
+            &m,
+            MapCellRect::whole(&m),
+            &MapMeshOptions::DEFAULT.with_cell_size(2.0),
+            &mut out,
+        )
+        .unwrap();
+    assert_eq!(map_mesh_glb(&out).unwrap(), bytes);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("map.glb");
+    std::fs::write(&file, &bytes).unwrap();
+    if let Some(report) = validate(&file) {
+        let issues = &report["issues"];
+        assert_eq!(
+            issues["numErrors"], 0,
+            "validator errors: {:#}",
+            issues["messages"]
+        );
+        assert_eq!(
+            issues["numWarnings"], 0,
+            "validator warnings: {:#}",
+            issues["messages"]
+        );
+        assert_eq!(report["info"]["drawCallCount"].as_u64(), Some(2));
+    }
+    // A map without water has a terrain node only.
+    let dry = MapLayers::new(4, 4).unwrap();
+    let bytes = export_map_glb(&dry, &MapMeshOptions::DEFAULT).unwrap();
+    let json_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let doc: Value = serde_json::from_slice(&bytes[20..20 + json_len]).unwrap();
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 1);
+    let mut bad = dry.clone();
+    bad.ground[0] = f32::INFINITY;
+    assert!(export_map_glb(&bad, &MapMeshOptions::DEFAULT).is_err());
+}

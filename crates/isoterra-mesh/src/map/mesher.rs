@@ -1,0 +1,1389 @@
+//! The map mesher: validation, per-node precomputation, the terrain pass
+//! (tops, cliff walls, chasm walls) and the water pass.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use isoterra_field::map::{MAX_LEVEL, MAX_TEXTURES, MapLayers};
+
+use super::{CellRect, MapMeshBuffers, MapMeshOptions, MapMeshOutput, WaterBuffers};
+use crate::MeshError;
+
+/// Largest magnitude accepted for option products, ground, height and water
+/// values: keeps every interpolation and sum finite.
+const MAX_MAGNITUDE: f64 = 1.0e30;
+
+/// "No node" marker in [`Pt::node`] and unset entries of the node vertex tables.
+const NONE: u32 = u32::MAX;
+
+// Planar point kinds (bits 40.. of a planar key).
+const K_NODE: u64 = 0;
+const K_HSIDE: u64 = 1;
+const K_VSIDE: u64 = 2;
+const K_CENTER: u64 = 3;
+const K_SPOKE: u64 = 4;
+const K_CHORD: u64 = 5;
+const K_WDIAG: u64 = 6;
+
+/// Event code of the chasm line `ground = 0` (events `0..15` are the rims `k + 0.5`).
+const EV_GROUND: u64 = 16;
+/// Event code of the shoreline `water - ground = 0`.
+const EV_SHORE: u64 = 17;
+
+/// Ring edge kinds: `0..8` lie on a triangle carrier (sides `0..4`, spokes
+/// `4..8`), then the chasm cut, then rim cuts `LCUT + k`.
+const GCUT: u8 = 8;
+const LCUT: u8 = 16;
+
+/// Band slot of chasm wall bottom vertices in a vertex key.
+const BOTTOM: u64 = 16;
+
+#[inline]
+fn pkey(kind: u64, x: u32, z: u32, slot: u64, ev: u64) -> u64 {
+    (kind << 40) | ((x as u64) << 27) | ((z as u64) << 14) | (slot << 6) | ev
+}
+
+/// A multiplicative hasher for the integer vertex keys (they are already
+/// well spread; a full SipHash would dominate the meshing time).
+#[derive(Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(self.0 ^ b as u64);
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        let m = (v ^ self.0) as u128 * 0x9E37_79B9_7F4A_7C15u128;
+        self.0 = (m as u64) ^ ((m >> 64) as u64);
+    }
+}
+
+type KeyMap = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
+
+/// A point of the plane with every layer interpolated to it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Pt {
+    /// Planar key: which node, crossing or interior point this is.
+    key: u64,
+    x: f32,
+    z: f32,
+    /// Terrace value, softness, height offset, ground density.
+    l: f32,
+    s: f32,
+    h: f32,
+    g: f32,
+    /// Gradients (d/dx, d/dz) of level, softness, height and ground.
+    gl: [f32; 2],
+    gs: [f32; 2],
+    gh: [f32; 2],
+    gg: [f32; 2],
+    /// Storage index of the node whose splat this point takes.
+    splat: u32,
+    /// Local node index when the point is a node, else [`NONE`].
+    node: u32,
+    /// Carriers (bits `0..8`) of the current cell the point lies on.
+    on: u8,
+    /// Kind of the ring edge that leaves this point.
+    edge: u8,
+}
+
+#[inline]
+fn mix(a: f32, b: f32, t: f32) -> f32 {
+    a + (b - a) * t
+}
+
+#[inline]
+fn mix2(a: [f32; 2], b: [f32; 2], t: f32) -> [f32; 2] {
+    [mix(a[0], b[0], t), mix(a[1], b[1], t)]
+}
+
+/// Interpolates every layer (not the key, position or bookkeeping).
+#[inline]
+fn lerp_pt(a: &Pt, b: &Pt, t: f32) -> Pt {
+    Pt {
+        key: 0,
+        x: 0.0,
+        z: 0.0,
+        l: mix(a.l, b.l, t),
+        s: mix(a.s, b.s, t),
+        h: mix(a.h, b.h, t),
+        g: mix(a.g, b.g, t),
+        gl: mix2(a.gl, b.gl, t),
+        gs: mix2(a.gs, b.gs, t),
+        gh: mix2(a.gh, b.gh, t),
+        gg: mix2(a.gg, b.gg, t),
+        splat: a.splat,
+        node: NONE,
+        on: 0,
+        edge: 0,
+    }
+}
+
+/// Parameter of value `c` between `va` (t = 0) and `vb` (t = 1), in `f64`.
+#[inline]
+fn param(va: f32, vb: f32, c: f32) -> f64 {
+    let t = (c as f64 - va as f64) / (vb as f64 - va as f64);
+    if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) }
+}
+
+/// The band (cliff level) of a terrace value: the same as
+/// [`level_index`](isoterra_field::map::level_index) for every value at or
+/// above `-0.5` (validated levels and their interpolations), where truncation
+/// is the floor; without a call to `floorf`.
+#[inline]
+fn band(l: f32) -> u8 {
+    ((l + 0.5) as i32).clamp(0, MAX_LEVEL as i32) as u8
+}
+
+/// Whether a terrace value lies exactly on a rim `k + 0.5` (with `k + 1` a level).
+#[inline]
+fn is_rim(l: f32) -> bool {
+    let r = l + 0.5;
+    r == (r as i32) as f32 && (1.0..=MAX_LEVEL as f32).contains(&r)
+}
+
+/// The lowest band that meets at a point: one below its own on a rim.
+#[inline]
+fn low_band(l: f32) -> u8 {
+    let own = band(l);
+    if is_rim(l) { own - 1 } else { own }
+}
+
+#[inline]
+fn unit2(v: [f32; 2]) -> [f32; 2] {
+    let len = (v[0] * v[0] + v[1] * v[1]).sqrt();
+    if len > 0.0 && len.is_finite() {
+        [v[0] / len, v[1] / len]
+    } else {
+        [0.0, 0.0]
+    }
+}
+
+#[inline]
+fn normalize3(v: [f32; 3]) -> [f32; 3] {
+    let len = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    if len > 0.0 && len.is_finite() {
+        let r = 1.0 / len;
+        [v[0] * r, v[1] * r, v[2] * r]
+    } else {
+        [0.0, 1.0, 0.0]
+    }
+}
+
+/// Clips `ring` by a classification into two rings (Sutherland-Hodgman run
+/// for both sides at once). Crossing points are made once per ring edge and
+/// shared by both outputs; the new edge along the cut gets kind `cut` on both
+/// sides.
+fn split(
+    ring: &[Pt],
+    lower: &mut Vec<Pt>,
+    upper: &mut Vec<Pt>,
+    cut: u8,
+    is_upper: impl Fn(&Pt) -> bool,
+    mut cross: impl FnMut(&Pt, &Pt) -> Pt,
+) {
+    lower.clear();
+    upper.clear();
+    let n = ring.len();
+    for i in 0..n {
+        let a = &ring[i];
+        let b = &ring[(i + 1) % n];
+        let (ua, ub) = (is_upper(a), is_upper(b));
+        if ua == ub {
+            if ub {
+                upper.push(*b)
+            } else {
+                lower.push(*b)
+            }
+            continue;
+        }
+        let x = cross(a, b);
+        let exit = Pt { edge: cut, ..x };
+        let enter = Pt { edge: a.edge, ..x };
+        if ua {
+            upper.push(exit);
+            lower.push(enter);
+            lower.push(*b);
+        } else {
+            lower.push(exit);
+            upper.push(enter);
+            upper.push(*b);
+        }
+    }
+}
+
+/// Removes consecutive (cyclic) repeats of a point, keeping the later copy
+/// (whose outgoing edge is the one that leaves the point).
+fn dedupe(ring: &mut Vec<Pt>) {
+    let n = ring.len();
+    if n < 2 {
+        return;
+    }
+    let first = ring[0].key;
+    let mut out = 0;
+    for i in 0..n {
+        let next = if i + 1 < n { ring[i + 1].key } else { first };
+        if ring[i].key != next {
+            ring[out] = ring[i];
+            out += 1;
+        }
+    }
+    ring.truncate(out);
+}
+
+/// Read-only state of one meshing call.
+struct Geo<'a> {
+    layers: &'a MapLayers,
+    cs: f32,
+    lh: f32,
+    depth: f32,
+    rect: CellRect,
+    /// Nodes per local row (`rect.width() + 1`).
+    nw: usize,
+    nodes: &'a [Pt],
+}
+
+/// The five points of a cell (corners `c0..c3` counter-clockwise from
+/// `(x, z)`, then the centre) and its coordinates.
+struct Cell {
+    pts: [Pt; 5],
+    cx: u32,
+    cz: u32,
+}
+
+impl Geo<'_> {
+    /// The two ends of carrier `e` of a cell, lower-index end first.
+    #[inline]
+    fn ends(e: u8) -> (usize, usize) {
+        match e {
+            0 => (0, 1),
+            1 => (1, 2),
+            2 => (3, 2),
+            3 => (0, 3),
+            _ => ((e - 4) as usize, 4),
+        }
+    }
+
+    /// Position at parameter `t` along carrier `e`, and the carrier's key
+    /// (without event).
+    fn carrier_pos(&self, cell: &Cell, e: u8, t: f64) -> (f32, f32, u64) {
+        let cs = self.cs as f64;
+        let (cx, cz) = (cell.cx, cell.cz);
+        match e {
+            0 | 2 => {
+                let z = if e == 0 { cz } else { cz + 1 };
+                let x = ((cx as f64 + t) * cs) as f32;
+                (x, cell.pts[Self::ends(e).0].z, pkey(K_HSIDE, cx, z, 0, 0))
+            }
+            1 | 3 => {
+                let x = if e == 3 { cx } else { cx + 1 };
+                let z = ((cz as f64 + t) * cs) as f32;
+                (cell.pts[Self::ends(e).0].x, z, pkey(K_VSIDE, x, cz, 0, 0))
+            }
+            _ => {
+                let (a, b) = Self::ends(e);
+                let (pa, pb) = (&cell.pts[a], &cell.pts[b]);
+                let t = t as f32;
+                (
+                    mix(pa.x, pb.x, t),
+                    mix(pa.z, pb.z, t),
+                    pkey(K_SPOKE, cx, cz, (e - 4) as u64, 0),
+                )
+            }
+        }
+    }
+
+    /// Where the rim `k + 0.5` (`ev = k`) or the chasm line (`ev = EV_GROUND`)
+    /// crosses carrier `e`; `None` when the point is an end of the carrier.
+    fn event_pos(&self, cell: &Cell, e: u8, ev: u64) -> Option<(f32, f32)> {
+        let (a, b) = Self::ends(e);
+        let (pa, pb) = (&cell.pts[a], &cell.pts[b]);
+        let t = if ev == EV_GROUND {
+            param(pa.g, pb.g, 0.0)
+        } else {
+            param(pa.l, pb.l, ev as f32 + 0.5)
+        };
+        if t == 0.0 || t == 1.0 {
+            return None;
+        }
+        let (x, z, _) = self.carrier_pos(cell, e, t);
+        if (x == pa.x && z == pa.z) || (x == pb.x && z == pb.z) {
+            return None;
+        }
+        Some((x, z))
+    }
+
+    /// The point where event `ev` crosses carrier `e` of the cell. A crossing
+    /// on an end of the carrier is that end; a chasm crossing on a rim
+    /// crossing is that rim crossing (with `ground = 0`).
+    fn cross_at(&self, cell: &Cell, e: u8, ev: u64) -> Pt {
+        let (a, b) = Self::ends(e);
+        let (pa, pb) = (&cell.pts[a], &cell.pts[b]);
+        let t = if ev == EV_GROUND {
+            param(pa.g, pb.g, 0.0)
+        } else {
+            param(pa.l, pb.l, ev as f32 + 0.5)
+        };
+        if t == 0.0 {
+            return *pa;
+        }
+        if t == 1.0 {
+            return *pb;
+        }
+        let (x, z, ckey) = self.carrier_pos(cell, e, t);
+        if x == pa.x && z == pa.z {
+            return *pa;
+        }
+        if x == pb.x && z == pb.z {
+            return *pb;
+        }
+        if ev == EV_GROUND {
+            let (ka, kb) = (band(pa.l), band(pb.l));
+            for k in ka.min(kb)..ka.max(kb) {
+                if self.event_pos(cell, e, k as u64) == Some((x, z)) {
+                    return self.cross_at(cell, e, k as u64);
+                }
+            }
+        }
+        let mut p = lerp_pt(pa, pb, t as f32);
+        p.x = x;
+        p.z = z;
+        p.key = ckey | ev;
+        p.on = 1 << e;
+        if ev == EV_GROUND {
+            p.g = 0.0;
+        } else {
+            p.l = ev as f32 + 0.5;
+            if (pa.g < 0.0) != (pb.g < 0.0) && self.event_pos(cell, e, EV_GROUND) == Some((x, z)) {
+                p.g = 0.0;
+            }
+        }
+        p
+    }
+
+    /// The point where rim `k + 0.5` crosses the chasm chord of triangle `j`.
+    fn chord_cross(&self, cell: &Cell, tri: &Tri, k: u8) -> Pt {
+        if let Some(e) = tri.along {
+            return self.cross_at(cell, e, k as u64);
+        }
+        let (a, b) = (&tri.exit, &tri.enter);
+        let t = param(a.l, b.l, k as f32 + 0.5);
+        if t == 0.0 {
+            return *a;
+        }
+        if t == 1.0 {
+            return *b;
+        }
+        let tf = t as f32;
+        let (x, z) = (mix(a.x, b.x, tf), mix(a.z, b.z, tf));
+        if x == a.x && z == a.z {
+            return *a;
+        }
+        if x == b.x && z == b.z {
+            return *b;
+        }
+        let mut p = lerp_pt(a, b, tf);
+        p.x = x;
+        p.z = z;
+        p.l = k as f32 + 0.5;
+        p.g = 0.0;
+        p.splat = tri.splat;
+        p.key = pkey(K_CHORD, cell.cx, cell.cz, tri.j as u64, k as u64);
+        p
+    }
+
+    /// Height of point `p` on band `b`.
+    #[inline]
+    fn y(&self, p: &Pt, b: u8) -> f32 {
+        let bf = b as f32;
+        let continuous = p.l.clamp(0.0, MAX_LEVEL as f32);
+        (bf + (continuous - bf) * p.s) * self.lh + p.h
+    }
+}
+
+/// The chasm chord of one triangle: where the land ring leaves and re-enters.
+struct Tri {
+    j: u8,
+    exit: Pt,
+    enter: Pt,
+    /// The carrier the chord runs along, when it is a side of the triangle.
+    along: Option<u8>,
+    splat: u32,
+}
+
+/// Scratch rings, reused across triangles.
+#[derive(Debug, Default, Clone)]
+struct Rings {
+    ring: Vec<Pt>,
+    land: Vec<Pt>,
+    chasm: Vec<Pt>,
+    lower: Vec<Pt>,
+    upper: Vec<Pt>,
+}
+
+/// Welding state and output of the terrain pass.
+struct Emit<'a> {
+    out: &'a mut MapMeshBuffers,
+    map: &'a mut KeyMap,
+    node_vertex: &'a mut [u32],
+}
+
+impl Emit<'_> {
+    /// The vertex of point `p` on band `b`. Bands whose vertices would sit at
+    /// the same height are one vertex (pulled toward the point's own band).
+    fn vertex(&mut self, geo: &Geo, p: &Pt, b: u8) -> u32 {
+        let own = band(p.l);
+        let mut b = b;
+        while b > own && geo.y(p, b - 1) == geo.y(p, b) {
+            b -= 1;
+        }
+        while b < own && geo.y(p, b + 1) == geo.y(p, b) {
+            b += 1;
+        }
+        if b == own && p.node != NONE {
+            let slot = p.node as usize;
+            if self.node_vertex[slot] == NONE {
+                self.node_vertex[slot] = self.push_top(geo, p, b);
+            }
+            return self.node_vertex[slot];
+        }
+        let key = (p.key << 5) | b as u64;
+        if let Some(&v) = self.map.get(&key) {
+            return v;
+        }
+        let v = self.push_top(geo, p, b);
+        self.map.insert(key, v);
+        v
+    }
+
+    /// The vertex of node `p` on its own band.
+    #[inline]
+    fn own_vertex(&mut self, geo: &Geo, p: &Pt) -> u32 {
+        let slot = p.node as usize;
+        let v = self.node_vertex[slot];
+        if v != NONE {
+            return v;
+        }
+        let v = self.push_top(geo, p, band(p.l));
+        self.node_vertex[slot] = v;
+        v
+    }
+
+    /// Pushes the vertex of `p` on band `b` (a top or rim vertex).
+    fn push_top(&mut self, geo: &Geo, p: &Pt, b: u8) -> u32 {
+        let bf = b as f32;
+        let continuous = p.l.clamp(0.0, MAX_LEVEL as f32);
+        let dx = ((continuous - bf) * p.gs[0] + p.s * p.gl[0]) * geo.lh + p.gh[0];
+        let dz = ((continuous - bf) * p.gs[1] + p.s * p.gl[1]) * geo.lh + p.gh[1];
+        let mut n = normalize3([-dx, 1.0, -dz]);
+        let mut blend = 0.0f32;
+        let mut tilted = false;
+        if is_rim(p.l) && p.s < 1.0 {
+            tilted = true;
+            let w = 1.0 - p.s;
+            let out = unit2([-p.gl[0], -p.gl[1]]);
+            n[0] += w * out[0];
+            n[2] += w * out[1];
+            blend = w;
+        }
+        if p.g == 0.0 {
+            tilted = true;
+            let out = unit2([-p.gg[0], -p.gg[1]]);
+            n[0] += out[0];
+            n[2] += out[1];
+            blend = 1.0;
+        }
+        if tilted {
+            n = normalize3(n);
+        }
+        self.push(geo, [p.x, geo.y(p, b), p.z], n, p.splat, blend)
+    }
+
+    /// The chasm wall bottom vertex under `p`.
+    fn bottom(&mut self, geo: &Geo, p: &Pt) -> u32 {
+        let key = (p.key << 5) | BOTTOM;
+        if let Some(&v) = self.map.get(&key) {
+            return v;
+        }
+        let y = geo.y(p, low_band(p.l)) - geo.depth;
+        let out = unit2([-p.gg[0], -p.gg[1]]);
+        let v = self.push(
+            geo,
+            [p.x, y, p.z],
+            normalize3([out[0], 0.0, out[1]]),
+            p.splat,
+            1.0,
+        );
+        self.map.insert(key, v);
+        v
+    }
+
+    fn push(&mut self, geo: &Geo, pos: [f32; 3], n: [f32; 3], splat: u32, blend: f32) -> u32 {
+        let v = self.out.positions.len() as u32;
+        self.out.positions.push(pos);
+        self.out.normals.push(n);
+        self.out.splat.push(geo.layers.splat[splat as usize]);
+        self.out.blend.push(blend);
+        v
+    }
+
+    /// Emits a triangle unless it repeats a vertex or has zero area.
+    fn tri(&mut self, a: u32, b: u32, c: u32) {
+        if a == b || b == c || a == c {
+            return;
+        }
+        let p = &self.out.positions;
+        let (pa, pb, pc) = (p[a as usize], p[b as usize], p[c as usize]);
+        let u = [pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]];
+        let w = [pc[0] - pa[0], pc[1] - pa[1], pc[2] - pa[2]];
+        let n = [
+            u[1] * w[2] - u[2] * w[1],
+            u[2] * w[0] - u[0] * w[2],
+            u[0] * w[1] - u[1] * w[0],
+        ];
+        if n == [0.0; 3] {
+            return;
+        }
+        self.out.indices.extend_from_slice(&[a, b, c]);
+    }
+
+    /// A vertical wall between two columns of vertices (top first), facing
+    /// the left of the direction from column `a` to column `b` (seen from above).
+    ///
+    /// The strip steps down the column whose next vertex is higher; ties go to
+    /// the column whose point has the smaller planar key (`a_first`). The rule
+    /// does not depend on the direction, so the two faces of a zero-width ridge
+    /// are the same triangles in opposite winding.
+    fn wall(&mut self, a: &[u32], b: &[u32], a_first: bool) {
+        let (m, n) = (a.len() - 1, b.len() - 1);
+        let (mut i, mut j) = (0, 0);
+        while i < m || j < n {
+            let advance_a = if i == m {
+                false
+            } else if j == n {
+                true
+            } else {
+                let p = &self.out.positions;
+                let (ya, yb) = (p[a[i + 1] as usize][1], p[b[j + 1] as usize][1]);
+                ya > yb || (ya == yb && a_first)
+            };
+            if advance_a {
+                self.tri(a[i], a[i + 1], b[j]);
+                i += 1;
+            } else {
+                self.tri(a[i], b[j + 1], b[j]);
+                j += 1;
+            }
+        }
+    }
+
+    /// The column of a chasm wall under `p` for a piece of band `b`: the
+    /// band's vertex, the vertices of lower bands meeting at `p`, the bottom.
+    fn chasm_column(&mut self, geo: &Geo, p: &Pt, b: u8, col: &mut Column) {
+        col.len = 0;
+        let lo = low_band(p.l).min(b);
+        let mut k = b;
+        loop {
+            col.push(self.vertex(geo, p, k));
+            if k == lo {
+                break;
+            }
+            k -= 1;
+        }
+        col.push(self.bottom(geo, p));
+    }
+
+    /// Emits the top faces and walls of one band piece of a triangle.
+    fn band(&mut self, geo: &Geo, ring: &mut Vec<Pt>, b: u8) {
+        dedupe(ring);
+        let n = ring.len();
+        if n < 2 {
+            return;
+        }
+        if n >= 3 {
+            let v0 = self.vertex(geo, &ring[0], b);
+            let mut prev = self.vertex(geo, &ring[1], b);
+            for p in &ring[2..] {
+                let v = self.vertex(geo, p, b);
+                self.tri(v0, v, prev);
+                prev = v;
+            }
+        }
+        let (mut ca, mut cb) = (Column::default(), Column::default());
+        for i in 0..n {
+            let p = &ring[i];
+            let q = &ring[(i + 1) % n];
+            if p.edge == LCUT + b {
+                // The rim on this piece's upper side: wall from band b + 1 down to b.
+                ca.len = 0;
+                ca.push(self.vertex(geo, p, b + 1));
+                ca.push(self.vertex(geo, p, b));
+                cb.len = 0;
+                cb.push(self.vertex(geo, q, b + 1));
+                cb.push(self.vertex(geo, q, b));
+                self.wall(ca.as_slice(), cb.as_slice(), p.key < q.key);
+            } else if p.edge == GCUT {
+                // Land on the left of p -> q; the wall faces the chasm.
+                self.chasm_column(geo, q, b, &mut ca);
+                self.chasm_column(geo, p, b, &mut cb);
+                self.wall(ca.as_slice(), cb.as_slice(), q.key < p.key);
+            }
+        }
+    }
+}
+
+/// A short column of vertex indices without repeats.
+#[derive(Default)]
+struct Column {
+    v: [u32; 20],
+    len: usize,
+}
+
+impl Column {
+    #[inline]
+    fn push(&mut self, v: u32) {
+        if self.len > 0 && self.v[self.len - 1] == v {
+            return;
+        }
+        if self.len < self.v.len() {
+            self.v[self.len] = v;
+            self.len += 1;
+        }
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[u32] {
+        &self.v[..self.len]
+    }
+}
+
+/// Water data of one node.
+#[derive(Clone, Copy, Debug, Default)]
+struct WaterNode {
+    /// Water surface height.
+    w: f32,
+    /// Water depth `w - ground surface`.
+    d: f32,
+    /// Gradient of the water surface.
+    gw: [f32; 2],
+}
+
+/// A point of the water mesh.
+#[derive(Clone, Copy, Debug, Default)]
+struct WPt {
+    key: u64,
+    x: f32,
+    z: f32,
+    w: f32,
+    d: f32,
+    gw: [f32; 2],
+    node: u32,
+}
+
+/// A reusable one-pass map mesher.
+///
+/// It owns per-call scratch (node tables, a vertex key map, clipping rings);
+/// after the first call on a given size, a call that reuses its
+/// [`MapMeshOutput`] allocates nothing. The geometry model, seam rule and
+/// vertex attributes are documented in the [`map`](crate::map) module.
+///
+/// ```
+/// use isoterra_field::map::MapLayers;
+/// use isoterra_mesh::map::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
+///
+/// let mut layers = MapLayers::new(8, 8).unwrap();
+/// // A plateau one level up in the middle.
+/// for z in 3..=5 {
+///     for x in 3..=5 {
+///         let i = layers.index(x, z).unwrap();
+///         layers.level[i] = 1.0;
+///     }
+/// }
+/// let mut mesher = MapMesher::new();
+/// let mut out = MapMeshOutput::default();
+/// mesher
+///     .mesh(&layers, CellRect::whole(&layers), &MapMeshOptions::DEFAULT, &mut out)
+///     .unwrap();
+/// assert!(out.terrain.triangle_count() > 2 * 64);
+/// assert!(out.water.indices.is_empty());
+/// ```
+#[derive(Debug, Default, Clone)]
+pub struct MapMesher {
+    nodes: Vec<Pt>,
+    /// Per node: its band, plus `0x80` where the ground is a chasm.
+    node_class: Vec<u8>,
+    water_nodes: Vec<WaterNode>,
+    node_vertex: Vec<u32>,
+    water_vertex: Vec<u32>,
+    map: KeyMap,
+    water_map: KeyMap,
+    rings: Rings,
+    water_ring: Vec<WPt>,
+    water_clip: Vec<WPt>,
+}
+
+impl MapMesher {
+    /// A mesher with empty scratch buffers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Meshes the cells `cells` of `layers` into `out` (cleared first): the
+    /// terrain (tops, cliff walls, slopes, chasm walls) and the water.
+    ///
+    /// Errors, leaving `out` untouched, when the rectangle is empty or does not
+    /// fit the map, when an option is not finite or not positive (or large
+    /// enough to overflow), or when a node the call reads is invalid (layer
+    /// lengths, non-finite values, level outside `-0.5..=15.5`, softness
+    /// outside `0..=1`, a splat id of 16 or more, magnitudes above `1e30`).
+    pub fn mesh(
+        &mut self,
+        layers: &MapLayers,
+        cells: CellRect,
+        options: &MapMeshOptions,
+        out: &mut MapMeshOutput,
+    ) -> Result<(), MeshError> {
+        check_options(layers, options)?;
+        check_rect(layers, cells)?;
+        check_nodes(layers, cells)?;
+        out.clear();
+        self.prepare(layers, cells, options);
+        let nodes = std::mem::take(&mut self.nodes);
+        let geo = Geo {
+            layers,
+            cs: options.cell_size,
+            lh: options.level_height,
+            depth: options.chasm_depth,
+            rect: cells,
+            nw: cells.width() as usize + 1,
+            nodes: &nodes,
+        };
+        self.terrain(&geo, &mut out.terrain);
+        self.water(&geo, &mut out.water);
+        self.nodes = nodes;
+        Ok(())
+    }
+
+    /// Fills the node tables of the rectangle (apron reads for gradients).
+    fn prepare(&mut self, layers: &MapLayers, r: CellRect, o: &MapMeshOptions) {
+        let [nx, nz] = layers.nodes();
+        let row = nx as usize;
+        let cs = o.cell_size;
+        let cs64 = cs as f64;
+        self.nodes.clear();
+        self.node_class.clear();
+        self.water_nodes.clear();
+        // 1 / (step * cs) for a central (2 cells) or one-sided (1 cell) difference.
+        let inv = [1.0 / cs, 1.0 / (2.0 * cs)];
+        let grad = |v: &[f32], x: u32, z: u32| -> [f32; 2] {
+            let (xm, xp) = (x.saturating_sub(1), (x + 1).min(nx - 1));
+            let (zm, zp) = (z.saturating_sub(1), (z + 1).min(nz - 1));
+            let zr = z as usize * row;
+            let dx = (v[zr + xp as usize] - v[zr + xm as usize]) * inv[(xp - xm) as usize - 1];
+            let dz = (v[zp as usize * row + x as usize] - v[zm as usize * row + x as usize])
+                * inv[(zp - zm) as usize - 1];
+            [dx, dz]
+        };
+        // `node_surface`, with the band computed without `floorf`.
+        let surface = |i: usize| -> f32 {
+            let l = layers.level[i];
+            let terraced = band(l) as f32;
+            let continuous = l.clamp(0.0, MAX_LEVEL as f32);
+            (terraced + (continuous - terraced) * layers.softness[i]) * o.level_height
+                + layers.height[i]
+        };
+        // The water surface's gradient; a dry neighbour (no water above its
+        // ground) counts as the node's own value, so shores stay level.
+        let water_grad = |x: u32, z: u32| -> [f32; 2] {
+            let w = &layers.water;
+            let i = z as usize * row + x as usize;
+            let wet = |j: usize| if w[j] > surface(j) { w[j] } else { w[i] };
+            let (xm, xp) = (x.saturating_sub(1), (x + 1).min(nx - 1));
+            let (zm, zp) = (z.saturating_sub(1), (z + 1).min(nz - 1));
+            let zr = z as usize * row;
+            let dx = (wet(zr + xp as usize) - wet(zr + xm as usize)) * inv[(xp - xm) as usize - 1];
+            let dz = (wet(zp as usize * row + x as usize) - wet(zm as usize * row + x as usize))
+                * inv[(zp - zm) as usize - 1];
+            [dx, dz]
+        };
+        // A dry node takes the highest water of its wet edge neighbours, so
+        // the shoreline falls where the ground rises above that water rather
+        // than next to the wet node (a painted lake next to `NO_WATER`).
+        let effective_water = |x: u32, z: u32, ground: f32| -> f32 {
+            let w = &layers.water;
+            let i = z as usize * row + x as usize;
+            if w[i] > ground {
+                return w[i];
+            }
+            let mut best: Option<f32> = None;
+            let mut look = |j: usize| {
+                if w[j] > surface(j) {
+                    best = Some(best.map_or(w[j], |b: f32| b.max(w[j])));
+                }
+            };
+            if x > 0 {
+                look(i - 1);
+            }
+            if x + 1 < nx {
+                look(i + 1);
+            }
+            if z > 0 {
+                look(i - row);
+            }
+            if z + 1 < nz {
+                look(i + row);
+            }
+            best.unwrap_or(w[i])
+        };
+        let mut local = 0u32;
+        for z in r.z0..=r.z1 {
+            for x in r.x0..=r.x1 {
+                let i = z as usize * row + x as usize;
+                let p = Pt {
+                    key: pkey(K_NODE, x, z, 0, 0),
+                    x: (x as f64 * cs64) as f32,
+                    z: (z as f64 * cs64) as f32,
+                    l: layers.level[i],
+                    s: layers.softness[i],
+                    h: layers.height[i],
+                    g: layers.ground[i],
+                    gl: grad(&layers.level, x, z),
+                    gs: grad(&layers.softness, x, z),
+                    gh: grad(&layers.height, x, z),
+                    gg: grad(&layers.ground, x, z),
+                    splat: i as u32,
+                    node: local,
+                    on: 0,
+                    edge: 0,
+                };
+                let ground = surface(i);
+                let w = effective_water(x, z, ground);
+                self.water_nodes.push(WaterNode {
+                    w,
+                    d: w - ground,
+                    gw: water_grad(x, z),
+                });
+                self.node_class
+                    .push(band(p.l) | if p.g < 0.0 { 0x80 } else { 0 });
+                self.nodes.push(p);
+                local += 1;
+            }
+        }
+        let n = self.nodes.len();
+        self.node_vertex.clear();
+        self.node_vertex.resize(n, NONE);
+        self.water_vertex.clear();
+        self.water_vertex.resize(n, NONE);
+        self.map.clear();
+        self.water_map.clear();
+    }
+
+    fn terrain(&mut self, geo: &Geo, out: &mut MapMeshBuffers) {
+        let mut emit = Emit {
+            out,
+            map: &mut self.map,
+            node_vertex: &mut self.node_vertex,
+        };
+        let rings = &mut self.rings;
+        let r = geo.rect;
+        let nw = geo.nw;
+        for cz in r.z0..r.z1 {
+            let base = (cz - r.z0) as usize * nw;
+            for cx in r.x0..r.x1 {
+                let i0 = base + (cx - r.x0) as usize;
+                let idx = [i0, i0 + 1, i0 + 1 + nw, i0 + nw];
+                let c = idx.map(|i| &geo.nodes[i]);
+                let class = idx.map(|i| self.node_class[i]);
+                let uniform = class[0] < 0x80
+                    && class[1] == class[0]
+                    && class[2] == class[0]
+                    && class[3] == class[0];
+                if uniform {
+                    let v = c.map(|p| emit.own_vertex(geo, p));
+                    emit.out.indices.extend_from_slice(&[v[0], v[2], v[1]]);
+                    emit.out.indices.extend_from_slice(&[v[0], v[3], v[2]]);
+                    continue;
+                }
+                if class.iter().all(|&k| k >= 0x80) {
+                    continue;
+                }
+                let cell = make_cell(geo, c, cx, cz);
+                for j in 0..4u8 {
+                    triangle(geo, &cell, j, rings, &mut emit);
+                }
+            }
+        }
+    }
+
+    fn water(&mut self, geo: &Geo, out: &mut WaterBuffers) {
+        let r = geo.rect;
+        let nw = geo.nw;
+        let cs = geo.cs as f64;
+        for cz in r.z0..r.z1 {
+            let base = (cz - r.z0) as usize * nw;
+            for cx in r.x0..r.x1 {
+                let i0 = base + (cx - r.x0) as usize;
+                let idx = [i0, i0 + 1, i0 + 1 + nw, i0 + nw];
+                let d = idx.map(|i| self.water_nodes[i].d);
+                if d.iter().all(|&d| d <= 0.0) {
+                    continue;
+                }
+                let pts = idx.map(|i| {
+                    let n = &self.water_nodes[i];
+                    let p = &geo.nodes[i];
+                    WPt {
+                        key: p.key,
+                        x: p.x,
+                        z: p.z,
+                        w: n.w,
+                        d: n.d,
+                        gw: n.gw,
+                        node: i as u32,
+                    }
+                });
+                if d.iter().all(|&d| d > 0.0) {
+                    let v = pts.map(|p| self.water_vertex(p, out));
+                    out.indices.extend_from_slice(&[v[0], v[2], v[1]]);
+                    out.indices.extend_from_slice(&[v[0], v[3], v[2]]);
+                    continue;
+                }
+                // Two triangles on the diagonal c0 -> c2; carriers: 0..4 sides
+                // (as in the terrain), 4 the diagonal.
+                for (tri, carriers) in [([0usize, 1, 2], [0u8, 1, 4]), ([0, 2, 3], [4, 2, 3])] {
+                    let mut ring = std::mem::take(&mut self.water_ring);
+                    let mut clip = std::mem::take(&mut self.water_clip);
+                    ring.clear();
+                    clip.clear();
+                    for k in 0..3 {
+                        ring.push(pts[tri[k]]);
+                    }
+                    for k in 0..3 {
+                        let a = ring[k];
+                        let b = ring[(k + 1) % 3];
+                        if a.d > 0.0 {
+                            clip.push(a);
+                        }
+                        if (a.d > 0.0) != (b.d > 0.0) {
+                            let p = shore_point(&pts, carriers[k], cx, cz, cs);
+                            if clip.last().map(|q| q.key) != Some(p.key) {
+                                clip.push(p);
+                            }
+                        }
+                    }
+                    if clip.len() >= 2 && clip[0].key == clip[clip.len() - 1].key {
+                        clip.pop();
+                    }
+                    if clip.len() >= 3 {
+                        let v0 = self.water_vertex(clip[0], out);
+                        let mut prev = self.water_vertex(clip[1], out);
+                        for &p in &clip[2..] {
+                            let v = self.water_vertex(p, out);
+                            water_tri(out, v0, v, prev);
+                            prev = v;
+                        }
+                    }
+                    self.water_ring = ring;
+                    self.water_clip = clip;
+                }
+            }
+        }
+    }
+
+    fn water_vertex(&mut self, p: WPt, out: &mut WaterBuffers) -> u32 {
+        let slot = if p.node != NONE {
+            let s = p.node as usize;
+            if self.water_vertex[s] != NONE {
+                return self.water_vertex[s];
+            }
+            Some(s)
+        } else {
+            if let Some(&v) = self.water_map.get(&p.key) {
+                return v;
+            }
+            None
+        };
+        let v = out.positions.len() as u32;
+        out.positions.push([p.x, p.w, p.z]);
+        out.normals.push(normalize3([-p.gw[0], 1.0, -p.gw[1]]));
+        out.depth.push(p.d);
+        match slot {
+            Some(s) => self.water_vertex[s] = v,
+            None => {
+                self.water_map.insert(p.key, v);
+            }
+        }
+        v
+    }
+}
+
+fn water_tri(out: &mut WaterBuffers, a: u32, b: u32, c: u32) {
+    if a == b || b == c || a == c {
+        return;
+    }
+    let p = &out.positions;
+    let (pa, pb, pc) = (p[a as usize], p[b as usize], p[c as usize]);
+    let u = [pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]];
+    let w = [pc[0] - pa[0], pc[1] - pa[1], pc[2] - pa[2]];
+    let n = [
+        u[1] * w[2] - u[2] * w[1],
+        u[2] * w[0] - u[0] * w[2],
+        u[0] * w[1] - u[1] * w[0],
+    ];
+    if n == [0.0; 3] {
+        return;
+    }
+    out.indices.extend_from_slice(&[a, b, c]);
+}
+
+/// The shoreline point on water carrier `e` of cell `(cx, cz)` (sides as in
+/// the terrain, `4` the diagonal `c0 -> c2`), or the carrier's end it lands on.
+fn shore_point(pts: &[WPt; 4], e: u8, cx: u32, cz: u32, cs: f64) -> WPt {
+    let (a, b) = match e {
+        0 => (0, 1),
+        1 => (1, 2),
+        2 => (3, 2),
+        3 => (0, 3),
+        _ => (0, 2),
+    };
+    let (pa, pb) = (&pts[a], &pts[b]);
+    let t = param(pa.d, pb.d, 0.0);
+    if t == 0.0 {
+        return *pa;
+    }
+    if t == 1.0 {
+        return *pb;
+    }
+    let tf = t as f32;
+    let (x, z, key) = match e {
+        0 | 2 => {
+            let zz = if e == 0 { cz } else { cz + 1 };
+            (
+                ((cx as f64 + t) * cs) as f32,
+                pa.z,
+                pkey(K_HSIDE, cx, zz, 0, EV_SHORE),
+            )
+        }
+        1 | 3 => {
+            let xx = if e == 3 { cx } else { cx + 1 };
+            (
+                pa.x,
+                ((cz as f64 + t) * cs) as f32,
+                pkey(K_VSIDE, xx, cz, 0, EV_SHORE),
+            )
+        }
+        _ => (
+            mix(pa.x, pb.x, tf),
+            mix(pa.z, pb.z, tf),
+            pkey(K_WDIAG, cx, cz, 0, EV_SHORE),
+        ),
+    };
+    if x == pa.x && z == pa.z {
+        return *pa;
+    }
+    if x == pb.x && z == pb.z {
+        return *pb;
+    }
+    // The shore sits at the wet end's water height (a level shore; no blend
+    // toward a dry node's water value, which may be `NO_WATER`).
+    let w = if pa.d > 0.0 { pa.w } else { pb.w };
+    WPt {
+        key,
+        x,
+        z,
+        w,
+        d: 0.0,
+        gw: mix2(pa.gw, pb.gw, tf),
+        node: NONE,
+    }
+}
+
+/// The corners and centre of a crossed cell, with their carrier masks.
+fn make_cell(geo: &Geo, c: [&Pt; 4], cx: u32, cz: u32) -> Cell {
+    let cs = geo.cs as f64;
+    let avg = |f: fn(&Pt) -> f32| (f(c[0]) + f(c[1]) + f(c[2]) + f(c[3])) * 0.25;
+    let avg2 = |f: fn(&Pt) -> [f32; 2]| {
+        let (a, b, cc, d) = (f(c[0]), f(c[1]), f(c[2]), f(c[3]));
+        [
+            (a[0] + b[0] + cc[0] + d[0]) * 0.25,
+            (a[1] + b[1] + cc[1] + d[1]) * 0.25,
+        ]
+    };
+    let centre = Pt {
+        key: pkey(K_CENTER, cx, cz, 0, 0),
+        x: ((cx as f64 + 0.5) * cs) as f32,
+        z: ((cz as f64 + 0.5) * cs) as f32,
+        l: avg(|p| p.l),
+        s: avg(|p| p.s),
+        h: avg(|p| p.h),
+        g: avg(|p| p.g),
+        gl: avg2(|p| p.gl),
+        gs: avg2(|p| p.gs),
+        gh: avg2(|p| p.gh),
+        gg: avg2(|p| p.gg),
+        splat: c[0].splat,
+        node: NONE,
+        on: 0xf0,
+        edge: 0,
+    };
+    let mut pts = [*c[0], *c[1], *c[2], *c[3], centre];
+    for (i, p) in pts.iter_mut().take(4).enumerate() {
+        // Corner i lies on sides i and i - 1 and on spoke i.
+        p.on = (1 << i) | (1 << ((i + 3) % 4)) | (1 << (4 + i));
+    }
+    Cell { pts, cx, cz }
+}
+
+/// Meshes triangle `j` of a crossed cell: corner `j`, corner `j + 1`, centre.
+fn triangle(geo: &Geo, cell: &Cell, j: u8, rings: &mut Rings, emit: &mut Emit) {
+    let jn = (j + 1) % 4;
+    let (a, b, c) = (cell.pts[j as usize], cell.pts[jn as usize], cell.pts[4]);
+    let tri_mask: u8 = (1 << j) | (1 << (4 + j)) | (1 << (4 + jn));
+    let ring = &mut rings.ring;
+    ring.clear();
+    ring.push(Pt { edge: j, ..a });
+    ring.push(Pt { edge: 4 + jn, ..b });
+    ring.push(Pt { edge: 4 + j, ..c });
+    let splat = if a.splat < b.splat { a.splat } else { b.splat };
+    let mut tri = Tri {
+        j,
+        exit: a,
+        enter: a,
+        along: None,
+        splat,
+    };
+    let land = &mut rings.land;
+    let neg = ring.iter().filter(|p| p.g < 0.0).count();
+    if neg == 3 {
+        return;
+    }
+    if neg > 0 {
+        split(
+            ring,
+            land,
+            &mut rings.chasm,
+            GCUT,
+            |p| p.g < 0.0,
+            |p, _| geo.cross_at(cell, p.edge, EV_GROUND),
+        );
+        if let Some(i) = land.iter().position(|p| p.edge == GCUT) {
+            tri.exit = land[i];
+            tri.enter = land[(i + 1) % land.len()];
+            let common = tri.exit.on & tri.enter.on & tri_mask;
+            if common != 0 && tri.exit.key != tri.enter.key {
+                tri.along = Some(common.trailing_zeros() as u8);
+            }
+        }
+    } else {
+        land.clear();
+        land.extend_from_slice(ring);
+    }
+    if land.is_empty() {
+        return;
+    }
+    let (mut kmin, mut kmax) = (u8::MAX, 0u8);
+    for p in land.iter() {
+        let k = band(p.l);
+        kmin = kmin.min(k);
+        kmax = kmax.max(k);
+    }
+    // Peel the bands from the bottom: `land` holds what is left above.
+    for k in kmin..kmax {
+        split(
+            land,
+            &mut rings.lower,
+            &mut rings.upper,
+            LCUT + k,
+            |p| band(p.l) > k,
+            |p, _| match p.edge {
+                e if e < GCUT => geo.cross_at(cell, e, k as u64),
+                GCUT => geo.chord_cross(cell, &tri, k),
+                _ => *p,
+            },
+        );
+        emit.band(geo, &mut rings.lower, k);
+        std::mem::swap(land, &mut rings.upper);
+        if land.is_empty() {
+            return;
+        }
+    }
+    emit.band(geo, land, kmax);
+}
+
+fn check_options(layers: &MapLayers, o: &MapMeshOptions) -> Result<(), MeshError> {
+    let side = layers.width_cells().max(layers.depth_cells()) as f64;
+    for (name, v, limit) in [
+        ("cell_size", o.cell_size, MAX_MAGNITUDE / side),
+        ("level_height", o.level_height, MAX_MAGNITUDE / 16.0),
+        ("chasm_depth", o.chasm_depth, MAX_MAGNITUDE),
+    ] {
+        if !(v.is_finite() && v > 0.0 && (v as f64) <= limit) {
+            return Err(MeshError::param(
+                name,
+                v,
+                "must be finite, greater than zero and small enough that the map's extent stays below 1e30",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_rect(layers: &MapLayers, r: CellRect) -> Result<(), MeshError> {
+    if r.is_empty() {
+        return Err(MeshError::param(
+            "cells",
+            format!("{}..{} x {}..{}", r.x0, r.x1, r.z0, r.z1),
+            "the cell rectangle must hold at least one cell (x0 < x1 and z0 < z1)",
+        ));
+    }
+    let [nx, nz] = layers.nodes();
+    if r.x1 > layers.width_cells() || r.z1 > layers.depth_cells() {
+        return Err(MeshError::RegionOutOfBounds {
+            x0: r.x0,
+            y0: r.z0,
+            x1: r.x1,
+            y1: r.z1,
+            width: nx,
+            height: nz,
+        });
+    }
+    Ok(())
+}
+
+fn check_nodes(layers: &MapLayers, r: CellRect) -> Result<(), MeshError> {
+    let n = layers.node_count();
+    for (name, len) in [
+        ("ground", layers.ground.len()),
+        ("level", layers.level.len()),
+        ("softness", layers.softness.len()),
+        ("height", layers.height.len()),
+        ("water", layers.water.len()),
+        ("splat", layers.splat.len()),
+    ] {
+        if len != n {
+            return Err(MeshError::LengthMismatch {
+                name,
+                expected: n,
+                got: len,
+            });
+        }
+    }
+    let [nx, nz] = layers.nodes();
+    let (xa, xb) = (r.x0.saturating_sub(1), (r.x1 + 1).min(nx - 1));
+    let (za, zb) = (r.z0.saturating_sub(1), (r.z1 + 1).min(nz - 1));
+    let row = nx as usize;
+    for z in za..=zb {
+        let range = z as usize * row + xa as usize..=z as usize * row + xb as usize;
+        for (name, values, bounded) in [
+            ("ground", &layers.ground, true),
+            ("level", &layers.level, false),
+            ("softness", &layers.softness, false),
+            ("height", &layers.height, true),
+            ("water", &layers.water, true),
+        ] {
+            for i in range.clone() {
+                let v = values[i];
+                if !v.is_finite() {
+                    return Err(MeshError::NonFiniteSample {
+                        name,
+                        index: i,
+                        value: v,
+                    });
+                }
+                if bounded && (v as f64).abs() > MAX_MAGNITUDE {
+                    return Err(MeshError::param(
+                        name,
+                        v,
+                        "values beyond +-1e30 are not supported",
+                    ));
+                }
+            }
+        }
+        for i in range.clone() {
+            let l = layers.level[i];
+            if !(-0.5..=MAX_LEVEL as f32 + 0.5).contains(&l) {
+                return Err(MeshError::param(
+                    "level",
+                    l,
+                    "cliff levels lie in 0..=15 (terrace values -0.5..=15.5)",
+                ));
+            }
+            let s = layers.softness[i];
+            if !(0.0..=1.0).contains(&s) {
+                return Err(MeshError::param("softness", s, "softness lies in 0..=1"));
+            }
+            let ids = layers.splat[i].ids;
+            if ids.iter().any(|&id| id >= MAX_TEXTURES) {
+                return Err(MeshError::param(
+                    "splat id",
+                    format!("{ids:?}"),
+                    "texture ids lie in 0..16",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dedupe_keeps_the_later_copy() {
+        let p = |key, edge| Pt {
+            key,
+            edge,
+            ..Pt::default()
+        };
+        let mut r = vec![p(1, 0), p(2, 1), p(2, 2), p(1, 3)];
+        dedupe(&mut r);
+        let got: Vec<_> = r.iter().map(|p| (p.key, p.edge)).collect();
+        assert_eq!(got, vec![(1, 0), (2, 2)]);
+    }
+
+    #[test]
+    fn band_matches_level_index() {
+        use isoterra_field::map::level_index;
+        let mut v = -0.5f32;
+        while v <= 15.5 {
+            for x in [v, v.next_up(), v.next_down().max(-0.5)] {
+                assert_eq!(band(x), level_index(x), "{x}");
+                let r = x + 0.5;
+                assert_eq!(
+                    is_rim(x),
+                    r == r.floor() && (1.0..=15.0).contains(&r),
+                    "{x}"
+                );
+            }
+            v += 0.125;
+        }
+        assert_eq!(band(-0.50000006), 0);
+    }
+
+    #[test]
+    fn rims_and_low_bands() {
+        assert!(is_rim(0.5) && is_rim(14.5));
+        assert!(!is_rim(-0.5) && !is_rim(15.5) && !is_rim(0.25));
+        assert_eq!(low_band(0.5), 0);
+        assert_eq!(low_band(0.7), 1);
+        assert_eq!(low_band(15.5), 15);
+    }
+
+    #[test]
+    fn hasher_spreads_low_bits() {
+        let mut a = KeyHasher::default();
+        a.write_u64(1);
+        let mut b = KeyHasher::default();
+        b.write_u64(2);
+        assert_ne!(a.finish() & 0xff, b.finish() & 0xff);
+    }
+}

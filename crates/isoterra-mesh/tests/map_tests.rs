@@ -1,0 +1,941 @@
+//! Tests of the one-pass map mesher (`isoterra_mesh::map`).
+
+use std::collections::HashMap;
+
+use isoterra_field::Splat;
+use isoterra_field::map::{MapLayers, NO_WATER, node_surface};
+use isoterra_mesh::MeshError;
+use isoterra_mesh::map::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
+use proptest::prelude::*;
+
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
+/// Chasm depth used by the crack tests: wall bottoms land far below any top.
+const DEEP: f32 = 1000.0;
+/// Every vertex below this is a chasm wall bottom in the crack tests.
+const BOTTOM_Y: f32 = -500.0;
+
+fn mesh(layers: &MapLayers, rect: CellRect, options: &MapMeshOptions) -> MapMeshOutput {
+    let mut out = MapMeshOutput::default();
+    MapMesher::new()
+        .mesh(layers, rect, options, &mut out)
+        .expect("valid input meshes");
+    out
+}
+
+fn whole(layers: &MapLayers, options: &MapMeshOptions) -> MapMeshOutput {
+    mesh(layers, CellRect::whole(layers), options)
+}
+
+fn tri(indices: &[u32], t: usize) -> [usize; 3] {
+    [
+        indices[3 * t] as usize,
+        indices[3 * t + 1] as usize,
+        indices[3 * t + 2] as usize,
+    ]
+}
+
+fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn cross(u: [f32; 3], w: [f32; 3]) -> [f32; 3] {
+    [
+        u[1] * w[2] - u[2] * w[1],
+        u[2] * w[0] - u[0] * w[2],
+        u[0] * w[1] - u[1] * w[0],
+    ]
+}
+
+fn face_normal(p: &[[f32; 3]], t: [usize; 3]) -> [f32; 3] {
+    cross(sub(p[t[1]], p[t[0]]), sub(p[t[2]], p[t[0]]))
+}
+
+/// A wall triangle has a zero footprint on the x/z plane (its three vertices
+/// stand on two x/z points); a top or slope triangle does not.
+fn is_wall(p: &[[f32; 3]], t: [usize; 3]) -> bool {
+    let (a, b, c) = (p[t[0]], p[t[1]], p[t[2]]);
+    (b[0] - a[0]) * (c[2] - a[2]) - (b[2] - a[2]) * (c[0] - a[0]) == 0.0
+}
+
+/// Triangles as bit patterns of their vertices (position, normal, splat,
+/// blend), rotated so the smallest vertex comes first (winding kept), sorted.
+fn terrain_triangles(out: &MapMeshOutput) -> Vec<[[u32; 9]; 3]> {
+    let m = &out.terrain;
+    let vert = |i: usize| -> [u32; 9] {
+        let p = m.positions[i];
+        let n = m.normals[i];
+        let s = m.splat[i].to_bytes();
+        [
+            p[0].to_bits(),
+            p[1].to_bits(),
+            p[2].to_bits(),
+            n[0].to_bits(),
+            n[1].to_bits(),
+            n[2].to_bits(),
+            u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
+            u32::from_le_bytes([s[4], s[5], s[6], s[7]]),
+            m.blend[i].to_bits(),
+        ]
+    };
+    let mut tris: Vec<_> = (0..m.triangle_count())
+        .map(|t| {
+            let [a, b, c] = tri(&m.indices, t).map(vert);
+            canonical([a, b, c])
+        })
+        .collect();
+    tris.sort_unstable();
+    tris
+}
+
+fn water_triangles(out: &MapMeshOutput) -> Vec<[[u32; 7]; 3]> {
+    let m = &out.water;
+    let vert = |i: usize| -> [u32; 7] {
+        let p = m.positions[i];
+        let n = m.normals[i];
+        [
+            p[0].to_bits(),
+            p[1].to_bits(),
+            p[2].to_bits(),
+            n[0].to_bits(),
+            n[1].to_bits(),
+            n[2].to_bits(),
+            m.depth[i].to_bits(),
+        ]
+    };
+    let mut tris: Vec<_> = (0..m.triangle_count())
+        .map(|t| canonical(tri(&m.indices, t).map(vert)))
+        .collect();
+    tris.sort_unstable();
+    tris
+}
+
+fn canonical<T: Ord + Copy>(t: [T; 3]) -> [T; 3] {
+    let [a, b, c] = t;
+    if a <= b && a <= c {
+        [a, b, c]
+    } else if b <= a && b <= c {
+        [b, c, a]
+    } else {
+        [c, a, b]
+    }
+}
+
+/// Edge use counts by welded index pair.
+fn edge_uses(indices: &[u32]) -> HashMap<(u32, u32), Vec<usize>> {
+    let mut edges: HashMap<(u32, u32), Vec<usize>> = HashMap::new();
+    for t in 0..indices.len() / 3 {
+        let v = [indices[3 * t], indices[3 * t + 1], indices[3 * t + 2]];
+        for k in 0..3 {
+            let (a, b) = (v[k], v[(k + 1) % 3]);
+            edges.entry((a.min(b), a.max(b))).or_default().push(t);
+        }
+    }
+    edges
+}
+
+/// Removes "fins": pairs of triangles with the same three vertices in
+/// opposite winding. They are the two faces of a zero-width ridge (a band
+/// whose region in a cell is a segment, e.g. a node exactly on a rim between
+/// lower nodes), which is the exact limit of a thin wall and closed by itself.
+fn without_fins(indices: &[u32]) -> Vec<u32> {
+    let mut by_set: HashMap<[u32; 3], Vec<usize>> = HashMap::new();
+    for t in 0..indices.len() / 3 {
+        let mut v = [indices[3 * t], indices[3 * t + 1], indices[3 * t + 2]];
+        v.sort_unstable();
+        by_set.entry(v).or_default().push(t);
+    }
+    let mut drop = vec![false; indices.len() / 3];
+    for tris in by_set.values() {
+        let orient = |t: usize| canonical([indices[3 * t], indices[3 * t + 1], indices[3 * t + 2]]);
+        let mut open: Vec<usize> = Vec::new();
+        for &t in tris {
+            let o = orient(t);
+            let flipped = canonical([o[0], o[2], o[1]]);
+            if let Some(k) = open.iter().position(|&u| orient(u) == flipped) {
+                drop[open.remove(k)] = true;
+                drop[t] = true;
+            } else {
+                open.push(t);
+            }
+        }
+    }
+    (0..indices.len() / 3)
+        .filter(|&t| !drop[t])
+        .flat_map(|t| [indices[3 * t], indices[3 * t + 1], indices[3 * t + 2]])
+        .collect()
+}
+
+/// Checks the crack invariants of a whole-map terrain mesh meshed with
+/// `chasm_depth = DEEP`, counting edges as welded index pairs:
+///
+/// 1. every edge used by exactly one triangle lies on the map's outer border
+///    (both ends on the same border line) or is the bottom edge of a chasm
+///    wall (both ends below `BOTTOM_Y`): the mesh has no cracks;
+/// 2. with zero-width fins set aside (see [`without_fins`]), every edge shared
+///    by a top (or slope) triangle and a wall triangle is used by exactly two
+///    triangles (one top, one wall), and every edge that is not vertical is
+///    used by at most two triangles. (A vertical edge may join four walls
+///    where a cliff rim and a chasm rim touch in one point.)
+fn assert_no_cracks(layers: &MapLayers, options: &MapMeshOptions, out: &MapMeshOutput) {
+    let m = &out.terrain;
+    let p = &m.positions;
+    let xmax = (layers.width_cells() as f64 * options.cell_size as f64) as f32;
+    let zmax = (layers.depth_cells() as f64 * options.cell_size as f64) as f32;
+    let on_border = |a: [f32; 3], b: [f32; 3]| {
+        (a[0] == 0.0 && b[0] == 0.0)
+            || (a[0] == xmax && b[0] == xmax)
+            || (a[2] == 0.0 && b[2] == 0.0)
+            || (a[2] == zmax && b[2] == zmax)
+    };
+    for ((a, b), tris) in edge_uses(&m.indices) {
+        let (pa, pb) = (p[a as usize], p[b as usize]);
+        if tris.len() == 1 {
+            let bottom = pa[1] < BOTTOM_Y && pb[1] < BOTTOM_Y;
+            assert!(
+                on_border(pa, pb) || bottom,
+                "open edge {pa:?}-{pb:?} inside the map (a crack)"
+            );
+        }
+    }
+    let kept = without_fins(&m.indices);
+    for ((a, b), tris) in edge_uses(&kept) {
+        let (pa, pb) = (p[a as usize], p[b as usize]);
+        let vertical = pa[0] == pb[0] && pa[2] == pb[2];
+        assert!(
+            vertical || tris.len() <= 2,
+            "edge {pa:?}-{pb:?} is used by {} triangles",
+            tris.len()
+        );
+        let walls = tris.iter().filter(|&&t| is_wall(p, tri(&kept, t))).count();
+        if walls > 0 && walls < tris.len() {
+            assert_eq!((tris.len(), walls), (2, 1), "rim edge {pa:?}-{pb:?}");
+        }
+    }
+}
+
+/// Checks that every wall triangle faces out of the higher ground: a top that
+/// shares the wall's upper edge lies behind the wall, a top that shares its
+/// lower edge lies in front of it.
+fn assert_walls_face_out(out: &MapMeshOutput) {
+    let m = &out.terrain;
+    let p = &m.positions;
+    let indices = without_fins(&m.indices);
+    let edges = edge_uses(&indices);
+    for t in 0..indices.len() / 3 {
+        let w = tri(&indices, t);
+        if !is_wall(p, w) {
+            continue;
+        }
+        let n = face_normal(p, w);
+        for k in 0..3 {
+            let (a, b, third) = (w[k], w[(k + 1) % 3], w[(k + 2) % 3]);
+            let (pa, pb, pt) = (p[a], p[b], p[third]);
+            if pa[0] == pb[0] && pa[2] == pb[2] {
+                continue; // the wall's vertical edge
+            }
+            let key = (a.min(b) as u32, a.max(b) as u32);
+            // The edge end above or below the third vertex.
+            let same = if pa[0] == pt[0] && pa[2] == pt[2] {
+                pa
+            } else {
+                pb
+            };
+            let upper_edge = pt[1] < same[1];
+            let shared = &edges[&key];
+            if shared.len() != 2 {
+                continue;
+            }
+            for &other in shared {
+                let o = tri(&indices, other);
+                if other == t || is_wall(p, o) {
+                    continue;
+                }
+                let c = [
+                    (p[o[0]][0] + p[o[1]][0] + p[o[2]][0]) / 3.0,
+                    (p[o[0]][2] + p[o[1]][2] + p[o[2]][2]) / 3.0,
+                ];
+                let mid = [(pa[0] + pb[0]) / 2.0, (pa[2] + pb[2]) / 2.0];
+                let d = (c[0] - mid[0]) * n[0] + (c[1] - mid[1]) * n[2];
+                let len = (n[0] * n[0] + n[2] * n[2]).sqrt();
+                if d.abs() <= 1e-4 * len {
+                    continue; // a sliver top: no side to tell
+                }
+                if upper_edge {
+                    assert!(d < 0.0, "wall {w:?} faces into the ground above it");
+                } else {
+                    assert!(d > 0.0, "wall {w:?} faces away from the ground below it");
+                }
+            }
+        }
+    }
+}
+
+/// Index range, degenerate triangles, finite values, unit normals, tops'
+/// normals up, blend range, water depth.
+fn assert_basic(out: &MapMeshOutput) {
+    let m = &out.terrain;
+    let nv = m.positions.len();
+    assert_eq!(m.normals.len(), nv);
+    assert_eq!(m.splat.len(), nv);
+    assert_eq!(m.blend.len(), nv);
+    assert_eq!(m.indices.len() % 3, 0);
+    let mut top_vertex = vec![false; nv];
+    for t in 0..m.triangle_count() {
+        let v = tri(&m.indices, t);
+        assert!(v.iter().all(|&i| i < nv), "index out of range");
+        assert!(
+            v[0] != v[1] && v[1] != v[2] && v[0] != v[2],
+            "index-degenerate triangle"
+        );
+        assert_ne!(face_normal(&m.positions, v), [0.0; 3], "zero-area triangle");
+        if !is_wall(&m.positions, v) {
+            for i in v {
+                top_vertex[i] = true;
+            }
+        }
+    }
+    for (((p, n), blend), top) in m
+        .positions
+        .iter()
+        .zip(&m.normals)
+        .zip(&m.blend)
+        .zip(&top_vertex)
+    {
+        assert!(p.iter().chain(n.iter()).all(|v| v.is_finite()));
+        let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+        assert!((len - 1.0).abs() < 1e-4, "normal {n:?} is not unit");
+        assert!((0.0..=1.0).contains(blend));
+        if *top {
+            assert!(n[1] > 0.0, "top vertex normal {n:?} points down");
+        }
+    }
+    let w = &out.water;
+    let nw = w.positions.len();
+    assert_eq!(w.normals.len(), nw);
+    assert_eq!(w.depth.len(), nw);
+    for t in 0..w.triangle_count() {
+        let v = tri(&w.indices, t);
+        assert!(v.iter().all(|&i| i < nw));
+        assert!(v[0] != v[1] && v[1] != v[2] && v[0] != v[2]);
+        let n = face_normal(&w.positions, v);
+        assert!(n[1] > 0.0, "water faces down");
+    }
+    for i in 0..nw {
+        assert!(w.positions[i].iter().all(|v| v.is_finite()));
+        assert!(w.depth[i] >= 0.0 && w.depth[i].is_finite());
+        let n = w.normals[i];
+        let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+        assert!((len - 1.0).abs() < 1e-4 && n[1] > 0.0);
+    }
+}
+
+/// Meshes `layers` in chunks of `cw x cd` cells (one reused mesher) and
+/// compares the triangles with the whole-map mesh, bit for bit.
+fn assert_chunked_equals_whole(layers: &MapLayers, options: &MapMeshOptions, cw: u32, cd: u32) {
+    let all = whole(layers, options);
+    let mut mesher = MapMesher::new();
+    let mut out = MapMeshOutput::default();
+    let (mut terrain, mut water) = (Vec::new(), Vec::new());
+    let mut z0 = 0;
+    while z0 < layers.depth_cells() {
+        let z1 = (z0 + cd).min(layers.depth_cells());
+        let mut x0 = 0;
+        while x0 < layers.width_cells() {
+            let x1 = (x0 + cw).min(layers.width_cells());
+            mesher
+                .mesh(layers, CellRect::new(x0, z0, x1, z1), options, &mut out)
+                .unwrap();
+            terrain.extend(terrain_triangles(&out));
+            water.extend(water_triangles(&out));
+            x0 = x1;
+        }
+        z0 = z1;
+    }
+    terrain.sort_unstable();
+    water.sort_unstable();
+    assert_eq!(terrain.len(), all.terrain.triangle_count());
+    assert!(
+        terrain == terrain_triangles(&all),
+        "chunked terrain differs"
+    );
+    assert!(water == water_triangles(&all), "chunked water differs");
+}
+
+// ---------------------------------------------------------------------------
+// Random maps
+
+fn level_value() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        3 => (0u8..=4).prop_map(|k| k as f32),
+        2 => (0u8..=4).prop_map(|k| k as f32 + 0.5),
+        1 => Just(15.0f32),
+        1 => Just(-0.5f32),
+        4 => -0.5f32..5.5,
+    ]
+}
+
+fn softness_value() -> impl Strategy<Value = f32> {
+    prop_oneof![3 => Just(0.0f32), 2 => Just(1.0f32), 2 => 0.0f32..=1.0]
+}
+
+fn ground_value() -> impl Strategy<Value = f32> {
+    prop_oneof![5 => Just(1.0f32), 1 => Just(0.0f32), 2 => Just(-1.0f32), 3 => -1.0f32..1.0]
+}
+
+fn height_value() -> impl Strategy<Value = f32> {
+    prop_oneof![3 => Just(0.0f32), 1 => -0.5f32..0.5]
+}
+
+fn water_value() -> impl Strategy<Value = f32> {
+    prop_oneof![3 => Just(NO_WATER), 1 => Just(0.5f32), 2 => -0.5f32..3.0]
+}
+
+fn splat_value() -> impl Strategy<Value = Splat> {
+    (0u8..16, 0u8..16, any::<u8>()).prop_map(|(a, b, w)| Splat {
+        ids: [a, b, 0, 0],
+        weights: [255 - w, w, 0, 0],
+    })
+}
+
+/// A random map of up to `max x max` cells.
+fn random_map(max: u32) -> impl Strategy<Value = MapLayers> {
+    (1..=max, 1..=max).prop_flat_map(|(w, d)| {
+        let n = ((w + 1) * (d + 1)) as usize;
+        (
+            Just((w, d)),
+            proptest::collection::vec(level_value(), n),
+            proptest::collection::vec(softness_value(), n),
+            proptest::collection::vec(ground_value(), n),
+            proptest::collection::vec(height_value(), n),
+            proptest::collection::vec(water_value(), n),
+            proptest::collection::vec(splat_value(), n),
+        )
+            .prop_map(|((w, d), level, softness, ground, height, water, splat)| {
+                let mut m = MapLayers::new(w, d).unwrap();
+                m.level = level;
+                m.softness = softness;
+                m.ground = ground;
+                m.height = height;
+                m.water = water;
+                m.splat = splat;
+                m
+            })
+    })
+}
+
+fn random_options() -> impl Strategy<Value = MapMeshOptions> {
+    (
+        prop_oneof![Just(1.0f32), Just(0.5f32), 0.1f32..4.0],
+        prop_oneof![Just(1.0f32), Just(0.75f32), 0.1f32..3.0],
+    )
+        .prop_map(|(cs, lh)| {
+            MapMeshOptions::DEFAULT
+                .with_cell_size(cs)
+                .with_level_height(lh)
+                .with_chasm_depth(DEEP)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn no_cracks_on_random_maps(layers in random_map(10), options in random_options()) {
+        let out = whole(&layers, &options);
+        assert_no_cracks(&layers, &options, &out);
+    }
+
+    #[test]
+    fn basic_invariants_on_random_maps(layers in random_map(10), options in random_options()) {
+        let out = whole(&layers, &options);
+        assert_basic(&out);
+        assert_walls_face_out(&out);
+    }
+
+    #[test]
+    fn chunked_equals_whole_on_random_maps(
+        layers in random_map(12),
+        options in random_options(),
+        cw in 1u32..6,
+        cd in 1u32..6,
+    ) {
+        assert_chunked_equals_whole(&layers, &options, cw, cd);
+    }
+
+    #[test]
+    fn softness_one_gives_no_walls(layers in random_map(8), options in random_options()) {
+        let mut layers = layers;
+        layers.softness.iter_mut().for_each(|s| *s = 1.0);
+        layers.ground.iter_mut().for_each(|g| *g = g.abs());
+        let out = whole(&layers, &options);
+        let m = &out.terrain;
+        for t in 0..m.triangle_count() {
+            prop_assert!(!is_wall(&m.positions, tri(&m.indices, t)));
+        }
+        // Every node's own vertex sits at node_surface.
+        prop_assert!(m.triangle_count() >= 2 * (layers.width_cells() * layers.depth_cells()) as usize);
+        assert_no_cracks(&layers, &options, &out);
+    }
+
+    #[test]
+    fn reusing_a_mesher_gives_the_same_bytes(layers in random_map(8), options in random_options()) {
+        let mut mesher = MapMesher::new();
+        let mut a = MapMeshOutput::default();
+        let mut b = MapMeshOutput::default();
+        mesher.mesh(&layers, CellRect::whole(&layers), &options, &mut a).unwrap();
+        let other = MapLayers::new(3, 3).unwrap();
+        mesher.mesh(&other, CellRect::whole(&other), &options, &mut b).unwrap();
+        mesher.mesh(&layers, CellRect::whole(&layers), &options, &mut b).unwrap();
+        prop_assert!(a == b);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A larger procedural map (the bench's kind of layer set)
+
+/// Plateaus with several levels, a ramp, a chasm and a lake.
+fn plateaus(w: u32, d: u32) -> MapLayers {
+    let mut m = MapLayers::new(w, d).unwrap();
+    for z in 0..=d {
+        for x in 0..=w {
+            let i = m.index(x, z).unwrap();
+            let (fx, fz) = (x as f32, z as f32);
+            let wave =
+                (fx * 0.045).sin() * (fz * 0.037).cos() + 0.5 * (fx * 0.11 + fz * 0.07).sin();
+            m.level[i] = (2.0 + 2.2 * wave).clamp(0.0, 15.0);
+            m.softness[i] = if (fx - 0.3 * fz).rem_euclid(40.0) < 6.0 {
+                1.0
+            } else {
+                0.0
+            };
+            m.height[i] = 0.1 * (fx * 0.5).sin() * (fz * 0.3).cos();
+            let (cx, cz) = (fx - w as f32 * 0.7, fz - d as f32 * 0.3);
+            m.ground[i] = (cx * cx + cz * cz).sqrt() - 9.5;
+            let (lx, lz) = (fx - w as f32 * 0.25, fz - d as f32 * 0.7);
+            m.water[i] = if (lx * lx + lz * lz).sqrt() < 14.0 {
+                1.6
+            } else {
+                NO_WATER
+            };
+            m.splat[i] = Splat::single(((x / 7 + z / 5) % 4) as u8);
+        }
+    }
+    m
+}
+
+#[test]
+fn plateaus_chunks_of_64_equal_whole() {
+    let layers = plateaus(150, 90);
+    let options = MapMeshOptions::DEFAULT.with_chasm_depth(DEEP);
+    assert_chunked_equals_whole(&layers, &options, 64, 64);
+    let out = whole(&layers, &options);
+    assert_no_cracks(&layers, &options, &out);
+    assert_basic(&out);
+    assert_walls_face_out(&out);
+    assert!(!out.water.indices.is_empty());
+}
+
+#[test]
+fn steady_chunk_loop_allocates_nothing() {
+    let layers = plateaus(192, 128);
+    let options = MapMeshOptions::DEFAULT;
+    let mut mesher = MapMesher::new();
+    let mut out = MapMeshOutput::default();
+    let mut pass = || {
+        let mut tris = 0;
+        for cz in 0..2 {
+            for cx in 0..3 {
+                let rect = CellRect::new(cx * 64, cz * 64, cx * 64 + 64, cz * 64 + 64);
+                mesher.mesh(&layers, rect, &options, &mut out).unwrap();
+                tris += out.terrain.triangle_count() + out.water.triangle_count();
+            }
+        }
+        tris
+    };
+    let warm = pass();
+    let before = counting_alloc::allocs();
+    let again = pass();
+    assert_eq!(
+        counting_alloc::allocs() - before,
+        0,
+        "a warmed-up loop allocated"
+    );
+    assert_eq!(warm, again);
+    assert!(warm > 2 * 6 * 64 * 64);
+}
+
+// ---------------------------------------------------------------------------
+// Hand-built maps
+
+#[test]
+fn flat_map_is_two_triangles_per_cell_at_zero() {
+    let layers = MapLayers::new(7, 5).unwrap();
+    let out = whole(&layers, &MapMeshOptions::DEFAULT);
+    let m = &out.terrain;
+    assert_eq!(m.triangle_count(), 2 * 7 * 5);
+    assert_eq!(m.positions.len(), 8 * 6);
+    assert!(m.positions.iter().all(|p| p[1] == 0.0));
+    assert!(m.normals.iter().all(|n| *n == [0.0, 1.0, 0.0]));
+    assert!(m.blend.iter().all(|&b| b == 0.0));
+    assert!(m.splat.iter().all(|&s| s == Splat::single(0)));
+    assert!(out.water.indices.is_empty());
+    for t in 0..m.triangle_count() {
+        assert!(face_normal(&m.positions, tri(&m.indices, t))[1] > 0.0);
+    }
+}
+
+#[test]
+fn flat_map_at_a_level_sits_at_that_level() {
+    let mut layers = MapLayers::new(3, 3).unwrap();
+    layers.level.iter_mut().for_each(|l| *l = 3.2);
+    let options = MapMeshOptions::DEFAULT.with_level_height(0.5);
+    let out = whole(&layers, &options);
+    assert_eq!(out.terrain.triangle_count(), 18);
+    assert!(out.terrain.positions.iter().all(|p| p[1] == 1.5));
+}
+
+fn plateau(softness: f32) -> MapLayers {
+    let mut layers = MapLayers::new(8, 8).unwrap();
+    for z in 3..=5 {
+        for x in 3..=5 {
+            let i = layers.index(x, z).unwrap();
+            layers.level[i] = 1.0;
+        }
+    }
+    layers.softness.iter_mut().for_each(|s| *s = softness);
+    layers
+}
+
+#[test]
+fn plateau_walls_are_one_level_high() {
+    let options = MapMeshOptions::DEFAULT.with_level_height(2.5);
+    let layers = plateau(0.0);
+    let out = whole(&layers, &options);
+    let m = &out.terrain;
+    assert!(m.positions.iter().all(|p| p[1] == 0.0 || p[1] == 2.5));
+    let mut walls = 0;
+    for t in 0..m.triangle_count() {
+        let v = tri(&m.indices, t);
+        if is_wall(&m.positions, v) {
+            walls += 1;
+            let ys = v.map(|i| m.positions[i][1]);
+            let (lo, hi) = (
+                ys.iter().cloned().fold(f32::MAX, f32::min),
+                ys.iter().cloned().fold(f32::MIN, f32::max),
+            );
+            assert_eq!((lo, hi), (0.0, 2.5));
+        }
+    }
+    assert!(walls >= 8);
+    // The rim is closed: walls go all the way round, so every wall vertex on
+    // the upper row is shared with the plateau top.
+    assert_no_cracks(&layers, &options, &out);
+    assert_walls_face_out(&out);
+    assert_basic(&out);
+    // Wall vertices carry blend 1, interior tops 0.
+    assert!(m.blend.contains(&1.0));
+    assert!(m.blend.contains(&0.0));
+}
+
+#[test]
+fn softness_one_plateau_is_a_smooth_hill() {
+    let layers = plateau(1.0);
+    let options = MapMeshOptions::DEFAULT;
+    let out = whole(&layers, &options);
+    let m = &out.terrain;
+    for t in 0..m.triangle_count() {
+        assert!(!is_wall(&m.positions, tri(&m.indices, t)));
+        assert!(face_normal(&m.positions, tri(&m.indices, t))[1] > 0.0);
+    }
+    // Node vertices sit at node_surface.
+    for z in 0..=8 {
+        for x in 0..=8 {
+            let i = layers.index(x, z).unwrap();
+            let y = node_surface(layers.level[i], 1.0, 0.0, 1.0);
+            assert!(
+                m.positions
+                    .iter()
+                    .any(|p| p[0] == x as f32 && p[2] == z as f32 && p[1] == y)
+            );
+        }
+    }
+    assert_no_cracks(&layers, &options, &out);
+}
+
+#[test]
+fn half_soft_wall_is_half_as_high() {
+    let layers = plateau(0.5);
+    let out = whole(&layers, &MapMeshOptions::DEFAULT);
+    let m = &out.terrain;
+    let mut walls = 0;
+    for t in 0..m.triangle_count() {
+        let v = tri(&m.indices, t);
+        if is_wall(&m.positions, v) {
+            walls += 1;
+            let ys = v.map(|i| m.positions[i][1]);
+            let lo = ys.iter().cloned().fold(f32::MAX, f32::min);
+            let hi = ys.iter().cloned().fold(f32::MIN, f32::max);
+            // Rim at level 0.5: upper lerp(1, 0.5, 0.5) = 0.75, lower lerp(0, 0.5, 0.5) = 0.25.
+            assert_eq!((lo, hi), (0.25, 0.75));
+        }
+    }
+    assert!(walls > 0);
+}
+
+#[test]
+fn several_levels_in_one_cell() {
+    // One node five levels up: the cells around it cross five rims.
+    let mut layers = MapLayers::new(2, 2).unwrap();
+    let i = layers.index(1, 1).unwrap();
+    layers.level[i] = 5.0;
+    let options = MapMeshOptions::DEFAULT;
+    let out = whole(&layers, &options);
+    let m = &out.terrain;
+    let mut heights: Vec<u32> = m.positions.iter().map(|p| p[1] as u32).collect();
+    heights.sort_unstable();
+    heights.dedup();
+    assert_eq!(heights, vec![0, 1, 2, 3, 4, 5]);
+    assert_no_cracks(&layers, &options, &out);
+    assert_walls_face_out(&out);
+    assert_basic(&out);
+    assert_chunked_equals_whole(&layers, &options, 1, 1);
+}
+
+#[test]
+fn chasm_walls_drop_by_the_chasm_depth() {
+    let mut layers = MapLayers::new(6, 6).unwrap();
+    for z in 2..=4 {
+        for x in 2..=4 {
+            let i = layers.index(x, z).unwrap();
+            layers.ground[i] = -1.0;
+        }
+    }
+    let options = MapMeshOptions::DEFAULT.with_chasm_depth(3.0);
+    let out = whole(&layers, &options);
+    let m = &out.terrain;
+    assert!(m.positions.iter().all(|p| p[1] == 0.0 || p[1] == -3.0));
+    let bottoms = m.positions.iter().filter(|p| p[1] == -3.0).count();
+    assert!(bottoms >= 8);
+    // No top inside the chasm: the node (3, 3) is not a vertex.
+    assert!(!m.positions.iter().any(|p| p[0] == 3.0 && p[2] == 3.0));
+    assert_walls_face_out(&out);
+    assert_basic(&out);
+    let deep = MapMeshOptions::DEFAULT.with_chasm_depth(DEEP);
+    assert_no_cracks(&layers, &deep, &whole(&layers, &deep));
+}
+
+#[test]
+fn water_in_a_basin() {
+    let mut layers = MapLayers::new(6, 6).unwrap();
+    layers.level.iter_mut().for_each(|l| *l = 1.0);
+    for z in 1..=5 {
+        for x in 1..=5 {
+            let i = layers.index(x, z).unwrap();
+            layers.level[i] = 0.0;
+        }
+    }
+    layers.water.iter_mut().for_each(|w| *w = 0.5);
+    let out = whole(&layers, &MapMeshOptions::DEFAULT);
+    let w = &out.water;
+    // Water over the 4 x 4 inner cells fully, cut at the shore elsewhere.
+    assert!(w.triangle_count() >= 32);
+    assert!(w.positions.iter().all(|p| p[1] == 0.5));
+    assert!(w.depth.iter().all(|&d| (0.0..=0.5).contains(&d)));
+    assert!(w.depth.contains(&0.5));
+    assert!(w.depth.contains(&0.0));
+    assert_basic(&out);
+}
+
+#[test]
+fn a_level_lake_has_upright_normals_up_to_its_shore() {
+    let mut layers = MapLayers::new(12, 12).unwrap();
+    for z in 0..=12u32 {
+        for x in 0..=12u32 {
+            let i = layers.index(x, z).unwrap();
+            let r = ((x as f32 - 6.0).powi(2) + (z as f32 - 6.0).powi(2)).sqrt();
+            layers.height[i] = (r - 4.0) * 0.25;
+            layers.water[i] = if r < 5.0 { 0.0 } else { NO_WATER };
+        }
+    }
+    let options = MapMeshOptions::DEFAULT;
+    let out = whole(&layers, &options);
+    assert!(out.water.triangle_count() > 20);
+    assert!(out.water.normals.iter().all(|n| *n == [0.0, 1.0, 0.0]));
+    assert!(out.water.positions.iter().all(|p| p[1] == 0.0));
+    assert_basic(&out);
+    assert_chunked_equals_whole(&layers, &options, 5, 7);
+}
+
+#[test]
+fn rect_of_one_cell_matches_the_whole() {
+    let layers = plateau(0.0);
+    assert_chunked_equals_whole(&layers, &MapMeshOptions::DEFAULT, 1, 1);
+    assert_chunked_equals_whole(&layers, &MapMeshOptions::DEFAULT, 3, 5);
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+
+fn err(layers: &MapLayers, rect: CellRect, options: &MapMeshOptions) -> MeshError {
+    let mut out = MapMeshOutput::default();
+    out.terrain.positions.push([9.0; 3]);
+    let e = MapMesher::new()
+        .mesh(layers, rect, options, &mut out)
+        .unwrap_err();
+    assert_eq!(
+        out.terrain.positions,
+        vec![[9.0; 3]],
+        "an error changed the output"
+    );
+    e
+}
+
+#[test]
+fn bad_rects_are_errors() {
+    let layers = MapLayers::new(4, 3).unwrap();
+    let o = MapMeshOptions::DEFAULT;
+    assert!(matches!(
+        err(&layers, CellRect::new(2, 0, 2, 3), &o),
+        MeshError::InvalidParameter { .. }
+    ));
+    assert!(matches!(
+        err(&layers, CellRect::new(3, 2, 1, 3), &o),
+        MeshError::InvalidParameter { .. }
+    ));
+    assert!(matches!(
+        err(&layers, CellRect::new(0, 0, 5, 3), &o),
+        MeshError::RegionOutOfBounds { .. }
+    ));
+    assert!(matches!(
+        err(&layers, CellRect::new(0, 0, 4, 4), &o),
+        MeshError::RegionOutOfBounds { .. }
+    ));
+    assert!(matches!(
+        err(&layers, CellRect::new(0, u32::MAX - 1, 4, u32::MAX), &o),
+        MeshError::RegionOutOfBounds { .. }
+    ));
+    assert_eq!(CellRect::whole(&layers), CellRect::new(0, 0, 4, 3));
+}
+
+#[test]
+fn bad_options_are_errors() {
+    let layers = MapLayers::new(4, 3).unwrap();
+    let r = CellRect::whole(&layers);
+    let d = MapMeshOptions::DEFAULT;
+    for o in [
+        d.with_cell_size(0.0),
+        d.with_cell_size(-1.0),
+        d.with_cell_size(f32::NAN),
+        d.with_cell_size(f32::INFINITY),
+        d.with_cell_size(1e30),
+        d.with_level_height(0.0),
+        d.with_level_height(f32::NAN),
+        d.with_level_height(1e30),
+        d.with_chasm_depth(0.0),
+        d.with_chasm_depth(-2.0),
+        d.with_chasm_depth(f32::INFINITY),
+    ] {
+        assert!(
+            matches!(err(&layers, r, &o), MeshError::InvalidParameter { .. }),
+            "{o:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_layers_are_errors() {
+    let base = MapLayers::new(4, 3).unwrap();
+    let r = CellRect::whole(&base);
+    let o = MapMeshOptions::DEFAULT;
+    let i = base.index(2, 1).unwrap();
+    type Change = Box<dyn Fn(&mut MapLayers)>;
+    let cases: Vec<(&str, Change)> = vec![
+        ("nan level", Box::new(move |m| m.level[i] = f32::NAN)),
+        ("inf height", Box::new(move |m| m.height[i] = f32::INFINITY)),
+        ("nan ground", Box::new(move |m| m.ground[i] = f32::NAN)),
+        ("nan water", Box::new(move |m| m.water[i] = f32::NAN)),
+        ("nan softness", Box::new(move |m| m.softness[i] = f32::NAN)),
+        ("level 16", Box::new(move |m| m.level[i] = 16.0)),
+        ("level -1", Box::new(move |m| m.level[i] = -1.0)),
+        ("softness 1.5", Box::new(move |m| m.softness[i] = 1.5)),
+        (
+            "splat 16",
+            Box::new(move |m| m.splat[i] = Splat::single(16)),
+        ),
+        ("huge height", Box::new(move |m| m.height[i] = 1e35)),
+        (
+            "short level",
+            Box::new(|m| {
+                m.level.pop();
+            }),
+        ),
+        ("long water", Box::new(|m| m.water.push(0.0))),
+    ];
+    for (name, f) in cases {
+        let mut m = base.clone();
+        f(&mut m);
+        let e = err(&m, r, &o);
+        assert!(
+            matches!(
+                e,
+                MeshError::NonFiniteSample { .. }
+                    | MeshError::InvalidParameter { .. }
+                    | MeshError::LengthMismatch { .. }
+            ),
+            "{name}: {e}"
+        );
+    }
+}
+
+#[test]
+fn only_nodes_the_rect_reads_are_checked() {
+    let mut layers = MapLayers::new(10, 10).unwrap();
+    let far = layers.index(9, 9).unwrap();
+    layers.height[far] = f32::NAN;
+    // Cells 0..3 read nodes 0..=3 and the apron node 4.
+    let mut out = MapMeshOutput::default();
+    MapMesher::new()
+        .mesh(
+            &layers,
+            CellRect::new(0, 0, 3, 3),
+            &MapMeshOptions::DEFAULT,
+            &mut out,
+        )
+        .unwrap();
+    assert_eq!(out.terrain.triangle_count(), 18);
+    // The apron node (next to the rect) is checked.
+    let near = layers.index(4, 2).unwrap();
+    layers.height[near] = f32::NAN;
+    assert!(
+        MapMesher::new()
+            .mesh(
+                &layers,
+                CellRect::new(0, 0, 3, 3),
+                &MapMeshOptions::DEFAULT,
+                &mut out
+            )
+            .is_err()
+    );
+}
+
+#[test]
+fn options_defaults_and_setters() {
+    let d = MapMeshOptions::default();
+    assert_eq!(d, MapMeshOptions::DEFAULT);
+    assert_eq!(
+        (d.cell_size, d.level_height, d.chasm_depth),
+        (1.0, 1.0, 2.0)
+    );
+    let o = d
+        .with_cell_size(2.0)
+        .with_level_height(3.0)
+        .with_chasm_depth(4.0);
+    assert_eq!(
+        (o.cell_size, o.level_height, o.chasm_depth),
+        (2.0, 3.0, 4.0)
+    );
+    let r = CellRect::new(1, 2, 4, 7);
+    assert_eq!((r.width(), r.depth(), r.is_empty()), (3, 5, false));
+}

@@ -1,0 +1,785 @@
+//! A map world tied to its file: every acknowledged stroke is on disk.
+//!
+//! # What the file holds for a `map` world
+//!
+//! - metadata: kind [`MAP_KIND`], format version [`MAP_FORMAT_VERSION`],
+//!   the seed and the [`MapParams`] as JSON;
+//! - chunks (layer [`ChunkLayer::FIELD`], key `(cx, cz)` in `x, y`,
+//!   `z = 0`, `lod = 0`): only the chunks whose nodes differ from what the
+//!   preset generates, each holding every layer of the nodes the chunk owns
+//!   (`[c*N, c*N + N)` on each axis, the last chunk of a row or column also
+//!   the final node), encoded by [`encode_map_chunk`]. Generated layers are
+//!   recomputed on open;
+//! - the stroke log: one row per stroke (tool name, the stroke as JSON, the
+//!   sparse per-layer [`MapEdit`] encoded by [`encode_map_edit`]), with the
+//!   undo cursor.
+//!
+//! # Acknowledgement
+//!
+//! [`MapDocument::stroke`], [`undo`](MapDocument::undo) and
+//! [`redo`](MapDocument::redo) change the world in memory, then commit the
+//! stroke row (or cursor move) and the touched chunks in one transaction
+//! before they return `Ok`. If the commit fails, the memory change is
+//! reverted and the error returned.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use isoterra_field::{LayerMask, MapLayers, Splat};
+use isoterra_world::{EditDirection, MapEdit, MapParams, MapStroke, MapWorld, WorldError};
+use serde::Serialize;
+
+use crate::wire::{Reader, Writer, pack_body, unpack_body};
+use crate::{
+    ChunkChange, ChunkKey, ChunkLayer, NewStroke, StoreError, StrokeCounts, StrokeRecord,
+    WorldFile, WorldMeta,
+};
+
+/// The `kind` recorded in the metadata of map world files.
+pub const MAP_KIND: &str = "map";
+/// The newest `map` format version this build writes and reads.
+pub const MAP_FORMAT_VERSION: u32 = 1;
+
+/// Magic of a map chunk payload.
+const CHUNK_MAGIC: &[u8; 4] = b"IMC1";
+/// Magic of a map stroke delta.
+const DELTA_MAGIC: &[u8; 4] = b"IMD1";
+/// Bytes per node of a chunk body: five `f32` layers, the splat, pathing.
+const CHUNK_NODE_BYTES: usize = 5 * 4 + 8 + 1;
+/// Largest raw (decompressed) stroke delta, in bytes.
+const MAX_DELTA_BYTES: u64 = 1 << 31;
+
+/// What [`MapDocument::stroke`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapStrokeOutcome {
+    /// The id of the recorded stroke; `None` when the stroke changed nothing
+    /// (nothing is recorded then).
+    pub id: Option<i64>,
+    /// Number of distinct nodes changed in any layer.
+    pub changed_nodes: usize,
+    /// Chunks to remesh, with the layers that changed in each, in row-major
+    /// chunk order (z, then x).
+    pub dirty: Vec<([u32; 2], LayerMask)>,
+}
+
+/// A summary of a map document, for `info` output (serialises to JSON).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MapInfo {
+    /// The world kind (`"map"`).
+    pub kind: String,
+    /// The generator seed.
+    pub seed: u64,
+    /// The preset the map started from.
+    pub preset: String,
+    /// Cells along x.
+    pub width_cells: u32,
+    /// Cells along z.
+    pub depth_cells: u32,
+    /// Cells per chunk side.
+    pub chunk_cells: u32,
+    /// Chunks along x and z.
+    pub chunks: [u32; 2],
+    /// Chunks stored in the file (those that differ from the preset).
+    pub chunks_stored: u64,
+    /// Strokes in the log, done and undone.
+    pub strokes_total: u64,
+    /// The undo position: the number of strokes in effect.
+    pub undo_position: u64,
+    /// True when an undone stroke can be redone.
+    pub redo_available: bool,
+}
+
+/// A map world and the file that holds it.
+///
+/// Create or open one, edit it with [`stroke`](Self::stroke), step through
+/// history with [`undo`](Self::undo) / [`redo`](Self::redo) (which survive
+/// reopening), and read or mesh the world with [`world`](Self::world).
+/// Every successful call is durable when it returns.
+///
+/// ```
+/// use isoterra_store::MapDocument;
+/// use isoterra_world::{MapBrush, MapParams, MapStroke, MapTool};
+///
+/// # fn main() -> Result<(), isoterra_store::StoreError> {
+/// # let dir = std::env::temp_dir().join(format!("isoterra-map-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let path = dir.join("island.isoterra");
+/// # let _ = std::fs::remove_file(&path);
+/// let mut doc = MapDocument::create(&path, &MapParams::DEFAULT.with_size(128, 128).with_seed(3))?;
+/// let generated = doc.content_hash();
+/// let stroke = MapStroke::new(MapBrush::new(MapTool::CliffUp, 6.0), vec![[30.0, 30.0], [40.0, 34.0]]);
+/// let outcome = doc.stroke(&stroke)?;
+/// assert!(outcome.id.is_some());
+/// doc.undo()?;
+/// assert_eq!(doc.content_hash(), generated);
+/// # drop(doc);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct MapDocument {
+    file: WorldFile,
+    world: MapWorld,
+    generated: MapLayers,
+    stored: BTreeSet<[u32; 2]>,
+    counts: StrokeCounts,
+}
+
+impl MapDocument {
+    /// Creates a new world file at `path` from the preset of `params` and
+    /// records the metadata (no chunks). Refuses to overwrite an existing
+    /// file.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] for invalid parameters, and the errors of
+    /// [`WorldFile::create`]; nothing is created then.
+    pub fn create(path: impl AsRef<Path>, params: &MapParams) -> Result<Self, StoreError> {
+        let world = MapWorld::new(params)?;
+        let generated = world.layers().clone();
+        let file = WorldFile::create(path.as_ref(), &meta_of(params)?)?;
+        Ok(MapDocument {
+            file,
+            world,
+            generated,
+            stored: BTreeSet::new(),
+            counts: StrokeCounts::default(),
+        })
+    }
+
+    /// Creates a new world file at `path` holding `layers` (an imported
+    /// map): the chunks that differ from the preset of `params` are stored
+    /// right away. The history starts empty.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] for invalid parameters or layers that do not
+    /// fit them, and the errors of [`WorldFile::create`].
+    pub fn create_with_layers(
+        path: impl AsRef<Path>,
+        params: &MapParams,
+        layers: MapLayers,
+    ) -> Result<Self, StoreError> {
+        let world = MapWorld::from_layers(params, layers)?;
+        let generated = MapWorld::generate(params)?;
+        let mut doc = MapDocument {
+            file: WorldFile::create(path.as_ref(), &meta_of(params)?)?,
+            world,
+            generated,
+            stored: BTreeSet::new(),
+            counts: StrokeCounts::default(),
+        };
+        let [cw, cd] = doc.world.chunk_count();
+        let all: BTreeSet<[u32; 2]> = (0..cd)
+            .flat_map(|cz| (0..cw).map(move |cx| [cx, cz]))
+            .collect();
+        let changes = doc.chunk_changes(&all)?;
+        doc.file.put_chunks(&changes)?;
+        doc.note_stored(&changes);
+        Ok(doc)
+    }
+
+    /// Opens a `map` world file: regenerates the preset and lays the stored
+    /// chunks over it. Every chunk of the world starts dirty.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongKind`] for another kind of world,
+    /// [`StoreError::NewerFormat`], [`StoreError::Corrupt`] when the
+    /// parameters or chunks are malformed, and the errors of
+    /// [`WorldFile::open`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let file = WorldFile::open(path)?;
+        let meta = file.meta()?;
+        let params = map_params(path, &meta)?;
+        let generated = MapWorld::generate(&params)
+            .map_err(|e| StoreError::corrupt(path, format!("the stored parameters: {e}")))?;
+        let mut layers = generated.clone();
+        let layout = Layout::of(&params);
+        let mut stored = BTreeSet::new();
+        file.for_each_chunk(ChunkLayer::FIELD, |key, payload| {
+            let chunk = layout.chunk_of_key(&key).ok_or_else(|| {
+                StoreError::corrupt(
+                    path,
+                    format!(
+                        "stored chunk ({}, {}, {}, lod {}) is not a chunk of this map",
+                        key.x, key.y, key.z, key.lod
+                    ),
+                )
+            })?;
+            let rect = layout.owned(chunk);
+            decode_map_chunk(payload, &mut layers, rect).map_err(|e| {
+                StoreError::corrupt(path, format!("chunk ({}, {}): {e}", key.x, key.y))
+            })?;
+            stored.insert(chunk);
+            Ok(())
+        })?;
+        let world = MapWorld::from_layers(&params, layers)
+            .map_err(|e| StoreError::corrupt(path, format!("the stored chunks: {e}")))?;
+        let counts = file.stroke_counts()?;
+        Ok(MapDocument {
+            file,
+            world,
+            generated,
+            stored,
+            counts,
+        })
+    }
+
+    /// The world in memory.
+    pub fn world(&self) -> &MapWorld {
+        &self.world
+    }
+
+    /// The world in memory, for dirty tracking ([`MapWorld::take_dirty`]).
+    /// Edit through [`stroke`](Self::stroke): edits applied here directly
+    /// are not recorded in the file.
+    pub fn world_mut(&mut self) -> &mut MapWorld {
+        &mut self.world
+    }
+
+    /// The chunks touched since the last call (see [`MapWorld::take_dirty`]).
+    pub fn take_dirty(&mut self) -> Vec<([u32; 2], LayerMask)> {
+        self.world.take_dirty()
+    }
+
+    /// The underlying file, for queries.
+    pub fn file(&self) -> &WorldFile {
+        &self.file
+    }
+
+    /// The path of the file.
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// The world's parameters.
+    pub fn params(&self) -> &MapParams {
+        self.world.params()
+    }
+
+    /// Applies a stroke and records it.
+    ///
+    /// An invalid stroke is a [`StoreError::World`] error and changes
+    /// nothing. A stroke that changes no node records nothing (`id: None`).
+    /// Otherwise the stroke, its sparse edit and every chunk owning a
+    /// changed node are committed in one transaction before this returns
+    /// (chunks that came back to the preset's values are deleted). A new
+    /// stroke drops the redo tail. If the commit fails, the edit is reverted
+    /// in memory and the error returned.
+    pub fn stroke(&mut self, stroke: &MapStroke) -> Result<MapStrokeOutcome, StoreError> {
+        self.file.check_current()?;
+        let edit = self.world.stroke_edit(stroke)?;
+        if edit.is_empty() {
+            return Ok(MapStrokeOutcome {
+                id: None,
+                changed_nodes: 0,
+                dirty: Vec::new(),
+            });
+        }
+        let params = serde_json::to_value(stroke).map_err(|source| StoreError::Json {
+            what: "map stroke",
+            source,
+        })?;
+        let delta = encode_map_edit(&edit)?;
+        self.world.apply_edit(&edit, EditDirection::Forward)?;
+        let committed = self.edit_chunk_changes(&edit).and_then(|changes| {
+            let new = NewStroke {
+                tool: stroke.brush.tool.name().to_string(),
+                params,
+                delta,
+            };
+            let id = self.file.commit_stroke(&new, &changes)?;
+            Ok((id, changes))
+        });
+        match committed {
+            Ok((id, changes)) => {
+                self.note_stored(&changes);
+                self.counts = StrokeCounts {
+                    done: self.counts.done + 1,
+                    undone: 0,
+                };
+                Ok(MapStrokeOutcome {
+                    id: Some(id),
+                    changed_nodes: edit.changed_nodes(),
+                    dirty: self.world.affected(&edit),
+                })
+            }
+            Err(e) => {
+                self.revert(&edit, EditDirection::Backward);
+                Err(e)
+            }
+        }
+    }
+
+    /// Undoes the last done stroke; returns its id, or `None` when there is
+    /// nothing to undo. The world and the file change together, or not at all.
+    pub fn undo(&mut self) -> Result<Option<i64>, StoreError> {
+        self.file.check_current()?;
+        let Some(rec) = self.file.last_done_stroke()? else {
+            return Ok(None);
+        };
+        self.step(&rec, EditDirection::Backward)?;
+        Ok(Some(rec.id))
+    }
+
+    /// Redoes the first undone stroke; returns its id, or `None` when there
+    /// is nothing to redo.
+    pub fn redo(&mut self) -> Result<Option<i64>, StoreError> {
+        self.file.check_current()?;
+        let Some(rec) = self.file.first_undone_stroke()? else {
+            return Ok(None);
+        };
+        self.step(&rec, EditDirection::Forward)?;
+        Ok(Some(rec.id))
+    }
+
+    fn step(&mut self, rec: &StrokeRecord, dir: EditDirection) -> Result<(), StoreError> {
+        let edit = decode_map_edit(&rec.delta).map_err(|e| {
+            StoreError::corrupt(self.file.path(), format!("stroke {}: {e}", rec.id))
+        })?;
+        self.world.apply_edit(&edit, dir).map_err(|e| match e {
+            WorldError::Mismatch { .. } => StoreError::History {
+                path: self.file.path().to_path_buf(),
+                reason: format!(
+                    "stroke {} does not match the world in memory; reopen the file",
+                    rec.id
+                ),
+            },
+            other => StoreError::corrupt(self.file.path(), format!("stroke {}: {other}", rec.id)),
+        })?;
+        let committed = self.edit_chunk_changes(&edit).and_then(|changes| {
+            match dir {
+                EditDirection::Backward => self.file.mark_undone(rec.id, &changes)?,
+                EditDirection::Forward => self.file.mark_redone(rec.id, &changes)?,
+            }
+            Ok(changes)
+        });
+        match committed {
+            Ok(changes) => {
+                self.note_stored(&changes);
+                let c = &mut self.counts;
+                match dir {
+                    EditDirection::Backward => {
+                        c.done = c.done.saturating_sub(1);
+                        c.undone += 1;
+                    }
+                    EditDirection::Forward => {
+                        c.done += 1;
+                        c.undone = c.undone.saturating_sub(1);
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => {
+                let back = match dir {
+                    EditDirection::Backward => EditDirection::Forward,
+                    EditDirection::Forward => EditDirection::Backward,
+                };
+                self.revert(&edit, back);
+                Err(e)
+            }
+        }
+    }
+
+    fn revert(&mut self, edit: &MapEdit, dir: EditDirection) {
+        let reverted = self.world.apply_edit(edit, dir);
+        debug_assert!(
+            reverted.is_ok(),
+            "reverting an applied edit failed: {reverted:?}"
+        );
+    }
+
+    fn note_stored(&mut self, changes: &[ChunkChange]) {
+        for (key, payload) in changes {
+            let c = [key.x as u32, key.y as u32];
+            if payload.is_some() {
+                self.stored.insert(c);
+            } else {
+                self.stored.remove(&c);
+            }
+        }
+    }
+
+    /// The chunk rows to write for the chunks owning the edit's nodes.
+    fn edit_chunk_changes(&self, edit: &MapEdit) -> Result<Vec<ChunkChange>, StoreError> {
+        let layout = Layout::of(self.world.params());
+        let stride = self.world.params().width_cells + 1;
+        let mut touched = BTreeSet::new();
+        for layer in isoterra_field::MapLayer::ALL {
+            for &i in edit.nodes(layer) {
+                touched.insert(layout.owner(i % stride, i / stride));
+            }
+        }
+        self.chunk_changes(&touched)
+    }
+
+    /// For each chunk: its payload when it differs from the preset, or a
+    /// deletion.
+    fn chunk_changes(&self, chunks: &BTreeSet<[u32; 2]>) -> Result<Vec<ChunkChange>, StoreError> {
+        let layout = Layout::of(self.world.params());
+        let layers = self.world.layers();
+        let mut out = Vec::with_capacity(chunks.len());
+        for &c in chunks {
+            let rect = layout.owned(c);
+            let key = ChunkKey::field2(c[0] as i32, c[1] as i32);
+            if rect_equal(layers, &self.generated, rect) {
+                out.push((key, None));
+            } else {
+                out.push((key, Some(encode_map_chunk(layers, rect)?)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// A hash of the current contents ([`MapWorld::content_hash`]): equal
+    /// layers give equal hashes whatever the history.
+    pub fn content_hash(&self) -> String {
+        self.world.content_hash()
+    }
+
+    /// A summary, as this handle last wrote or read it (no file access).
+    pub fn info(&self) -> MapInfo {
+        let p = self.world.params();
+        MapInfo {
+            kind: MAP_KIND.to_string(),
+            seed: p.seed,
+            preset: p.preset.name().to_string(),
+            width_cells: p.width_cells,
+            depth_cells: p.depth_cells,
+            chunk_cells: p.chunk_cells,
+            chunks: p.chunk_count(),
+            chunks_stored: self.stored.len() as u64,
+            strokes_total: self.counts.total(),
+            undo_position: self.counts.done,
+            redo_available: self.counts.undone > 0,
+        }
+    }
+
+    /// Closes the file, reporting any error met while doing so.
+    pub fn close(self) -> Result<(), StoreError> {
+        self.file.close()
+    }
+}
+
+fn meta_of(params: &MapParams) -> Result<WorldMeta, StoreError> {
+    Ok(WorldMeta {
+        kind: MAP_KIND.to_string(),
+        format_version: MAP_FORMAT_VERSION,
+        seed: params.seed,
+        params: serde_json::to_value(params).map_err(|source| StoreError::Json {
+            what: "map parameters",
+            source,
+        })?,
+    })
+}
+
+/// Which nodes each chunk owns.
+struct Layout {
+    n: u32,
+    nodes: [u32; 2],
+    chunks: [u32; 2],
+}
+
+impl Layout {
+    fn of(p: &MapParams) -> Self {
+        Layout {
+            n: p.chunk_cells,
+            nodes: [p.width_cells + 1, p.depth_cells + 1],
+            chunks: p.chunk_count(),
+        }
+    }
+
+    /// The node rectangle `[x0, z0, x1, z1]` (half-open) chunk `c` owns.
+    fn owned(&self, c: [u32; 2]) -> [u32; 4] {
+        let end = |k: usize| {
+            if c[k] + 1 == self.chunks[k] {
+                self.nodes[k]
+            } else {
+                c[k] * self.n + self.n
+            }
+        };
+        [c[0] * self.n, c[1] * self.n, end(0), end(1)]
+    }
+
+    /// The chunk owning node `(x, z)`.
+    fn owner(&self, x: u32, z: u32) -> [u32; 2] {
+        [
+            (x / self.n).min(self.chunks[0] - 1),
+            (z / self.n).min(self.chunks[1] - 1),
+        ]
+    }
+
+    fn chunk_of_key(&self, key: &ChunkKey) -> Option<[u32; 2]> {
+        let ok = key.z == 0
+            && key.lod == 0
+            && (0..self.chunks[0] as i64).contains(&i64::from(key.x))
+            && (0..self.chunks[1] as i64).contains(&i64::from(key.y));
+        ok.then_some([key.x as u32, key.y as u32])
+    }
+}
+
+/// Whether two maps hold the same bits in a node rectangle.
+fn rect_equal(a: &MapLayers, b: &MapLayers, rect: [u32; 4]) -> bool {
+    let stride = a.width_cells() as usize + 1;
+    let [x0, z0, x1, z1] = rect.map(|v| v as usize);
+    let same_f = |u: &[f32], v: &[f32], s: usize, e: usize| {
+        u[s..e]
+            .iter()
+            .zip(&v[s..e])
+            .all(|(p, q)| p.to_bits() == q.to_bits())
+    };
+    (z0..z1).all(|z| {
+        let (s, e) = (z * stride + x0, z * stride + x1);
+        same_f(&a.ground, &b.ground, s, e)
+            && same_f(&a.level, &b.level, s, e)
+            && same_f(&a.softness, &b.softness, s, e)
+            && same_f(&a.height, &b.height, s, e)
+            && same_f(&a.water, &b.water, s, e)
+            && a.splat[s..e] == b.splat[s..e]
+            && a.pathing[s..e] == b.pathing[s..e]
+    })
+}
+
+/// Encodes every layer of the node rectangle `rect` (`[x0, z0, x1, z1]`,
+/// half-open) of a map: `"IMC1"`, the rectangle's width and depth in nodes
+/// (u32), a flags byte, the raw body length (u32), then the body (zstd when
+/// the flag says so). The raw body holds, row-major, the byte planes of the
+/// ground, level, softness, height and water `f32` bits, the eight splat
+/// bytes as planes, then the pathing bytes.
+///
+/// # Errors
+///
+/// [`StoreError::InvalidInput`] for a rectangle outside the map.
+pub fn encode_map_chunk(layers: &MapLayers, rect: [u32; 4]) -> Result<Vec<u8>, StoreError> {
+    let [x0, z0, x1, z1] = rect;
+    let [nx, nz] = layers.nodes();
+    if x0 >= x1 || z0 >= z1 || x1 > nx || z1 > nz {
+        return Err(StoreError::input(
+            "map chunk",
+            format!("node rectangle {rect:?} is empty or outside the map of {nx} x {nz} nodes"),
+        ));
+    }
+    let stride = nx as usize;
+    let idx: Vec<usize> = (z0..z1)
+        .flat_map(|z| (x0..x1).map(move |x| z as usize * stride + x as usize))
+        .collect();
+    let n = idx.len();
+    let mut body = Writer::with_capacity(n * CHUNK_NODE_BYTES);
+    for values in [
+        &layers.ground,
+        &layers.level,
+        &layers.softness,
+        &layers.height,
+        &layers.water,
+    ] {
+        body.f32_planes(idx.iter().map(|&i| values[i]));
+    }
+    for plane in 0..8 {
+        body.buf
+            .extend(idx.iter().map(|&i| layers.splat[i].to_bytes()[plane]));
+    }
+    body.buf.extend(idx.iter().map(|&i| layers.pathing[i]));
+    let raw_len = body.buf.len() as u32;
+    let (packed, flags) = pack_body(body.buf);
+    let mut out = Writer::with_capacity(17 + packed.len());
+    out.bytes(CHUNK_MAGIC);
+    out.u32(x1 - x0);
+    out.u32(z1 - z0);
+    out.u8(flags);
+    out.u32(raw_len);
+    out.bytes(&packed);
+    Ok(out.buf)
+}
+
+/// Decodes what [`encode_map_chunk`] wrote into the node rectangle `rect`
+/// of `layers`; the payload's size must match the rectangle. Values are not
+/// range-checked here (check the layers afterwards); on error `layers` is
+/// unchanged.
+///
+/// # Errors
+///
+/// [`StoreError::CorruptData`] when the payload does not decode or does
+/// not fit the rectangle.
+pub fn decode_map_chunk(
+    payload: &[u8],
+    layers: &mut MapLayers,
+    rect: [u32; 4],
+) -> Result<(), StoreError> {
+    let bad = |reason: String| StoreError::data("map chunk", reason);
+    let [x0, z0, x1, z1] = rect;
+    let [nx, nz] = layers.nodes();
+    if x0 >= x1 || z0 >= z1 || x1 > nx || z1 > nz {
+        return Err(bad(format!("node rectangle {rect:?} is outside the map")));
+    }
+    let mut r = Reader::new(payload);
+    if r.take(4) != Some(CHUNK_MAGIC.as_slice()) {
+        return Err(bad("missing the IMC1 header".to_string()));
+    }
+    let short = || bad("the header is truncated".to_string());
+    let w = r.u32().ok_or_else(short)?;
+    let d = r.u32().ok_or_else(short)?;
+    let flags = r.u8().ok_or_else(short)?;
+    let raw_len = r.u32().ok_or_else(short)? as usize;
+    if [w, d] != [x1 - x0, z1 - z0] {
+        return Err(bad(format!(
+            "holds {w} x {d} nodes, the chunk owns {} x {}",
+            x1 - x0,
+            z1 - z0
+        )));
+    }
+    let n = w as usize * d as usize;
+    if raw_len != n * CHUNK_NODE_BYTES {
+        return Err(bad(format!(
+            "body of {raw_len} bytes for {n} nodes (expected {})",
+            n * CHUNK_NODE_BYTES
+        )));
+    }
+    let rest = r.take(r.remaining()).unwrap_or_default();
+    let raw = unpack_body(rest, flags, raw_len, "map chunk")?;
+    let mut body = Reader::new(&raw);
+    let mut planes = Vec::with_capacity(5);
+    for _ in 0..5 {
+        planes.push(body.f32_planes(n).ok_or_else(short)?);
+    }
+    let splat_bytes = body.take(8 * n).ok_or_else(short)?;
+    let pathing = body.take(n).ok_or_else(short)?;
+    let stride = nx as usize;
+    let mut k = 0;
+    for z in z0..z1 {
+        for x in x0..x1 {
+            let i = z as usize * stride + x as usize;
+            layers.ground[i] = planes[0][k];
+            layers.level[i] = planes[1][k];
+            layers.softness[i] = planes[2][k];
+            layers.height[i] = planes[3][k];
+            layers.water[i] = planes[4][k];
+            layers.splat[i] = Splat::from_bytes(std::array::from_fn(|p| splat_bytes[p * n + k]));
+            layers.pathing[i] = pathing[k];
+            k += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Encodes a map edit for the stroke log: `"IMD1"`, a flags byte, the raw
+/// length (u32), then [`MapEdit::to_bytes`] (zstd when the flag says so).
+///
+/// # Errors
+///
+/// [`StoreError::InvalidInput`] for an edit too large to log (over 2 GiB).
+pub fn encode_map_edit(edit: &MapEdit) -> Result<Vec<u8>, StoreError> {
+    let raw = edit.to_bytes();
+    if raw.len() as u64 > MAX_DELTA_BYTES {
+        return Err(StoreError::input(
+            "map edit",
+            format!("{} bytes do not fit a stroke", raw.len()),
+        ));
+    }
+    let raw_len = raw.len() as u32;
+    let (packed, flags) = pack_body(raw);
+    let mut out = Writer::with_capacity(9 + packed.len());
+    out.bytes(DELTA_MAGIC);
+    out.u8(flags);
+    out.u32(raw_len);
+    out.bytes(&packed);
+    Ok(out.buf)
+}
+
+/// Decodes what [`encode_map_edit`] wrote, checking the edit.
+///
+/// # Errors
+///
+/// [`StoreError::CorruptData`] when it does not decode or the edit is
+/// malformed.
+pub fn decode_map_edit(payload: &[u8]) -> Result<MapEdit, StoreError> {
+    let bad = |reason: String| StoreError::data("map stroke delta", reason);
+    let mut r = Reader::new(payload);
+    if r.take(4) != Some(DELTA_MAGIC.as_slice()) {
+        return Err(bad("missing the IMD1 header".to_string()));
+    }
+    let flags = r.u8().ok_or_else(|| bad("truncated header".to_string()))?;
+    let raw_len = r.u32().ok_or_else(|| bad("truncated header".to_string()))? as usize;
+    let rest = r.take(r.remaining()).unwrap_or_default();
+    let raw = unpack_body(rest, flags, raw_len, "map stroke delta")?;
+    MapEdit::from_bytes(&raw).map_err(|e| bad(e.to_string()))
+}
+
+/// Reads and checks the map parameters of a file's metadata.
+fn map_params(path: &Path, meta: &WorldMeta) -> Result<MapParams, StoreError> {
+    if meta.kind != MAP_KIND {
+        return Err(StoreError::WrongKind {
+            path: path.to_path_buf(),
+            expected: MAP_KIND.to_string(),
+            found: meta.kind.clone(),
+        });
+    }
+    if meta.format_version > MAP_FORMAT_VERSION {
+        return Err(StoreError::NewerFormat {
+            path: path.to_path_buf(),
+            kind: meta.kind.clone(),
+            found: meta.format_version,
+            supported: MAP_FORMAT_VERSION,
+        });
+    }
+    let params: MapParams = serde_json::from_value(meta.params.clone())
+        .map_err(|e| StoreError::corrupt(path, format!("the map parameters: {e}")))?;
+    params.validate().map_err(|e| {
+        StoreError::corrupt(path, format!("the stored map parameters are invalid: {e}"))
+    })?;
+    if params.seed != meta.seed {
+        return Err(StoreError::corrupt(
+            path,
+            format!(
+                "the seed in the metadata ({}) differs from the parameters' seed ({})",
+                meta.seed, params.seed
+            ),
+        ));
+    }
+    Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_owns_every_node_once() {
+        let p = MapParams::DEFAULT.with_size(40, 33).with_chunk_cells(16);
+        let l = Layout::of(&p);
+        let mut owned = vec![0u8; 41 * 34];
+        for cz in 0..3 {
+            for cx in 0..3 {
+                let [x0, z0, x1, z1] = l.owned([cx, cz]);
+                for z in z0..z1 {
+                    for x in x0..x1 {
+                        owned[(z * 41 + x) as usize] += 1;
+                        assert_eq!(l.owner(x, z), [cx, cz]);
+                    }
+                }
+            }
+        }
+        assert!(owned.iter().all(|&c| c == 1));
+        assert!(l.chunk_of_key(&ChunkKey::field2(3, 0)).is_none());
+        assert!(l.chunk_of_key(&ChunkKey::field2(-1, 0)).is_none());
+    }
+
+    #[test]
+    fn chunks_round_trip_and_reject_damage() {
+        let p = MapParams::DEFAULT.with_size(40, 33).with_chunk_cells(16);
+        let src = MapWorld::generate(&p.with_preset(isoterra_world::MapPreset::Plateaus)).unwrap();
+        let rect = [16, 16, 32, 34];
+        let payload = encode_map_chunk(&src, rect).unwrap();
+        let mut dst = MapLayers::new(40, 33).unwrap();
+        decode_map_chunk(&payload, &mut dst, rect).unwrap();
+        assert!(rect_equal(&src, &dst, rect));
+        assert!(!rect_equal(&src, &dst, [0, 0, 16, 16]));
+        assert!(decode_map_chunk(&payload, &mut dst, [0, 0, 16, 16]).is_err());
+        for cut in 0..payload.len() {
+            assert!(decode_map_chunk(&payload[..cut], &mut dst, rect).is_err());
+        }
+        assert!(encode_map_chunk(&src, [0, 0, 42, 1]).is_err());
+    }
+}

@@ -1,0 +1,542 @@
+//! Baked chunks: the payload codec, bake plans, order independence, the
+//! `baked` table (content hash, staleness stamps) and the schema migration
+//! that adds it.
+
+use std::path::{Path, PathBuf};
+
+use isoterra_field::{Side2dGen, Side2dPreset, VoxelGen, VoxelPreset};
+use isoterra_store::{
+    BAKED_TERRAIN, BakeSource, BakedChunk, BakedCollider, BakedHeightfield, BakedPolyline,
+    BakedRow, ChunkBaker, ChunkKey, HeightmapDocument, MAX_BAKE_CHUNKS, Side2dDocument, StoreError,
+    VoxelDocument, WorldFile, bake_chunks, decode_baked, encode_baked,
+};
+use isoterra_world::{
+    Brush, BrushTool, HeightBrush, HeightTool, HeightmapParams, Side2dParams, VoxelBrush,
+    VoxelParams, VoxelTool,
+};
+use proptest::prelude::*;
+
+fn voxel_params() -> VoxelParams {
+    VoxelParams::DEFAULT
+        .with_chunk_cells(8)
+        .with_generator(VoxelGen::new(VoxelPreset::Caves, 42))
+}
+
+fn height_params() -> HeightmapParams {
+    HeightmapParams::DEFAULT.with_chunk_cells(16).with_seed(11)
+}
+
+fn side_params() -> Side2dParams {
+    Side2dParams::DEFAULT.with_chunk_cells(16).with_generator(
+        Side2dGen::DEFAULT
+            .with_preset(Side2dPreset::Caves)
+            .with_seed(5)
+            .with_size(64, 40),
+    )
+}
+
+fn hashes(baked: &[(ChunkKey, BakedChunk)]) -> Vec<(ChunkKey, String)> {
+    let mut out: Vec<_> = baked
+        .iter()
+        .map(|(k, c)| (*k, c.content_hash().unwrap()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A deterministic permutation (an LCG walk), different from any sort.
+fn scrambled(keys: &[ChunkKey]) -> Vec<ChunkKey> {
+    let mut out = keys.to_vec();
+    let mut s = 12345u64;
+    for i in (1..out.len()).rev() {
+        s = s
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        out.swap(i, (s >> 33) as usize % (i + 1));
+    }
+    out
+}
+
+#[test]
+fn voxel_bakes_do_not_depend_on_the_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = VoxelDocument::create(dir.path().join("v.isoterra"), &voxel_params()).unwrap();
+    doc.stroke(&VoxelBrush::new(VoxelTool::Dig, [4.0, 3.0, 5.0], 5.0))
+        .unwrap();
+    for lod in [0u8, 1] {
+        let source = BakeSource::Voxel(doc.world());
+        let plan = source
+            .plan(&[-8.0, -8.0, -8.0], &[16.0, 16.0, 16.0], lod)
+            .unwrap();
+        let keys: Vec<ChunkKey> = plan.keys().collect();
+        assert_eq!(keys.len() as u64, plan.count());
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "canonical order");
+        let forward = bake_chunks(&source, &keys).unwrap();
+        let mut backward_keys = keys.clone();
+        backward_keys.reverse();
+        let backward = bake_chunks(&source, &backward_keys).unwrap();
+        let shuffled = bake_chunks(&source, &scrambled(&keys)).unwrap();
+        assert_eq!(hashes(&forward), hashes(&backward));
+        assert_eq!(hashes(&forward), hashes(&shuffled));
+        assert!(forward.iter().any(|(_, c)| c.triangle_count() > 0));
+        for (_, c) in &forward {
+            assert_eq!(c.collider, BakedCollider::TriMesh);
+            assert_eq!(c.normals.len(), c.positions.len());
+        }
+        // Payload bytes are equal too, not only the decoded content.
+        let bytes = |v: &[(ChunkKey, BakedChunk)]| {
+            let mut b: Vec<_> = v
+                .iter()
+                .map(|(k, c)| (*k, encode_baked(c).unwrap().0))
+                .collect();
+            b.sort();
+            b
+        };
+        assert_eq!(bytes(&forward), bytes(&shuffled));
+    }
+}
+
+#[test]
+fn heightmap_and_side2d_bakes_carry_their_colliders() {
+    let dir = tempfile::tempdir().unwrap();
+    let hm = HeightmapDocument::create(dir.path().join("h.isoterra"), &height_params()).unwrap();
+    let source = BakeSource::Heightmap(hm.world());
+    let plan = source.plan(&[-20.0, 0.0], &[20.0, 16.0], 1).unwrap();
+    assert_eq!((plan.min, plan.max), ([-2, 0, 0], [1, 0, 0]));
+    let keys: Vec<ChunkKey> = plan.keys().collect();
+    let baked = bake_chunks(&source, &keys).unwrap();
+    assert_eq!(
+        hashes(&baked),
+        hashes(&bake_chunks(&source, &scrambled(&keys)).unwrap())
+    );
+    for (_, c) in &baked {
+        let BakedCollider::Heightfield(h) = &c.collider else {
+            panic!("a heightmap chunk bakes a heightfield collider");
+        };
+        // 16 cells at LOD 1: 9 x 9 nodes.
+        assert_eq!((h.rows, h.cols, h.heights.len()), (9, 9, 81));
+        assert!(c.triangle_count() > 0);
+    }
+
+    let mut side = Side2dDocument::create(dir.path().join("s.isoterra"), &side_params()).unwrap();
+    let source = BakeSource::Side2d(side.world());
+    let plan = source.plan(&[0.0, 0.0], &[64.0, 40.0], 0).unwrap();
+    assert_eq!((plan.min, plan.max), ([0, 0, 0], [3, 2, 0]));
+    // A fresh world is not rebuilt yet: baking says so instead of guessing.
+    let first = plan.keys().next().unwrap();
+    assert!(matches!(
+        ChunkBaker::new().bake(&source, &first),
+        Err(StoreError::InvalidInput { .. })
+    ));
+    side.rebuild();
+    let source = BakeSource::Side2d(side.world());
+    let keys: Vec<ChunkKey> = plan.keys().collect();
+    let baked = bake_chunks(&source, &keys).unwrap();
+    assert!(
+        baked
+            .iter()
+            .any(|(_, c)| matches!(&c.collider, BakedCollider::Polylines(l) if !l.is_empty()))
+    );
+    assert_eq!(
+        hashes(&baked),
+        hashes(&bake_chunks(&source, &scrambled(&keys)).unwrap())
+    );
+    // Clipped to the world; outside is an error.
+    let clipped = source.plan(&[-100.0, -5.0], &[20.0, 1000.0], 0).unwrap();
+    assert_eq!((clipped.min, clipped.max), ([0, 0, 0], [1, 2, 0]));
+    assert!(source.plan(&[100.0, 0.0], &[200.0, 10.0], 0).is_err());
+}
+
+#[test]
+fn bad_regions_and_lods_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = VoxelDocument::create(dir.path().join("v.isoterra"), &voxel_params()).unwrap();
+    let v = BakeSource::Voxel(doc.world());
+    let bad = |r: Result<_, StoreError>| matches!(r, Err(StoreError::InvalidInput { .. }));
+    assert!(bad(v.plan(&[f32::NAN, 0.0, 0.0], &[1.0; 3], 0)));
+    assert!(bad(v.plan(&[0.0; 3], &[f32::INFINITY, 1.0, 1.0], 0)));
+    assert!(bad(v.plan(&[0.0; 3], &[1.0, 0.0, 1.0], 0)), "empty");
+    assert!(bad(v.plan(&[2.0; 3], &[1.0; 3], 0)), "inverted");
+    assert!(bad(v.plan(&[0.0; 2], &[1.0; 2], 0)), "2 axes for voxel");
+    assert!(bad(v.plan(&[0.0; 3], &[1.0; 3], 17)), "lod");
+    assert!(bad(v.plan(&[0.0; 3], &[1e9, 8.0, 8.0], 0)), "far away");
+    // 101 x 100 x 100 chunks of 8 cells: just over the cap.
+    let err = v.plan(&[0.0; 3], &[808.0, 800.0, 800.0], 0).unwrap_err();
+    assert!(err.to_string().contains("at most"), "{err}");
+    let ok = v.plan(&[0.0; 3], &[800.0, 800.0, 800.0], 0).unwrap();
+    assert_eq!(ok.count(), MAX_BAKE_CHUNKS);
+    // Coarser LODs have fewer, larger chunks.
+    assert_eq!(
+        v.plan(&[0.0; 3], &[800.0, 800.0, 800.0], 2)
+            .unwrap()
+            .count(),
+        25 * 25 * 25
+    );
+
+    let hm = HeightmapDocument::create(dir.path().join("h.isoterra"), &height_params()).unwrap();
+    let h = BakeSource::Heightmap(hm.world());
+    assert!(bad(h.plan(&[0.0; 2], &[1.0; 2], h.max_lod() + 1)));
+    assert!(h.plan(&[0.0; 2], &[1.0; 2], h.max_lod()).is_ok());
+    let mut side = Side2dDocument::create(dir.path().join("s.isoterra"), &side_params()).unwrap();
+    side.rebuild();
+    let s = BakeSource::Side2d(side.world());
+    assert!(
+        bad(s.plan(&[0.0; 2], &[1.0; 2], 1)),
+        "side2d has LOD 0 only"
+    );
+    let outside = ChunkKey {
+        layer: BAKED_TERRAIN,
+        x: 9,
+        y: 0,
+        z: 0,
+        lod: 0,
+    };
+    assert!(matches!(
+        ChunkBaker::new().bake(&s, &outside),
+        Err(StoreError::InvalidInput { .. })
+    ));
+}
+
+#[test]
+fn stored_bakes_round_trip_and_hash_independently_of_insertion_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = VoxelDocument::create(dir.path().join("src.isoterra"), &voxel_params()).unwrap();
+    let source = BakeSource::Voxel(doc.world());
+    let plan = source.plan(&[-8.0; 3], &[16.0; 3], 0).unwrap();
+    let keys: Vec<ChunkKey> = plan.keys().collect();
+    let baked = bake_chunks(&source, &keys).unwrap();
+    let stamp = doc.file().world_stamp().unwrap();
+    let rows: Vec<BakedRow> = baked
+        .iter()
+        .map(|(k, c)| BakedRow::new(*k, &stamp, c).unwrap())
+        .collect();
+
+    let a_path = dir.path().join("a.isoterra");
+    let b_path = dir.path().join("b.isoterra");
+    let mut a = VoxelDocument::create(&a_path, &voxel_params()).unwrap();
+    drop(VoxelDocument::create(&b_path, &voxel_params()).unwrap());
+    let mut fa = WorldFile::open(&a_path).unwrap();
+    let mut fb = WorldFile::open(&b_path).unwrap();
+    assert_eq!(fa.baked_content_hash().unwrap(), None);
+    assert_eq!(fa.stored_content_hash("abc").unwrap(), "abc");
+    for chunk in rows.chunks(5) {
+        fa.put_baked(chunk).unwrap();
+    }
+    let mut reversed = rows.clone();
+    reversed.reverse();
+    for chunk in reversed.chunks(7) {
+        fb.put_baked(chunk).unwrap();
+    }
+    assert_eq!(fa.baked_count().unwrap(), rows.len() as u64);
+    let ha = fa.baked_content_hash().unwrap().unwrap();
+    assert_eq!(Some(ha.clone()), fb.baked_content_hash().unwrap());
+    assert_eq!(fa.baked_hashes().unwrap(), fb.baked_hashes().unwrap());
+    assert_ne!(fa.stored_content_hash("abc").unwrap(), "abc");
+    for (k, c) in &baked {
+        assert_eq!(fa.baked(k).unwrap().as_ref(), Some(c));
+    }
+    assert_eq!(fa.baked_keys_from(&stamp).unwrap().len(), rows.len());
+    assert!(fa.baked_keys_from("0000000000000000").unwrap().is_empty());
+
+    // Baked rows are derived data: the document that opened the file before
+    // they were written can still commit strokes.
+    a.stroke(&VoxelBrush::new(VoxelTool::Dig, [0.0, 0.0, 0.0], 4.0))
+        .unwrap();
+
+    // Replacing one row changes the hash; writing it back restores it.
+    let mut other = rows[0].clone();
+    let (payload, hash) = encode_baked(&BakedChunk::default()).unwrap();
+    other.payload = payload;
+    other.hash = hash;
+    fb.put_baked(&[other]).unwrap();
+    assert_ne!(fb.baked_content_hash().unwrap().unwrap(), ha);
+    fb.put_baked(&rows[..1]).unwrap();
+    assert_eq!(fb.baked_content_hash().unwrap().unwrap(), ha);
+
+    // A payload that does not match its recorded hash is reported.
+    let mut lying = rows[1].clone();
+    lying.hash = "0123456789abcdef".into();
+    fb.put_baked(&[lying]).unwrap();
+    assert!(matches!(
+        fb.baked_content_hash(),
+        Err(StoreError::Corrupt { .. })
+    ));
+    assert!(matches!(
+        fb.baked(&rows[1].key),
+        Err(StoreError::Corrupt { .. })
+    ));
+}
+
+#[test]
+fn the_world_stamp_follows_the_edits() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc =
+        HeightmapDocument::create(dir.path().join("h.isoterra"), &height_params()).unwrap();
+    let s0 = doc.file().world_stamp().unwrap();
+    assert_eq!(s0.len(), 16);
+    assert_eq!(doc.file().world_stamp().unwrap(), s0);
+    doc.stroke(&HeightBrush::new(HeightTool::Raise, [3.0, 4.0], 6.0))
+        .unwrap();
+    let s1 = doc.file().world_stamp().unwrap();
+    assert_ne!(s1, s0);
+    doc.undo().unwrap();
+    assert_eq!(doc.file().world_stamp().unwrap(), s0);
+
+    // Another world with other parameters has another stamp.
+    let other = HeightmapDocument::create(
+        dir.path().join("h2.isoterra"),
+        &height_params().with_seed(12),
+    )
+    .unwrap();
+    assert_ne!(other.file().world_stamp().unwrap(), s0);
+
+    let mut side = Side2dDocument::create(dir.path().join("s.isoterra"), &side_params()).unwrap();
+    let t0 = side.file().world_stamp().unwrap();
+    side.stroke(&Brush::new(BrushTool::Dig, [20.0, 20.0], 5.0))
+        .unwrap();
+    assert_ne!(side.file().world_stamp().unwrap(), t0);
+}
+
+fn fixture_copy(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/side2d_v1.isoterra");
+    let path = dir.join("v1.isoterra");
+    std::fs::copy(src, &path).unwrap();
+    path
+}
+
+fn schema_version(path: &Path) -> i64 {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_schema_version_1_file_gets_the_baked_table_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture_copy(dir.path());
+    assert_eq!(schema_version(&path), 1);
+    let mut doc = Side2dDocument::open(&path).unwrap();
+    assert_eq!(schema_version(&path), i64::from(WorldFile::SCHEMA_VERSION));
+    assert_eq!(doc.file().baked_count().unwrap(), 0);
+    doc.file().integrity_check().unwrap();
+    doc.rebuild();
+    let source = BakeSource::Side2d(doc.world());
+    let plan = source.plan(&[0.0, 0.0], &[16.0, 8.0], 0).unwrap();
+    let keys: Vec<ChunkKey> = plan.keys().collect();
+    let baked = bake_chunks(&source, &keys).unwrap();
+    let stamp = doc.file().world_stamp().unwrap();
+    let rows: Vec<BakedRow> = baked
+        .iter()
+        .map(|(k, c)| BakedRow::new(*k, &stamp, c).unwrap())
+        .collect();
+    let mut f = WorldFile::open(&path).unwrap();
+    f.put_baked(&rows).unwrap();
+    drop(f);
+    // The stroke log still works, and the file reopens with its bakes.
+    let id = doc.undo().unwrap();
+    assert!(id.is_some());
+    drop(doc);
+    let doc = Side2dDocument::open(&path).unwrap();
+    assert_eq!(doc.file().baked_count().unwrap(), rows.len() as u64);
+    assert_eq!(doc.info().undo_position, 0);
+}
+
+#[test]
+fn a_newer_schema_is_still_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.isoterra");
+    drop(Side2dDocument::create(&path, &side_params()).unwrap());
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.pragma_update(None, "user_version", WorldFile::SCHEMA_VERSION + 1)
+        .unwrap();
+    drop(c);
+    assert!(matches!(
+        WorldFile::open(&path),
+        Err(StoreError::NewerVersion { .. })
+    ));
+}
+
+fn collider() -> impl Strategy<Value = BakedCollider> {
+    let point = prop::array::uniform2(-1e4f32..1e4);
+    prop_oneof![
+        Just(BakedCollider::None),
+        Just(BakedCollider::TriMesh),
+        prop::collection::vec(
+            (prop::collection::vec(point, 0..6), any::<bool>())
+                .prop_map(|(points, closed)| BakedPolyline { points, closed }),
+            0..4
+        )
+        .prop_map(BakedCollider::Polylines),
+        (1u32..5, 1u32..5, any::<f32>()).prop_map(|(rows, cols, h)| {
+            BakedCollider::Heightfield(BakedHeightfield {
+                rows,
+                cols,
+                heights: (0..rows * cols).map(|i| h + i as f32).collect(),
+                scale: [1.0, 2.0, 3.0],
+                translation: [-1.0, 0.0, f32::MIN_POSITIVE],
+            })
+        }),
+    ]
+}
+
+fn chunk() -> impl Strategy<Value = BakedChunk> {
+    (1usize..30, any::<bool>(), collider()).prop_flat_map(|(v, normals, collider)| {
+        (
+            prop::collection::vec(prop::array::uniform3(any::<f32>()), v),
+            prop::collection::vec(0..v as u32, 0..20),
+            Just(normals),
+            Just(collider),
+        )
+            .prop_map(|(positions, mut indices, normals, collider)| {
+                indices.truncate(indices.len() / 3 * 3);
+                BakedChunk {
+                    normals: if normals {
+                        positions.iter().map(|p| [p[2], p[1], p[0]]).collect()
+                    } else {
+                        Vec::new()
+                    },
+                    positions,
+                    indices,
+                    collider,
+                }
+            })
+    })
+}
+
+/// Bit patterns, so NaN payloads compare too.
+fn bits(c: &BakedChunk) -> (Vec<u32>, Vec<u32>, Vec<u32>, String) {
+    let flat = |v: &[[f32; 3]]| v.iter().flatten().map(|f| f.to_bits()).collect();
+    (
+        flat(&c.positions),
+        flat(&c.normals),
+        c.indices.clone(),
+        format!("{:?}", c.collider),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn payloads_round_trip_bit_for_bit(c in chunk()) {
+        let (bytes, hash) = encode_baked(&c).unwrap();
+        let (back, hash2) = decode_baked(&bytes).unwrap();
+        prop_assert_eq!(&hash, &hash2);
+        prop_assert_eq!(bits(&back), bits(&c));
+        // Encoding again gives the same bytes.
+        prop_assert_eq!(encode_baked(&back).unwrap().0, bytes);
+    }
+
+    #[test]
+    fn damaged_payloads_give_errors_not_panics(c in chunk(), cut in 0usize..400, flip in 0usize..400, bit in 0u8..8) {
+        let (bytes, _) = encode_baked(&c).unwrap();
+        let cut = cut.min(bytes.len().saturating_sub(1));
+        prop_assert!(decode_baked(&bytes[..cut]).is_err());
+        let mut flipped = bytes.clone();
+        let i = flip % flipped.len();
+        flipped[i] ^= 1 << bit;
+        // Either an error or some chunk: never a panic.
+        let _ = decode_baked(&flipped);
+    }
+}
+
+#[test]
+fn encoding_refuses_inconsistent_chunks() {
+    let base = BakedChunk {
+        positions: vec![[0.0; 3]; 3],
+        normals: Vec::new(),
+        indices: vec![0, 1, 2],
+        collider: BakedCollider::None,
+    };
+    assert!(encode_baked(&base).is_ok());
+    let mut c = base.clone();
+    c.indices = vec![0, 1, 3];
+    assert!(encode_baked(&c).is_err());
+    let mut c = base.clone();
+    c.indices = vec![0, 1];
+    assert!(encode_baked(&c).is_err());
+    let mut c = base.clone();
+    c.normals = vec![[0.0; 3]; 2];
+    assert!(encode_baked(&c).is_err());
+    let mut c = base;
+    c.collider = BakedCollider::Heightfield(BakedHeightfield {
+        rows: 2,
+        cols: 2,
+        heights: vec![0.0; 3],
+        ..Default::default()
+    });
+    assert!(encode_baked(&c).is_err());
+    assert!(decode_baked(b"ITBK").is_err());
+    assert!(decode_baked(b"XXXX\x01\x00\x00\x00\x00\x00\x00\x00").is_err());
+}
+
+#[test]
+fn a_lod_0_voxel_bake_matches_the_worlds_own_chunk_mesh() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = VoxelDocument::create(dir.path().join("v.isoterra"), &voxel_params()).unwrap();
+    doc.stroke(&VoxelBrush::new(VoxelTool::Dig, [4.0, 3.0, 5.0], 5.0))
+        .unwrap();
+    doc.ensure_region([-1, -1, -1], [1, 1, 1]).unwrap();
+    doc.rebuild(None);
+    let source = BakeSource::Voxel(doc.world());
+    let plan = source.plan(&[-8.0; 3], &[16.0; 3], 0).unwrap();
+    let mut compared = 0;
+    for (key, baked) in bake_chunks(&source, &plan.keys().collect::<Vec<_>>()).unwrap() {
+        let own = doc.world().chunk_mesh([key.x, key.y, key.z]).unwrap();
+        // The same triangles; positions and normals agree up to the last
+        // bits of rounding (the LOD mesher places vertices from its own
+        // base-node formula).
+        assert_eq!(baked.indices, own.indices, "{key:?}");
+        let close = |a: &[[f32; 3]], b: &[[f32; 3]]| {
+            a.len() == b.len()
+                && a.iter()
+                    .flatten()
+                    .zip(b.iter().flatten())
+                    .all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + x.abs()))
+        };
+        assert!(close(&baked.positions, &own.positions), "{key:?}");
+        assert!(close(&baked.normals, &own.normals), "{key:?}");
+        compared += usize::from(!own.indices.is_empty());
+    }
+    assert!(compared > 0);
+}
+
+#[test]
+fn map_bakes_terrain_and_water_layers_in_any_order() {
+    use isoterra_store::{BAKED_WATER, MapDocument};
+    use isoterra_world::MapParams;
+    let dir = tempfile::tempdir().unwrap();
+    let params = MapParams::DEFAULT.with_size(48, 40).with_chunk_cells(16);
+    let doc = MapDocument::create(dir.path().join("m.isoterra"), &params).unwrap();
+    let source = BakeSource::Map(doc.world());
+    assert_eq!(source.kind(), "map");
+    let plan = source.plan(&[-5.0, 0.0], &[1000.0, 20.0], 0).unwrap();
+    assert_eq!(
+        (plan.min, plan.max, plan.layer_count),
+        ([0, 0, 0], [2, 1, 0], 2)
+    );
+    let keys: Vec<ChunkKey> = plan.keys().collect();
+    assert_eq!(keys.len() as u64, plan.count());
+    assert_eq!(keys.len(), 12);
+    assert!(keys.iter().filter(|k| k.layer == BAKED_WATER).count() == 6);
+    let baked = bake_chunks(&source, &keys).unwrap();
+    assert_eq!(
+        hashes(&baked),
+        hashes(&bake_chunks(&source, &scrambled(&keys)).unwrap())
+    );
+    for (k, c) in &baked {
+        if k.layer == BAKED_TERRAIN {
+            assert!(c.triangle_count() > 0, "{k:?}");
+            assert_eq!(c.collider, BakedCollider::TriMesh);
+        } else {
+            assert_eq!(c.collider, BakedCollider::None);
+        }
+    }
+    assert!(source.plan(&[0.0, 0.0], &[10.0, 10.0], 1).is_err());
+    assert!(source.plan(&[500.0, 0.0], &[600.0, 10.0], 0).is_err());
+    let bad_layer = ChunkKey {
+        layer: isoterra_store::ChunkLayer(2),
+        ..keys[0]
+    };
+    assert!(ChunkBaker::new().bake(&source, &bad_layer).is_err());
+}

@@ -1,0 +1,933 @@
+//! The map world: layers, presets, strokes, undo and dirty tracking.
+
+use isoterra_field::map::node_surface;
+use isoterra_field::{
+    Fbm, FbmParams, LayerMask, MAX_LEVEL, MapLayer, MapLayers, NO_WATER, Noise2, Splat, level_index,
+};
+use isoterra_mesh::{MapCellRect, MapMeshOutput, MapMesher};
+
+use super::brush::{MAX_MAP_HEIGHT, MapBrush, MapStroke, MapTool};
+use super::edit::{LayerChange, MapEdit, read_raw, write_raw};
+use super::params::{MapParams, MapPreset};
+use crate::{EditDirection, WorldError};
+
+/// Height change of one raise / lower dab at full strength at the centre,
+/// in world units.
+const RAISE_STEP: f32 = 1.0;
+/// Largest height change of one noise dab at full strength, in world units.
+const NOISE_AMPLITUDE: f32 = 1.0;
+/// Water change of one water dab at full strength at the centre, in world units.
+const WATER_STEP: f32 = 0.5;
+/// Seed salt of the noise tool (so it differs from the preset's noise).
+const NOISE_TOOL_SALT: u64 = 0x6e6f_6973_655f_746c;
+
+/// A top-down map world: all [`MapLayers`] of a `width x depth` cell map,
+/// split into chunks for meshing, with per-chunk, per-layer dirty tracking.
+///
+/// Chunk `(cx, cz)` of `N` cells per side owns nodes `[c*N, c*N + N)` on
+/// each axis (the last one also owns the final node) and meshes cells
+/// `[c*N, min(c*N + N, cells))`. Meshing a chunk reads the nodes of its
+/// cells plus a one-node apron on every side (for normals), so an edit of
+/// node `n` dirties every chunk `c` with `c*N - 1 <= n <= c*N + N + 1` on
+/// both axes, for the layers the edit changed.
+///
+/// ```
+/// use isoterra_world::{EditDirection, MapBrush, MapParams, MapPreset, MapStroke, MapTool, MapWorld};
+///
+/// # fn main() -> Result<(), isoterra_world::WorldError> {
+/// let params = MapParams::DEFAULT.with_size(128, 128).with_preset(MapPreset::Blank);
+/// let mut world = MapWorld::new(&params)?;
+/// world.take_dirty();
+/// let before = world.content_hash();
+/// let stroke = MapStroke::along(MapBrush::new(MapTool::CliffUp, 6.0), &[[40.0, 40.0], [60.0, 40.0]], 1.5)?;
+/// let edit = world.apply_stroke(&stroke)?;
+/// assert_eq!(world.layers().level_of(world.layers().index(50, 40).unwrap()), 1);
+/// assert!(!world.take_dirty().is_empty());
+/// world.apply_edit(&edit, EditDirection::Backward)?;
+/// assert_eq!(world.content_hash(), before);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct MapWorld {
+    params: MapParams,
+    layers: MapLayers,
+    /// Dirty layer bits per chunk, row-major (z, then x).
+    dirty: Vec<u8>,
+}
+
+impl MapWorld {
+    /// A world with the layers of `params.preset` (a pure function of the
+    /// parameters and seed). Every chunk starts dirty in every layer.
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`MapParams::validate`].
+    pub fn new(params: &MapParams) -> Result<Self, WorldError> {
+        let layers = Self::generate(params)?;
+        Ok(Self::with_layers(*params, layers))
+    }
+
+    /// A world over given layers (a loaded or imported map). Every chunk
+    /// starts dirty in every layer.
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`MapParams::validate`], [`WorldError::Mismatch`] when
+    /// the layers' size differs from the parameters', and
+    /// [`WorldError::Field`] when a layer holds invalid values.
+    pub fn from_layers(params: &MapParams, layers: MapLayers) -> Result<Self, WorldError> {
+        params.validate()?;
+        let want = [params.width_cells, params.depth_cells];
+        let got = [layers.width_cells(), layers.depth_cells()];
+        if want != got {
+            return Err(WorldError::mismatch(
+                "map size in cells",
+                format!("{want:?}"),
+                format!("{got:?}"),
+            ));
+        }
+        layers.validate()?;
+        Ok(Self::with_layers(*params, layers))
+    }
+
+    fn with_layers(params: MapParams, layers: MapLayers) -> Self {
+        let [cw, cd] = params.chunk_count();
+        MapWorld {
+            params,
+            layers,
+            dirty: vec![LayerMask::ALL.0; cw as usize * cd as usize],
+        }
+    }
+
+    /// The layers `params.preset` generates for `params` (what
+    /// [`new`](Self::new) starts with).
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`MapParams::validate`].
+    pub fn generate(params: &MapParams) -> Result<MapLayers, WorldError> {
+        params.validate()?;
+        let mut layers = MapLayers::new(params.width_cells, params.depth_cells)?;
+        match params.preset {
+            MapPreset::Blank => {}
+            MapPreset::Island => generate_island(params, &mut layers)?,
+            MapPreset::Plateaus => generate_plateaus(params, &mut layers)?,
+        }
+        debug_assert!(layers.validate().is_ok());
+        Ok(layers)
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &MapParams {
+        &self.params
+    }
+
+    /// The layers.
+    pub fn layers(&self) -> &MapLayers {
+        &self.layers
+    }
+
+    /// Chunks along x and z.
+    pub fn chunk_count(&self) -> [u32; 2] {
+        self.params.chunk_count()
+    }
+
+    /// The cells chunk `chunk` meshes, as `[x0, z0, x1, z1]` (half-open), or
+    /// `None` outside the chunk grid.
+    pub fn chunk_cells(&self, chunk: [u32; 2]) -> Option<[u32; 4]> {
+        let [cw, cd] = self.chunk_count();
+        if chunk[0] >= cw || chunk[1] >= cd {
+            return None;
+        }
+        let n = self.params.chunk_cells;
+        Some([
+            chunk[0] * n,
+            chunk[1] * n,
+            (chunk[0] * n + n).min(self.params.width_cells),
+            (chunk[1] * n + n).min(self.params.depth_cells),
+        ])
+    }
+
+    /// Applies a stroke: each dab in order, as described below, and returns
+    /// the sparse edit (empty when nothing changed). The stroke is checked
+    /// first; on error nothing changes.
+    ///
+    /// With `d` the distance from a node to the dab normalised by the
+    /// radius under the brush shape's norm, `q = (1 - d)^2` (the quadratic
+    /// falloff) and `p = min(1, 2 (1 - d))` (full over the inner half, then
+    /// a linear edge), for nodes with `d <= 1`:
+    ///
+    /// - `raise` / `lower`: `height ± strength * q` (world units), clamped
+    ///   to `±1e4`;
+    /// - `plateau`: `height += (target - height) * strength * p`, the
+    ///   target being [`MapBrush::height`] or the height of the node
+    ///   nearest the first dab;
+    /// - `smooth`: `height += (mean - height) * strength * q` with `mean`
+    ///   the mean height of the 3 x 3 nodes around (inside the map), before
+    ///   the dab;
+    /// - `noise`: `height += strength * q * n(x, z) * (1 - softness)` with
+    ///   `n` a seeded fBm in `[-1, 1]` of the node coordinates, so it does
+    ///   not touch slopes and ramps;
+    /// - `cliff-up` / `cliff-down`: the target level `T` is
+    ///   [`MapBrush::level`], or one above / below the level of the node
+    ///   nearest the first dab (outside `0..=15`: an error). With
+    ///   `a = clamp((1 - d) * radius + 0.5, 0, 1)` (1 from half a cell
+    ///   inside the rim), `level += (T - level) * a`, so the rim lies on the
+    ///   brush outline and a round brush makes a round cliff. Softness is
+    ///   left alone: new walls are vertical wherever softness is 0 and
+    ///   slopes where a ramp was painted (use `ramp` to make slopes);
+    /// - `ramp`: `softness += (1 - softness) * strength * p`;
+    /// - `water-raise` / `water-lower`: the water surface moves toward
+    ///   [`MapBrush::height`] by `strength * p` of the way (only up for
+    ///   raise, only down for lower), or by `0.5 * strength * q` world units
+    ///   without a target; raising starts from the ground surface where
+    ///   there is no water, and water lowered to the ground or below becomes
+    ///   [`NO_WATER`];
+    /// - `paint`: texture [`MapBrush::texture`] gains `strength * p` of the
+    ///   missing weight and the other ids lose as much of theirs (8-bit
+    ///   rounding); a texture not among the node's four ids replaces the
+    ///   lightest one;
+    /// - `pathing`: sets (or clears, with `pathing_set == false`) the
+    ///   [`MapBrush::pathing`] bits.
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`MapStroke::validate`], and
+    /// [`WorldError::InvalidParameter`] `"level"` when a cliff tool's target
+    /// level leaves `0..=15`.
+    pub fn apply_stroke(&mut self, stroke: &MapStroke) -> Result<MapEdit, WorldError> {
+        let edit = self.stroke_edit(stroke)?;
+        self.write(&edit, EditDirection::Forward);
+        Ok(edit)
+    }
+
+    /// The edit `stroke` would make, without changing the world.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`apply_stroke`](Self::apply_stroke).
+    pub fn stroke_edit(&self, stroke: &MapStroke) -> Result<MapEdit, WorldError> {
+        stroke.validate()?;
+        let brush = &stroke.brush;
+        let plan = Plan::new(self, brush, stroke.dabs[0])?;
+        let layer = plan.layer();
+        let Some(rect) = self.stroke_rect(stroke) else {
+            return Ok(MapEdit::default());
+        };
+        let mut work = Work::new(&self.layers, layer, rect);
+        for &dab in &stroke.dabs {
+            if let Some(r) = self.dab_rect(dab, brush.radius) {
+                plan.dab(self, &mut work, rect, dab, r);
+            }
+        }
+        Ok(work.diff(&self.layers, layer, rect))
+    }
+
+    /// Applies an edit made on this world: [`Forward`](EditDirection::Forward)
+    /// writes its values after (redo), [`Backward`](EditDirection::Backward)
+    /// its values before (undo), restoring the exact bits. The nodes and
+    /// layers it touches become dirty.
+    ///
+    /// # Errors
+    ///
+    /// [`WorldError::MalformedEdit`] for an edit that is not well formed,
+    /// [`WorldError::Mismatch`] when it was made on a map of another size or
+    /// the world does not hold the values the edit starts from (undoing a
+    /// stroke twice, or out of order). Nothing changes then.
+    pub fn apply_edit(
+        &mut self,
+        edit: &MapEdit,
+        direction: EditDirection,
+    ) -> Result<(), WorldError> {
+        if edit.is_empty() {
+            return Ok(());
+        }
+        edit.validate()?;
+        let cells = [self.params.width_cells, self.params.depth_cells];
+        if edit.cells != cells {
+            return Err(WorldError::mismatch(
+                "edit map size in cells",
+                format!("{cells:?}"),
+                format!("{:?}", edit.cells),
+            ));
+        }
+        for c in &edit.changes {
+            let (_, expect) = MapEdit::sides(c, direction);
+            if let Some(k) = c
+                .nodes
+                .iter()
+                .zip(expect)
+                .position(|(&i, &v)| read_raw(&self.layers, c.layer, i as usize) != v)
+            {
+                return Err(WorldError::mismatch(
+                    "edit start values",
+                    format!(
+                        "the values the edit starts from in layer `{}`",
+                        c.layer.name()
+                    ),
+                    format!("something else at node {}", c.nodes[k]),
+                ));
+            }
+        }
+        self.write(edit, direction);
+        Ok(())
+    }
+
+    /// Writes one side of a checked edit and marks its chunks dirty.
+    fn write(&mut self, edit: &MapEdit, direction: EditDirection) {
+        for c in &edit.changes {
+            let (values, _) = MapEdit::sides(c, direction);
+            for (&i, &v) in c.nodes.iter().zip(values) {
+                write_raw(&mut self.layers, c.layer, i as usize, v);
+            }
+        }
+        let mut dirty = std::mem::take(&mut self.dirty);
+        self.mark(edit, &mut dirty);
+        self.dirty = dirty;
+    }
+
+    /// ORs the layer bits of `edit` into `masks` (one per chunk, row-major)
+    /// for every chunk that reads a changed node.
+    fn mark(&self, edit: &MapEdit, masks: &mut [u8]) {
+        let stride = self.params.width_cells as usize + 1;
+        let n = self.params.chunk_cells;
+        let [cw, cd] = self.chunk_count();
+        let range = |v: u32, count: u32| {
+            let lo = (v.saturating_sub(n + 1)).div_ceil(n);
+            let hi = ((v + 1) / n).min(count - 1);
+            lo..=hi
+        };
+        for c in &edit.changes {
+            let bit = c.layer.bit();
+            let mut last_row = u32::MAX;
+            let mut zr = 0..=0;
+            for &node in &c.nodes {
+                let x = (node as usize % stride) as u32;
+                let z = (node as usize / stride) as u32;
+                if z != last_row {
+                    last_row = z;
+                    zr = range(z, cd);
+                }
+                for cz in zr.clone() {
+                    let row = cz as usize * cw as usize;
+                    for cx in range(x, cw) {
+                        masks[row + cx as usize] |= bit;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The chunks `edit` dirties and with which layers, in row-major chunk
+    /// order (z, then x), without touching the world's dirty set.
+    pub fn affected(&self, edit: &MapEdit) -> Vec<([u32; 2], LayerMask)> {
+        let mut masks = vec![0u8; self.dirty.len()];
+        if edit.cells == [self.params.width_cells, self.params.depth_cells] {
+            self.mark(edit, &mut masks);
+        }
+        collect_masks(&masks, self.chunk_count()[0])
+    }
+
+    /// The chunks touched since the last call, with the layers that changed
+    /// in each, in row-major chunk order (z, then x); clears the dirty set.
+    pub fn take_dirty(&mut self) -> Vec<([u32; 2], LayerMask)> {
+        let out = collect_masks(&self.dirty, self.chunk_count()[0]);
+        self.dirty.fill(0);
+        out
+    }
+
+    /// Marks every chunk dirty in every layer (e.g. after changing mesh
+    /// options in a viewer).
+    pub fn mark_all_dirty(&mut self) {
+        self.dirty.fill(LayerMask::ALL.0);
+    }
+
+    /// Meshes chunk `chunk` (its cells, see [`chunk_cells`](Self::chunk_cells))
+    /// with the world's mesh options into `out`, reusing `mesher`'s scratch
+    /// buffers. Chunks meshed one by one give the same triangles on their
+    /// shared sides as the map meshed whole.
+    ///
+    /// # Errors
+    ///
+    /// [`WorldError::OutOfBounds`] for a chunk outside the grid, and
+    /// [`WorldError::Mesh`] from the mesher (`out` is then untouched).
+    pub fn mesh_chunk(
+        &self,
+        chunk: [u32; 2],
+        mesher: &mut MapMesher,
+        out: &mut MapMeshOutput,
+    ) -> Result<(), WorldError> {
+        let Some([x0, z0, x1, z1]) = self.chunk_cells(chunk) else {
+            let [cw, cd] = self.chunk_count();
+            let bad = if chunk[0] >= cw { chunk[0] } else { chunk[1] };
+            return Err(WorldError::OutOfBounds {
+                what: "map chunk coordinate",
+                index: u64::from(bad),
+                len: u64::from(if chunk[0] >= cw { cw } else { cd }),
+            });
+        };
+        mesher.mesh(
+            &self.layers,
+            MapCellRect::new(x0, z0, x1, z1),
+            &self.params.mesh,
+            out,
+        )?;
+        Ok(())
+    }
+
+    /// Meshes several chunks (e.g. those [`take_dirty`](Self::take_dirty)
+    /// returned), fanning out over rayon's threads with the `parallel`
+    /// feature (one mesher per worker); the outputs follow the order of
+    /// `chunks` and do not depend on the thread count.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`mesh_chunk`](Self::mesh_chunk), for the first failing
+    /// chunk; every coordinate is checked before any meshing.
+    pub fn mesh_chunks(&self, chunks: &[[u32; 2]]) -> Result<Vec<MapMeshOutput>, WorldError> {
+        let [cw, cd] = self.chunk_count();
+        if let Some(c) = chunks.iter().find(|c| c[0] >= cw || c[1] >= cd) {
+            return self
+                .mesh_chunk(*c, &mut MapMesher::new(), &mut MapMeshOutput::default())
+                .map(|_| Vec::new());
+        }
+        let mut outs: Vec<MapMeshOutput> = vec![MapMeshOutput::default(); chunks.len()];
+        let mut results: Vec<Result<(), WorldError>> = vec![Ok(()); chunks.len()];
+        #[cfg(feature = "parallel")]
+        if chunks.len() > 1 && rayon::current_num_threads() > 1 {
+            use rayon::prelude::*;
+            outs.par_iter_mut()
+                .zip(results.par_iter_mut())
+                .zip(chunks.par_iter())
+                .for_each_init(MapMesher::new, |m, ((out, r), &c)| {
+                    *r = self.mesh_chunk(c, m, out);
+                });
+            return results.into_iter().collect::<Result<(), _>>().map(|_| outs);
+        }
+        let mut m = MapMesher::new();
+        for ((out, r), &c) in outs.iter_mut().zip(results.iter_mut()).zip(chunks) {
+            *r = self.mesh_chunk(c, &mut m, out);
+        }
+        results.into_iter().collect::<Result<(), _>>().map(|_| outs)
+    }
+
+    /// A hash of the layers: 16 hex digits of FNV-1a 64 over `"ITMP"`, the
+    /// size in cells (u32 little-endian) and every layer in [`MapLayer`]
+    /// order (`f32` bits little-endian, splat bytes, pathing bytes). Equal
+    /// layers give equal hashes whatever the history.
+    pub fn content_hash(&self) -> String {
+        let mut h = Fnv::new();
+        h.write(b"ITMP");
+        h.write(&self.layers.width_cells().to_le_bytes());
+        h.write(&self.layers.depth_cells().to_le_bytes());
+        let l = &self.layers;
+        for values in [&l.ground, &l.level, &l.softness, &l.height, &l.water] {
+            for v in values.iter() {
+                h.write(&v.to_bits().to_le_bytes());
+            }
+        }
+        for s in &l.splat {
+            h.write(&s.to_bytes());
+        }
+        h.write(&l.pathing);
+        format!("{:016x}", h.0)
+    }
+
+    /// Node rectangle `[x0, z0, x1, z1]` (inclusive) a dab can touch, or
+    /// `None` when it misses the map.
+    fn dab_rect(&self, dab: [f32; 2], radius: f32) -> Option<[u32; 4]> {
+        let w = self.params.width_cells as f32;
+        let d = self.params.depth_cells as f32;
+        let x0 = (dab[0] - radius).ceil().max(0.0);
+        let z0 = (dab[1] - radius).ceil().max(0.0);
+        let x1 = (dab[0] + radius).floor().min(w);
+        let z1 = (dab[1] + radius).floor().min(d);
+        if x0 > x1 || z0 > z1 {
+            return None;
+        }
+        Some([x0 as u32, z0 as u32, x1 as u32, z1 as u32])
+    }
+
+    /// Union of the dab rectangles of a stroke.
+    fn stroke_rect(&self, stroke: &MapStroke) -> Option<[u32; 4]> {
+        stroke
+            .dabs
+            .iter()
+            .filter_map(|&d| self.dab_rect(d, stroke.brush.radius))
+            .reduce(|a, b| {
+                [
+                    a[0].min(b[0]),
+                    a[1].min(b[1]),
+                    a[2].max(b[2]),
+                    a[3].max(b[3]),
+                ]
+            })
+    }
+
+    /// Storage index of the node nearest `p`, clamped into the map.
+    fn nearest_node(&self, p: [f32; 2]) -> usize {
+        let x = p[0].round().clamp(0.0, self.params.width_cells as f32) as u32;
+        let z = p[1].round().clamp(0.0, self.params.depth_cells as f32) as u32;
+        z as usize * (self.params.width_cells as usize + 1) + x as usize
+    }
+
+    /// The ground surface height of node `i` in world units.
+    fn surface(&self, i: usize) -> f32 {
+        let l = &self.layers;
+        node_surface(
+            l.level[i],
+            l.softness[i],
+            l.height[i],
+            self.params.mesh.level_height,
+        )
+    }
+}
+
+fn collect_masks(masks: &[u8], chunks_x: u32) -> Vec<([u32; 2], LayerMask)> {
+    masks
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| **m != 0)
+        .map(|(k, &m)| {
+            let k = k as u32;
+            ([k % chunks_x, k / chunks_x], LayerMask(m))
+        })
+        .collect()
+}
+
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = self.0;
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// The layer values of a stroke's rectangle while its dabs are applied.
+enum Work {
+    F32(Vec<f32>),
+    Splat(Vec<Splat>),
+    Pathing(Vec<u8>),
+}
+
+/// Copies the rectangle `rect` (inclusive) of a layer, row by row.
+fn copy_rect<T: Copy>(values: &[T], stride: usize, rect: [u32; 4]) -> Vec<T> {
+    let [x0, z0, x1, z1] = rect.map(|v| v as usize);
+    let mut out = Vec::with_capacity((x1 - x0 + 1) * (z1 - z0 + 1));
+    for z in z0..=z1 {
+        out.extend_from_slice(&values[z * stride + x0..=z * stride + x1]);
+    }
+    out
+}
+
+fn f32_layer(layers: &MapLayers, layer: MapLayer) -> &[f32] {
+    match layer {
+        MapLayer::Ground => &layers.ground,
+        MapLayer::Level => &layers.level,
+        MapLayer::Softness => &layers.softness,
+        MapLayer::Water => &layers.water,
+        _ => &layers.height,
+    }
+}
+
+impl Work {
+    fn new(layers: &MapLayers, layer: MapLayer, rect: [u32; 4]) -> Self {
+        let stride = layers.width_cells() as usize + 1;
+        match layer {
+            MapLayer::Splat => Work::Splat(copy_rect(&layers.splat, stride, rect)),
+            MapLayer::Pathing => Work::Pathing(copy_rect(&layers.pathing, stride, rect)),
+            _ => Work::F32(copy_rect(f32_layer(layers, layer), stride, rect)),
+        }
+    }
+
+    /// The sparse difference between the work values and the layer.
+    fn diff(&self, layers: &MapLayers, layer: MapLayer, rect: [u32; 4]) -> MapEdit {
+        let stride = layers.width_cells() as usize + 1;
+        let [x0, z0, x1, z1] = rect.map(|v| v as usize);
+        let rw = x1 - x0 + 1;
+        let mut change = LayerChange {
+            layer,
+            nodes: Vec::new(),
+            before: Vec::new(),
+            after: Vec::new(),
+        };
+        for z in z0..=z1 {
+            for x in x0..=x1 {
+                let i = z * stride + x;
+                let k = (z - z0) * rw + (x - x0);
+                let after = match self {
+                    Work::F32(v) => u64::from(v[k].to_bits()),
+                    Work::Splat(v) => u64::from_le_bytes(v[k].to_bytes()),
+                    Work::Pathing(v) => u64::from(v[k]),
+                };
+                let before = read_raw(layers, layer, i);
+                if before != after {
+                    change.nodes.push(i as u32);
+                    change.before.push(before);
+                    change.after.push(after);
+                }
+            }
+        }
+        if change.nodes.is_empty() {
+            return MapEdit::default();
+        }
+        MapEdit {
+            cells: [layers.width_cells(), layers.depth_cells()],
+            changes: vec![change],
+        }
+    }
+}
+
+/// What a stroke does, with everything fixed before its first dab.
+struct Plan {
+    brush: MapBrush,
+    kind: PlanKind,
+}
+
+enum PlanKind {
+    Raise(f32),
+    Plateau(f32),
+    Smooth,
+    Noise(Fbm),
+    Cliff(f32),
+    Ramp,
+    Water { up: bool, target: Option<f32> },
+    Paint,
+    Pathing,
+}
+
+impl Plan {
+    fn new(world: &MapWorld, brush: &MapBrush, first: [f32; 2]) -> Result<Self, WorldError> {
+        let first_node = world.nearest_node(first);
+        let kind = match brush.tool {
+            MapTool::Raise => PlanKind::Raise(1.0),
+            MapTool::Lower => PlanKind::Raise(-1.0),
+            MapTool::Plateau => {
+                PlanKind::Plateau(brush.height.unwrap_or(world.layers.height[first_node]))
+            }
+            MapTool::Smooth => PlanKind::Smooth,
+            MapTool::Noise => {
+                let params = FbmParams::DEFAULT
+                    .with_frequency(1.0 / 16.0)
+                    .with_octaves(3);
+                PlanKind::Noise(Fbm::new(&params, world.params.seed ^ NOISE_TOOL_SALT)?)
+            }
+            MapTool::CliffUp | MapTool::CliffDown => {
+                let target = match brush.level {
+                    Some(l) => i32::from(l),
+                    None => {
+                        let base = i32::from(world.layers.level_of(first_node));
+                        if brush.tool == MapTool::CliffUp {
+                            base + 1
+                        } else {
+                            base - 1
+                        }
+                    }
+                };
+                if !(0..=i32::from(MAX_LEVEL)).contains(&target) {
+                    return Err(WorldError::param(
+                        "level",
+                        target,
+                        "the target cliff level must lie in 0..=15",
+                    ));
+                }
+                PlanKind::Cliff(target as f32)
+            }
+            MapTool::Ramp => PlanKind::Ramp,
+            MapTool::WaterRaise | MapTool::WaterLower => PlanKind::Water {
+                up: brush.tool == MapTool::WaterRaise,
+                target: brush.height,
+            },
+            MapTool::Paint => PlanKind::Paint,
+            MapTool::Pathing => PlanKind::Pathing,
+        };
+        Ok(Plan {
+            brush: *brush,
+            kind,
+        })
+    }
+
+    fn layer(&self) -> MapLayer {
+        match self.kind {
+            PlanKind::Raise(_) | PlanKind::Plateau(_) | PlanKind::Smooth | PlanKind::Noise(_) => {
+                MapLayer::Height
+            }
+            PlanKind::Cliff(_) => MapLayer::Level,
+            PlanKind::Ramp => MapLayer::Softness,
+            PlanKind::Water { .. } => MapLayer::Water,
+            PlanKind::Paint => MapLayer::Splat,
+            PlanKind::Pathing => MapLayer::Pathing,
+        }
+    }
+
+    /// Applies one dab whose node rectangle is `r` to the work values of
+    /// the stroke rectangle `rect`.
+    fn dab(&self, world: &MapWorld, work: &mut Work, rect: [u32; 4], dab: [f32; 2], r: [u32; 4]) {
+        let b = &self.brush;
+        let stride = world.params.width_cells as usize + 1;
+        let [sx0, sz0, sx1, _] = rect;
+        let rw = (sx1 - sx0 + 1) as usize;
+        let k_of = |x: u32, z: u32| (z - sz0) as usize * rw + (x - sx0) as usize;
+        // Nodes of the dab with their normalised distance.
+        let each = |f: &mut dyn FnMut(u32, u32, f32)| {
+            for z in r[1]..=r[3] {
+                for x in r[0]..=r[2] {
+                    let d = b
+                        .shape
+                        .distance(x as f32 - dab[0], z as f32 - dab[1], b.radius);
+                    if d <= 1.0 {
+                        f(x, z, d);
+                    }
+                }
+            }
+        };
+        let flat = |d: f32| (2.0 * (1.0 - d)).min(1.0);
+        let quad = |d: f32| (1.0 - d) * (1.0 - d);
+        let toward = |v: f32, t: f32, w: f32| if w >= 1.0 { t } else { v + (t - v) * w };
+        let clamp_h = |v: f32| v.clamp(-MAX_MAP_HEIGHT, MAX_MAP_HEIGHT);
+        match (&self.kind, work) {
+            (PlanKind::Raise(sign), Work::F32(v)) => each(&mut |x, z, d| {
+                let k = k_of(x, z);
+                v[k] = clamp_h(v[k] + sign * RAISE_STEP * b.strength * quad(d));
+            }),
+            (PlanKind::Plateau(t), Work::F32(v)) => each(&mut |x, z, d| {
+                let k = k_of(x, z);
+                v[k] = toward(v[k], *t, b.strength * flat(d));
+            }),
+            (PlanKind::Smooth, Work::F32(v)) => {
+                let heights = &world.layers.height;
+                let [w, dd] = [world.params.width_cells, world.params.depth_cells];
+                let mut new = Vec::new();
+                each(&mut |x, z, d| {
+                    let read = |xx: u32, zz: u32| {
+                        if (sx0..=rect[2]).contains(&xx) && (sz0..=rect[3]).contains(&zz) {
+                            v[k_of(xx, zz)]
+                        } else {
+                            heights[zz as usize * stride + xx as usize]
+                        }
+                    };
+                    let (mut sum, mut count) = (0.0f32, 0.0f32);
+                    for zz in z.saturating_sub(1)..=(z + 1).min(dd) {
+                        for xx in x.saturating_sub(1)..=(x + 1).min(w) {
+                            sum += read(xx, zz);
+                            count += 1.0;
+                        }
+                    }
+                    let k = k_of(x, z);
+                    let h = v[k];
+                    new.push((k, h + (sum / count - h) * b.strength * quad(d)));
+                });
+                for (k, h) in new {
+                    v[k] = h;
+                }
+            }
+            (PlanKind::Noise(fbm), Work::F32(v)) => {
+                let soft = &world.layers.softness;
+                each(&mut |x, z, d| {
+                    let k = k_of(x, z);
+                    let s = soft[z as usize * stride + x as usize];
+                    let n = fbm.sample2(x as f32, z as f32);
+                    v[k] = clamp_h(v[k] + b.strength * quad(d) * NOISE_AMPLITUDE * n * (1.0 - s));
+                })
+            }
+            (PlanKind::Cliff(t), Work::F32(v)) => each(&mut |x, z, d| {
+                let k = k_of(x, z);
+                let a = ((1.0 - d) * b.radius + 0.5).clamp(0.0, 1.0);
+                v[k] = toward(v[k], *t, a).clamp(-0.5, MAX_LEVEL as f32 + 0.5);
+            }),
+            (PlanKind::Ramp, Work::F32(v)) => each(&mut |x, z, d| {
+                let k = k_of(x, z);
+                v[k] = toward(v[k], 1.0, b.strength * flat(d)).clamp(0.0, 1.0);
+            }),
+            (PlanKind::Water { up, target }, Work::F32(v)) => each(&mut |x, z, d| {
+                let k = k_of(x, z);
+                let s = world.surface(z as usize * stride + x as usize);
+                let w = v[k];
+                let present = w > s;
+                let new = match (up, target) {
+                    (true, None) => {
+                        let step = WATER_STEP * b.strength * quad(d);
+                        if step > 0.0 {
+                            clamp_h(if present { w } else { s } + step)
+                        } else {
+                            w
+                        }
+                    }
+                    (false, None) => {
+                        if present {
+                            w - WATER_STEP * b.strength * quad(d)
+                        } else {
+                            w
+                        }
+                    }
+                    (true, Some(t)) => {
+                        let base = if present { w } else { s };
+                        if *t > base {
+                            toward(base, *t, b.strength * flat(d))
+                        } else {
+                            w
+                        }
+                    }
+                    (false, Some(t)) => {
+                        if present && w > *t {
+                            toward(w, *t, b.strength * flat(d))
+                        } else {
+                            w
+                        }
+                    }
+                };
+                v[k] = if new <= s && new != w { NO_WATER } else { new };
+            }),
+            (PlanKind::Paint, Work::Splat(v)) => each(&mut |x, z, d| {
+                let k = k_of(x, z);
+                v[k] = paint(v[k], b.texture, b.strength * flat(d));
+            }),
+            (PlanKind::Pathing, Work::Pathing(v)) => each(&mut |x, z, _| {
+                let k = k_of(x, z);
+                if b.pathing_set {
+                    v[k] |= b.pathing;
+                } else {
+                    v[k] &= !b.pathing;
+                }
+            }),
+            _ => debug_assert!(false, "work buffer does not match the tool"),
+        }
+    }
+}
+
+/// Raises texture `id` of a splat by `w` (0..=1) of its missing weight and
+/// lowers the other ids by the same fraction of theirs.
+fn paint(mut s: Splat, id: u8, w: f32) -> Splat {
+    let wq = (w * 256.0).round().clamp(0.0, 256.0) as u32;
+    if wq == 0 {
+        return s;
+    }
+    let slot = match s.ids.iter().position(|&t| t == id) {
+        Some(k) => k,
+        None => {
+            let mut k = 0;
+            for j in 1..4 {
+                if s.weights[j] < s.weights[k] {
+                    k = j;
+                }
+            }
+            s.ids[k] = id;
+            s.weights[k] = 0;
+            k
+        }
+    };
+    for j in 0..4 {
+        let old = u32::from(s.weights[j]);
+        s.weights[j] = if j == slot {
+            (old + (((255 - old) * wq + 128) >> 8)) as u8
+        } else {
+            (old - ((old * wq + 128) >> 8).min(old)) as u8
+        };
+    }
+    s
+}
+
+/// Deterministic fBm of a map preset.
+fn preset_noise(seed: u64, salt: u64, frequency: f32) -> Result<Fbm, WorldError> {
+    let p = FbmParams::DEFAULT.with_frequency(frequency).with_octaves(4);
+    Ok(Fbm::new(
+        &p,
+        seed ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+    )?)
+}
+
+fn generate_island(params: &MapParams, l: &mut MapLayers) -> Result<(), WorldError> {
+    let [w, d] = [params.width_cells, params.depth_cells];
+    let size = w.max(d) as f32;
+    let shape = preset_noise(params.seed, 1, 3.0 / size)?;
+    let ramps = preset_noise(params.seed, 2, 6.0 / size)?;
+    let bumps = preset_noise(params.seed, 3, 12.0 / size)?;
+    let (hw, hd) = (w as f32 / 2.0, d as f32 / 2.0);
+    for z in 0..=d {
+        for x in 0..=w {
+            let i = z as usize * (w as usize + 1) + x as usize;
+            let (fx, fz) = (x as f32, z as f32);
+            let u = (fx - hw) / hw;
+            let v = (fz - hd) / hd;
+            let r = (u * u + v * v).sqrt();
+            let e = 0.8 - r + 0.6 * shape.sample2(fx, fz);
+            l.level[i] = (e * 5.0).clamp(0.0, 3.0);
+            l.softness[i] = ((ramps.sample2(fx, fz) - 0.3) * 6.0).clamp(0.0, 1.0);
+            l.height[i] = if e < 0.0 {
+                (e * 8.0).max(-4.0)
+            } else {
+                0.2 * bumps.sample2(fx, fz)
+            };
+            if e < 0.1 {
+                l.water[i] = -0.3;
+            }
+            let level = level_index(l.level[i]);
+            l.splat[i] = if e < 0.06 {
+                Splat::single(1)
+            } else if level >= 2 {
+                Splat::single(2)
+            } else {
+                Splat::single(0)
+            };
+        }
+    }
+    Ok(())
+}
+
+fn generate_plateaus(params: &MapParams, l: &mut MapLayers) -> Result<(), WorldError> {
+    let [w, d] = [params.width_cells, params.depth_cells];
+    let size = w.max(d) as f32;
+    let shape = preset_noise(params.seed, 11, 4.0 / size)?;
+    let ramps = preset_noise(params.seed, 12, 8.0 / size)?;
+    let chasms = preset_noise(params.seed, 13, 5.0 / size)?;
+    let bumps = preset_noise(params.seed, 14, 16.0 / size)?;
+    for z in 0..=d {
+        for x in 0..=w {
+            let i = z as usize * (w as usize + 1) + x as usize;
+            let (fx, fz) = (x as f32, z as f32);
+            l.level[i] = (2.0 + 6.0 * shape.sample2(fx, fz)).clamp(0.0, 4.0);
+            l.softness[i] = ((ramps.sample2(fx, fz) - 0.3) * 6.0).clamp(0.0, 1.0);
+            l.ground[i] = ((chasms.sample2(fx, fz) + 0.4) * 8.0).clamp(-1.0, 1.0);
+            l.height[i] = 0.25 * bumps.sample2(fx, fz);
+            let level = level_index(l.level[i]);
+            l.splat[i] = Splat {
+                ids: [level % 4, 3, 0, 0],
+                weights: [255 - (level * 20), level * 20, 0, 0],
+            };
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paint_raises_the_texture_and_keeps_four_ids() {
+        let s = Splat::single(0);
+        let p = paint(s, 3, 1.0);
+        assert_eq!(p.ids[..2], [0, 3]);
+        assert_eq!(p.weights[..2], [0, 255]);
+        let half = paint(s, 3, 0.5);
+        assert_eq!(half.weights[0] as u32 + half.weights[1] as u32, 255);
+        assert_eq!(paint(s, 0, 1.0), s);
+        assert_eq!(paint(s, 5, 0.0), s);
+        let full = Splat {
+            ids: [1, 2, 3, 4],
+            weights: [10, 20, 5, 40],
+        };
+        let q = paint(full, 9, 0.25);
+        assert_eq!(q.ids, [1, 2, 9, 4]);
+    }
+}

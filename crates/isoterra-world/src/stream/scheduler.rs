@@ -1,0 +1,512 @@
+//! The streaming scheduler: build jobs on a thread pool, prioritised and
+//! cancelled as viewers move, with stable slots and a polled event stream.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+use super::select::{ChunkCoord, StreamConfig, StreamViewer, select, viewer_points};
+use super::source::{CancelFlag, ChunkSource, SlotId, StreamEvent};
+use crate::WorldError;
+
+/// Counters of a [`StreamScheduler`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StreamStats {
+    /// Chunks held now (wanted or inside the hysteresis band).
+    pub held: usize,
+    /// Chunks handed out with a ready event and not unloaded.
+    pub shown: usize,
+    /// Jobs queued or running on the pool.
+    pub in_flight: usize,
+    /// Jobs whose results were accepted so far.
+    pub built: u64,
+    /// Jobs cancelled (flag set) so far.
+    pub cancelled: u64,
+    /// Builds that failed so far.
+    pub failed: u64,
+    /// Events waiting to be polled.
+    pub queued_events: usize,
+}
+
+/// How a job ended.
+enum Outcome<T> {
+    Built(T),
+    Cancelled,
+    Failed,
+}
+
+struct Done<T> {
+    ticket: u64,
+    coord: ChunkCoord,
+    lod: u8,
+    outcome: Outcome<T>,
+}
+
+struct Job {
+    ticket: u64,
+    lod: u8,
+    cancel: CancelFlag,
+}
+
+struct Entry {
+    /// The LOD the chunk should have.
+    target: u8,
+    /// The LOD and slot handed out, if any.
+    shown: Option<(u8, SlotId)>,
+    /// The job building it, if any.
+    job: Option<Job>,
+    /// A LOD whose build failed.
+    failed: Option<u8>,
+}
+
+impl Entry {
+    fn needs_job(&self) -> bool {
+        self.shown.map(|s| s.0) != Some(self.target)
+            && self.job.as_ref().map(|j| j.lod) != Some(self.target)
+            && self.failed != Some(self.target)
+    }
+}
+
+/// Streams chunks of any world kind around viewers.
+///
+/// Call [`update`](Self::update) when viewers move (once per frame is
+/// fine) and [`poll`](Self::poll) every frame on the application thread;
+/// neither ever waits for a build. The scheduler
+///
+/// * works out the chunks to hold: the wanted set of
+///   [`desired_chunks`](crate::desired_chunks) plus loaded chunks still
+///   within `view_distance +` [`unload_hysteresis`](StreamConfig::unload_hysteresis)
+///   of a viewer (which are also made coarser only that far past their
+///   ring), with the 2:1 rule over all of them;
+/// * builds the missing ones with its [`ChunkSource`] on a rayon pool,
+///   nearest first, chunks in front of a viewer before chunks behind, at
+///   most [`max_in_flight`](StreamConfig::max_in_flight) jobs at a time, and
+///   prefetches along each viewer's velocity;
+/// * cancels jobs of chunks that stop being wanted (their
+///   [`CancelFlag`] is set and their results are dropped), and reports
+///   chunks leaving the band as [`StreamEvent::ChunkUnloaded`];
+/// * gives every shown chunk a [`SlotId`].
+///
+/// Events come in order: a [`ChunkUnloaded`](StreamEvent::ChunkUnloaded)
+/// always follows the [`ChunkReady`](StreamEvent::ChunkReady) of its chunk,
+/// and a slot is only reused after the unload that freed it. The content
+/// of a chunk depends only on the source and `(coord, lod)`, not on the
+/// number of threads or the order jobs ran in.
+///
+/// ```
+/// use isoterra_world::{ChunkSource, CancelFlag, ChunkCoord, StreamConfig, StreamEvent,
+///     StreamScheduler, StreamViewer};
+///
+/// struct Squares;
+/// impl ChunkSource for Squares {
+///     type Output = i64;
+///     fn build(&self, c: ChunkCoord, _lod: u8, _cancel: &CancelFlag) -> Option<i64> {
+///         Some(i64::from(c[0]) * i64::from(c[0]))
+///     }
+/// }
+///
+/// let cfg = StreamConfig::DEFAULT.with_chunk_size(16.0).with_threads(2);
+/// let mut stream = StreamScheduler::new(Squares, cfg)?;
+/// stream.update(&[StreamViewer::new([0.0; 3], 20.0)])?;
+/// let mut ready = 0;
+/// while !stream.is_settled() {
+///     for e in stream.poll(64) {
+///         if let StreamEvent::ChunkReady { .. } = e {
+///             ready += 1;
+///         }
+///     }
+///     std::thread::yield_now();
+/// }
+/// assert_eq!(ready, stream.stats().shown);
+/// # Ok::<(), isoterra_world::WorldError>(())
+/// ```
+pub struct StreamScheduler<S: ChunkSource> {
+    source: Arc<S>,
+    config: StreamConfig,
+    pool: Arc<rayon::ThreadPool>,
+    tx: Sender<Done<S::Output>>,
+    rx: Receiver<Done<S::Output>>,
+    entries: HashMap<ChunkCoord, Entry>,
+    /// Chunks that may need a job, best first.
+    queue: Vec<ChunkCoord>,
+    events: VecDeque<StreamEvent<S::Output>>,
+    free_slots: BTreeSet<SlotId>,
+    next_slot: SlotId,
+    in_flight: usize,
+    next_ticket: u64,
+    built: u64,
+    cancelled: u64,
+    failed: u64,
+}
+
+impl<S: ChunkSource> std::fmt::Debug for StreamScheduler<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamScheduler")
+            .field("config", &self.config)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: ChunkSource> StreamScheduler<S> {
+    /// A scheduler with its own pool of [`threads`](StreamConfig::threads)
+    /// workers.
+    ///
+    /// # Errors
+    ///
+    /// A bad configuration ([`StreamConfig::validate`]), or a pool that
+    /// cannot be started.
+    pub fn new(source: S, config: StreamConfig) -> Result<Self, WorldError> {
+        config.validate()?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(config.threads)
+            .thread_name(|i| format!("isoterra-stream-{i}"))
+            .build()
+            .map_err(|_| {
+                WorldError::param(
+                    "threads",
+                    config.threads,
+                    "the worker threads could not be started",
+                )
+            })?;
+        Self::with_pool(source, config, Arc::new(pool))
+    }
+
+    /// A scheduler running its jobs on an existing pool (shared with other
+    /// work); [`threads`](StreamConfig::threads) is ignored.
+    ///
+    /// # Errors
+    ///
+    /// A bad configuration ([`StreamConfig::validate`]).
+    pub fn with_pool(
+        source: S,
+        config: StreamConfig,
+        pool: Arc<rayon::ThreadPool>,
+    ) -> Result<Self, WorldError> {
+        config.validate()?;
+        let (tx, rx) = channel();
+        Ok(StreamScheduler {
+            source: Arc::new(source),
+            config,
+            pool,
+            tx,
+            rx,
+            entries: HashMap::new(),
+            queue: Vec::new(),
+            events: VecDeque::new(),
+            free_slots: BTreeSet::new(),
+            next_slot: 0,
+            in_flight: 0,
+            next_ticket: 0,
+            built: 0,
+            cancelled: 0,
+            failed: 0,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &StreamConfig {
+        &self.config
+    }
+
+    /// The source.
+    pub fn source(&self) -> &S {
+        &self.source
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> StreamStats {
+        StreamStats {
+            held: self.entries.len(),
+            shown: self.entries.values().filter(|e| e.shown.is_some()).count(),
+            in_flight: self.in_flight,
+            built: self.built,
+            cancelled: self.cancelled,
+            failed: self.failed,
+            queued_events: self.events.len(),
+        }
+    }
+
+    /// The shown chunks with their LOD and slot, sorted by coordinate.
+    pub fn shown(&self) -> Vec<(ChunkCoord, u8, SlotId)> {
+        let mut v: Vec<_> = self
+            .entries
+            .iter()
+            .filter_map(|(c, e)| e.shown.map(|(l, s)| (*c, l, s)))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The slot of a shown chunk.
+    pub fn slot(&self, coord: ChunkCoord) -> Option<SlotId> {
+        self.entries.get(&coord).and_then(|e| e.shown.map(|s| s.1))
+    }
+
+    /// True when no job is in flight, no event is waiting and every held
+    /// chunk is shown at its target LOD (or failed at it): nothing more
+    /// happens until viewers move.
+    pub fn is_settled(&self) -> bool {
+        self.in_flight == 0
+            && self.events.is_empty()
+            && self
+                .entries
+                .values()
+                .all(|e| e.shown.map(|s| s.0) == Some(e.target) || e.failed == Some(e.target))
+    }
+
+    /// Takes new viewer positions: chooses the chunks to hold, queues unload
+    /// events, cancels jobs no longer wanted and starts new ones. Never
+    /// waits for a build.
+    ///
+    /// # Errors
+    ///
+    /// Bad viewers (see [`desired_chunks`](crate::desired_chunks)); nothing
+    /// changes then.
+    pub fn update(&mut self, viewers: &[StreamViewer]) -> Result<(), WorldError> {
+        self.config.check_viewers(viewers)?;
+        let loaded: HashMap<ChunkCoord, u8> = self
+            .entries
+            .iter()
+            .filter_map(|(c, e)| e.shown.map(|s| (*c, s.0)))
+            .collect();
+        let target = select(&self.config, viewers, Some(&loaded));
+
+        // Chunks leaving: cancel their jobs, free their slots.
+        let mut leaving: Vec<ChunkCoord> = self
+            .entries
+            .keys()
+            .filter(|c| !target.contains_key(*c))
+            .copied()
+            .collect();
+        leaving.sort_unstable();
+        for c in leaving {
+            if let Some(e) = self.entries.remove(&c) {
+                if let Some(job) = e.job {
+                    job.cancel.cancel();
+                    self.cancelled += 1;
+                }
+                if let Some((_, slot)) = e.shown {
+                    self.free_slots.insert(slot);
+                    self.events
+                        .push_back(StreamEvent::ChunkUnloaded { coord: c, slot });
+                }
+            }
+        }
+        for (&c, &lod) in &target {
+            let e = self.entries.entry(c).or_insert(Entry {
+                target: lod,
+                shown: None,
+                job: None,
+                failed: None,
+            });
+            e.target = lod;
+            if e.failed.is_some_and(|f| f != lod) {
+                e.failed = None;
+            }
+            // A job for another LOD is no use any more.
+            if e.job.as_ref().is_some_and(|j| j.lod != lod)
+                && let Some(job) = e.job.take()
+            {
+                job.cancel.cancel();
+                self.cancelled += 1;
+            }
+        }
+
+        // Priorities: distance to the nearest viewer point, doubled for
+        // chunks straight behind the viewer.
+        let cfg = self.config;
+        let points: Vec<([f64; 3], [f64; 3], f64)> = viewers
+            .iter()
+            .flat_map(|v| {
+                let fwd = v.forward.map(f64::from);
+                let len = fwd.iter().map(|x| x * x).sum::<f64>().sqrt();
+                let fwd = if len > 0.0 {
+                    fwd.map(|x| x / len)
+                } else {
+                    [0.0; 3]
+                };
+                viewer_points(v, &cfg)
+                    .into_iter()
+                    .enumerate()
+                    .map(move |(k, p)| (p, fwd, if k == 0 { 0.0 } else { cfg.chunk_size.into() }))
+            })
+            .collect();
+        let mut queue: Vec<(u64, ChunkCoord)> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.needs_job())
+            .map(|(&c, _)| {
+                let mut best = f64::INFINITY;
+                for &(p, fwd, penalty) in &points {
+                    let d = cfg.distance(c, p);
+                    let centre = cfg.centre(c, p);
+                    let dir: [f64; 3] = std::array::from_fn(|a| centre[a] - p[a]);
+                    let len = dir.iter().map(|x| x * x).sum::<f64>().sqrt();
+                    let cos = if len > 0.0 {
+                        (0..3).map(|a| dir[a] * fwd[a]).sum::<f64>() / len
+                    } else {
+                        1.0
+                    };
+                    best = best.min(d * (1.5 - 0.5 * cos) + penalty);
+                }
+                // Non-negative, so the bits order like the values.
+                (best.to_bits(), c)
+            })
+            .collect();
+        queue.sort_unstable();
+        self.queue = queue.into_iter().map(|(_, c)| c).collect();
+        self.receive();
+        self.dispatch();
+        Ok(())
+    }
+
+    /// Collects finished builds and returns up to `max` events, oldest
+    /// first, without blocking. Starts queued jobs as the budget frees up.
+    pub fn poll(&mut self, max: usize) -> Vec<StreamEvent<S::Output>> {
+        self.receive();
+        self.dispatch();
+        let n = max.min(self.events.len());
+        self.events.drain(..n).collect()
+    }
+
+    /// Every waiting event ([`poll`](Self::poll) without a limit).
+    pub fn drain(&mut self) -> Vec<StreamEvent<S::Output>> {
+        self.poll(usize::MAX)
+    }
+
+    /// Blocks until the scheduler is settled and returns every event. For
+    /// tools and tests (bakes, benchmarks): a frame loop calls
+    /// [`poll`](Self::poll) instead. Must not be called from a job of the
+    /// scheduler's pool.
+    pub fn wait(&mut self) -> Vec<StreamEvent<S::Output>> {
+        let mut out: Vec<StreamEvent<S::Output>> = self.events.drain(..).collect();
+        loop {
+            self.receive();
+            self.dispatch();
+            out.extend(self.events.drain(..));
+            if self.in_flight == 0 {
+                break;
+            }
+            match self.rx.recv() {
+                Ok(done) => self.accept(done),
+                Err(_) => break,
+            }
+        }
+        out
+    }
+
+    fn receive(&mut self) {
+        while let Ok(done) = self.rx.try_recv() {
+            self.accept(done);
+        }
+    }
+
+    fn accept(&mut self, done: Done<S::Output>) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        let Some(e) = self.entries.get_mut(&done.coord) else {
+            return;
+        };
+        if e.job.as_ref().map(|j| j.ticket) != Some(done.ticket) {
+            // Stale: the chunk left or changed LOD since; drop the result.
+            return;
+        }
+        e.job = None;
+        match done.outcome {
+            Outcome::Built(output) => {
+                self.built += 1;
+                let slot = match e.shown {
+                    Some((_, slot)) => slot,
+                    None => match self.free_slots.pop_first() {
+                        Some(s) => s,
+                        None => {
+                            self.next_slot += 1;
+                            self.next_slot - 1
+                        }
+                    },
+                };
+                e.shown = Some((done.lod, slot));
+                self.events.push_back(StreamEvent::ChunkReady {
+                    coord: done.coord,
+                    lod: done.lod,
+                    slot,
+                    output,
+                });
+            }
+            Outcome::Cancelled => {}
+            Outcome::Failed => {
+                self.failed += 1;
+                e.failed = Some(done.lod);
+                self.events.push_back(StreamEvent::ChunkFailed {
+                    coord: done.coord,
+                    lod: done.lod,
+                });
+            }
+        }
+    }
+
+    fn dispatch(&mut self) {
+        if self.in_flight >= self.config.max_in_flight {
+            return;
+        }
+        let mut queue = std::mem::take(&mut self.queue);
+        let mut used = 0;
+        for &c in &queue {
+            if self.in_flight >= self.config.max_in_flight {
+                break;
+            }
+            used += 1;
+            let Some(e) = self.entries.get_mut(&c) else {
+                continue;
+            };
+            if !e.needs_job() {
+                continue;
+            }
+            let lod = e.target;
+            let cancel = CancelFlag::new();
+            let ticket = self.next_ticket;
+            self.next_ticket += 1;
+            e.job = Some(Job {
+                ticket,
+                lod,
+                cancel: cancel.clone(),
+            });
+            self.in_flight += 1;
+            let source = Arc::clone(&self.source);
+            let tx = self.tx.clone();
+            self.pool.spawn(move || {
+                let outcome = if cancel.is_cancelled() {
+                    Outcome::Cancelled
+                } else {
+                    match catch_unwind(AssertUnwindSafe(|| source.build(c, lod, &cancel))) {
+                        _ if cancel.is_cancelled() => Outcome::Cancelled,
+                        Ok(Some(out)) => Outcome::Built(out),
+                        Ok(None) | Err(_) => Outcome::Failed,
+                    }
+                };
+                // The receiver lives as long as the scheduler; a send error
+                // only means nobody wants the result any more.
+                let _ = tx.send(Done {
+                    ticket,
+                    coord: c,
+                    lod,
+                    outcome,
+                });
+            });
+        }
+        queue.drain(..used);
+        self.queue = queue;
+    }
+}
+
+impl<S: ChunkSource> Drop for StreamScheduler<S> {
+    fn drop(&mut self) {
+        for e in self.entries.values() {
+            if let Some(job) = &e.job {
+                job.cancel.cancel();
+            }
+        }
+    }
+}

@@ -1,0 +1,818 @@
+//! Streaming: the wanted set (view distances, LOD rings, the 2:1 rule),
+//! the scheduler (non-blocking, cancellation, slots, hysteresis, events)
+//! and the voxel and heightmap sources.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use isoterra_field::{VoxelGen, VoxelPreset};
+use isoterra_mesh::HeightmapOptions;
+use isoterra_world::{
+    CancelFlag, ChunkCoord, ChunkSource, Dim, HeightmapParams, HeightmapSource, HeightmapWorld,
+    MeshKey, StreamConfig, StreamEvent, StreamScheduler, StreamViewer, VoxelBrush, VoxelChunkMesh,
+    VoxelMesher, VoxelParams, VoxelSource, VoxelTool, VoxelWorld, desired_chunks,
+};
+use proptest::prelude::*;
+
+// ---------------------------------------------------------------- helpers
+
+/// A gate jobs wait on until it opens.
+#[derive(Default)]
+struct Gate {
+    open: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.cv.wait(open).unwrap();
+        }
+    }
+
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.cv.notify_all();
+    }
+}
+
+/// A cheap source: the output names the chunk; optional gate, failures and
+/// panics; counts builds.
+#[derive(Default)]
+struct TestSource {
+    gate: Option<Arc<Gate>>,
+    fail: HashSet<ChunkCoord>,
+    panic: HashSet<ChunkCoord>,
+    builds: Arc<AtomicUsize>,
+    started: Arc<AtomicUsize>,
+}
+
+impl ChunkSource for TestSource {
+    type Output = (ChunkCoord, u8);
+
+    fn build(&self, coord: ChunkCoord, lod: u8, cancel: &CancelFlag) -> Option<(ChunkCoord, u8)> {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        if let Some(g) = &self.gate {
+            g.wait();
+        }
+        if cancel.is_cancelled() || self.fail.contains(&coord) {
+            return None;
+        }
+        assert!(!self.panic.contains(&coord), "a source that panics");
+        self.builds.fetch_add(1, Ordering::SeqCst);
+        Some((coord, lod))
+    }
+}
+
+fn cfg2d() -> StreamConfig {
+    StreamConfig::DEFAULT
+        .with_dim(Dim::Xz)
+        .with_chunk_size(16.0)
+        .with_threads(2)
+        .with_unload_hysteresis(8.0)
+        .with_prefetch_seconds(0.0)
+}
+
+/// Polls until settled (bounded), returning every event.
+fn settle<S: ChunkSource>(s: &mut StreamScheduler<S>) -> Vec<StreamEvent<S::Output>> {
+    let mut out = Vec::new();
+    for _ in 0..1_000_000 {
+        out.extend(s.poll(64));
+        if s.is_settled() {
+            return out;
+        }
+        std::thread::yield_now();
+    }
+    panic!("the scheduler did not settle");
+}
+
+/// Checks event balance over a whole history and returns the shown map.
+fn replay<T>(events: &[StreamEvent<T>]) -> BTreeMap<ChunkCoord, (u8, u32)> {
+    let mut shown: BTreeMap<ChunkCoord, (u8, u32)> = BTreeMap::new();
+    let mut slots: HashMap<u32, ChunkCoord> = HashMap::new();
+    for e in events {
+        match e {
+            StreamEvent::ChunkReady {
+                coord, lod, slot, ..
+            } => {
+                match shown.get(coord) {
+                    Some(&(_, s)) => assert_eq!(s, *slot, "slot changed while loaded"),
+                    None => {
+                        assert!(!slots.contains_key(slot), "slot {slot} handed out twice");
+                        slots.insert(*slot, *coord);
+                    }
+                }
+                shown.insert(*coord, (*lod, *slot));
+            }
+            StreamEvent::ChunkUnloaded { coord, slot } => {
+                let (_, s) = shown
+                    .remove(coord)
+                    .expect("an unload without a ready event");
+                assert_eq!(s, *slot);
+                slots.remove(slot);
+            }
+            StreamEvent::ChunkFailed { .. } => {}
+            _ => {}
+        }
+    }
+    shown
+}
+
+fn mesh_hash(m: &VoxelChunkMesh) -> u64 {
+    let mut h = DefaultHasher::new();
+    for p in &m.positions {
+        p.map(f32::to_bits).hash(&mut h);
+    }
+    for n in &m.normals {
+        n.map(f32::to_bits).hash(&mut h);
+    }
+    m.materials.hash(&mut h);
+    m.indices.hash(&mut h);
+    h.finish()
+}
+
+// ------------------------------------------------------ the wanted set
+
+fn viewer_strategy() -> impl Strategy<Value = StreamViewer> {
+    (
+        -200.0f32..200.0,
+        -60.0f32..60.0,
+        -200.0f32..200.0,
+        8.0f32..90.0,
+        prop::collection::vec(0.0f32..80.0, 0..4),
+        -40.0f32..40.0,
+    )
+        .prop_map(|(x, y, z, vd, mut rings, vx)| {
+            rings.sort_by(f32::total_cmp);
+            StreamViewer::new([x, y, z], vd)
+                .with_lod_distances(rings)
+                .with_velocity([vx, 0.0, 0.0])
+        })
+}
+
+fn check_selection(viewers: &[StreamViewer], cfg: &StreamConfig) {
+    let sel = desired_chunks(viewers, cfg).unwrap();
+    let map: HashMap<ChunkCoord, u8> = sel.iter().copied().collect();
+    assert_eq!(map.len(), sel.len(), "a chunk listed twice");
+    // 2:1 across face neighbours.
+    for (&c, &lod) in &map {
+        assert!(lod <= cfg.max_lod);
+        for d in cfg.dim.face_offsets() {
+            let n = [c[0] + d[0], c[1] + d[1], c[2] + d[2]];
+            if let Some(&nl) = map.get(&n) {
+                assert!(lod.abs_diff(nl) <= 1, "{c:?}@{lod} next to {n:?}@{nl}");
+            }
+        }
+    }
+    // Every chunk within each viewer's view distance is there.
+    let size = f64::from(cfg.chunk_size);
+    let axes = cfg.dim.axes();
+    for v in viewers {
+        let r = f64::from(v.view_distance);
+        let p = v.position.map(f64::from);
+        let mut lo = [0i32; 3];
+        let mut hi = [0i32; 3];
+        for (k, &a) in axes.iter().enumerate() {
+            lo[k] = ((p[a] - r) / size).floor() as i32;
+            hi[k] = ((p[a] + r) / size).floor() as i32;
+        }
+        for z in lo[2]..=hi[2] {
+            for y in lo[1]..=hi[1] {
+                for x in lo[0]..=hi[0] {
+                    let c = [x, y, z];
+                    let mut d2 = 0.0;
+                    for (k, &a) in axes.iter().enumerate() {
+                        let l = f64::from(c[k]) * size;
+                        let d = (l - p[a]).max(p[a] - l - size).max(0.0);
+                        d2 += d * d;
+                    }
+                    if d2.sqrt() <= r {
+                        assert!(map.contains_key(&c), "{c:?} missing for {v:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn selection_keeps_two_to_one_and_covers_views_2d(
+        viewers in prop::collection::vec(viewer_strategy(), 1..4),
+        max_lod in 0u8..5,
+    ) {
+        let cfg = cfg2d().with_max_lod(max_lod).with_prefetch_seconds(0.5);
+        check_selection(&viewers, &cfg);
+    }
+
+    #[test]
+    fn selection_keeps_two_to_one_and_covers_views_3d(
+        viewers in prop::collection::vec(viewer_strategy(), 1..3),
+        max_lod in 0u8..4,
+    ) {
+        let cfg = StreamConfig::DEFAULT.with_chunk_size(16.0).with_max_lod(max_lod);
+        check_selection(&viewers, &cfg);
+    }
+
+    #[test]
+    fn selection_ignores_viewer_order(
+        viewers in prop::collection::vec(viewer_strategy(), 2..4),
+    ) {
+        let cfg = cfg2d();
+        let mut rev = viewers.clone();
+        rev.reverse();
+        prop_assert_eq!(desired_chunks(&viewers, &cfg).unwrap(), desired_chunks(&rev, &cfg).unwrap());
+    }
+
+    /// Random walks of two viewers: the event history is balanced, slots are
+    /// unique among loaded chunks, and the settled state is the wanted set.
+    #[test]
+    fn events_stay_balanced_on_random_walks(
+        steps in prop::collection::vec((-40.0f32..40.0, -40.0f32..40.0, -40.0f32..40.0), 1..8),
+    ) {
+        let mut s = StreamScheduler::new(TestSource::default(), cfg2d().with_max_in_flight(3)).unwrap();
+        let mut a = [0.0f32, 0.0, 0.0];
+        let b = [300.0f32, 0.0, 300.0];
+        let mut events = Vec::new();
+        for (dx, dz, _) in &steps {
+            a[0] += dx;
+            a[2] += dz;
+            let viewers = [StreamViewer::new(a, 40.0), StreamViewer::new(b, 24.0)];
+            s.update(&viewers).unwrap();
+            events.extend(s.poll(5));
+        }
+        events.extend(settle(&mut s));
+        let shown = replay(&events);
+        let now: BTreeMap<ChunkCoord, (u8, u32)> =
+            s.shown().into_iter().map(|(c, l, slot)| (c, (l, slot))).collect();
+        prop_assert_eq!(&shown, &now);
+        let slots: BTreeSet<u32> = now.values().map(|v| v.1).collect();
+        prop_assert_eq!(slots.len(), now.len());
+    }
+}
+
+#[test]
+fn lod_rings_grow_with_distance() {
+    let cfg = cfg2d().with_max_lod(3);
+    let v = StreamViewer::new([8.0, 0.0, 8.0], 120.0).with_lod_distances(vec![20.0, 40.0, 80.0]);
+    let sel: HashMap<ChunkCoord, u8> = desired_chunks(&[v], &cfg).unwrap().into_iter().collect();
+    assert_eq!(sel[&[0, 0, 0]], 0);
+    assert_eq!(sel[&[2, 0, 0]], 1);
+    assert_eq!(sel[&[6, 0, 0]], 3);
+    assert!(!sel.contains_key(&[9, 0, 0]));
+}
+
+#[test]
+fn prefetch_wants_chunks_ahead_of_a_moving_viewer() {
+    let cfg = cfg2d().with_prefetch_seconds(1.0);
+    let still = StreamViewer::new([8.0, 0.0, 8.0], 20.0);
+    let moving = still.clone().with_velocity([64.0, 0.0, 0.0]);
+    let a: HashSet<ChunkCoord> = desired_chunks(&[still], &cfg)
+        .unwrap()
+        .into_iter()
+        .map(|x| x.0)
+        .collect();
+    let b: HashSet<ChunkCoord> = desired_chunks(&[moving], &cfg)
+        .unwrap()
+        .into_iter()
+        .map(|x| x.0)
+        .collect();
+    assert!(a.is_subset(&b));
+    assert!(b.contains(&[5, 0, 0]) && !a.contains(&[5, 0, 0]));
+    assert!(!b.contains(&[-3, 0, 0]));
+}
+
+#[test]
+fn bounds_limit_the_selection_and_2d_grids_stay_flat() {
+    let cfg = cfg2d().with_bounds(Some(([0, 0, 0], [3, 3, 0])));
+    let sel = desired_chunks(&[StreamViewer::new([0.0, 50.0, 0.0], 60.0)], &cfg).unwrap();
+    assert!(!sel.is_empty());
+    assert!(
+        sel.iter()
+            .all(|(c, _)| (0..=3).contains(&c[0]) && (0..=3).contains(&c[1]) && c[2] == 0)
+    );
+    // x/y grids ignore z.
+    let xy = cfg2d().with_dim(Dim::Xy);
+    let far_z = desired_chunks(&[StreamViewer::new([0.0, 0.0, 1.0e4], 20.0)], &xy).unwrap();
+    let near = desired_chunks(&[StreamViewer::new([0.0, 0.0, 0.0], 20.0)], &xy).unwrap();
+    assert_eq!(far_z, near);
+}
+
+#[test]
+fn bad_viewers_are_errors_and_change_nothing() {
+    let cfg = cfg2d();
+    let bad = [
+        StreamViewer::new([f32::NAN, 0.0, 0.0], 10.0),
+        StreamViewer::new([0.0; 3], 0.0),
+        StreamViewer::new([0.0; 3], f32::INFINITY),
+        StreamViewer::new([0.0; 3], 1.0e7),
+        StreamViewer::new([1.0e30, 0.0, 0.0], 10.0),
+        StreamViewer::new([0.0; 3], 10.0).with_lod_distances(vec![5.0, 1.0]),
+        StreamViewer::new([0.0; 3], 10.0).with_velocity([f32::NAN, 0.0, 0.0]),
+    ];
+    let mut s = StreamScheduler::new(TestSource::default(), cfg).unwrap();
+    s.update(&[StreamViewer::new([0.0; 3], 20.0)]).unwrap();
+    settle(&mut s);
+    let before = s.shown();
+    for v in bad {
+        assert!(
+            desired_chunks(std::slice::from_ref(&v), &cfg).is_err(),
+            "{v:?}"
+        );
+        assert!(s.update(&[v]).is_err());
+    }
+    assert_eq!(s.shown(), before);
+    assert!(s.is_settled());
+    assert!(StreamScheduler::new(TestSource::default(), cfg.with_max_in_flight(0)).is_err());
+}
+
+// ------------------------------------------------------------ scheduler
+
+#[test]
+fn the_application_thread_never_waits_for_a_build() {
+    let gate = Arc::new(Gate::default());
+    let source = TestSource {
+        gate: Some(Arc::clone(&gate)),
+        ..TestSource::default()
+    };
+    let started = Arc::clone(&source.started);
+    let mut s = StreamScheduler::new(source, cfg2d()).unwrap();
+    let v = StreamViewer::new([0.0; 3], 30.0);
+    s.update(std::slice::from_ref(&v)).unwrap();
+    // Wait until the workers are stuck inside the source.
+    while started.load(Ordering::SeqCst) == 0 {
+        std::thread::yield_now();
+    }
+    for i in 0..20 {
+        // Returns while every worker is blocked.
+        s.update(&[v.clone().with_position([i as f32, 0.0, 0.0])])
+            .unwrap();
+        assert!(s.poll(16).is_empty());
+    }
+    assert!(!s.is_settled());
+    gate.open();
+    let events = settle(&mut s);
+    assert!(!events.is_empty());
+    assert_eq!(replay(&events).len(), s.stats().shown);
+}
+
+#[test]
+fn chunks_leaving_before_their_job_runs_never_become_ready() {
+    let gate = Arc::new(Gate::default());
+    let source = TestSource {
+        gate: Some(Arc::clone(&gate)),
+        ..TestSource::default()
+    };
+    let started = Arc::clone(&source.started);
+    let builds = Arc::clone(&source.builds);
+    let cfg = cfg2d().with_threads(1).with_max_in_flight(64);
+    let mut s = StreamScheduler::new(source, cfg).unwrap();
+    let here = StreamViewer::new([0.0; 3], 40.0);
+    s.update(std::slice::from_ref(&here)).unwrap();
+    let first: HashSet<ChunkCoord> = desired_chunks(std::slice::from_ref(&here), &cfg)
+        .unwrap()
+        .into_iter()
+        .map(|x| x.0)
+        .collect();
+    while started.load(Ordering::SeqCst) == 0 {
+        std::thread::yield_now();
+    }
+    // Far away: every first chunk leaves while its job waits.
+    let there = StreamViewer::new([4000.0, 0.0, 0.0], 40.0);
+    s.update(std::slice::from_ref(&there)).unwrap();
+    assert!(s.stats().cancelled >= first.len() as u64 - 1);
+    gate.open();
+    let events = settle(&mut s);
+    for e in &events {
+        if let StreamEvent::ChunkReady { coord, .. } = e {
+            assert!(
+                !first.contains(coord),
+                "{coord:?} left the view but became ready"
+            );
+        }
+        assert!(!matches!(e, StreamEvent::ChunkUnloaded { .. }));
+    }
+    // No leaked slot: the slots in use are exactly 0..shown.
+    let shown = s.shown();
+    let slots: BTreeSet<u32> = shown.iter().map(|x| x.2).collect();
+    assert_eq!(slots, (0..shown.len() as u32).collect());
+    // Cancelled jobs that had not started skipped the source entirely.
+    assert_eq!(builds.load(Ordering::SeqCst), shown.len());
+}
+
+#[test]
+fn slots_stay_while_loaded_and_are_reused_after_unload() {
+    let cfg = cfg2d();
+    let mut s = StreamScheduler::new(TestSource::default(), cfg).unwrap();
+    let v = StreamViewer::new([8.0, 0.0, 8.0], 30.0);
+    s.update(std::slice::from_ref(&v)).unwrap();
+    let mut events = settle(&mut s);
+    let first = s.shown();
+    let n = first.len();
+    assert!(n > 4);
+    // A small move keeps every chunk and its slot.
+    s.update(&[v.clone().with_position([10.0, 0.0, 9.0])])
+        .unwrap();
+    events.extend(settle(&mut s));
+    for (c, _, slot) in &first {
+        assert_eq!(s.slot(*c), Some(*slot));
+    }
+    // Far away and back: every slot is reused, none grows past the peak.
+    for x in [5000.0, -5000.0, 8.0] {
+        s.update(&[v.clone().with_position([x, 0.0, 8.0])]).unwrap();
+        events.extend(settle(&mut s));
+        let slots: BTreeSet<u32> = s.shown().iter().map(|x| x.2).collect();
+        assert_eq!(slots, (0..n as u32).collect());
+    }
+    let all: BTreeSet<u32> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ChunkReady { slot, .. } => Some(*slot),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(all, (0..n as u32).collect());
+    replay(&events);
+}
+
+#[test]
+fn pacing_across_a_chunk_border_does_not_thrash() {
+    let cfg = cfg2d().with_unload_hysteresis(8.0);
+    let mut s = StreamScheduler::new(TestSource::default(), cfg).unwrap();
+    let rings = vec![24.0, 48.0];
+    let at = |x: f32| StreamViewer::new([x, 0.0, 8.0], 40.0).with_lod_distances(rings.clone());
+    s.update(&[at(15.0)]).unwrap();
+    settle(&mut s);
+    s.update(&[at(17.0)]).unwrap();
+    settle(&mut s);
+    let built = s.stats().built;
+    for i in 0..40 {
+        let x = if i % 2 == 0 { 14.0 } else { 18.0 };
+        s.update(&[at(x)]).unwrap();
+        let events = settle(&mut s);
+        assert!(events.is_empty(), "step {i}: {} events", events.len());
+    }
+    assert_eq!(s.stats().built, built);
+}
+
+#[test]
+fn two_viewers_far_apart_both_get_their_chunks() {
+    let cfg = cfg2d();
+    let mut s = StreamScheduler::new(TestSource::default(), cfg).unwrap();
+    let viewers = [
+        StreamViewer::new([0.0, 0.0, 0.0], 30.0).with_id(1),
+        StreamViewer::new([10_000.0, 0.0, -10_000.0], 30.0).with_id(2),
+    ];
+    s.update(&viewers).unwrap();
+    let events = settle(&mut s);
+    let want: BTreeMap<ChunkCoord, u8> = desired_chunks(&viewers, &cfg)
+        .unwrap()
+        .into_iter()
+        .collect();
+    let got: BTreeMap<ChunkCoord, u8> = replay(&events)
+        .into_iter()
+        .map(|(c, (l, _))| (c, l))
+        .collect();
+    assert_eq!(got, want);
+    assert!(got.contains_key(&[0, 0, 0]) && got.contains_key(&[625, -625, 0]));
+}
+
+#[test]
+fn the_nearest_chunk_in_front_comes_first() {
+    let cfg = cfg2d().with_threads(1).with_max_in_flight(1);
+    let mut s = StreamScheduler::new(TestSource::default(), cfg).unwrap();
+    let v = StreamViewer::new([8.0, 0.0, 8.0], 40.0).with_forward([1.0, 0.0, 0.0]);
+    s.update(&[v]).unwrap();
+    let events = settle(&mut s);
+    let order: Vec<ChunkCoord> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ChunkReady { coord, .. } => Some(*coord),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(order[0], [0, 0, 0]);
+    let pos = |c: ChunkCoord| order.iter().position(|&x| x == c).unwrap();
+    assert!(pos([1, 0, 0]) < pos([-1, 0, 0]));
+    assert!(pos([2, 0, 0]) < pos([-2, 0, 0]));
+}
+
+#[test]
+fn lod_changes_keep_the_slot() {
+    let cfg = cfg2d().with_unload_hysteresis(0.0);
+    let mut s = StreamScheduler::new(TestSource::default(), cfg).unwrap();
+    let rings = vec![20.0];
+    let v = StreamViewer::new([8.0, 0.0, 8.0], 60.0).with_lod_distances(rings);
+    s.update(std::slice::from_ref(&v)).unwrap();
+    let mut events = settle(&mut s);
+    let far = [3, 0, 0];
+    let (_, lod, slot) = s.shown().into_iter().find(|x| x.0 == far).unwrap();
+    assert_eq!(lod, 1);
+    s.update(&[v.clone().with_position([56.0, 0.0, 8.0])])
+        .unwrap();
+    events.extend(settle(&mut s));
+    let (_, lod2, slot2) = s.shown().into_iter().find(|x| x.0 == far).unwrap();
+    assert_eq!((lod2, slot2), (0, slot));
+    replay(&events);
+}
+
+#[test]
+fn failures_and_panics_are_reported_once() {
+    let source = TestSource {
+        fail: [[0, 0, 0]].into_iter().collect(),
+        panic: [[1, 0, 0]].into_iter().collect(),
+        ..TestSource::default()
+    };
+    let mut s = StreamScheduler::new(source, cfg2d()).unwrap();
+    let v = StreamViewer::new([8.0, 0.0, 8.0], 20.0);
+    s.update(std::slice::from_ref(&v)).unwrap();
+    let mut events = settle(&mut s);
+    for _ in 0..3 {
+        s.update(std::slice::from_ref(&v)).unwrap();
+        events.extend(settle(&mut s));
+    }
+    let failed: Vec<ChunkCoord> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ChunkFailed { coord, .. } => Some(*coord),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed.len(), 2);
+    assert!(failed.contains(&[0, 0, 0]) && failed.contains(&[1, 0, 0]));
+    assert_eq!(s.stats().failed, 2);
+    assert!(s.slot([0, 0, 0]).is_none());
+    assert!(s.slot([0, 1, 0]).is_some());
+}
+
+#[test]
+fn an_existing_pool_can_run_the_jobs() {
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap(),
+    );
+    let mut s = StreamScheduler::with_pool(TestSource::default(), cfg2d(), pool).unwrap();
+    s.update(&[StreamViewer::new([0.0; 3], 30.0)]).unwrap();
+    let events = s.wait();
+    assert!(s.is_settled());
+    assert_eq!(replay(&events).len(), s.stats().shown);
+}
+
+// --------------------------------------------------------------- sources
+
+fn caves(cells: u32) -> VoxelParams {
+    VoxelParams::DEFAULT
+        .with_chunk_cells(cells)
+        .with_generator(VoxelGen::new(VoxelPreset::Caves, 7).with_cave_threshold(0.2))
+}
+
+/// Meshes `coord` in a world with its 27 neighbours loaded.
+fn world_mesh(world: &mut VoxelWorld, coord: ChunkCoord) -> VoxelChunkMesh {
+    let mut around = Vec::new();
+    for k in 0..27 {
+        let d = [k % 3 - 1, (k / 3) % 3 - 1, k / 9 - 1];
+        around.push([coord[0] + d[0], coord[1] + d[1], coord[2] + d[2]]);
+    }
+    world.load_chunks(&around);
+    let mut out = VoxelChunkMesh::default();
+    world.mesh_chunk(coord, &mut VoxelMesher::new(), &mut out);
+    out
+}
+
+#[test]
+fn voxel_source_matches_the_world_mesher_at_lod_0() {
+    let params = caves(8);
+    let source = VoxelSource::new(&params).unwrap();
+    let mut world = VoxelWorld::new(&params).unwrap();
+    let mut non_empty = 0;
+    // Columns of chunks from deep underground to high in the air, where the
+    // source skips sampling the air above the ground.
+    for (x, z) in [(0, 0), (1, -2), (-3, 2)] {
+        for y in -4..=6 {
+            let c = [x, y, z];
+            let got = source.build_mesh(c, 0, None).unwrap();
+            let want = world_mesh(&mut world, c);
+            assert_eq!(got, want, "chunk {c:?}");
+            non_empty += usize::from(!got.is_empty());
+        }
+    }
+    assert!(non_empty >= 6);
+}
+
+#[test]
+fn voxel_source_matches_the_world_mesher_for_every_preset() {
+    for preset in [VoxelPreset::Overhangs, VoxelPreset::Planet] {
+        let params = VoxelParams::DEFAULT
+            .with_chunk_cells(16)
+            .with_generator(VoxelGen::new(preset, 3));
+        let source = VoxelSource::new(&params).unwrap();
+        let mut world = VoxelWorld::new(&params).unwrap();
+        let mut non_empty = 0;
+        for y in -4..=5 {
+            let c = [0, y, -1];
+            let got = source.build_mesh(c, 0, None).unwrap();
+            assert_eq!(got, world_mesh(&mut world, c), "{preset:?} chunk {c:?}");
+            non_empty += usize::from(!got.is_empty());
+        }
+        assert!(non_empty > 0, "{preset:?}");
+    }
+}
+
+#[test]
+fn voxel_source_reads_edited_chunks() {
+    let params = caves(8);
+    let mut world = VoxelWorld::new(&params).unwrap();
+    world.ensure_region([-2; 3], [2; 3]).unwrap();
+    let brush = VoxelBrush::new(VoxelTool::Dig, [4.0, -4.0, 4.0], 5.0).with_material(3);
+    world.apply_brush(&brush).unwrap();
+    let brush = VoxelBrush::new(VoxelTool::Add, [12.0, 6.0, 2.0], 4.0).with_material(5);
+    world.apply_brush(&brush).unwrap();
+    assert!(world.modified_chunks().count() > 0);
+    let source = VoxelSource::from_world(&world).unwrap();
+    let plain = VoxelSource::new(&params).unwrap();
+    let mut differs = 0;
+    for z in -1..=1 {
+        for y in -1..=1 {
+            for x in -1..=1 {
+                let c = [x, y, z];
+                let got = source.build_mesh(c, 0, None).unwrap();
+                assert_eq!(got, world_mesh(&mut world, c), "chunk {c:?}");
+                differs += usize::from(got != plain.build_mesh(c, 0, None).unwrap());
+            }
+        }
+    }
+    assert!(differs > 0);
+}
+
+#[test]
+fn voxel_source_coarse_lods_have_fewer_triangles() {
+    let params = caves(16);
+    let source = VoxelSource::new(&params).unwrap();
+    let c = [0, -1, 0];
+    let l0 = source.build_mesh(c, 0, None).unwrap();
+    let l2 = source.build_mesh(c, 2, None).unwrap();
+    assert!(!l2.is_empty());
+    assert!(l2.triangle_count() < l0.triangle_count());
+    // Every coarse vertex lies inside the chunk's box (plus one cell).
+    for p in &l2.positions {
+        for (a, v) in p.iter().enumerate() {
+            let lo = c[a] as f32 * 16.0;
+            assert!(*v >= lo - 4.0 && *v <= lo + 20.0, "{p:?}");
+        }
+    }
+}
+
+#[test]
+fn cancelled_voxel_builds_return_nothing() {
+    let source = VoxelSource::new(&caves(8)).unwrap();
+    let flag = CancelFlag::new();
+    flag.cancel();
+    assert!(source.build([0, 0, 0], 0, &flag).is_none());
+    assert!(source.build_mesh([0, 1 << 22, 0], 0, None).is_none());
+}
+
+/// Streams `path` with `threads` workers; returns the settled chunk hashes.
+fn stream_voxels(threads: usize, path: &[[f32; 3]]) -> BTreeMap<ChunkCoord, (u8, u64)> {
+    let source = VoxelSource::new(&caves(8)).unwrap();
+    let cfg = source
+        .stream_config()
+        .with_threads(threads)
+        .with_max_in_flight(threads * 2);
+    let mut s = StreamScheduler::new(source, cfg).unwrap();
+    let mut events = Vec::new();
+    for &p in path {
+        let v = StreamViewer::new(p, 20.0).with_lod_distances(vec![12.0]);
+        s.update(&[v]).unwrap();
+        events.extend(s.poll(3));
+    }
+    events.extend(s.wait());
+    let mut out = BTreeMap::new();
+    for e in &events {
+        match e {
+            StreamEvent::ChunkReady {
+                coord, lod, output, ..
+            } => {
+                out.insert(*coord, (*lod, mesh_hash(output)));
+            }
+            StreamEvent::ChunkUnloaded { coord, .. } => {
+                out.remove(coord);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn voxel_streaming_gives_the_same_bytes_at_any_thread_count() {
+    let path = [[0.0, 0.0, 0.0], [6.0, -3.0, 2.0], [14.0, -5.0, 4.0]];
+    let one = stream_voxels(1, &path);
+    let four = stream_voxels(4, &path);
+    assert!(!one.is_empty());
+    assert_eq!(one, four);
+    // And the same as building each chunk directly, in reverse order.
+    let source = VoxelSource::new(&caves(8)).unwrap();
+    for (c, (lod, h)) in one.iter().rev() {
+        assert_eq!(mesh_hash(&source.build_mesh(*c, *lod, None).unwrap()), *h);
+    }
+}
+
+#[test]
+fn heightmap_source_matches_the_world_meshes() {
+    let params = HeightmapParams::DEFAULT
+        .with_chunk_cells(16)
+        .with_lod_count(3)
+        .with_mesh(HeightmapOptions::DEFAULT.with_skirt_depth(2.0));
+    let mut world = HeightmapWorld::new(&params).unwrap();
+    world
+        .apply_brush(&isoterra_world::HeightBrush::new(
+            isoterra_world::HeightTool::Raise,
+            [8.0, 8.0],
+            6.0,
+        ))
+        .unwrap();
+    let source = HeightmapSource::from_world(&world).unwrap();
+    for (c, lod) in [([0, 0], 0u8), ([1, -1], 1), ([-3, 2], 2), ([0, 0], 7)] {
+        let got = source.build_chunk([c[0], c[1], 0], lod).unwrap();
+        let key = MeshKey::new(c, lod.min(2));
+        assert_eq!(got.mesh, world.build_mesh(&key).unwrap());
+        assert_eq!(got.collider.unwrap(), world.collider(c, key.lod).unwrap());
+    }
+    let no_colliders = HeightmapSource::new(&params).unwrap().with_colliders(false);
+    assert!(
+        no_colliders
+            .build_chunk([0, 0, 0], 0)
+            .unwrap()
+            .collider
+            .is_none()
+    );
+}
+
+#[test]
+fn heightmap_streaming_settles_on_the_wanted_set() {
+    let params = HeightmapParams::DEFAULT
+        .with_chunk_cells(16)
+        .with_lod_count(3);
+    let source = HeightmapSource::new(&params).unwrap();
+    let cfg = source.stream_config().with_threads(2);
+    assert_eq!(cfg.dim, Dim::Xz);
+    let mut s = StreamScheduler::new(source, cfg).unwrap();
+    let v = StreamViewer::new([5.0, 30.0, 5.0], 70.0).with_lod_distances(vec![20.0, 40.0]);
+    s.update(std::slice::from_ref(&v)).unwrap();
+    let events = settle(&mut s);
+    let got: BTreeMap<ChunkCoord, u8> = replay(&events)
+        .into_iter()
+        .map(|(c, (l, _))| (c, l))
+        .collect();
+    let want: BTreeMap<ChunkCoord, u8> = desired_chunks(&[v], &cfg).unwrap().into_iter().collect();
+    assert_eq!(got, want);
+    assert!(want.values().any(|&l| l == 2));
+}
+
+#[test]
+fn side2d_streaming_hands_out_the_world_chunks_inside_its_bounds() {
+    let params = isoterra_world::Side2dParams::DEFAULT.with_chunk_cells(16);
+    let params = params.with_generator(
+        params
+            .generator
+            .with_width_cells(128)
+            .with_height_cells(64),
+    );
+    let world = isoterra_world::Side2dWorld::generate(&params).unwrap();
+    let source = isoterra_world::Side2dSource::new(world);
+    let cfg = source.stream_config().with_threads(2);
+    let (cx, cy) = (source.world().chunks_x(), source.world().chunks_y());
+    let mut s = StreamScheduler::new(source, cfg).unwrap();
+    // A viewer near the left edge sees a few chunks, never outside the world.
+    s.update(&[StreamViewer::new([4.0, 20.0, 0.0], 30.0)])
+        .unwrap();
+    let events = s.wait();
+    let shown = replay(&events);
+    assert!(!shown.is_empty() && shown.len() < (cx * cy) as usize);
+    for e in &events {
+        if let StreamEvent::ChunkReady { coord, output, .. } = e {
+            assert!(coord[0] >= 0 && coord[1] >= 0 && coord[2] == 0);
+            let want = s
+                .source()
+                .world()
+                .chunk(coord[0] as u32, coord[1] as u32)
+                .unwrap();
+            assert_eq!(output.coord, want.coord);
+            assert_eq!(output.polylines, want.polylines);
+        }
+        assert!(!matches!(e, StreamEvent::ChunkFailed { .. }));
+    }
+    // Seeing the whole world loads every chunk once.
+    s.update(&[StreamViewer::new([64.0, 32.0, 0.0], 200.0)])
+        .unwrap();
+    s.wait();
+    assert_eq!(s.stats().shown, (cx * cy) as usize);
+}

@@ -1,0 +1,720 @@
+// Browser tests of the isoterra web editor: the real `isoterra edit` server,
+// driven through Debian's Chromium by playwright-core.
+//
+//   ISOTERRA_BIN=target/debug/isoterra node tests/e2e/editor.test.mjs
+//
+// Environment:
+//   ISOTERRA_BIN               the isoterra binary (required)
+//   CHROMIUM                   the browser (default /usr/bin/chromium)
+//   ISOTERRA_SCREENSHOTS       where screenshots go (default target/e2e-screenshots)
+//   ISOTERRA_DOC_SCREENSHOTS=1 also write docs/screenshots/<kind>.png
+//   ISOTERRA_E2E_ONLY          comma-separated scenario names to run (map, side2d, voxel, heightmap)
+//
+// Each scenario creates a world through the editor's New world dialog, paints
+// strokes with the mouse, checks that the canvas changed where the strokes
+// went and nowhere far away, undoes (Ctrl+Z) and checks the pixels come back,
+// redoes (Ctrl+Shift+Z), restarts the server on the same file, reloads and
+// checks the picture is the one from before the restart.
+
+import { chromium } from 'playwright-core';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { decodePng, compareRegion } from './png.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN = process.env.ISOTERRA_BIN;
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const SHOTS = path.resolve(ROOT, process.env.ISOTERRA_SCREENSHOTS || path.join('target', 'e2e-screenshots'));
+const DOC_SHOTS = process.env.ISOTERRA_DOC_SCREENSHOTS === '1';
+const ONLY = (process.env.ISOTERRA_E2E_ONLY || '').split(',').map((s) => s.trim()).filter(Boolean);
+const VIEWPORT = { width: 1280, height: 800 };
+const TOTAL_TIMEOUT_MS = 15 * 60 * 1000;
+
+// Pixel thresholds. A pixel "changed" when a channel moved by more than 24/255.
+const STROKE_MIN_CHANGED = 0.03; // at least 3% of the stroke's box must change
+const FAR_MAX_CHANGED = 0.002; // at most 0.2% of a far box may change
+const SAME_MAX_CHANGED = 0.004; // "the same picture": at most 0.4% of the canvas differs
+
+const START = Date.now();
+
+function log(...args) {
+  console.log(`[e2e ${((Date.now() - START) / 1000).toFixed(1).padStart(6)}s]`, ...args);
+}
+
+class TestFailure extends Error {}
+
+function check(cond, message) {
+  if (!cond) throw new TestFailure(message);
+}
+
+// ------------------------------------------------------------------ server
+
+// Every server still running, killed if this script ends early.
+const LIVE = new Set();
+process.on('exit', () => {
+  for (const c of LIVE) c.kill('SIGKILL');
+});
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGPIPE']) {
+  process.on(sig, () => {
+    for (const c of LIVE) c.kill('SIGKILL');
+    process.exit(1);
+  });
+}
+
+class Server {
+  constructor(child, url, lines) {
+    this.child = child;
+    this.url = url;
+    this.lines = lines;
+  }
+
+  /** Starts `isoterra edit FILE --port 0` and waits for the address it prints. */
+  static start(file, cwd, label) {
+    return new Promise((resolve, reject) => {
+      const child = spawn(BIN, ['edit', file, '--port', '0'], {
+        cwd,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, RUST_BACKTRACE: '1' },
+      });
+      LIVE.add(child);
+      child.on('exit', () => LIVE.delete(child));
+      const lines = [];
+      let done = false;
+      const timer = setTimeout(() => {
+        if (done) return;
+        done = true;
+        child.kill('SIGKILL');
+        reject(new Error(`server did not print its address within 120 s; output:\n${lines.join('\n')}`));
+      }, 120000);
+      let buf = '';
+      child.stdout.on('data', (d) => {
+        buf += d.toString();
+        let i;
+        while ((i = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, i);
+          buf = buf.slice(i + 1);
+          lines.push(`[${label} stdout] ${line}`);
+          const m = /isoterra editor on (http:\/\/[^\s/]+\/)/.exec(line);
+          if (m && !done) {
+            done = true;
+            clearTimeout(timer);
+            resolve(new Server(child, m[1], lines));
+          }
+        }
+      });
+      child.stderr.on('data', (d) => {
+        for (const line of d.toString().split('\n')) if (line.trim()) lines.push(`[${label} stderr] ${line}`);
+      });
+      child.on('error', (e) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        reject(new Error(`cannot start ${BIN}: ${e.message}`));
+      });
+      child.on('exit', (code, sig) => {
+        lines.push(`[${label}] exited with ${code ?? sig}`);
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        reject(new Error(`server exited (${code ?? sig}) before printing its address; output:\n${lines.join('\n')}`));
+      });
+    });
+  }
+
+  /** Stops the server the way a user does (Ctrl+C), SIGKILL after 15 s. */
+  stop() {
+    return new Promise((resolve) => {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) {
+        resolve();
+        return;
+      }
+      const t = setTimeout(() => this.child.kill('SIGKILL'), 15000);
+      this.child.once('exit', () => {
+        clearTimeout(t);
+        resolve();
+      });
+      this.child.kill('SIGINT');
+    });
+  }
+}
+
+// ------------------------------------------------------------------ browser
+
+async function launchBrowser() {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'isoterra-chromium-'));
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: VIEWPORT,
+    deviceScaleFactor: 1,
+    acceptDownloads: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--use-gl=angle',
+      '--use-angle=swiftshader',
+      '--enable-unsafe-swiftshader',
+    ],
+  });
+  return { ctx, profile };
+}
+
+function watchPage(page, problems) {
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
+  });
+}
+
+async function openEditor(page, url) {
+  await page.goto(url, { waitUntil: 'load' });
+  await page.waitForFunction(() => window.isoterra && window.isoterra.ready, null, { timeout: 60000 });
+  await settle(page);
+}
+
+async function settle(page, quietMs = 700) {
+  const ok = await page.evaluate((q) => window.isoterra.settle(q, 120000), quietMs);
+  check(ok, 'the editor did not settle (mesh frames kept coming or an ack never came)');
+  await page.evaluate(() => window.isoterra.redraw());
+}
+
+/** Moves the mouse off the canvas (hides the brush ring) and redraws. */
+async function hideCursor(page) {
+  await page.mouse.move(VIEWPORT.width - 5, VIEWPORT.height - 5);
+  await page.evaluate(() => window.isoterra.redraw());
+}
+
+async function canvasRect(page) {
+  return page.evaluate(() => window.isoterra.canvasRect());
+}
+
+async function shot(page, name) {
+  const r = await canvasRect(page);
+  const buf = await page.screenshot({
+    clip: { x: Math.round(r.x), y: Math.round(r.y), width: Math.floor(r.width), height: Math.floor(r.height) },
+    path: path.join(SHOTS, `${name}.png`),
+  });
+  return decodePng(buf);
+}
+
+async function newWorld(page, spec) {
+  const w0 = await page.evaluate(() => window.isoterra.welcomes);
+  await page.click('#new-world');
+  await page.selectOption('#nw-kind', spec.kind);
+  if (spec.preset) await page.selectOption('#nw-preset', spec.preset);
+  await page.fill('#nw-seed', String(spec.seed ?? 1));
+  if (spec.size) {
+    await page.fill('#nw-w', String(spec.size[0]));
+    await page.fill('#nw-h', String(spec.size[1]));
+  }
+  await page.click('#nw-create');
+  await page.waitForFunction(
+    ([w, k]) => window.isoterra.welcomes > w && window.isoterra.kind === k && window.isoterra.ready,
+    [w0, spec.kind],
+    { timeout: 60000 },
+  );
+  await settle(page);
+  const chunks = await page.evaluate(() => window.isoterra.chunks);
+  check(chunks > 0, `no chunk meshes arrived for the new ${spec.kind} world`);
+}
+
+async function selectTool(page, name) {
+  const tool = await page.evaluate((n) => window.isoterra.toolInfo(n), name);
+  check(tool, `the ${name} tool is not in the palette (tools: ${await page.evaluate(() => window.isoterra.tools.join(', '))})`);
+  if (tool.key) await page.keyboard.press(tool.key);
+  else await page.click(`.tool[data-tool="${name}"]`);
+  const now = await page.evaluate(() => window.isoterra.tool);
+  check(now === name, `pressing ${tool.key} selected ${now}, not ${name}`);
+}
+
+/**
+ * Drags a stroke with the left button along `points` (page pixels) and waits
+ * for its ack. Returns the ack.
+ */
+async function dragStroke(page, tool, points, { radius, strength }) {
+  await selectTool(page, tool);
+  await page.evaluate(([r, s]) => {
+    window.isoterra.setRadius(r);
+    window.isoterra.setStrength(s);
+  }, [radius, strength]);
+  const acks = await page.evaluate(() => window.isoterra.acks);
+  await page.mouse.move(points[0][0], points[0][1]);
+  await page.waitForTimeout(50);
+  await page.mouse.down();
+  for (const p of points.slice(1)) {
+    await page.mouse.move(p[0], p[1], { steps: 3 });
+  }
+  await page.mouse.up();
+  log(`  ${tool} stroke drawn (${await page.evaluate(() => window.isoterra.dabs)} dabs sent so far), waiting for its ack`);
+  await page.waitForFunction((n) => window.isoterra.acks > n && window.isoterra.pending === 0, acks, { timeout: 60000 });
+  const ack = await page.evaluate(() => window.isoterra.lastAck);
+  check(ack && ack.id !== null && ack.id !== undefined, `the ${tool} stroke changed nothing (ack ${JSON.stringify(ack)})`);
+  await settle(page);
+  return ack;
+}
+
+async function pressHistory(page, keys, times) {
+  for (let i = 0; i < times; i++) {
+    const n = await page.evaluate(() => window.isoterra.historyEvents);
+    await page.keyboard.press(keys);
+    await page.waitForFunction((k) => window.isoterra.historyEvents > k, n, { timeout: 60000 });
+  }
+  await page.waitForTimeout(200);
+  await settle(page);
+}
+
+/** A page-pixel box around a polyline, grown by `pad` pixels, relative to the canvas. */
+function boxAround(points, pad, rect) {
+  const xs = points.map((p) => p[0]);
+  const ys = points.map((p) => p[1]);
+  return {
+    x: Math.min(...xs) - pad - rect.x,
+    y: Math.min(...ys) - pad - rect.y,
+    width: Math.max(...xs) - Math.min(...xs) + 2 * pad,
+    height: Math.max(...ys) - Math.min(...ys) + 2 * pad,
+  };
+}
+
+/** Brush radius on screen, in pixels, at a page point (via the world point under it). */
+async function radiusPx(page, point, radius) {
+  return page.evaluate(
+    ([p, r]) => {
+      const w = window.isoterra.toWorld(p[0], p[1]);
+      if (!w) return r;
+      const a = window.isoterra.toScreen(w);
+      const b = window.isoterra.toScreen([w[0] + r, w[1], w[2]]);
+      const c = window.isoterra.toScreen([w[0], w[1], w[2] + r]);
+      const d = window.isoterra.toScreen([w[0], w[1] + r, w[2]]);
+      return Math.max(...[b, c, d].filter(Boolean).map((q) => Math.hypot(q[0] - a[0], q[1] - a[1])));
+    },
+    [point, radius],
+  );
+}
+
+function describe(cmp) {
+  return `${(cmp.fraction * 100).toFixed(2)}% of ${cmp.total} px changed, mean diff ${cmp.meanDiff.toFixed(2)}`;
+}
+
+function expectChanged(a, b, box, what) {
+  const cmp = compareRegion(a, b, box);
+  log(`  ${what}: ${describe(cmp)}`);
+  check(cmp.total > 0, `${what}: the box is outside the canvas`);
+  check(cmp.fraction >= STROKE_MIN_CHANGED, `${what}: expected the pixels to change (${describe(cmp)})`);
+}
+
+function expectUnchanged(a, b, box, what, max = FAR_MAX_CHANGED) {
+  const cmp = compareRegion(a, b, box);
+  log(`  ${what}: ${describe(cmp)}`);
+  check(cmp.total > 0, `${what}: the box is outside the canvas`);
+  check(cmp.fraction <= max, `${what}: expected no change (${describe(cmp)})`);
+}
+
+async function docShot(page, kind, hover, viewDistance) {
+  if (!DOC_SHOTS) return;
+  const dir = path.join(ROOT, 'docs', 'screenshots');
+  fs.mkdirSync(dir, { recursive: true });
+  if (viewDistance) {
+    await page.evaluate((v) => window.isoterra.setCamera({ viewDistance: v }), viewDistance);
+    await page.waitForTimeout(300);
+    await settle(page);
+  }
+  await page.evaluate(() => document.querySelectorAll('.toast').forEach((t) => t.remove()));
+  if (hover) {
+    await page.mouse.move(hover[0], hover[1]);
+    await page.evaluate(() => window.isoterra.redraw());
+    await page.waitForTimeout(300);
+  }
+  await page.screenshot({ path: path.join(dir, `${kind}.png`) });
+  log(`  wrote docs/screenshots/${kind}.png`);
+}
+
+async function checkNoErrors(page, problems, what) {
+  const errors = await page.evaluate(() => window.isoterra.errors);
+  const frameErrors = await page.evaluate(() => window.isoterra.frameErrors);
+  check(errors.length === 0, `${what}: the server reported errors: ${JSON.stringify(errors)}`);
+  check(frameErrors === 0, `${what}: ${frameErrors} mesh frames did not parse`);
+  check(problems.length === 0, `${what}: ${problems.join('; ')}`);
+}
+
+// ------------------------------------------------------------------ scenarios
+
+/**
+ * The shared flow: create the world, paint `strokes` (each a function that
+ * returns {tool, points, radius, strength}), check pixels, undo, redo,
+ * restart, reload, check pixels again.
+ */
+async function scenario(ctx, name, spec, makeStrokes, farBoxFn, extra) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `isoterra-e2e-${name}-`));
+  const file = path.join(dir, 'world.isoterra');
+  const problems = [];
+  let server = await Server.start(file, dir, `${name} server`);
+  const page = await ctx.newPage();
+  watchPage(page, problems);
+  try {
+    log(`${name}: editor at ${server.url}`);
+    await openEditor(page, editorUrl(server.url, spec));
+    await newWorld(page, spec);
+    log(`  new ${spec.kind} world ready: ${await page.evaluate(() => window.isoterra.chunks)} chunks`);
+    await hideCursor(page);
+    const rect = await canvasRect(page);
+    const before = await shot(page, `${name}-0-before`);
+
+    const strokes = await makeStrokes(page, rect);
+    const images = [before];
+    const boxes = [];
+    for (let i = 0; i < strokes.length; i++) {
+      const s = strokes[i];
+      const pad = (await radiusPx(page, s.points[Math.floor(s.points.length / 2)], s.radius)) * 1.3 + 6;
+      const ack = await dragStroke(page, s.tool, s.points, s);
+      log(`  ${s.tool} stroke acked: id ${ack.id}, ${ack.changed_nodes ?? '?'} nodes`);
+      await hideCursor(page);
+      const img = await shot(page, `${name}-${i + 1}-after-${s.tool}`);
+      const box = boxAround(s.points, pad + (s.extraPad ?? 0), rect);
+      boxes.push(box);
+      expectChanged(images[images.length - 1], img, box, `${s.tool} stroke region`);
+      images.push(img);
+    }
+    const after = images[images.length - 1];
+    const far = farBoxFn(rect, boxes);
+    expectUnchanged(before, after, far, 'far region');
+
+    // Ctrl+Z for each stroke: back to the first picture
+    await pressHistory(page, 'Control+z', strokes.length);
+    const undone = await shot(page, `${name}-${strokes.length + 1}-undone`);
+    expectUnchanged(before, undone, null, 'after undo vs before', SAME_MAX_CHANGED);
+    const h = await page.evaluate(() => window.isoterra.history);
+    check(h.can_redo, `after undo the history says nothing can be redone: ${JSON.stringify(h)}`);
+
+    // Ctrl+Shift+Z: the strokes come back
+    await pressHistory(page, 'Control+Shift+z', strokes.length);
+    const redone = await shot(page, `${name}-${strokes.length + 2}-redone`);
+    expectUnchanged(after, redone, null, 'after redo vs after strokes', SAME_MAX_CHANGED);
+    await checkNoErrors(page, problems, name);
+
+    // restart the server on the same file and reload: the state is still there
+    await server.stop();
+    server = await Server.start(file, dir, `${name} server (restarted)`);
+    log(`  restarted at ${server.url}`);
+    await openEditor(page, editorUrl(server.url, spec));
+    check((await page.evaluate(() => window.isoterra.kind)) === spec.kind, 'the restarted server opened another kind of world');
+    await hideCursor(page);
+    const reloaded = await shot(page, `${name}-${strokes.length + 3}-restarted`);
+    expectUnchanged(after, reloaded, null, 'after restart vs before restart', SAME_MAX_CHANGED);
+    const h2 = await page.evaluate(() => window.isoterra.history);
+    check(h2.can_undo, `after the restart there is nothing to undo: ${JSON.stringify(h2)}`);
+
+    await checkNoErrors(page, problems, name);
+    const last = strokes[strokes.length - 1].points;
+    await docShot(page, spec.kind, last[Math.floor(last.length / 2)], spec.docViewDistance);
+    if (extra) await extra(page, rect);
+    check(problems.length === 0, `${name}: ${problems.join('; ')}`);
+  } catch (e) {
+    await page.screenshot({ path: path.join(SHOTS, `${name}-failure.png`) }).catch(() => {});
+    e.serverOutput = server.lines.slice(-40).join('\n');
+    throw e;
+  } finally {
+    await page.close().catch(() => {});
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The editor's address with the scenario's query. Multisampling is turned off
+ * (`aa=0`) unless README screenshots are being made: software rendering in a
+ * headless browser is slow, and the pixel checks do not need it.
+ */
+function editorUrl(base, spec) {
+  const q = new URLSearchParams(spec.query ?? '');
+  if (!DOC_SHOTS) q.set('aa', '0');
+  const qs = q.toString();
+  return qs ? `${base}?${qs}` : base;
+}
+
+/** Page points of world points (x/z on the map, y 0). */
+async function screenPoints(page, worldPts) {
+  const pts = await page.evaluate((w) => w.map((p) => window.isoterra.toScreen(p)), worldPts);
+  check(pts.every(Boolean), `a stroke point is behind the camera: ${JSON.stringify(worldPts)}`);
+  return pts;
+}
+
+/** Snaps page points onto terrain: the world point under each must exist. */
+async function requireHits(page, pts, what) {
+  const hits = await page.evaluate((p) => p.map((q) => window.isoterra.toWorld(q[0], q[1])), pts);
+  check(hits.every(Boolean), `${what}: the stroke path is not over terrain: ${JSON.stringify(pts)}`);
+  return hits;
+}
+
+function farCorner(rect, boxes, frac = 0.14) {
+  // the canvas corner farthest from every stroke box
+  const corners = [
+    { x: 4, y: 4 },
+    { x: rect.width * (1 - frac) - 4, y: 4 },
+    { x: 4, y: rect.height * (1 - frac) - 4 },
+    { x: rect.width * (1 - frac) - 4, y: rect.height * (1 - frac) - 4 },
+  ];
+  let best = corners[0];
+  let bestD = -1;
+  for (const c of corners) {
+    const cx = c.x + (rect.width * frac) / 2;
+    const cy = c.y + (rect.height * frac) / 2;
+    const d = Math.min(...boxes.map((b) => Math.hypot(cx - (b.x + b.width / 2), cy - (b.y + b.height / 2))));
+    if (d > bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  return { x: best.x, y: best.y, width: rect.width * frac, height: rect.height * frac };
+}
+
+async function mapScenario(ctx) {
+  const size = [128, 128];
+  await scenario(
+    ctx,
+    'map',
+    { kind: 'map', seed: 7, preset: 'island', size },
+    async (page) => {
+      const [w, d] = size;
+      // back and forth, so the ground rises well above its neighbours
+      const raise = await screenPoints(page, [0.36, 0.44, 0.52, 0.6, 0.52, 0.44, 0.36, 0.44, 0.52, 0.6].map((t) => [w * t, 0, d * 0.45]));
+      const cliff = await screenPoints(page, [0.38, 0.46, 0.54, 0.62].map((t) => [w * t, 0, d * 0.62]));
+      await requireHits(page, raise, 'raise');
+      await requireHits(page, cliff, 'cliff-up');
+      return [
+        { tool: 'raise', points: raise, radius: 7, strength: 1, extraPad: 16 },
+        { tool: 'cliff-up', points: cliff, radius: 6, strength: 1, extraPad: 16 },
+      ];
+    },
+    farCorner,
+    async (page, rect) => {
+      // the strategy camera: right drag pans, the wheel zooms, Q turns
+      const c0 = await page.evaluate(() => window.isoterra.camera());
+      const cx = rect.x + rect.width / 2;
+      const cy = rect.y + rect.height / 2;
+      await page.mouse.move(cx, cy);
+      await page.mouse.down({ button: 'right' });
+      await page.mouse.move(cx + 120, cy + 60, { steps: 5 });
+      await page.mouse.up({ button: 'right' });
+      const c1 = await page.evaluate(() => window.isoterra.camera());
+      check(c1.target[0] !== c0.target[0] || c1.target[2] !== c0.target[2], 'a right drag did not pan the map view');
+      await page.mouse.wheel(0, -300);
+      await page.waitForTimeout(100);
+      const c2 = await page.evaluate(() => window.isoterra.camera());
+      check(c2.dist < c1.dist, `the wheel did not zoom in (${c1.dist} -> ${c2.dist})`);
+      await page.keyboard.down('q');
+      await page.waitForTimeout(300);
+      await page.keyboard.up('q');
+      const c3 = await page.evaluate(() => window.isoterra.camera());
+      check(c3.yaw !== c2.yaw, 'Q did not turn the map view');
+      const acks = await page.evaluate(() => window.isoterra.acks);
+      check(acks === 0, 'camera moves made strokes');
+      log('  map camera: right-drag pan, wheel zoom and Q turn work');
+    },
+  );
+}
+
+async function side2dScenario(ctx) {
+  const size = [256, 128];
+  await scenario(
+    ctx,
+    'side2d',
+    { kind: 'side2d', seed: 3, preset: 'hills', size },
+    async (page) => {
+      const [w, h] = size;
+      const pts = await screenPoints(page, [0.3, 0.4, 0.5, 0.6, 0.7].map((t) => [w * t, h * 0.22, 0]));
+      return [{ tool: 'dig', points: pts, radius: 9, strength: 1 }];
+    },
+    (rect, boxes) => {
+      // a box of ground far below-left of the stroke, and the sky above it
+      return farCorner(rect, boxes, 0.12);
+    },
+    async (page) => {
+      // crisp on HiDPI: the canvas backing store follows devicePixelRatio
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Emulation.setDeviceMetricsOverride', { ...VIEWPORT, deviceScaleFactor: 2, mobile: false });
+      try {
+        await page.waitForFunction(() => {
+          const r = window.isoterra.canvasRect();
+          const [w, h] = window.isoterra.canvasSize;
+          return window.devicePixelRatio === 2 && Math.abs(w - r.width * 2) <= 2 && Math.abs(h - r.height * 2) <= 2;
+        }, null, { timeout: 10000 });
+        log('  HiDPI: the canvas backing store is 2x its CSS size at devicePixelRatio 2');
+      } finally {
+        await cdp.send('Emulation.clearDeviceMetricsOverride');
+        await cdp.detach();
+        await page.setViewportSize(VIEWPORT);
+      }
+      await exportAndErrorChecks(page);
+      // the size keys
+      const r0 = await page.evaluate(() => window.isoterra.radius);
+      await page.keyboard.press(']');
+      const r1 = await page.evaluate(() => window.isoterra.radius);
+      await page.keyboard.press('[');
+      await page.keyboard.press('[');
+      const r2 = await page.evaluate(() => window.isoterra.radius);
+      check(r1 > r0 && r2 < r1, `[ and ] did not change the brush size: ${r0} -> ${r1} -> ${r2}`);
+      await settle(page);
+    },
+  );
+}
+
+/** The export menu downloads a file; a server error shows as a toast. */
+async function exportAndErrorChecks(page) {
+  const formats = await page.evaluate(() => [...document.querySelectorAll('#export-list a')].map((a) => a.dataset.format));
+  check(formats.length > 0, 'the export menu lists no formats');
+  await page.click('#export-menu summary');
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: 60000 }),
+    page.click(`#export-list a[data-format="${formats[0]}"]`),
+  ]);
+  const file = await download.path();
+  const size = file ? fs.statSync(file).size : 0;
+  check(size > 0, `the ${formats[0]} export downloaded nothing`);
+  log(`  export ${formats[0]}: ${download.suggestedFilename()} (${size} bytes)`);
+
+  const before = await page.evaluate(() => window.isoterra.errors.length);
+  await page.evaluate(() =>
+    window.isoterra.send({ type: 'stroke_begin', stroke: 'bad-1', tool: 'dig', radius: 1e9, strength: 0.5, params: {} }),
+  );
+  await page.waitForFunction((n) => window.isoterra.errors.length > n, before, { timeout: 10000 });
+  const err = await page.evaluate(() => window.isoterra.errors.at(-1));
+  check(err.code === 'invalid_parameter', `an out-of-range radius got ${JSON.stringify(err)}`);
+  const toast = page.locator('.toast', { hasText: 'invalid_parameter' });
+  await toast.first().waitFor({ state: 'visible', timeout: 5000 });
+  log(`  error toast shown: ${(await toast.first().innerText()).replace(/\s+/g, ' ')}`);
+}
+
+/** Finds a horizontal drag across the middle of the view that stays on terrain. */
+async function terrainDrag(page, rect, spanFrac = 0.14) {
+  for (const fy of [0.55, 0.62, 0.48, 0.7, 0.4, 0.78]) {
+    for (const fx of [0.5, 0.4, 0.6, 0.3, 0.7]) {
+      const y = rect.y + rect.height * fy;
+      const cx = rect.x + rect.width * fx;
+      const span = rect.width * spanFrac;
+      const pts = [-0.5, -0.25, 0, 0.25, 0.5].map((t) => [cx + t * span, y]);
+      const hits = await page.evaluate((p) => p.map((q) => window.isoterra.toWorld(q[0], q[1])), pts);
+      if (hits.every(Boolean)) return pts;
+    }
+  }
+  throw new TestFailure('no terrain under the middle of the view to paint on');
+}
+
+async function voxelScenario(ctx) {
+  await scenario(
+    ctx,
+    'voxel',
+    { kind: 'voxel', seed: 5, preset: 'caves', query: '?view_distance=64', docViewDistance: 128 },
+    async (page, rect) => {
+      const pts = await terrainDrag(page, rect);
+      return [{ tool: 'dig', points: pts, radius: 5, strength: 1, extraPad: 20 }];
+    },
+    farCorner,
+  );
+}
+
+async function heightmapScenario(ctx) {
+  await scenario(
+    ctx,
+    'heightmap',
+    { kind: 'heightmap', seed: 11, preset: 'hills', query: '?view_distance=256' },
+    async (page, rect) => {
+      const pts = await terrainDrag(page, rect);
+      return [{ tool: 'raise', points: pts, radius: 10, strength: 1, extraPad: 60 }];
+    },
+    farCorner,
+    async (page, rect) => {
+      // the free-fly camera: W flies forward, a right drag looks around, and
+      // the server streams chunks for the new place
+      const c0 = await page.evaluate(() => window.isoterra.camera());
+      await page.keyboard.down('w');
+      await page.waitForTimeout(1500);
+      await page.keyboard.up('w');
+      const c1 = await page.evaluate(() => window.isoterra.camera());
+      const moved = Math.hypot(c1.pos[0] - c0.pos[0], c1.pos[1] - c0.pos[1], c1.pos[2] - c0.pos[2]);
+      check(moved > 5, `W did not fly the camera forward (moved ${moved.toFixed(2)})`);
+      const cx = rect.x + rect.width / 2;
+      const cy = rect.y + rect.height / 2;
+      await page.mouse.move(cx, cy);
+      await page.mouse.down({ button: 'right' });
+      await page.mouse.move(cx + 200, cy, { steps: 5 });
+      await page.mouse.up({ button: 'right' });
+      const c2 = await page.evaluate(() => window.isoterra.camera());
+      check(c2.yaw !== c1.yaw, 'a right drag did not turn the free-fly camera');
+      await settle(page);
+      check((await page.evaluate(() => window.isoterra.chunks)) > 0, 'no chunks after flying');
+      log(`  fly camera: W moved ${moved.toFixed(1)} units, right drag turned, streaming settled`);
+    },
+  );
+}
+
+const SCENARIOS = [
+  ['map', mapScenario],
+  ['side2d', side2dScenario],
+  ['voxel', voxelScenario],
+  ['heightmap', heightmapScenario],
+];
+
+// ------------------------------------------------------------------ main
+
+async function main() {
+  if (!BIN) {
+    console.error('ISOTERRA_BIN must name the isoterra binary');
+    process.exit(2);
+  }
+  fs.mkdirSync(SHOTS, { recursive: true });
+  log(`binary ${BIN}`);
+  log(`browser ${CHROMIUM}`);
+  log(`screenshots in ${SHOTS}`);
+  const watchdog = setTimeout(() => {
+    console.error(`[e2e] FAILED: the browser tests ran longer than ${TOTAL_TIMEOUT_MS / 60000} minutes`);
+    process.exit(1);
+  }, TOTAL_TIMEOUT_MS);
+  const { ctx, profile } = await launchBrowser();
+  const failures = [];
+  try {
+    const gl = await (async () => {
+      const page = await ctx.newPage();
+      const r = await page.evaluate(() => !!document.createElement('canvas').getContext('webgl2'));
+      await page.close();
+      return r;
+    })();
+    if (!gl) throw new Error('this Chromium has no WebGL2 (swiftshader flags not honoured?)');
+    for (const [name, fn] of SCENARIOS) {
+      if (ONLY.length && !ONLY.includes(name)) continue;
+      const t0 = Date.now();
+      log(`--- ${name}`);
+      try {
+        await fn(ctx);
+        log(`ok ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      } catch (e) {
+        log(`FAILED ${name}: ${e.message}`);
+        if (!(e instanceof TestFailure)) console.error(e.stack);
+        if (e.serverOutput) console.error(`server output (last lines):\n${e.serverOutput}`);
+        failures.push(name);
+      }
+    }
+  } finally {
+    await ctx.close().catch(() => {});
+    fs.rmSync(profile, { recursive: true, force: true });
+    clearTimeout(watchdog);
+  }
+  if (failures.length) {
+    console.error(`[e2e] FAILED: ${failures.join(', ')} (screenshots in ${SHOTS})`);
+    process.exit(1);
+  }
+  log(`all browser scenarios passed (screenshots in ${SHOTS})`);
+}
+
+main().catch((e) => {
+  console.error('[e2e] FAILED:', e.stack || e.message);
+  process.exit(1);
+});
