@@ -8,13 +8,24 @@
 //!
 //! * `all_faces_finer`: every chunk is told that all six faces border a finer
 //!   chunk (the worst case: 5,768 of its 32,768 cells are transition cells);
-//! * `no_transition`: the same chunks with no finer neighbour.
+//! * `no_transition`: the same chunks with no finer neighbour;
+//! * `transition_layer`: the transition layer alone. Each iteration meshes the
+//!   64 chunks with all six faces finer, then without finer faces, and is
+//!   charged the difference of the two measured times (the outer layer of
+//!   transition cells, the fine-face checks and sign packing, the extra
+//!   vertices and their normals, less the regular scan of the same outer
+//!   cells). Its throughput counts transition cells (369,152 per iteration).
 //!
-//! Throughput is in chunk cells per second. The transition layer's own rate is
-//! `transition cells / (time(all_faces_finer) - time(no_transition))`, printed
-//! from the measured means by hand (see `notes`).
+//! The other cases' throughput is in chunk cells per second.
 //!
-//! Run: `cargo bench -p isoterra-bench --bench cubes_lod -- --warm-up-time 1 --measurement-time 3`
+//! Run: `cargo bench -p isoterra-bench --bench cubes_lod -- --warm-up-time 1 --measurement-time 4`
+//!
+//! Instruction counts (repeatable on a loaded machine): the bench binary with
+//! `ISOTERRA_LOD_ITERS=K` meshes each case `K` times without criterion
+//! (`ISOTERRA_LOD_CASE=all_faces_finer` or `no_transition` for one case) and
+//! prints a digest of the meshes, e.g.
+//! `ISOTERRA_LOD_CASE=all_faces_finer ISOTERRA_LOD_ITERS=3 valgrind --tool=callgrind
+//! --toggle-collect='isoterra_mesh::cubes::transition::LodMesher::mesh' target/release/deps/cubes_lod-*`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodePng, compareRegion } from './png.mjs';
+import { checkFrameParser } from './frames.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = process.env.ISOTERRA_BIN;
@@ -318,8 +319,9 @@ function expectUnchanged(a, b, box, what, max = FAR_MAX_CHANGED) {
   check(cmp.fraction <= max, `${what}: expected no change (${describe(cmp)})`);
 }
 
-async function docShot(page, kind, hover, viewDistance) {
+async function docShot(page, kind, hover, viewDistance, tool) {
   if (!DOC_SHOTS) return;
+  if (tool) await selectTool(page, tool);
   const dir = path.join(ROOT, 'docs', 'screenshots');
   fs.mkdirSync(dir, { recursive: true });
   if (viewDistance) {
@@ -348,9 +350,12 @@ async function checkNoErrors(page, problems, what) {
 // ------------------------------------------------------------------ scenarios
 
 /**
- * The shared flow: create the world, paint `strokes` (each a function that
- * returns {tool, points, radius, strength}), check pixels, undo, redo,
- * restart, reload, check pixels again.
+ * The shared flow: create the world through the dialog, paint the strokes
+ * `makeStrokes` returns ({tool, points, radius, strength, extraPad}), check
+ * the pixels in each stroke's box and in the `farBoxFn` box, undo, redo,
+ * restart the server, reload, check the picture, undo again (the history
+ * survives the restart) and redo. `extra` runs last, with the page, the
+ * canvas rectangle and the editor's address.
  */
 async function scenario(ctx, name, spec, makeStrokes, farBoxFn, extra) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `isoterra-e2e-${name}-`));
@@ -411,11 +416,17 @@ async function scenario(ctx, name, spec, makeStrokes, farBoxFn, extra) {
     expectUnchanged(after, reloaded, null, 'after restart vs before restart', SAME_MAX_CHANGED);
     const h2 = await page.evaluate(() => window.isoterra.history);
     check(h2.can_undo, `after the restart there is nothing to undo: ${JSON.stringify(h2)}`);
+    // the undo history survived the restart too
+    await pressHistory(page, 'Control+z', strokes.length);
+    const undoneAgain = await shot(page, `${name}-${strokes.length + 4}-restarted-undone`);
+    expectUnchanged(before, undoneAgain, null, 'undo after restart vs before', SAME_MAX_CHANGED);
+    await pressHistory(page, 'Control+Shift+z', strokes.length);
 
     await checkNoErrors(page, problems, name);
-    const last = strokes[strokes.length - 1].points;
-    await docShot(page, spec.kind, last[Math.floor(last.length / 2)], spec.docViewDistance);
-    if (extra) await extra(page, rect);
+    const lastStroke = strokes[strokes.length - 1];
+    const last = lastStroke.points;
+    await docShot(page, spec.kind, last[Math.floor(last.length / 2)], spec.docViewDistance, lastStroke.tool);
+    if (extra) await extra(page, rect, editorUrl(server.url, spec));
     check(problems.length === 0, `${name}: ${problems.join('; ')}`);
   } catch (e) {
     await page.screenshot({ path: path.join(SHOTS, `${name}-failure.png`) }).catch(() => {});
@@ -537,7 +548,8 @@ async function side2dScenario(ctx) {
       // a box of ground far below-left of the stroke, and the sky above it
       return farCorner(rect, boxes, 0.12);
     },
-    async (page) => {
+    async (page, rect, url) => {
+      await twoWindows(page, rect, url, size);
       // crisp on HiDPI: the canvas backing store follows devicePixelRatio
       const cdp = await page.context().newCDPSession(page);
       await cdp.send('Emulation.setDeviceMetricsOverride', { ...VIEWPORT, deviceScaleFactor: 2, mobile: false });
@@ -565,6 +577,32 @@ async function side2dScenario(ctx) {
       await settle(page);
     },
   );
+}
+
+/** A second window on the same world sees a stroke made in the first. */
+async function twoWindows(page, rect, url, size) {
+  const other = await page.context().newPage();
+  const problems = [];
+  watchPage(other, problems);
+  try {
+    await openEditor(other, url);
+    await hideCursor(other);
+    const b0 = await shot(other, 'side2d-window2-0-before');
+    const events = await other.evaluate(() => window.isoterra.historyEvents);
+    const [w, h] = size;
+    const pts = await screenPoints(page, [0.15, 0.25].map((t) => [w * t, h * 0.85, 0])); // in the sky
+    await page.bringToFront();
+    await dragStroke(page, 'fill', pts, { radius: 7, strength: 1 });
+    await other.waitForFunction((n) => window.isoterra.historyEvents > n, events, { timeout: 30000 });
+    await settle(other);
+    const b1 = await shot(other, 'side2d-window2-1-after-fill');
+    const pad = (await radiusPx(page, pts[0], 7)) * 1.3 + 6;
+    expectChanged(b0, b1, boxAround(pts, pad, rect), 'second window: the first window\'s fill stroke');
+    check(problems.length === 0, `second window: ${problems.join('; ')}`);
+  } finally {
+    await other.close();
+  }
+  await hideCursor(page);
 }
 
 /** The export menu downloads a file; a server error shows as a toast. */
@@ -671,6 +709,7 @@ async function main() {
     process.exit(2);
   }
   fs.mkdirSync(SHOTS, { recursive: true });
+  log(await checkFrameParser(ROOT));
   log(`binary ${BIN}`);
   log(`browser ${CHROMIUM}`);
   log(`screenshots in ${SHOTS}`);

@@ -41,6 +41,9 @@ pub enum Command {
     Demo(DemoArgs),
     /// Bake a region's chunk meshes and colliders into the file or a folder.
     Bake(BakeArgs),
+    /// Copy baked chunks from part files (copies of the same world, each
+    /// baked with `bake --part K/N`, possibly on other machines) into FILE.
+    Merge(MergeArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -370,6 +373,28 @@ pub struct BakeArgs {
     /// Bake the chunks in an order shuffled with this seed (results are the same).
     #[arg(long, hide = true)]
     pub shuffle: Option<u64>,
+    /// Bake only part K of N: the region's chunks in their canonical key
+    /// order (layer, x, y, z) cut into N contiguous ranges of near-equal
+    /// size, numbered from 1 to N. Run parts 1/N .. N/N as separate
+    /// processes, or on separate machines each with its own copy of the
+    /// world file, then bring the copies together with `isoterra merge`.
+    #[arg(long, value_name = "K/N")]
+    pub part: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The world file that receives the baked chunks.
+    pub file: PathBuf,
+    /// A part file: a copy of the same world (same generator, same edits)
+    /// baked with `bake --part`. Repeat for each part. A part of another
+    /// world, or a chunk baked differently on both sides, is refused before
+    /// anything is written; chunks FILE already holds are skipped.
+    #[arg(long = "from", value_name = "PART", required = true)]
+    pub from: Vec<PathBuf>,
+    /// Print the summary as one JSON line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,12 +1,13 @@
 //! `isoterra bake`, run as the real binary: results in the file or a folder,
 //! resuming after a kill, the same bytes at any thread count and order, and
-//! refused input that leaves the file alone.
+//! refused input that leaves the file alone; bakes split with `--part` and
+//! brought together with `merge`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use isoterra::store::{ChunkKey, WorldFile};
+use isoterra::store::{BakedChunk, BakedRow, ChunkKey, WorldFile};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_isoterra"))
@@ -388,6 +389,27 @@ fn bad_input_is_refused_and_leaves_the_file_unchanged() {
             vec!["--region", "0,0,0,16,16,16", "--out", s(&under_file)],
             "--out",
         ),
+        (
+            vec!["--region", "0,0,0,32,16,16", "--part", "0/2"],
+            "numbered from 1 to 2",
+        ),
+        (
+            vec!["--region", "0,0,0,32,16,16", "--part", "3/2"],
+            "numbered from 1 to 2",
+        ),
+        (
+            vec!["--region", "0,0,0,32,16,16", "--part", "1/0"],
+            "0 parts",
+        ),
+        (
+            vec!["--region", "0,0,0,32,16,16", "--part", "a/2"],
+            "not a whole number",
+        ),
+        (
+            vec!["--region", "0,0,0,32,16,16", "--part", "1/-2"],
+            "not a whole number",
+        ),
+        (vec!["--region", "0,0,0,32,16,16", "--part", "2"], "K/N"),
     ];
     for (extra, needle) in cases {
         let mut args = vec!["bake", s(&file)];
@@ -429,4 +451,265 @@ fn map_worlds_bake_terrain_and_water_at_any_thread_count() {
     assert_eq!(again["skipped"], 24);
     let err = fails(&["bake", s(&a), "--region", "0,0,64,48", "--lod", "1"]);
     assert!(err.contains("coarsest"), "{err}");
+}
+
+fn copy_world(from: &Path, dir: &Path, name: &str) -> PathBuf {
+    let to = dir.join(name);
+    std::fs::copy(from, &to).unwrap();
+    to
+}
+
+/// Rows of several files together, in key order (each key once).
+fn union(files: &[PathBuf]) -> Vec<(ChunkKey, String, Vec<u8>)> {
+    let mut all: Vec<_> = files.iter().flat_map(|f| rows(f)).collect();
+    all.sort_by_key(|r| r.0);
+    all
+}
+
+#[track_caller]
+fn merge(file: &Path, parts: &[&Path]) -> serde_json::Value {
+    let mut args = vec!["merge", s(file), "--json"];
+    for p in parts {
+        args.extend(["--from", s(p)]);
+    }
+    let out = ok(&args);
+    serde_json::from_str(out.lines().last().unwrap()).unwrap()
+}
+
+#[test]
+fn parts_baked_apart_or_together_equal_a_whole_bake() {
+    let dir = tempfile::tempdir().unwrap();
+    for (kind, region, n, order) in [
+        // 4 x 3 x 4 = 48 chunks in 3 parts of 16.
+        ("voxel", "-16,-16,-16,48,32,48", 3u64, vec![3u64, 1, 2]),
+        // 16 chunks in 7 parts of 2 or 3.
+        ("heightmap", "0,0,64,64", 7, vec![7, 5, 3, 1, 2, 4, 6]),
+        // 25 chunks in more parts than chunks: some parts are empty.
+        ("heightmap", "-40,-40,40,40", 30, (1..=30).rev().collect()),
+    ] {
+        let base = match kind {
+            "voxel" => voxel_world(dir.path(), &format!("{kind}{n}.isoterra")),
+            _ => heightmap_world(dir.path(), &format!("{kind}{n}.isoterra")),
+        };
+        let whole = copy_world(&base, dir.path(), &format!("{kind}{n}-whole.isoterra"));
+        let w = bake(&whole, &["--region", region, "--threads", "2"]);
+        let total = w["chunks"].as_u64().unwrap();
+        assert!(total >= 16, "{w}");
+
+        // Each part into its own copy: contiguous, disjoint ranges in key
+        // order whose rows together are the whole bake's, byte for byte.
+        let mut copies = Vec::new();
+        let mut next_first = 0;
+        for k in 1..=n {
+            let c = copy_world(&base, dir.path(), &format!("{kind}{n}-part{k}.isoterra"));
+            let threads = if k % 2 == 0 { "1" } else { "3" };
+            let part = format!("{k}/{n}");
+            let p = bake(
+                &c,
+                &["--region", region, "--threads", threads, "--part", &part],
+            );
+            assert_eq!(p["part"], serde_json::json!([k, n]));
+            assert_eq!(p["plan_chunks"].as_u64(), Some(total));
+            assert_eq!(p["first"].as_u64(), Some(next_first), "{p}");
+            let count = p["chunks"].as_u64().unwrap();
+            assert!(count.abs_diff(total / n) <= 1, "{p}");
+            assert_eq!(p["baked"].as_u64(), Some(count));
+            next_first += count;
+            let r = rows(&c);
+            assert_eq!(r.len() as u64, count);
+            copies.push(c);
+        }
+        assert_eq!(next_first, total, "the parts cover the region");
+        assert_eq!(union(&copies), rows(&whole), "{kind} {n}: parts apart");
+
+        // All parts into one file, in a scrambled order.
+        let one = copy_world(&base, dir.path(), &format!("{kind}{n}-one.isoterra"));
+        for k in &order {
+            bake(&one, &["--region", region, "--part", &format!("{k}/{n}")]);
+        }
+        assert_eq!(rows(&one), rows(&whole), "{kind} {n}: parts together");
+        assert_eq!(hash(&one), hash(&whole));
+        // A whole bake afterwards finds everything done.
+        let again = bake(&one, &["--region", region]);
+        assert_eq!(again["skipped"].as_u64(), Some(total));
+        // So does a part.
+        let part = bake(&one, &["--region", region, "--part", &format!("1/{n}")]);
+        assert_eq!(part["baked"], 0);
+    }
+}
+
+#[test]
+fn merging_part_files_equals_a_whole_bake() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = voxel_world(dir.path(), "base.isoterra");
+    let region = "0,-16,0,64,32,48";
+    let whole = copy_world(&base, dir.path(), "whole.isoterra");
+    bake(&whole, &["--region", region]);
+    let n = 4;
+    let parts: Vec<PathBuf> = (1..=n)
+        .map(|k| {
+            let c = copy_world(&base, dir.path(), &format!("part{k}.isoterra"));
+            bake(&c, &["--region", region, "--part", &format!("{k}/{n}")]);
+            c
+        })
+        .collect();
+    let total = rows(&whole).len() as u64;
+    let refs: Vec<&Path> = parts.iter().map(|p| p.as_path()).collect();
+
+    let target = copy_world(&base, dir.path(), "merged.isoterra");
+    let m = merge(&target, &[refs[2], refs[0], refs[3], refs[1]]);
+    assert_eq!(m["copied"].as_u64(), Some(total), "{m}");
+    assert_eq!(m["present"], 0);
+    assert_eq!(rows(&target), rows(&whole));
+    assert_eq!(hash(&target), hash(&whole));
+
+    // Merging again, or into the whole bake, copies nothing.
+    let again = merge(&target, &refs);
+    assert_eq!(again["copied"], 0);
+    assert_eq!(again["present"].as_u64(), Some(total));
+    let into_whole = merge(&whole, &refs);
+    assert_eq!(into_whole["copied"], 0);
+    assert_eq!(hash(&target), hash(&whole));
+
+    // A file that already holds part 1 (baked there) takes the rest; a part
+    // named twice counts once.
+    let half = copy_world(&base, dir.path(), "half.isoterra");
+    bake(&half, &["--region", region, "--part", "1/4"]);
+    let m = merge(&half, &[refs[0], refs[1], refs[1], refs[2], refs[3]]);
+    let first = rows(&parts[0]).len() as u64;
+    assert_eq!(m["copied"].as_u64(), Some(total - first), "{m}");
+    assert_eq!(hash(&half), hash(&whole));
+
+    // Rows a part baked from an older stamp are ignored, not copied.
+    let stale_part = copy_world(&base, dir.path(), "stale.isoterra");
+    {
+        let mut f = WorldFile::open(&stale_part).unwrap();
+        let row = BakedRow::new(
+            ChunkKey {
+                z: 99,
+                ..rows(&parts[0])[0].0
+            },
+            "0123456789abcdef",
+            &BakedChunk::default(),
+        )
+        .unwrap();
+        f.put_baked(&[row]).unwrap();
+    }
+    let fresh = copy_world(&base, dir.path(), "fresh.isoterra");
+    let m = merge(&fresh, &[&stale_part]);
+    assert_eq!(
+        (m["copied"].as_u64(), m["stale"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert!(rows(&fresh).is_empty());
+
+    // The text summary names the counts.
+    let text = ok(&["merge", s(&fresh), "--from", s(&parts[0])]);
+    assert!(text.contains(&format!("{first} chunks copied")), "{text}");
+}
+
+#[test]
+fn foreign_or_conflicting_parts_are_refused_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = voxel_world(dir.path(), "base.isoterra");
+    let region = "0,0,0,64,32,64";
+    let file = copy_world(&base, dir.path(), "file.isoterra");
+    bake(&file, &["--region", region, "--part", "1/2"]);
+    let good = copy_world(&base, dir.path(), "good.isoterra");
+    bake(&good, &["--region", region, "--part", "2/2"]);
+    let (h, before) = (hash(&file), rows(&file));
+    let unchanged = |why: &str| {
+        assert_eq!(hash(&file), h, "{why} changed the file");
+        assert_eq!(rows(&file), before, "{why} changed the rows");
+    };
+
+    // Another world (another seed), baked over the same region.
+    let other = dir.path().join("other.isoterra");
+    ok(&[
+        "new",
+        s(&other),
+        "--kind",
+        "voxel",
+        "--seed",
+        "6",
+        "--preset",
+        "caves",
+        "--chunk",
+        "16",
+    ]);
+    bake(&other, &["--region", region, "--part", "2/2"]);
+    let err = fails(&["merge", s(&file), "--from", s(&good), "--from", s(&other)]);
+    assert!(err.contains("different world"), "{err}");
+    assert!(err.contains("other.isoterra"), "{err}");
+    unchanged("another world");
+
+    // The same world after an edit.
+    let edited = copy_world(&base, dir.path(), "edited.isoterra");
+    ok(&[
+        "stroke",
+        s(&edited),
+        "--tool",
+        "add",
+        "--at",
+        "8,8,8",
+        "--radius",
+        "4",
+    ]);
+    assert_ne!(hash(&edited), hash(&base), "the stroke changed the world");
+    bake(&edited, &["--region", region, "--part", "2/2"]);
+    let err = fails(&["merge", s(&file), "--from", s(&good), "--from", s(&edited)]);
+    assert!(err.contains("different world"), "{err}");
+    unchanged("an edited copy");
+
+    // A part whose row for a chunk FILE holds differs from FILE's.
+    let first_key = before[0].0;
+    let odd_chunk = BakedChunk {
+        positions: vec![[0.0; 3]; 3],
+        indices: vec![0, 1, 2],
+        ..BakedChunk::default()
+    };
+    let tamper = |name: &str, key: ChunkKey| {
+        let c = copy_world(&good, dir.path(), name);
+        let mut f = WorldFile::open(&c).unwrap();
+        let stamp = f.world_stamp().unwrap();
+        f.put_baked(&[BakedRow::new(key, &stamp, &odd_chunk).unwrap()])
+            .unwrap();
+        c
+    };
+    let clash = tamper("clash.isoterra", first_key);
+    let err = fails(&["merge", s(&file), "--from", s(&clash)]);
+    assert!(err.contains("refusing to merge"), "{err}");
+    assert!(err.contains("file.isoterra"), "{err}");
+    unchanged("a conflicting row");
+
+    // Two parts that disagree about a chunk FILE does not hold.
+    let second_key = rows(&good)[0].0;
+    let clash2 = tamper("clash2.isoterra", second_key);
+    let err = fails(&["merge", s(&file), "--from", s(&good), "--from", s(&clash2)]);
+    assert!(err.contains("refusing to merge"), "{err}");
+    assert!(err.contains("good.isoterra"), "{err}");
+    unchanged("two disagreeing parts");
+
+    // A damaged row: its payload does not match its recorded hash.
+    let damaged = copy_world(&good, dir.path(), "damaged.isoterra");
+    {
+        let mut f = WorldFile::open(&damaged).unwrap();
+        let mut row = f.baked_row(&second_key).unwrap().unwrap();
+        row.hash = "0000000000000000".into();
+        f.put_baked(&[row]).unwrap();
+    }
+    let err = fails(&["merge", s(&file), "--from", s(&good), "--from", s(&damaged)]);
+    assert!(err.contains("damaged"), "{err}");
+    unchanged("a damaged part");
+
+    // A part that is not a world file at all.
+    let junk = dir.path().join("junk.isoterra");
+    std::fs::write(&junk, b"not a world").unwrap();
+    let err = fails(&["merge", s(&file), "--from", s(&junk)]);
+    assert!(err.contains("junk.isoterra"), "{err}");
+    unchanged("a junk part");
+
+    // After all that, the good part still merges.
+    let m = merge(&file, &[&good]);
+    assert_eq!(m["copied"].as_u64(), Some(rows(&good).len() as u64));
 }

@@ -110,6 +110,7 @@ fn browser_test_files_are_in_place() {
         "tests/e2e/package-lock.json",
         "tests/e2e/editor.test.mjs",
         "tests/e2e/png.mjs",
+        "tests/e2e/frames.mjs",
     ] {
         assert!(root.join(f).is_file(), "{f} is missing");
     }

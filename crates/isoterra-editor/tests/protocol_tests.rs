@@ -569,3 +569,74 @@ fn moving_the_camera_streams_and_unloads_chunks() {
         }
     });
 }
+
+#[test]
+fn overlapping_strokes_and_undo_keep_memory_and_file_equal() {
+    rt().block_on(async {
+        for kind in KINDS {
+            let dir = tempfile::tempdir().unwrap();
+            let path = create_world(dir.path(), kind);
+            let server = start(&path).await;
+            let mut a = connect(server.addr()).await;
+            let mut b = connect(server.addr()).await;
+            open(&mut a, kind).await;
+            open(&mut b, kind).await;
+            let (at, tool, params) = stroke_spot(kind);
+            // A keeps a stroke open over the spot while B strokes there,
+            // undoes, redoes and strokes again.
+            send(
+                &mut a,
+                json!({"type": "stroke_begin", "stroke": "long", "tool": tool,
+                                 "radius": 5, "strength": 1, "params": params}),
+            )
+            .await;
+            for k in 0..4 {
+                send(
+                    &mut a,
+                    json!({"type": "dab", "stroke": "long",
+                                     "at": [at[0] + k as f32, at[1], at[2]]}),
+                )
+                .await;
+            }
+            let (ack1, _) = changing_stroke(&mut b, kind, "b1").await;
+            assert!(!ack1["id"].is_null(), "{kind:?}");
+            send(&mut b, json!({"type": "undo"})).await;
+            until_json(&mut b, "history").await;
+            send(&mut b, json!({"type": "redo"})).await;
+            until_json(&mut b, "history").await;
+            // The same stroke again may change nothing (a dig where it dug).
+            let (ack2, _) = changing_stroke(&mut b, kind, "b2").await;
+            for k in 4..6 {
+                send(
+                    &mut a,
+                    json!({"type": "dab", "stroke": "long",
+                                     "at": [at[0] + k as f32, at[1], at[2]]}),
+                )
+                .await;
+            }
+            send(&mut a, json!({"type": "stroke_end", "stroke": "long"})).await;
+            let (ack3, _) = until_json(&mut a, "ack").await;
+            assert!(!ack3["id"].is_null(), "{kind:?}");
+            let memory = info(server.addr()).await;
+            let expected = 2 + u64::from(!ack2["id"].is_null());
+            assert_eq!(memory["history"]["strokes"], expected, "{kind:?}");
+            server.shutdown().await;
+            // The file, reopened, holds exactly what the server held.
+            let reopened = match kind {
+                Kind::Side2d => isoterra_store::Side2dDocument::open(&path)
+                    .unwrap()
+                    .content_hash(),
+                Kind::Heightmap => isoterra_store::HeightmapDocument::open(&path)
+                    .unwrap()
+                    .content_hash(),
+                Kind::Voxel => isoterra_store::VoxelDocument::open(&path)
+                    .unwrap()
+                    .content_hash(),
+                Kind::Map => isoterra_store::MapDocument::open(&path)
+                    .unwrap()
+                    .content_hash(),
+            };
+            assert_eq!(json!(reopened), memory["content_hash"], "{kind:?}");
+        }
+    });
+}

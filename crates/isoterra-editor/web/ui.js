@@ -265,7 +265,8 @@ export class Ui {
     if (Array.isArray(def)) return this.vectorControl(p, values, label);
     const min = Number.isFinite(p.min) ? p.min : 0;
     const max = Number.isFinite(p.max) ? p.max : Math.max(1, min + 1);
-    const integer = isIntegerParam(p) || (Number.isInteger(min) && Number.isInteger(max) && (def === null || def === undefined || Number.isInteger(def)) && max - min > 64 && p.name === 'seed');
+    // seeds are whole numbers whatever their range
+    const integer = isIntegerParam(p) || (p.name === 'seed' && Number.isInteger(min) && Number.isInteger(max));
     if (def === null || max - min > 1000) return this.numberControl(p, values, label, min, max, integer, def === null);
     // a number with a modest range: a slider
     const l = document.createElement('label');
@@ -356,7 +357,7 @@ export class Ui {
   /** A number typed in; with `optional`, an "auto" box sends nothing. */
   numberControl(p, values, label, min, max, integer, optional) {
     const wrap = document.createElement('div');
-    wrap.className = 'slider';
+    wrap.className = 'field';
     const s = document.createElement('span');
     s.textContent = label;
     const input = document.createElement('input');
@@ -407,7 +408,7 @@ export class Ui {
   /** A vector (e.g. a plane normal); `normal` can follow the picked surface. */
   vectorControl(p, values, label) {
     const wrap = document.createElement('div');
-    wrap.className = 'slider';
+    wrap.className = 'field';
     const s = document.createElement('span');
     s.textContent = label;
     wrap.append(s);
@@ -420,7 +421,6 @@ export class Ui {
       if (Number.isFinite(p.min)) input.min = String(p.min);
       if (Number.isFinite(p.max)) input.max = String(p.max);
       input.value = String(v);
-      input.style.width = '60px';
       input.addEventListener('change', () => {
         const arr = [...values[p.name]];
         arr[i] = Number.isFinite(+input.value) ? +input.value : 0;

@@ -94,6 +94,18 @@ impl<'a> GlbMaterial<'a> {
         }
     }
 
+    /// Sets [`name`](Self::name).
+    pub const fn with_name(mut self, name: &'a str) -> Self {
+        self.name = name;
+        self
+    }
+
+    /// Sets [`base_color`](Self::base_color).
+    pub const fn with_base_color(mut self, base_color: [f32; 4]) -> Self {
+        self.base_color = base_color;
+        self
+    }
+
     /// Sets [`blend`](Self::blend).
     pub const fn with_blend(mut self, blend: bool) -> Self {
         self.blend = blend;

@@ -276,6 +276,26 @@ fn a_layer_without_solid_tiles_is_all_land_and_ids_can_mark_solid() {
 }
 
 #[test]
+fn pre_1_2_tile_properties_are_read_too() {
+    let mut doc = tiled_doc(2, 2, csv_layer("l", 2, 2, &[11, 12, 12, 11]));
+    doc["tilesets"] = json!([{
+        "firstgid": 11,
+        "tileproperties": { "1": { "solid": true, "level": 1 }, "0": { "solid": false } },
+    }]);
+    let opts = TiledImport::DEFAULT
+        .with_cells_per_tile(1)
+        .with_smooth_passes(0);
+    let m = import_tiled(&bytes(&doc), &opts).unwrap();
+    // Node (1, 1) is shared by all four tiles: half solid, level 0.5.
+    let i = m.index(1, 1).unwrap();
+    assert_eq!(m.ground[i], 0.0);
+    assert_eq!(m.level[i], 0.5);
+    assert_eq!(m.ground[0], -1.0);
+    assert_eq!(m.ground[m.index(2, 0).unwrap()], 1.0);
+    assert_eq!(m.level[m.index(2, 0).unwrap()], 1.0);
+}
+
+#[test]
 fn base64_layers_in_every_compression_and_infinite_chunks() {
     let gids: Vec<u32> = (0..24).map(|i| if i % 5 == 0 { 3 } else { 2 }).collect();
     let raw: Vec<u8> = gids.iter().flat_map(|g| g.to_le_bytes()).collect();

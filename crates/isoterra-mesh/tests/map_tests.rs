@@ -769,6 +769,52 @@ fn a_level_lake_has_upright_normals_up_to_its_shore() {
 }
 
 #[test]
+fn rim_vertices_take_the_lower_index_splat_and_wall_blend() {
+    // Node (1, 0) one level up: rims cross the sides (0,0)-(1,0) and (1,0)-(2,0).
+    let mut layers = MapLayers::new(2, 1).unwrap();
+    for (i, s) in layers.splat.iter_mut().enumerate() {
+        *s = Splat::single(i as u8);
+    }
+    let i = layers.index(1, 0).unwrap();
+    layers.level[i] = 1.0;
+    let out = whole(&layers, &MapMeshOptions::DEFAULT);
+    let m = &out.terrain;
+    let mut seen = [false; 2];
+    for (k, p) in m.positions.iter().enumerate() {
+        if p[2] != 0.0 {
+            continue;
+        }
+        if p[0] == 0.5 {
+            assert_eq!(m.splat[k], Splat::single(0), "rim on side (0,0)-(1,0)");
+            assert_eq!(m.blend[k], 1.0);
+            seen[0] = true;
+        }
+        if p[0] == 1.5 {
+            assert_eq!(m.splat[k], Splat::single(1), "rim on side (1,0)-(2,0)");
+            assert_eq!(m.blend[k], 1.0);
+            seen[1] = true;
+        }
+        if p[0] == 0.0 || p[0] == 2.0 {
+            assert_eq!(m.blend[k], 0.0);
+        }
+    }
+    assert_eq!(seen, [true, true]);
+    // Both copies (upper and lower) of each rim point exist.
+    let at = |x: f32| {
+        let mut ys: Vec<f32> = m
+            .positions
+            .iter()
+            .filter(|p| p[0] == x && p[2] == 0.0)
+            .map(|p| p[1])
+            .collect();
+        ys.sort_by(f32::total_cmp);
+        ys
+    };
+    assert_eq!(at(0.5), vec![0.0, 1.0]);
+    assert_eq!(at(1.5), vec![0.0, 1.0]);
+}
+
+#[test]
 fn rect_of_one_cell_matches_the_whole() {
     let layers = plateau(0.0);
     assert_chunked_equals_whole(&layers, &MapMeshOptions::DEFAULT, 1, 1);

@@ -14,6 +14,7 @@
 //! [`encode_baked`], staleness on [`WorldFile::world_stamp`].
 
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 use isoterra_world::{
     HeightmapWorld, MapWorld, MeshKey, Side2dWorld, VoxelLodChunk, VoxelLodMesher, VoxelLodParams,
@@ -499,6 +500,56 @@ impl BakePlan {
                 })
             })
         })
+    }
+
+    /// The positions `[start, end)` in [`keys`](Self::keys) of part `part`
+    /// (counted from 0) when the plan is cut into `parts` contiguous ranges
+    /// of the canonical key order. Part `i` starts at `floor(i * count /
+    /// parts)`, so the parts cover the plan exactly once, in order, and their
+    /// sizes differ by at most one chunk; with more parts than keys some
+    /// parts are empty. This is how a bake is split across processes or
+    /// machines (`docs/scaling.md`): the parts depend only on the plan, so
+    /// every worker computes its own range without talking to the others.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidInput`] when `parts` is 0 or `part >= parts`.
+    pub fn part_range(&self, part: u64, parts: u64) -> Result<Range<u64>, StoreError> {
+        if parts == 0 {
+            return Err(StoreError::input(
+                "part",
+                "0 parts: a bake splits into at least 1 part",
+            ));
+        }
+        if part >= parts {
+            return Err(StoreError::input(
+                "part",
+                format!(
+                    "part {part} of {parts} does not exist (parts are counted from 0 to {})",
+                    parts - 1
+                ),
+            ));
+        }
+        let n = u128::from(self.count());
+        let at = |i: u64| (n * u128::from(i) / u128::from(parts)) as u64;
+        Ok(at(part)..at(part + 1))
+    }
+
+    /// The keys of part `part` of `parts` (see
+    /// [`part_range`](Self::part_range)), in ascending [`ChunkKey`] order.
+    ///
+    /// # Errors
+    ///
+    /// As [`part_range`](Self::part_range).
+    pub fn part_keys(
+        &self,
+        part: u64,
+        parts: u64,
+    ) -> Result<impl Iterator<Item = ChunkKey> + '_, StoreError> {
+        let r = self.part_range(part, parts)?;
+        let skip = usize::try_from(r.start).unwrap_or(usize::MAX);
+        let take = usize::try_from(r.end - r.start).unwrap_or(usize::MAX);
+        Ok(self.keys().skip(skip).take(take))
     }
 
     /// True when the plan holds `key`.
@@ -1038,6 +1089,57 @@ impl WorldFile {
         for k in rows {
             out.insert(k.map_err(sql)?);
         }
+        Ok(out)
+    }
+
+    /// At most `limit` keys of baked rows that come after `after` (all when
+    /// `None`), in ascending [`ChunkKey`] order: a listing in pages, for
+    /// walking a large table without holding it in memory.
+    pub fn baked_keys_after(
+        &self,
+        after: Option<&ChunkKey>,
+        limit: usize,
+    ) -> Result<Vec<ChunkKey>, StoreError> {
+        let mut out = Vec::new();
+        if limit == 0 || !self.has_baked_table()? {
+            return Ok(out);
+        }
+        let sql = |e| StoreError::sqlite(self.path(), e);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let key = |r: &rusqlite::Row<'_>| {
+            Ok(ChunkKey {
+                layer: ChunkLayer(r.get(0)?),
+                x: r.get(1)?,
+                y: r.get(2)?,
+                z: r.get(3)?,
+                lod: r.get(4)?,
+            })
+        };
+        let conn = self.connection();
+        let rows = match after {
+            None => {
+                let mut stmt = conn
+                    .prepare_cached(
+                        "SELECT layer, x, y, z, lod FROM baked
+                         ORDER BY layer, x, y, z, lod LIMIT ?1",
+                    )
+                    .map_err(sql)?;
+                stmt.query_map([limit], key)
+                    .and_then(|r| r.collect::<rusqlite::Result<Vec<_>>>())
+            }
+            Some(k) => {
+                let mut stmt = conn
+                    .prepare_cached(
+                        "SELECT layer, x, y, z, lod FROM baked
+                         WHERE (layer, x, y, z, lod) > (?1, ?2, ?3, ?4, ?5)
+                         ORDER BY layer, x, y, z, lod LIMIT ?6",
+                    )
+                    .map_err(sql)?;
+                stmt.query_map((k.layer.0, k.x, k.y, k.z, k.lod, limit), key)
+                    .and_then(|r| r.collect::<rusqlite::Result<Vec<_>>>())
+            }
+        };
+        out.extend(rows.map_err(sql)?);
         Ok(out)
     }
 

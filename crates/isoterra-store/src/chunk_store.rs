@@ -1,12 +1,16 @@
 //! The storage seam between worlds and where their chunks live.
 //!
 //! [`ChunkStore`] is what a world needs from storage: metadata, chunk rows by
-//! [`ChunkKey`], and the stroke log with its undo cursor. Every mutating
+//! [`ChunkKey`], the stroke log with its undo cursor, and the baked chunks
+//! (meshes and colliders) a bake stores. Every mutating
 //! call is one unit of commit: it either happens completely and durably
 //! before it returns, or not at all. [`WorldFile`] (one SQLite file) is the
 //! implementation today; a shared server database is meant to be a second
 //! implementation of the same trait (see `docs/scaling.md`).
 
+use std::collections::BTreeSet;
+
+use crate::baked::BakedRow;
 use crate::error::StoreError;
 use crate::file::{ChunkChange, ChunkKey, NewStroke, StrokeCounts, StrokeRecord, WorldFile};
 
@@ -24,6 +28,11 @@ use crate::file::{ChunkChange, ChunkKey, NewStroke, StrokeCounts, StrokeRecord, 
 /// A store shared by several writers reports a write based on a stale view
 /// as [`StoreError::Conflict`] and a write lock held too long by another as
 /// [`StoreError::Busy`]; neither changes anything.
+///
+/// [`put_baked`](Self::put_baked) is a commit unit too: a batch of baked
+/// rows is stored completely or not at all. Baked rows are derived data:
+/// storing them is not a change of the world (it does not move the world
+/// stamp, the stroke log or the revision other writers check).
 pub trait ChunkStore {
     /// A short name of the backend (`"sqlite"` for [`WorldFile`]).
     fn backend(&self) -> &'static str;
@@ -69,6 +78,37 @@ pub trait ChunkStore {
 
     /// How many strokes are done (the undo position) and undone.
     fn stroke_counts(&self) -> Result<StrokeCounts, StoreError>;
+
+    /// The world stamp: a hash of the world's metadata and stored chunks
+    /// that baked rows record (see [`WorldFile::world_stamp`]). Two stores
+    /// with the same stamp hold the same world, so rows baked in one are
+    /// valid in the other.
+    fn world_stamp(&self) -> Result<String, StoreError>;
+
+    /// Stores baked rows (inserting or replacing by key), as one commit.
+    fn put_baked(&mut self, rows: &[BakedRow]) -> Result<(), StoreError>;
+
+    /// The baked row of `key`, if stored.
+    fn baked_row(&self, key: &ChunkKey) -> Result<Option<BakedRow>, StoreError>;
+
+    /// The keys of the baked rows recorded with world stamp `source` (the
+    /// chunks a bake of that world can skip).
+    fn baked_keys_from(&self, source: &str) -> Result<BTreeSet<ChunkKey>, StoreError>;
+
+    /// At most `limit` keys of baked rows after `after` (from the start
+    /// when `None`), in ascending [`ChunkKey`] order: pass the last key of
+    /// one page to get the next.
+    fn baked_keys_after(
+        &self,
+        after: Option<&ChunkKey>,
+        limit: usize,
+    ) -> Result<Vec<ChunkKey>, StoreError>;
+
+    /// The content hash of the baked rows (keys and decoded payloads, in key
+    /// order; see [`WorldFile::baked_content_hash`]), or `None` when nothing
+    /// is baked. It does not depend on how or in which order the rows were
+    /// written.
+    fn baked_content_hash(&self) -> Result<Option<String>, StoreError>;
 }
 
 impl ChunkStore for WorldFile {
@@ -123,5 +163,33 @@ impl ChunkStore for WorldFile {
 
     fn stroke_counts(&self) -> Result<StrokeCounts, StoreError> {
         WorldFile::stroke_counts(self)
+    }
+
+    fn world_stamp(&self) -> Result<String, StoreError> {
+        WorldFile::world_stamp(self)
+    }
+
+    fn put_baked(&mut self, rows: &[BakedRow]) -> Result<(), StoreError> {
+        WorldFile::put_baked(self, rows)
+    }
+
+    fn baked_row(&self, key: &ChunkKey) -> Result<Option<BakedRow>, StoreError> {
+        WorldFile::baked_row(self, key)
+    }
+
+    fn baked_keys_from(&self, source: &str) -> Result<BTreeSet<ChunkKey>, StoreError> {
+        WorldFile::baked_keys_from(self, source)
+    }
+
+    fn baked_keys_after(
+        &self,
+        after: Option<&ChunkKey>,
+        limit: usize,
+    ) -> Result<Vec<ChunkKey>, StoreError> {
+        WorldFile::baked_keys_after(self, after, limit)
+    }
+
+    fn baked_content_hash(&self) -> Result<Option<String>, StoreError> {
+        WorldFile::baked_content_hash(self)
     }
 }

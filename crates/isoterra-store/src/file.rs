@@ -59,9 +59,11 @@
 //! consistent state. One host only: SQLite's locks are not reliable on
 //! network file systems (see `docs/scaling.md` for a shared server store).
 
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
@@ -176,6 +178,71 @@ pub struct WorldFile {
     conn: Connection,
     path: PathBuf,
     revision: i64,
+    /// Declared after `conn`, so the connection closes first.
+    _open: OpenMark,
+}
+
+/// The worlds this process has open, by file identity (device, inode), with
+/// the number of handles.
+///
+/// Closing any descriptor of a file drops every POSIX lock the process holds
+/// on that file, SQLite's included. Reading the header of a file that
+/// another handle of this process has open would therefore unlock that
+/// handle behind SQLite's back, and another process could then checkpoint
+/// and delete the write-ahead log under it (a damaged file). The header is
+/// only read for files no handle of this process has open.
+static OPEN_WORLDS: Mutex<BTreeMap<(u64, u64), usize>> = Mutex::new(BTreeMap::new());
+
+/// The identity of a file, where the platform has one that locks follow.
+fn file_identity(md: &fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((md.dev(), md.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = md;
+        None
+    }
+}
+
+/// One entry of [`OPEN_WORLDS`], removed on drop.
+#[derive(Debug)]
+struct OpenMark(Option<(u64, u64)>);
+
+impl OpenMark {
+    fn new(path: &Path) -> Self {
+        let id = fs::metadata(path).ok().as_ref().and_then(file_identity);
+        if let Some(id) = id {
+            let mut open = OPEN_WORLDS.lock().unwrap_or_else(|e| e.into_inner());
+            *open.entry(id).or_default() += 1;
+        }
+        OpenMark(id)
+    }
+
+    fn is_open(md: &fs::Metadata) -> bool {
+        file_identity(md).is_some_and(|id| {
+            OPEN_WORLDS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains_key(&id)
+        })
+    }
+}
+
+impl Drop for OpenMark {
+    fn drop(&mut self) {
+        if let Some(id) = self.0 {
+            let mut open = OPEN_WORLDS.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(n) = open.get_mut(&id) {
+                *n -= 1;
+                if *n == 0 {
+                    open.remove(&id);
+                }
+            }
+        }
+    }
 }
 
 const SCHEMA_V1: &str = "
@@ -368,6 +435,7 @@ impl WorldFile {
             conn,
             path: path.to_path_buf(),
             revision: 0,
+            _open: OpenMark::new(path),
         })
     }
 
@@ -436,6 +504,7 @@ impl WorldFile {
             conn,
             path: path.to_path_buf(),
             revision: 0,
+            _open: OpenMark::new(path),
         };
         // One read transaction, so that the cursor, the log and the revision
         // are read from one snapshot even while another process commits
@@ -1132,6 +1201,10 @@ fn check_file_header(path: &Path) -> Result<(), StoreError> {
     }
     if !md.is_file() {
         return Err(not_world("it is not a regular file".into()));
+    }
+    if OpenMark::is_open(&md) {
+        // Checked when it was opened; reading it now would unlock it.
+        return Ok(());
     }
     let mut head = Vec::with_capacity(100);
     File::open(path)

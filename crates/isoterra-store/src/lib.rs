@@ -93,4 +93,4 @@ pub use voxel_document::{
     VOXEL_FORMAT_VERSION, VOXEL_KIND, VoxelDocument, VoxelDocumentInfo, VoxelStrokeOutcome,
     decode_delta3, encode_delta3,
 };
-pub use write_behind::{FullPolicy, WriteBehind, WriteBehindConfig};
+pub use write_behind::{ChunkWriter, FullPolicy, WriteBehind, WriteBehindConfig};

@@ -9,6 +9,24 @@ use crate::chunk_store::ChunkStore;
 use crate::error::StoreError;
 use crate::file::{ChunkChange, ChunkKey};
 
+/// Where a [`WriteBehind`] queue writes: anything that commits a batch of
+/// chunk changes atomically and durably. Every [`ChunkStore`] is one
+/// (through [`ChunkStore::put_chunks`]).
+pub trait ChunkWriter: Send + 'static {
+    /// Puts or deletes the rows of `changes` as one commit.
+    ///
+    /// # Errors
+    ///
+    /// Whatever the backend reports; nothing of the batch is written then.
+    fn write_chunks(&mut self, changes: &[ChunkChange]) -> Result<(), StoreError>;
+}
+
+impl<S: ChunkStore + Send + 'static> ChunkWriter for S {
+    fn write_chunks(&mut self, changes: &[ChunkChange]) -> Result<(), StoreError> {
+        self.put_chunks(changes)
+    }
+}
+
 /// What [`WriteBehind::push`] does when the queue is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -105,15 +123,15 @@ fn stopped_error(reason: &str) -> StoreError {
     )
 }
 
-/// A bounded queue of chunk changes written to a [`ChunkStore`] by a
-/// background thread, so that the thread that edits or streams never waits
+/// A bounded queue of chunk changes written to a [`ChunkStore`] (any
+/// [`ChunkWriter`]) by a background thread, so that the thread that edits or streams never waits
 /// for the disk (until the queue is full).
 ///
 /// * [`push`](Self::push) queues a change (a payload, or `None` to delete
 ///   the row); when the queue holds [`capacity`](WriteBehindConfig::capacity)
 ///   changes it blocks or fails, by [`FullPolicy`].
 /// * The writer commits up to [`batch`](WriteBehindConfig::batch) changes
-///   per [`ChunkStore::put_chunks`] call, in push order; when one batch
+///   per [`ChunkWriter::write_chunks`] call, in push order; when one batch
 ///   holds several changes of one chunk, the last one wins.
 /// * [`flush`](Self::flush) returns once everything pushed before it is
 ///   durable (committed), or with the error that stopped the writer;
@@ -147,13 +165,13 @@ fn stopped_error(reason: &str) -> StoreError {
 /// # Ok(())
 /// # }
 /// ```
-pub struct WriteBehind<S: ChunkStore + Send + 'static> {
+pub struct WriteBehind<S: ChunkWriter> {
     shared: Arc<Shared>,
     config: WriteBehindConfig,
     thread: Option<JoinHandle<S>>,
 }
 
-impl<S: ChunkStore + Send + 'static> std::fmt::Debug for WriteBehind<S> {
+impl<S: ChunkWriter> std::fmt::Debug for WriteBehind<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let st = self.shared.lock();
         f.debug_struct("WriteBehind")
@@ -166,7 +184,7 @@ impl<S: ChunkStore + Send + 'static> std::fmt::Debug for WriteBehind<S> {
     }
 }
 
-impl<S: ChunkStore + Send + 'static> WriteBehind<S> {
+impl<S: ChunkWriter> WriteBehind<S> {
     /// Starts the writer thread over `store`.
     ///
     /// # Errors
@@ -327,7 +345,7 @@ impl<S: ChunkStore + Send + 'static> WriteBehind<S> {
     }
 }
 
-impl<S: ChunkStore + Send + 'static> Drop for WriteBehind<S> {
+impl<S: ChunkWriter> Drop for WriteBehind<S> {
     fn drop(&mut self) {
         if self.thread.is_some() {
             self.stop();
@@ -336,7 +354,7 @@ impl<S: ChunkStore + Send + 'static> Drop for WriteBehind<S> {
 }
 
 /// The writer thread: commits batches until closed with an empty queue.
-fn writer<S: ChunkStore>(mut store: S, shared: &Shared, batch: usize) -> S {
+fn writer<S: ChunkWriter>(mut store: S, shared: &Shared, batch: usize) -> S {
     let mut st = shared.lock();
     loop {
         if st.stopped.is_some() || st.queue.is_empty() {
@@ -352,7 +370,7 @@ fn writer<S: ChunkStore>(mut store: S, shared: &Shared, batch: usize) -> S {
         shared.changed.notify_all();
         drop(st);
 
-        let result = store.put_chunks(&coalesce(&taken));
+        let result = store.write_chunks(&coalesce(&taken));
 
         st = shared.lock();
         st.writing = 0;

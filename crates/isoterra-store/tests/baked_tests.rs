@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use isoterra_field::{Side2dGen, Side2dPreset, VoxelGen, VoxelPreset};
 use isoterra_store::{
-    BAKED_TERRAIN, BakeSource, BakedChunk, BakedCollider, BakedHeightfield, BakedPolyline,
-    BakedRow, ChunkBaker, ChunkKey, HeightmapDocument, MAX_BAKE_CHUNKS, Side2dDocument, StoreError,
-    VoxelDocument, WorldFile, bake_chunks, decode_baked, encode_baked,
+    BAKED_TERRAIN, BakePlan, BakeSource, BakedChunk, BakedCollider, BakedHeightfield,
+    BakedPolyline, BakedRow, ChunkBaker, ChunkKey, ChunkLayer, ChunkStore, HeightmapDocument,
+    MAX_BAKE_CHUNKS, Side2dDocument, StoreError, VoxelDocument, WorldFile, bake_chunks,
+    decode_baked, encode_baked,
 };
 use isoterra_world::{
     Brush, BrushTool, HeightBrush, HeightTool, HeightmapParams, Side2dParams, VoxelBrush,
@@ -539,4 +540,154 @@ fn map_bakes_terrain_and_water_layers_in_any_order() {
         ..keys[0]
     };
     assert!(ChunkBaker::new().bake(&source, &bad_layer).is_err());
+}
+
+fn small_plan(min: [i32; 3], size: [i32; 3], layers: u16) -> BakePlan {
+    BakePlan {
+        layer: BAKED_TERRAIN,
+        layer_count: layers,
+        min,
+        max: [0, 1, 2].map(|a| min[a] + size[a] - 1),
+        lod: 0,
+    }
+}
+
+/// Checks that `parts` parts of `plan` are contiguous, ordered, near-equal
+/// ranges that together are the plan's keys.
+fn check_parts(plan: &BakePlan, parts: u64) {
+    let all: Vec<ChunkKey> = plan.keys().collect();
+    let n = all.len() as u64;
+    let mut joined = Vec::new();
+    let mut next = 0;
+    for i in 0..parts {
+        let r = plan.part_range(i, parts).unwrap();
+        assert_eq!(
+            r.start,
+            next,
+            "part {i} of {parts} starts where {} ended",
+            i.wrapping_sub(1)
+        );
+        assert!(
+            (r.end - r.start).abs_diff(n / parts) <= 1,
+            "{r:?} of {n} in {parts}"
+        );
+        next = r.end;
+        let keys: Vec<ChunkKey> = plan.part_keys(i, parts).unwrap().collect();
+        assert_eq!(keys.len() as u64, r.end - r.start);
+        assert!(keys.iter().all(|k| plan.contains(k)));
+        joined.extend(keys);
+    }
+    assert_eq!(next, n);
+    assert_eq!(joined, all, "the parts in order are the plan's keys");
+}
+
+#[test]
+fn parts_split_the_plan_into_contiguous_ranges() {
+    let plan = small_plan([-2, 0, 3], [4, 3, 5], 1);
+    assert_eq!(plan.count(), 60);
+    for parts in [1, 2, 3, 7, 60, 61, 200] {
+        check_parts(&plan, parts);
+    }
+    assert_eq!(plan.part_range(0, 4).unwrap(), 0..15);
+    assert_eq!(plan.part_range(3, 4).unwrap(), 45..60);
+    assert_eq!(plan.part_range(0, 7).unwrap(), 0..8);
+    assert_eq!(plan.part_range(6, 7).unwrap(), 51..60);
+    // More parts than keys: some parts are empty, none overlap.
+    assert_eq!(plan.part_range(0, 120).unwrap(), 0..0);
+    assert_eq!(plan.part_range(1, 120).unwrap(), 0..1);
+    // Maps: the terrain layer first, then water.
+    let map = small_plan([0, 0, 0], [2, 2, 1], 2);
+    let second: Vec<ChunkKey> = map.part_keys(1, 2).unwrap().collect();
+    assert!(second.iter().all(|k| k.layer == ChunkLayer(1)));
+    // Huge part counts do not overflow.
+    let r = plan.part_range(u64::MAX - 1, u64::MAX).unwrap();
+    assert_eq!(r.end, 60);
+    assert!(r.start >= 59);
+}
+
+#[test]
+fn bad_parts_are_refused() {
+    let plan = small_plan([0, 0, 0], [2, 2, 2], 1);
+    for (part, parts) in [(0, 0), (5, 0), (2, 2), (3, 2), (u64::MAX, 1)] {
+        let err = plan.part_range(part, parts).unwrap_err();
+        assert!(matches!(err, StoreError::InvalidInput { .. }), "{err:?}");
+        assert!(plan.part_keys(part, parts).is_err());
+    }
+    let err = plan.part_range(0, 0).unwrap_err().to_string();
+    assert!(err.contains("0 parts"), "{err}");
+    let err = plan.part_range(2, 2).unwrap_err().to_string();
+    assert!(err.contains("0 to 1"), "{err}");
+}
+
+/// Bakes `keys` into `store` through the trait, one commit per key.
+fn bake_into(
+    store: &mut dyn ChunkStore,
+    source: &BakeSource<'_>,
+    keys: &[ChunkKey],
+) -> Result<(), StoreError> {
+    let stamp = store.world_stamp()?;
+    let done = store.baked_keys_from(&stamp)?;
+    let todo: Vec<ChunkKey> = keys.iter().filter(|k| !done.contains(k)).copied().collect();
+    for (key, chunk) in bake_chunks(source, &todo)? {
+        store.put_baked(&[BakedRow::new(key, &stamp, &chunk)?])?;
+    }
+    Ok(())
+}
+
+#[test]
+fn parts_baked_through_the_trait_in_any_order_equal_a_whole_bake() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.isoterra");
+    let mut doc = VoxelDocument::create(&path, &voxel_params()).unwrap();
+    doc.stroke(&VoxelBrush::new(VoxelTool::Dig, [4.0, 3.0, 5.0], 5.0))
+        .unwrap();
+    drop(doc);
+    let copy = dir.path().join("copy.isoterra");
+    let doc = VoxelDocument::open(&path).unwrap();
+    let source = BakeSource::Voxel(doc.world());
+    let plan = source
+        .plan(&[-8.0, -8.0, -8.0], &[16.0, 16.0, 16.0], 0)
+        .unwrap();
+    let whole: Vec<ChunkKey> = plan.keys().collect();
+    {
+        let mut file = WorldFile::open(&path).unwrap();
+        file.checkpoint().unwrap();
+        std::fs::copy(&path, &copy).unwrap();
+        bake_into(&mut file, &source, &whole).unwrap();
+    }
+    let mut other = WorldFile::open(&copy).unwrap();
+    assert_eq!(
+        other.world_stamp().unwrap(),
+        WorldFile::open(&path).unwrap().world_stamp().unwrap()
+    );
+    let store: &mut dyn ChunkStore = &mut other;
+    for part in [3, 0, 2, 1] {
+        let keys: Vec<ChunkKey> = plan.part_keys(part, 4).unwrap().collect();
+        bake_into(store, &source, &keys).unwrap();
+        // Baking the same part again finds it done.
+        bake_into(store, &source, &keys).unwrap();
+    }
+    let a = WorldFile::open(&path).unwrap();
+    assert_eq!(
+        store.baked_content_hash().unwrap(),
+        a.baked_content_hash().unwrap()
+    );
+    assert_eq!(store.baked_keys_after(None, 1000).unwrap(), whole);
+    for k in &whole {
+        assert_eq!(store.baked_row(k).unwrap(), a.baked_row(k).unwrap());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn parts_always_cover_the_plan_once(
+        min in prop::array::uniform3(-5i32..5),
+        size in prop::array::uniform3(1i32..6),
+        layers in 1u16..3,
+        parts in 1u64..40,
+    ) {
+        check_parts(&small_plan(min, size, layers), parts);
+    }
 }

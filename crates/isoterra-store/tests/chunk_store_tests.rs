@@ -1,7 +1,8 @@
 //! `ChunkStore` used through a trait object, as a second backend would be.
 
 use isoterra_store::{
-    ChunkChange, ChunkKey, ChunkLayer, ChunkStore, NewStroke, StoreError, WorldFile, WorldMeta,
+    BakedChunk, BakedCollider, BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore, NewStroke,
+    StoreError, WorldFile, WorldMeta,
 };
 
 fn meta() -> WorldMeta {
@@ -85,4 +86,154 @@ fn world_file_works_through_dyn_chunk_store() {
     let id = boxed.last_done_stroke().unwrap().unwrap().id;
     boxed.mark_undone(id, &[]).unwrap();
     assert_eq!(boxed.stroke_counts().unwrap().undone, 1);
+}
+
+/// A small baked chunk whose content depends on `n`.
+fn baked(n: u32) -> BakedChunk {
+    BakedChunk {
+        positions: vec![[n as f32, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+        normals: Vec::new(),
+        indices: vec![0, 1, 2],
+        collider: BakedCollider::TriMesh,
+    }
+}
+
+fn bkey(x: i32, y: i32, z: i32) -> ChunkKey {
+    ChunkKey {
+        layer: ChunkLayer(0),
+        x,
+        y,
+        z,
+        lod: 0,
+    }
+}
+
+/// Exercises the baked operations only through the trait.
+fn exercise_baked(store: &mut dyn ChunkStore) -> Result<(), StoreError> {
+    assert_eq!(store.baked_content_hash()?, None);
+    assert_eq!(store.baked_keys_after(None, 10)?, Vec::<ChunkKey>::new());
+    let stamp = store.world_stamp()?;
+    assert_eq!(stamp.len(), 16);
+    assert_eq!(store.world_stamp()?, stamp, "the stamp is stable");
+
+    // One batch, in no particular order; negative coordinates sort first.
+    let keys = [
+        bkey(2, 0, 0),
+        bkey(-1, 5, 0),
+        bkey(0, 0, -3),
+        bkey(0, 0, 7),
+        ChunkKey {
+            layer: ChunkLayer(1),
+            ..bkey(-9, 0, 0)
+        },
+    ];
+    let rows: Vec<BakedRow> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| BakedRow::new(*k, &stamp, &baked(i as u32)))
+        .collect::<Result<_, _>>()?;
+    store.put_baked(&rows)?;
+    let counts = store.stroke_counts()?;
+    assert_eq!(counts.total(), 0, "baked rows are not strokes");
+    assert_eq!(
+        store.world_stamp()?,
+        stamp,
+        "baked rows are not world changes"
+    );
+    for r in &rows {
+        assert_eq!(store.baked_row(&r.key)?.as_ref(), Some(r));
+    }
+    assert_eq!(store.baked_row(&bkey(5, 5, 5))?, None);
+
+    // Keys from a stamp, and in pages from a position.
+    let mut sorted = keys.to_vec();
+    sorted.sort();
+    assert_eq!(
+        store
+            .baked_keys_from(&stamp)?
+            .into_iter()
+            .collect::<Vec<_>>(),
+        sorted
+    );
+    assert!(store.baked_keys_from("0000000000000000")?.is_empty());
+    let mut paged = Vec::new();
+    let mut after = None;
+    loop {
+        let page = store.baked_keys_after(after.as_ref(), 2)?;
+        assert!(page.len() <= 2);
+        let Some(last) = page.last().copied() else {
+            break;
+        };
+        paged.extend(page);
+        after = Some(last);
+    }
+    assert_eq!(paged, sorted);
+    assert_eq!(store.baked_keys_after(Some(&sorted[4]), 10)?, []);
+    assert_eq!(store.baked_keys_after(Some(&sorted[1]), 10)?, sorted[2..]);
+    assert_eq!(store.baked_keys_after(None, 0)?, []);
+
+    // The content hash names the content, not the order of writing.
+    let h1 = store.baked_content_hash()?.expect("rows are stored");
+    let mut reversed = rows.clone();
+    reversed.reverse();
+    store.put_baked(&reversed)?;
+    assert_eq!(store.baked_content_hash()?.as_deref(), Some(h1.as_str()));
+    // Replacing a row changes it; putting the old one back restores it.
+    store.put_baked(&[BakedRow::new(keys[0], &stamp, &baked(99))?])?;
+    assert_ne!(store.baked_content_hash()?.as_deref(), Some(h1.as_str()));
+    store.put_baked(&rows[..1])?;
+    assert_eq!(store.baked_content_hash()?, Some(h1));
+
+    // An empty batch is a no-op; a chunk change moves the stamp.
+    store.put_baked(&[])?;
+    store.put_chunks(&[(ChunkKey::field2(0, 0), Some(vec![4, 2]))])?;
+    assert_ne!(store.world_stamp()?, stamp);
+    Ok(())
+}
+
+#[test]
+fn baked_rows_work_through_dyn_chunk_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("baked.isoterra");
+    let mut file = WorldFile::create(&path, &meta()).unwrap();
+    exercise_baked(&mut file).unwrap();
+    let (hash, stamp) = (
+        file.baked_content_hash().unwrap(),
+        file.world_stamp().unwrap(),
+    );
+    drop(file);
+    // Committed, and the trait agrees with the file's own methods.
+    let boxed: Box<dyn ChunkStore> = Box::new(WorldFile::open(&path).unwrap());
+    assert_eq!(boxed.baked_content_hash().unwrap(), hash);
+    assert_eq!(boxed.world_stamp().unwrap(), stamp);
+    assert_eq!(boxed.baked_keys_after(None, 100).unwrap().len(), 5);
+    let file = WorldFile::open(&path).unwrap();
+    assert_eq!(file.baked_count().unwrap(), 5);
+    file.integrity_check().unwrap();
+}
+
+#[test]
+fn a_refused_baked_batch_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("locked.isoterra");
+    let mut file = WorldFile::create(&path, &meta()).unwrap();
+    let stamp = file.world_stamp().unwrap();
+    let row = BakedRow::new(bkey(0, 0, 0), &stamp, &baked(1)).unwrap();
+    // Another connection holds the write lock: the batch is refused whole.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    file.set_busy_timeout(std::time::Duration::from_millis(50))
+        .unwrap();
+    let store: &mut dyn ChunkStore = &mut file;
+    let err = store
+        .put_baked(&[
+            row.clone(),
+            BakedRow::new(bkey(1, 0, 0), &stamp, &baked(2)).unwrap(),
+        ])
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Busy { .. }), "{err:?}");
+    other.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(store.baked_keys_after(None, 10).unwrap(), []);
+    store.put_baked(&[row]).unwrap();
+    assert_eq!(store.baked_keys_after(None, 10).unwrap(), [bkey(0, 0, 0)]);
 }

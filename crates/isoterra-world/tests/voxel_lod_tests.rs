@@ -539,5 +539,8 @@ fn mixed_lod_chunks_share_normals_on_their_seams() {
             }
         }
     }
-    assert!(across > 20, "only {across} vertices shared across a LOD change");
+    assert!(
+        across > 20,
+        "only {across} vertices shared across a LOD change"
+    );
 }

@@ -6,6 +6,11 @@
 //! survives Ctrl-C or a crash, and a rerun skips the chunks already baked
 //! from the same world stamp. Each chunk's result depends only on the world
 //! and the chunk, so thread count and order do not change a byte.
+//!
+//! `--part K/N` bakes one of N contiguous ranges of the plan's key order, so
+//! a region splits across processes or machines; `isoterra merge` brings
+//! part files together. Rows are written through [`ChunkStore`], so another
+//! storage backend only needs to implement that trait.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, OpenOptions};
@@ -19,8 +24,8 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use isoterra::export::{GlbMesh, write_glb};
 use isoterra::store::{
-    BakePlan, BakeSource, BakedChunk, BakedCollider, BakedRow, ChunkBaker, ChunkKey, MAP_KIND,
-    MapDocument, WorldFile, detect_kind, encode_baked,
+    BakePlan, BakeSource, BakedChunk, BakedCollider, BakedRow, ChunkBaker, ChunkKey, ChunkStore,
+    MAP_KIND, MapDocument, WorldFile, detect_kind, encode_baked,
 };
 use rayon::prelude::*;
 use serde_json::json;
@@ -74,8 +79,12 @@ struct Finished {
 
 /// Where results go.
 enum Sink {
-    File(Box<WorldFile>),
-    Folder { dir: PathBuf, journal: fs::File },
+    /// A chunk store (the world file) and its name for messages.
+    File(Box<dyn ChunkStore>, PathBuf),
+    Folder {
+        dir: PathBuf,
+        journal: fs::File,
+    },
 }
 
 #[derive(Default)]
@@ -95,6 +104,7 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
+    let part = a.part.as_deref().map(parse_part).transpose()?;
     let coords = region_numbers(&a.region)?;
     // Map worlds are opened here; the other kinds through `Doc`.
     let mut map = None;
@@ -144,10 +154,9 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
     // Where results go, and what is already there.
     let (mut sink, done) = match &a.out {
         None => {
-            let out = WorldFile::open(&a.file)
-                .with_context(|| format!("cannot open {} for writing", a.file.display()))?;
+            let out = open_store(&a.file)?;
             let done = out.baked_keys_from(&stamp)?;
-            (Sink::File(Box::new(out)), done)
+            (Sink::File(out, a.file.clone()), done)
         }
         Some(dir) => {
             let (journal, done) = open_folder(dir, &stamp)?;
@@ -160,8 +169,14 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
             )
         }
     };
-    let mut todo: Vec<ChunkKey> = plan.keys().filter(|k| !done.contains(k)).collect();
-    let skipped = plan.count() - todo.len() as u64;
+    let (index, parts) = part.unwrap_or((0, 1));
+    let range = plan.part_range(index, parts)?;
+    let wanted = range.end - range.start;
+    let mut todo: Vec<ChunkKey> = plan
+        .part_keys(index, parts)?
+        .filter(|k| !done.contains(k))
+        .collect();
+    let skipped = wanted - todo.len() as u64;
     if let Some(seed) = a.shuffle {
         shuffle(&mut todo, seed);
     }
@@ -269,7 +284,10 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
                 "kind": kind,
                 "lod": plan.lod,
                 "threads": threads,
-                "chunks": plan.count(),
+                "chunks": wanted,
+                "plan_chunks": plan.count(),
+                "part": part.map(|(k, n)| [k + 1, n]),
+                "first": range.start,
                 "baked": totals.baked,
                 "skipped": skipped,
                 "empty": totals.empty,
@@ -282,11 +300,20 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
             })
         );
     } else {
+        let of = match part {
+            Some((k, n)) => format!(
+                "{wanted} (part {} of {n}: chunks {}..{} of {})",
+                k + 1,
+                range.start,
+                range.end,
+                plan.count()
+            ),
+            None => plan.count().to_string(),
+        };
         println!(
-            "baked {} chunks ({skipped} skipped, already baked; {} empty) of {} at LOD {}: {} vertices, {} triangles, {} bytes in {seconds:.2} s ({rate:.1} chunks/s, {threads} thread{})",
+            "baked {} chunks ({skipped} skipped, already baked; {} empty) of {of} at LOD {}: {} vertices, {} triangles, {} bytes in {seconds:.2} s ({rate:.1} chunks/s, {threads} thread{})",
             totals.baked,
             totals.empty,
-            plan.count(),
             plan.lod,
             totals.vertices,
             totals.triangles,
@@ -295,6 +322,36 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Opens the chunk store named by `path` for writing baked rows. Today
+/// every store is a world file; a server backend would be picked here by
+/// the name's form (a URL).
+pub(crate) fn open_store(path: &Path) -> anyhow::Result<Box<dyn ChunkStore>> {
+    let file = WorldFile::open(path)
+        .with_context(|| format!("cannot open {} for writing", path.display()))?;
+    Ok(Box::new(file))
+}
+
+/// Parses `--part K/N` (K counted from 1) into the part counted from 0 and
+/// the number of parts.
+fn parse_part(text: &str) -> anyhow::Result<(u64, u64)> {
+    let (k, n) = text.split_once('/').with_context(|| {
+        format!("--part `{text}`: write it as K/N, e.g. 2/4 for the second of four parts")
+    })?;
+    let number = |v: &str, what: &str| {
+        v.trim().parse::<u64>().with_context(|| {
+            format!("--part `{text}`: {what} `{v}` is not a whole number (write K/N, e.g. 2/4)")
+        })
+    };
+    let (k, n) = (number(k, "K")?, number(n, "N")?);
+    if n == 0 {
+        bail!("--part `{text}`: 0 parts; N must be at least 1");
+    }
+    if k == 0 || k > n {
+        bail!("--part `{text}`: there is no part {k}; parts are numbered from 1 to {n}");
+    }
+    Ok((k - 1, n))
 }
 
 /// The numbers of `--region`, any count (the kind decides how many fit).
@@ -443,11 +500,11 @@ fn commit(
         return Ok(());
     }
     match sink {
-        Sink::File(file) => {
+        Sink::File(store, path) => {
             let rows: Vec<BakedRow> = batch.iter_mut().filter_map(|f| f.row.take()).collect();
-            file.put_baked(&rows).with_context(|| {
-                format!("cannot store baked chunks in {}", file.path().display())
-            })?;
+            store
+                .put_baked(&rows)
+                .with_context(|| format!("cannot store baked chunks in {}", path.display()))?;
         }
         Sink::Folder { dir, journal } => {
             let mut text = String::new();
@@ -595,6 +652,24 @@ mod tests {
         let mut again = keys.clone();
         shuffle(&mut again, 1);
         assert_eq!(again, a);
+    }
+
+    #[test]
+    fn parts_parse_from_one_to_n() {
+        assert_eq!(parse_part("1/1").unwrap(), (0, 1));
+        assert_eq!(parse_part(" 3 / 4 ").unwrap(), (2, 4));
+        for (bad, needle) in [
+            ("0/4", "numbered from 1 to 4"),
+            ("5/4", "numbered from 1 to 4"),
+            ("1/0", "0 parts"),
+            ("2", "K/N"),
+            ("a/2", "not a whole number"),
+            ("1/-2", "not a whole number"),
+            ("1/2/3", "not a whole number"),
+        ] {
+            let e = format!("{:#}", parse_part(bad).unwrap_err());
+            assert!(e.contains(needle), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod export;
 mod import;
 mod info;
 mod map;
+mod merge;
 mod mesh3d;
 mod new;
 mod parse;
@@ -35,6 +36,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bench(a) => bench::run(&a),
         Command::Demo(a) => demo::run(&a),
         Command::Bake(a) => bake::run(&a),
+        Command::Merge(a) => merge::run(&a),
     }
 }
 

@@ -74,6 +74,24 @@ impl PngLayersMesh {
             chasm_depth,
         }
     }
+
+    /// Sets [`cell_size`](Self::cell_size).
+    pub const fn with_cell_size(mut self, v: f32) -> Self {
+        self.cell_size = v;
+        self
+    }
+
+    /// Sets [`level_height`](Self::level_height).
+    pub const fn with_level_height(mut self, v: f32) -> Self {
+        self.level_height = v;
+        self
+    }
+
+    /// Sets [`chasm_depth`](Self::chasm_depth).
+    pub const fn with_chasm_depth(mut self, v: f32) -> Self {
+        self.chasm_depth = v;
+        self
+    }
 }
 
 impl Default for PngLayersMesh {

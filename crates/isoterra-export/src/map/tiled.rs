@@ -461,6 +461,42 @@ struct TileProps {
     level: Vec<(u32, i64)>,
 }
 
+/// Records a `solid` or `level` property of tile `gid`; others are ignored.
+fn add_prop(
+    props: &mut TileProps,
+    gid: u32,
+    name: &str,
+    value: Option<&Value>,
+) -> Result<(), ExportError> {
+    match name {
+        "solid" => {
+            let v = match value {
+                Some(Value::Bool(b)) => *b,
+                Some(Value::String(s)) => s == "true",
+                Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+                _ => false,
+            };
+            props.solid.push((gid, v));
+        }
+        "level" => {
+            let v = value
+                .and_then(|v| {
+                    v.as_i64()
+                        .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
+                        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                })
+                .ok_or_else(|| {
+                    jerr(format!(
+                        "tile gid {gid}: property \"level\" is not an integer"
+                    ))
+                })?;
+            props.level.push((gid, v));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 fn tile_props(root: &Map<String, Value>) -> Result<TileProps, ExportError> {
     let mut props = TileProps::default();
     let Some(sets) = root.get("tilesets") else {
@@ -474,49 +510,36 @@ fn tile_props(root: &Map<String, Value>) -> Result<TileProps, ExportError> {
             .as_object()
             .ok_or_else(|| jerr("a tileset is not an object"))?;
         let first = get_u64(set, "firstgid", "a tileset")?;
-        let Some(Value::Array(tiles)) = set.get("tiles") else {
-            continue;
-        };
-        for t in tiles {
-            let Some(t) = t.as_object() else { continue };
-            let id = get_u64(t, "id", "a tileset tile")?;
-            let gid = first
+        let gid_of = |id: u64| {
+            first
                 .checked_add(id)
                 .and_then(|g| u32::try_from(g).ok())
-                .ok_or_else(|| jerr("a tile gid overflows"))?;
-            let Some(Value::Array(ps)) = t.get("properties") else {
-                continue;
-            };
-            for p in ps {
-                let name = p.get("name").and_then(Value::as_str).unwrap_or("");
-                let value = p.get("value");
-                match name {
-                    "solid" => {
-                        let v = match value {
-                            Some(Value::Bool(b)) => *b,
-                            Some(Value::String(s)) => s == "true",
-                            Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
-                            _ => false,
-                        };
-                        props.solid.push((gid, v));
+                .ok_or_else(|| jerr("a tile gid overflows"))
+        };
+        if let Some(Value::Array(tiles)) = set.get("tiles") {
+            for t in tiles {
+                let Some(t) = t.as_object() else { continue };
+                let gid = gid_of(get_u64(t, "id", "a tileset tile")?)?;
+                let Some(Value::Array(ps)) = t.get("properties") else {
+                    continue;
+                };
+                for p in ps {
+                    let name = p.get("name").and_then(Value::as_str).unwrap_or("");
+                    add_prop(&mut props, gid, name, p.get("value"))?;
+                }
+            }
+        }
+        // Maps saved before Tiled 1.2: {"tileproperties": {"3": {"solid": true}}}.
+        if let Some(Value::Object(old)) = set.get("tileproperties") {
+            for (id, ps) in old {
+                let id: u64 = id
+                    .parse()
+                    .map_err(|_| jerr(format!("tileproperties key {id:?} is not a tile id")))?;
+                let gid = gid_of(id)?;
+                if let Value::Object(ps) = ps {
+                    for (name, value) in ps {
+                        add_prop(&mut props, gid, name, Some(value))?;
                     }
-                    "level" => {
-                        let v = value
-                            .and_then(|v| {
-                                v.as_i64()
-                                    .or_else(|| {
-                                        v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)
-                                    })
-                                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-                            })
-                            .ok_or_else(|| {
-                                jerr(format!(
-                                    "tile gid {gid}: property \"level\" is not an integer"
-                                ))
-                            })?;
-                        props.level.push((gid, v));
-                    }
-                    _ => {}
                 }
             }
         }

@@ -266,8 +266,19 @@ const fn local(l: [u8; 3]) -> u8 {
 }
 
 const fn local_coords(n: u8) -> [u8; 3] {
-    [n % 3, (n / 3) % 3, n / 9]
+    LOCAL_COORDS[n as usize]
 }
+
+/// Local half-cell coordinates of the 27 local nodes.
+const LOCAL_COORDS: [[u8; 3]; 27] = {
+    let mut t = [[0u8; 3]; 27];
+    let mut n = 0;
+    while n < 27 {
+        t[n] = [(n % 3) as u8, ((n / 3) % 3) as u8, (n / 9) as u8];
+        n += 1;
+    }
+    t
+};
 
 /// The cube edge between corners `a` and `b` (one bit apart).
 fn edge_between(a: u8, b: u8) -> u8 {
@@ -289,6 +300,8 @@ pub(crate) struct CellShape {
     /// `subs[c][j]`: the sub-edge id ([`sub_edge`]) from node `j` of cycle `c`
     /// to the next one.
     subs: [[u8; 8]; 24],
+    /// Bit `n` of `masks[c]` set for every local node of cycle `c`.
+    masks: [u32; 24],
     lens: [u8; 24],
     count: u8,
     /// Bit `n` set for every local node on the boundary.
@@ -301,6 +314,7 @@ impl CellShape {
         let mut s = CellShape {
             cycles: [[0; 8]; 24],
             subs: [[0; 8]; 24],
+            masks: [0; 24],
             lens: [0; 24],
             count: 0,
             nodes: 0,
@@ -345,6 +359,7 @@ impl CellShape {
         self.cycles[i][..cyc.len()].copy_from_slice(cyc);
         for j in 0..cyc.len() {
             self.subs[i][j] = sub_edge(cyc[j], cyc[(j + 1) % cyc.len()]);
+            self.masks[i] |= 1 << cyc[j];
         }
         self.lens[i] = cyc.len() as u8;
         self.count += 1;
@@ -406,7 +421,21 @@ const SUB_PLANES: [u8; 162] = {
 
 /// Traces the loops of a transition cell with node values `vals` (only the
 /// shape's nodes are read).
+#[cfg(test)]
 pub(crate) fn trace(shape: &CellShape, vals: &[f32; 27], iso: f32) -> CellLoops {
+    let mut solid_nodes = 0u32;
+    let mut nodes = shape.nodes;
+    while nodes != 0 {
+        let n = nodes.trailing_zeros();
+        nodes &= nodes - 1;
+        solid_nodes |= ((vals[n as usize] >= iso) as u32) << n;
+    }
+    trace_signs(shape, vals, iso, solid_nodes)
+}
+
+/// [`trace`] with the signs of the shape's nodes given: bit `n` of
+/// `solid_nodes` set when local node `n` is solid.
+fn trace_signs(shape: &CellShape, vals: &[f32; 27], iso: f32, solid_nodes: u32) -> CellLoops {
     let mut lp = CellLoops {
         points: [[0; 2]; 48],
         point_count: 0,
@@ -415,14 +444,11 @@ pub(crate) fn trace(shape: &CellShape, vals: &[f32; 27], iso: f32) -> CellLoops 
     };
     // Point of each sub-edge, by sub-edge id.
     let mut slot = [u8::MAX; 162];
-    let mut solid_nodes = 0u32;
-    let mut nodes = shape.nodes;
-    while nodes != 0 {
-        let n = nodes.trailing_zeros();
-        nodes &= nodes - 1;
-        solid_nodes |= ((vals[n as usize] >= iso) as u32) << n;
-    }
     for c in 0..shape.count as usize {
+        let on = solid_nodes & shape.masks[c];
+        if on == 0 || on == shape.masks[c] {
+            continue;
+        }
         let m = shape.lens[c] as usize;
         let cyc = &shape.cycles[c];
         let mut bits = 0u32;
@@ -562,9 +588,13 @@ pub(crate) fn triangulate_loop(
 /// Cells that touch no refined edge use the regular tables: a chunk without
 /// finer neighbours goes through [`MarchingCubes`](crate::MarchingCubes)'s
 /// scan, and so do the inner cells `[1, cells - 1)^3` of a chunk with transitions
-/// (its outer layer is meshed cell by cell around them, sharing the vertices on
-/// the inner box's faces by grid edge; when a sample exactly at `iso` puts such a
-/// vertex on a node, the whole chunk is meshed cell by cell instead).
+/// (its outer layer is meshed around them, sharing the vertices on the inner
+/// box's faces by grid edge; when a sample exactly at `iso` puts such a vertex
+/// on a node, the whole chunk is meshed cell by cell instead). The outer layer
+/// packs the signs of its coarse node rows and of the fine face rows into bit
+/// words, so the cells whose nodes all have one sign are skipped 64 at a time;
+/// only the others are traced, with their crossed sub-edges' vertices kept in
+/// flat arrays indexed by grid edge.
 ///
 /// # Positions
 ///
@@ -872,9 +902,9 @@ impl FineApron {
     #[inline(always)]
     fn index(&self, h: [u32; 3]) -> usize {
         let mut i = 0;
-        for q in 0..3 {
-            let b = if q == self.axis { 1 } else { h[q] as usize + 1 };
-            i += b * self.stride[q];
+        for (q, (&c, &st)) in h.iter().zip(&self.stride).enumerate() {
+            let b = if q == self.axis { 1 } else { c as usize + 1 };
+            i += b * st;
         }
         i
     }
@@ -1054,9 +1084,12 @@ fn check_input(input: &LodChunkInput<'_>, iso: f32) -> Result<(), MeshError> {
         for v in 0..s {
             let fine_row = &fine[2 * v * side..][..side];
             let row = first + v * sv;
-            let same = (0..s).fold(true, |ok, u| {
-                ok & (fine_row[2 * u].to_bits() == input.samples[row + u * su].to_bits())
-            });
+            let coarse_row = &input.samples[row..=row + n as usize * su];
+            let same = fine_row
+                .iter()
+                .step_by(2)
+                .zip(coarse_row.iter().step_by(su))
+                .fold(true, |ok, (a, b)| ok & (a.to_bits() == b.to_bits()));
             if !same {
                 let u = (0..s)
                     .find(|&u| fine_row[2 * u].to_bits() != input.samples[row + u * su].to_bits())
@@ -1428,10 +1461,18 @@ impl LodMesher {
         self.col_bits.resize(4 * s * wc1, 0);
         for k in 0..s {
             let plane = &input.samples[k * s * s..(k + 1) * s * s];
-            for (slot, x) in [0, 1, n - 1, n].into_iter().enumerate() {
-                let out = &mut self.col_bits[(4 * k + slot) * wc1..(4 * k + slot + 1) * wc1];
-                for (j, row) in plane.chunks_exact(s).enumerate() {
-                    out[j / 64] |= ((row[x] >= iso) as u64) << (j % 64);
+            let out = &mut self.col_bits[4 * k * wc1..4 * (k + 1) * wc1];
+            for (w, rows) in plane.chunks(64 * s).enumerate() {
+                let mut m = [0u64; 4];
+                for (j, row) in rows.chunks_exact(s).enumerate() {
+                    let row = &row[..=n];
+                    m[0] |= ((row[0] >= iso) as u64) << j;
+                    m[1] |= ((row[1] >= iso) as u64) << j;
+                    m[2] |= ((row[n - 1] >= iso) as u64) << j;
+                    m[3] |= ((row[n] >= iso) as u64) << j;
+                }
+                for (slot, bits) in m.into_iter().enumerate() {
+                    out[slot * wc1 + w] = bits;
                 }
             }
         }
@@ -1540,17 +1581,19 @@ impl LodMesher {
                         solid |= fb[w];
                         air |= fb[wc + w];
                     }
-                    // Rows 1..n - 1 only (rows 0 and n - 1 are full rows).
+                    // Rows 1..n - 1 only (rows 0 and n - 1 are full rows,
+                    // which hold every cell on a chunk edge).
                     *word = solid & air & valid_bits(w, last) & !((w == 0) as u64);
                 }
             }
-            for w in 0..wc {
-                let mut m = cols[0][w] | cols[1][w];
+            let [first, second] = cols;
+            for (w, (&c0, &c1)) in first.iter().zip(&second).enumerate().take(wc) {
+                let mut m = c0 | c1;
                 while m != 0 {
                     let j = w * 64 + m.trailing_zeros() as usize;
                     m &= m - 1;
-                    for (side, i) in [(0, 0), (1, last)] {
-                        if cols[side][w] & (1 << (j % 64)) != 0 {
+                    for (col, i) in [(c0, 0), (c1, last)] {
+                        if col & (1 << (j % 64)) != 0 {
                             self.cell(chunk, [i as u32, j as u32, k as u32], out);
                         }
                     }
@@ -1805,7 +1848,8 @@ impl LodMesher {
         let mut p = [0.0f32; 3];
         if whole {
             for q in 0..3 {
-                p[q] = world(base[q], (ha[q] / 2) as f32, step, cs);
+                // `world` of a whole coordinate.
+                p[q] = (base[q] + (ha[q] / 2) as i64 * step) as f32 * cs;
             }
             p[axis] = world(base[axis], (ha[axis] / 2) as f32 + t, step, cs);
         } else {
@@ -1813,7 +1857,8 @@ impl LodMesher {
             // exactly as that chunk measures it.
             let half = step / 2;
             for q in 0..3 {
-                p[q] = world(base[q] + ha[q] as i64 * half, 0.0, half, cs);
+                // `world` of a whole coordinate.
+                p[q] = (base[q] + ha[q] as i64 * half) as f32 * cs;
             }
             let n = chunk.input.cells;
             let j = ha[axis] / n;
@@ -1932,12 +1977,14 @@ impl LodMesher {
         let first = (c[2] as usize * s + c[1] as usize) * s + c[0] as usize;
         let mut vals = [0.0f32; 27];
         let (mut solid, mut air) = (0u32, 0u32);
+        let mut solid_nodes = 0u32;
         for i in 0..r.coarse_count as usize {
             let v = input.samples[first + r.coarse_off[i]];
             vals[r.coarse_node[i] as usize] = v;
             let is_solid = (v >= chunk.iso) as u32;
             solid |= is_solid;
             air |= is_solid ^ 1;
+            solid_nodes |= is_solid << r.coarse_node[i];
         }
         let mut bases = [0usize; 6];
         let mut faces = r.fine_faces;
@@ -1954,16 +2001,16 @@ impl LodMesher {
             let is_solid = (v >= chunk.iso) as u32;
             solid |= is_solid;
             air |= is_solid ^ 1;
+            solid_nodes |= is_solid << r.fine_node[i];
         }
         if solid & air == 0 {
             return;
         }
-        let shape = r.shape;
         let h = |n: u8| {
             let l = local_coords(n);
             [0, 1, 2].map(|a| 2 * c[a] + l[a] as u32)
         };
-        let lp = trace(&shape, &vals, chunk.iso);
+        let lp = trace_signs(&r.shape, &vals, chunk.iso, solid_nodes);
         let mut ids = [0u32; 48];
         let count = lp.point_count as usize;
         for (id, &[a, b]) in ids.iter_mut().zip(&lp.points[..count]) {

@@ -721,6 +721,8 @@ pub struct MapMesher {
     nodes: Vec<Pt>,
     /// Per node: its band, plus `0x80` where the ground is a chasm.
     node_class: Vec<u8>,
+    /// Water above the ground on the rectangle's nodes plus a ring, NaN where dry.
+    wet: Vec<f32>,
     water_nodes: Vec<WaterNode>,
     node_vertex: Vec<u32>,
     water_vertex: Vec<u32>,
@@ -801,48 +803,62 @@ impl MapMesher {
             (terraced + (continuous - terraced) * layers.softness[i]) * o.level_height
                 + layers.height[i]
         };
+        // Water above the ground on the rectangle's nodes and one more ring
+        // (NaN where dry), so each node's wetness is decided once.
+        let (ax0, az0) = (r.x0.saturating_sub(1), r.z0.saturating_sub(1));
+        let (ax1, az1) = ((r.x1 + 1).min(nx - 1), (r.z1 + 1).min(nz - 1));
+        let aw = (ax1 - ax0 + 1) as usize;
+        self.wet.clear();
+        for z in az0..=az1 {
+            for x in ax0..=ax1 {
+                let i = z as usize * row + x as usize;
+                let w = layers.water[i];
+                self.wet.push(if w > surface(i) { w } else { f32::NAN });
+            }
+        }
+        let wet = &self.wet;
+        let wet_at = |x: u32, z: u32| wet[(z - az0) as usize * aw + (x - ax0) as usize];
         // The water surface's gradient; a dry neighbour (no water above its
         // ground) counts as the node's own value, so shores stay level.
-        let water_grad = |x: u32, z: u32| -> [f32; 2] {
-            let w = &layers.water;
-            let i = z as usize * row + x as usize;
-            let wet = |j: usize| if w[j] > surface(j) { w[j] } else { w[i] };
+        let water_grad = |x: u32, z: u32, own: f32| -> [f32; 2] {
+            let at = |x: u32, z: u32| {
+                let w = wet_at(x, z);
+                if w.is_nan() { own } else { w }
+            };
             let (xm, xp) = (x.saturating_sub(1), (x + 1).min(nx - 1));
             let (zm, zp) = (z.saturating_sub(1), (z + 1).min(nz - 1));
-            let zr = z as usize * row;
-            let dx = (wet(zr + xp as usize) - wet(zr + xm as usize)) * inv[(xp - xm) as usize - 1];
-            let dz = (wet(zp as usize * row + x as usize) - wet(zm as usize * row + x as usize))
-                * inv[(zp - zm) as usize - 1];
+            let dx = (at(xp, z) - at(xm, z)) * inv[(xp - xm) as usize - 1];
+            let dz = (at(x, zp) - at(x, zm)) * inv[(zp - zm) as usize - 1];
             [dx, dz]
         };
         // A dry node takes the highest water of its wet edge neighbours, so
         // the shoreline falls where the ground rises above that water rather
         // than next to the wet node (a painted lake next to `NO_WATER`).
-        let effective_water = |x: u32, z: u32, ground: f32| -> f32 {
-            let w = &layers.water;
-            let i = z as usize * row + x as usize;
-            if w[i] > ground {
-                return w[i];
+        let effective_water = |x: u32, z: u32, own: f32| -> f32 {
+            let w = wet_at(x, z);
+            if !w.is_nan() {
+                return w;
             }
-            let mut best: Option<f32> = None;
-            let mut look = |j: usize| {
-                if w[j] > surface(j) {
-                    best = Some(best.map_or(w[j], |b: f32| b.max(w[j])));
+            let mut best = f32::NAN;
+            let mut look = |x: u32, z: u32| {
+                let w = wet_at(x, z);
+                if !w.is_nan() && (best.is_nan() || w > best) {
+                    best = w;
                 }
             };
             if x > 0 {
-                look(i - 1);
+                look(x - 1, z);
             }
             if x + 1 < nx {
-                look(i + 1);
+                look(x + 1, z);
             }
             if z > 0 {
-                look(i - row);
+                look(x, z - 1);
             }
             if z + 1 < nz {
-                look(i + row);
+                look(x, z + 1);
             }
-            best.unwrap_or(w[i])
+            if best.is_nan() { own } else { best }
         };
         let mut local = 0u32;
         for z in r.z0..=r.z1 {
@@ -866,11 +882,12 @@ impl MapMesher {
                     edge: 0,
                 };
                 let ground = surface(i);
-                let w = effective_water(x, z, ground);
+                let own = layers.water[i];
+                let w = effective_water(x, z, own);
                 self.water_nodes.push(WaterNode {
                     w,
                     d: w - ground,
-                    gw: water_grad(x, z),
+                    gw: water_grad(x, z, own),
                 });
                 self.node_class
                     .push(band(p.l) | if p.g < 0.0 { 0x80 } else { 0 });
@@ -1033,12 +1050,9 @@ fn water_tri(out: &mut WaterBuffers, a: u32, b: u32, c: u32) {
     let (pa, pb, pc) = (p[a as usize], p[b as usize], p[c as usize]);
     let u = [pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]];
     let w = [pc[0] - pa[0], pc[1] - pa[1], pc[2] - pa[2]];
-    let n = [
-        u[1] * w[2] - u[2] * w[1],
-        u[2] * w[0] - u[0] * w[2],
-        u[0] * w[1] - u[1] * w[0],
-    ];
-    if n == [0.0; 3] {
+    // The water is a height field: a triangle must cover some area seen from
+    // above (slivers whose corners round onto one line are dropped).
+    if u[2] * w[0] - u[0] * w[2] <= 0.0 {
         return;
     }
     out.indices.extend_from_slice(&[a, b, c]);

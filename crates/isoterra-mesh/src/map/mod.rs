@@ -39,10 +39,15 @@
 //!   rim the walls share their vertical edges. The bottom edges of chasm walls
 //!   are the only open edges of the terrain mesh apart from the map's outer
 //!   border.
-//! * **Water.** Where `water` lies above the node's ground surface, a separate
-//!   mesh at the (interpolated) water height, cut at the shoreline
-//!   `water - ground = 0` (two triangles per cell on the same diagonal as the
-//!   tops), with a per-vertex depth `water - ground`.
+//! * **Water.** Where `water` lies above the node's ground surface
+//!   (`node_surface`), a separate mesh at the (interpolated) water height, cut
+//!   at the shoreline `water - ground = 0` (two triangles per cell on the same
+//!   diagonal as the tops), with a per-vertex depth `water - ground` (`0` on
+//!   the shore). A dry node next to wet ones (edge neighbours) counts with the
+//!   highest of their water heights, so a lake painted next to
+//!   [`NO_WATER`](isoterra_field::map::NO_WATER) ends where the ground rises
+//!   above it; shore vertices take the water height of the wet end of their
+//!   cell side, and water normals ignore dry neighbours.
 //!
 //! # Seams and welding
 //!
