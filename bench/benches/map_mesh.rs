@@ -16,10 +16,16 @@
 //! * `chunk_64_flat` — the same chunk of a flat map (two triangles per cell).
 //!
 //! Run: `cargo bench -p isoterra-bench --bench map_mesh -- --warm-up-time 1 --measurement-time 3`
+//!
+//! Instruction counts: with `MAP_MESH_PROFILE=<case>:<n>` (case one of the
+//! names above) the binary meshes that case `n` times after one warm-up call,
+//! without criterion, and exits; run it under
+//! `valgrind --tool=callgrind --toggle-collect='*MapMesher*mesh*'` and divide
+//! the collected instructions by `n + 1`.
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use isoterra::field::Splat;
 use isoterra::field::map::{MapLayers, NO_WATER};
 use isoterra::mesh::map::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
@@ -135,5 +141,53 @@ fn bench_map(c: &mut Criterion) {
     group.finish();
 }
 
+/// The rectangle of a named case (see the module docs).
+fn case_rect(name: &str) -> Option<CellRect> {
+    match name {
+        "whole_512" => Some(CellRect::new(0, 0, SIDE, SIDE)),
+        "chunk_64" | "chunk_64_flat" => {
+            Some(CellRect::new(5 * CHUNK, 2 * CHUNK, 6 * CHUNK, 3 * CHUNK))
+        }
+        _ => None,
+    }
+}
+
+/// `MAP_MESH_PROFILE=<case>:<n>`: mesh one case `n + 1` times and return true.
+fn profile_from_env() -> bool {
+    let Ok(spec) = std::env::var("MAP_MESH_PROFILE") else {
+        return false;
+    };
+    let (name, n) = spec.split_once(':').unwrap_or((spec.as_str(), "10"));
+    let n: u32 = n.parse().expect("MAP_MESH_PROFILE=<case>:<count>");
+    let rect = case_rect(name).expect("case: whole_512, chunk_64 or chunk_64_flat");
+    let layers = if name == "chunk_64_flat" {
+        MapLayers::new(SIDE, SIDE).expect("valid size")
+    } else {
+        plateaus(SIDE)
+    };
+    let mut mesher = MapMesher::new();
+    let mut out = MapMeshOutput::default();
+    for _ in 0..=n {
+        mesher
+            .mesh(black_box(&layers), rect, &MapMeshOptions::DEFAULT, &mut out)
+            .expect("mesh");
+    }
+    eprintln!(
+        "{name}: {} x {} cells, {} terrain triangles, {} calls",
+        rect.width(),
+        rect.depth(),
+        out.terrain.triangle_count(),
+        n + 1
+    );
+    true
+}
+
 criterion_group!(benches, bench_map);
-criterion_main!(benches);
+
+fn main() {
+    if profile_from_env() {
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -9,15 +9,20 @@
 //! - `raise_r100_512_remesh`: the same, then every dirty chunk meshed with
 //!   one reused `MapMesher` into one reused output (the editor's steady
 //!   loop on one thread);
-//! - `paint_r100_512_remesh`: a texture stroke, applied and remeshed (only
-//!   splat changes);
+//! - `paint_r100_512_remesh`: a texture stroke, applied and its dirty
+//!   chunks fully remeshed (only splat changes);
+//! - `paint_r100_512_refresh`: the same stroke applied and the kept meshes
+//!   of its dirty chunks updated in place with
+//!   `MapWorld::refresh_chunk_attributes` (the texture-only path; chunks
+//!   whose mask affects geometry would be remeshed);
 //! - `cliff_r100_512`: a cliff-up stroke applied (no remesh);
 //! - `raise_r100_512_remesh_rayon`: the raise stroke, then the dirty
 //!   chunks meshed with `MapWorld::mesh_chunks` on rayon's global pool;
 //! - `mesh_full_512`: every chunk of the map meshed, one thread.
 //!
-//! Each iteration starts from a clone of the generated world (the clone is
-//! not timed).
+//! Each iteration starts from a clone of the generated world (and, for
+//! `paint_r100_512_refresh`, of every chunk's mesh); the clones are not
+//! timed.
 //!
 //! Run: `cargo bench -p isoterra-bench --bench map_world -- --warm-up-time 1 --measurement-time 3`
 
@@ -89,6 +94,31 @@ fn bench_map(c: &mut Criterion) {
             )
         });
     }
+    let s = stroke(MapTool::Paint);
+    let [cw, cd] = base.chunk_count();
+    let all: Vec<[u32; 2]> = (0..cd).flat_map(|z| (0..cw).map(move |x| [x, z])).collect();
+    let kept = base.mesh_chunks(&all).expect("meshable chunks");
+    g.bench_function("paint_r100_512_refresh", |b| {
+        b.iter_batched_ref(
+            || (base.clone(), kept.clone()),
+            |(w, meshes)| {
+                w.apply_stroke(&s).expect("valid stroke");
+                let mut vertices = 0;
+                for (c, mask) in w.take_dirty() {
+                    let out = &mut meshes[(c[1] * cw + c[0]) as usize];
+                    if mask.affects_geometry() {
+                        w.mesh_chunk(c, &mut mesher, out).expect("meshable chunk");
+                    } else {
+                        w.refresh_chunk_attributes(c, out)
+                            .expect("a mesh of the chunk");
+                    }
+                    vertices += out.terrain.positions.len();
+                }
+                black_box(vertices)
+            },
+            BatchSize::LargeInput,
+        )
+    });
     let s = stroke(MapTool::Raise);
     g.bench_function("raise_r100_512_remesh_rayon", |b| {
         b.iter_batched_ref(

@@ -76,9 +76,9 @@ pub struct NewArgs {
     /// (default hills), map island|plateaus|blank (default island).
     #[arg(long)]
     pub preset: Option<String>,
-    /// Cells per chunk side.
-    #[arg(long, default_value_t = 32)]
-    pub chunk: u32,
+    /// Cells per chunk side (default 64 for map worlds, 32 for the others).
+    #[arg(long)]
+    pub chunk: Option<u32>,
     /// World units per cell.
     #[arg(long, default_value_t = 1.0)]
     pub cell_size: f32,

@@ -713,3 +713,58 @@ fn foreign_or_conflicting_parts_are_refused_and_change_nothing() {
     let m = merge(&file, &[&good]);
     assert_eq!(m["copied"].as_u64(), Some(rows(&good).len() as u64));
 }
+
+#[test]
+fn parts_baked_by_concurrent_processes_into_one_file_equal_a_whole_bake() {
+    // Two processes share the file: they take turns for the write lock of
+    // each batch, and the file ends whole and equal to a one-process bake.
+    let dir = tempfile::tempdir().unwrap();
+    let base = voxel_world(dir.path(), "base.isoterra");
+    let region = "0,-32,0,256,32,128";
+    let whole = copy_world(&base, dir.path(), "whole.isoterra");
+    bake(&whole, &["--region", region, "--threads", "2"]);
+    let expected = rows(&whole);
+    assert_eq!(expected.len(), 512);
+    for round in 0..2 {
+        let shared = copy_world(&base, dir.path(), &format!("shared{round}.isoterra"));
+        let children: Vec<_> = (1..=2)
+            .map(|k| {
+                bin()
+                    .args([
+                        "bake",
+                        s(&shared),
+                        "--region",
+                        region,
+                        "--threads",
+                        "1",
+                        "--quiet",
+                        "--part",
+                        &format!("{k}/2"),
+                    ])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let f = WorldFile::open(&shared).unwrap();
+        f.integrity_check().unwrap();
+        drop(f);
+        let got = rows(&shared);
+        let keys = |r: &[(ChunkKey, String, Vec<u8>)]| {
+            r.iter().map(|x| (x.0, x.1.clone())).collect::<Vec<_>>()
+        };
+        assert_eq!(got.len(), expected.len(), "round {round}: rows lost");
+        assert_eq!(keys(&got), keys(&expected), "round {round}");
+        assert!(got == expected, "round {round}: payloads differ");
+        assert_eq!(hash(&shared), hash(&whole));
+    }
+}

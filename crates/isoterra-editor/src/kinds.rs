@@ -99,7 +99,8 @@ fn store_reject(e: StoreError) -> Reject {
     }
 }
 
-fn tool_json(name: &str, color: &str, key: usize, params: Value) -> Value {
+/// A tool of the `welcome` list; `key` is its one-character shortcut.
+fn tool_json(name: &str, color: &str, key: char, params: Value) -> Value {
     json!({"name": name, "color": color, "key": key.to_string(), "params": params})
 }
 
@@ -296,11 +297,11 @@ impl Doc {
             Doc::Side2d(d) => {
                 let mats = d.world().table().len().saturating_sub(1);
                 json!([
-                    tool_json("dig", "#ff9800", 1, json!([])),
+                    tool_json("dig", "#ff9800", '1', json!([])),
                     tool_json(
                         "fill",
                         "#4caf50",
-                        2,
+                        '2',
                         json!([
                             {"name": "material", "min": 0, "max": mats, "default": 0}
                         ])
@@ -308,13 +309,13 @@ impl Doc {
                 ])
             }
             Doc::Heightmap(_) => json!([
-                tool_json("raise", "#4caf50", 1, json!([])),
-                tool_json("lower", "#795548", 2, json!([])),
-                tool_json("smooth", "#2196f3", 3, json!([])),
+                tool_json("raise", "#4caf50", '1', json!([])),
+                tool_json("lower", "#795548", '2', json!([])),
+                tool_json("smooth", "#2196f3", '3', json!([])),
                 tool_json(
                     "flatten",
                     "#9c27b0",
-                    4,
+                    '4',
                     json!([
                         {"name": "height", "min": -1.0e6, "max": 1.0e6, "default": null}
                     ])
@@ -322,19 +323,19 @@ impl Doc {
                 tool_json(
                     "noise",
                     "#ffc107",
-                    5,
+                    '5',
                     json!([
                         {"name": "seed", "min": 0, "max": 4294967295u64, "default": 0}
                     ])
                 ),
             ]),
             Doc::Map(_) => json!([
-                tool_json("raise", "#4caf50", 1, json!([])),
-                tool_json("lower", "#795548", 2, json!([])),
+                tool_json("raise", "#4caf50", '1', json!([])),
+                tool_json("lower", "#795548", '2', json!([])),
                 tool_json(
                     "cliff-up",
                     "#f44336",
-                    3,
+                    '3',
                     json!([
                         {"name": "level", "min": 0, "max": 15, "default": null}
                     ])
@@ -342,26 +343,26 @@ impl Doc {
                 tool_json(
                     "cliff-down",
                     "#b71c1c",
-                    4,
+                    '4',
                     json!([
                         {"name": "level", "min": 0, "max": 15, "default": null}
                     ])
                 ),
-                tool_json("ramp", "#ffb300", 5, json!([])),
-                tool_json("smooth", "#2196f3", 6, json!([])),
+                tool_json("ramp", "#ffb300", '5', json!([])),
+                tool_json("smooth", "#2196f3", '6', json!([])),
                 tool_json(
                     "plateau",
                     "#9c27b0",
-                    7,
+                    '7',
                     json!([
                         {"name": "height", "min": -1.0e4, "max": 1.0e4, "default": null}
                     ])
                 ),
-                tool_json("noise", "#cddc39", 8, json!([])),
+                tool_json("noise", "#cddc39", '8', json!([])),
                 tool_json(
                     "water-raise",
                     "#00bcd4",
-                    9,
+                    '9',
                     json!([
                         {"name": "height", "min": -1.0e4, "max": 1.0e4, "default": null}
                     ])
@@ -369,7 +370,7 @@ impl Doc {
                 tool_json(
                     "water-lower",
                     "#1a237e",
-                    0,
+                    '0',
                     json!([
                         {"name": "height", "min": -1.0e4, "max": 1.0e4, "default": null}
                     ])
@@ -377,7 +378,7 @@ impl Doc {
                 tool_json(
                     "paint",
                     "#e91e63",
-                    10,
+                    '-',
                     json!([
                         {"name": "texture", "min": 0, "max": 15, "default": 0}
                     ])
@@ -385,7 +386,7 @@ impl Doc {
                 tool_json(
                     "pathing",
                     "#9e9e9e",
-                    11,
+                    '=',
                     json!([
                         {"name": "pathing", "values": ["walk", "fly", "build"], "default": ["build"]},
                         {"name": "clear", "values": [false, true], "default": false}
@@ -393,20 +394,20 @@ impl Doc {
                 ),
             ]),
             Doc::Voxel(_) => json!([
-                tool_json("dig", "#ff9800", 1, json!([])),
+                tool_json("dig", "#ff9800", '1', json!([])),
                 tool_json(
                     "add",
                     "#4caf50",
-                    2,
+                    '2',
                     json!([
                         {"name": "material", "min": 0, "max": 255, "default": 0}
                     ])
                 ),
-                tool_json("smooth", "#2196f3", 3, json!([])),
+                tool_json("smooth", "#2196f3", '3', json!([])),
                 tool_json(
                     "flatten",
                     "#9c27b0",
-                    4,
+                    '4',
                     json!([
                         {"name": "normal", "min": -1, "max": 1, "default": [0, 1, 0]}
                     ])
@@ -414,7 +415,7 @@ impl Doc {
                 tool_json(
                     "paint",
                     "#e91e63",
-                    5,
+                    '5',
                     json!([
                         {"name": "material", "min": 0, "max": 255, "default": 1}
                     ])
@@ -946,8 +947,9 @@ pub(crate) fn heightmap_frame(
     )
 }
 
-/// The frame of a voxel chunk mesh, coloured by material.
-pub(crate) fn voxel_frame(coord: [i32; 3], mesh: &isoterra_world::VoxelChunkMesh) -> Vec<u8> {
+/// The frame of a voxel chunk mesh at `lod`, keyed by its first world chunk
+/// `key`, coloured by material.
+pub(crate) fn voxel_frame(key: [i32; 3], lod: u8, mesh: &isoterra_mesh::CubesOutput) -> Vec<u8> {
     let colors: Vec<[u8; 4]> = (0..mesh.positions.len())
         .map(|i| {
             let c = color::voxel_material(mesh.materials.get(i).copied().unwrap_or(0));
@@ -959,8 +961,8 @@ pub(crate) fn voxel_frame(coord: [i32; 3], mesh: &isoterra_world::VoxelChunkMesh
     encode_frame(
         KIND_VOXEL,
         LAYER_TERRAIN,
-        0,
-        coord,
+        lod,
+        key,
         &mesh.positions,
         &mesh.normals,
         &colors,

@@ -10,7 +10,7 @@
 //! exactly the finished strokes, in the order they finished, and replaying
 //! its stroke log gives the world in memory.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
@@ -22,6 +22,7 @@ use tokio::sync::{mpsc::UnboundedSender, oneshot};
 
 use crate::kinds::{self, CreateError, Doc, Download, Preview, Stamp, Template};
 use crate::protocol::{self, ClientMsg, Reject, error_json};
+use crate::voxel_stream::{self, FrameId, VoxelStream};
 use crate::{EditorError, MAX_DABS_PER_STROKE, PROTOCOL_VERSION};
 
 /// What a connection sends its writer.
@@ -98,9 +99,8 @@ struct Client {
     streamer: ChunkStreamer,
     hm_sent: BTreeMap<[i32; 2], MeshKey>,
     hm_queue: VecDeque<[i32; 2]>,
-    /// Voxel: the chunks this client wants and the versions it was sent.
-    vx_wanted: BTreeSet<[i32; 3]>,
-    vx_sent: HashMap<[i32; 3], u64>,
+    /// Voxel: the LOD selection around the camera and what the client holds.
+    vx: VoxelStream,
     chunks: usize,
 }
 
@@ -124,10 +124,10 @@ struct World {
     previews: Vec<Applied>,
     /// Side view: the chunk versions every client holds.
     side_sent: HashMap<[u32; 2], u64>,
-    /// Voxel: a version per meshed chunk, bumped on every rebuild.
-    vx_version: HashMap<[i32; 3], u64>,
-    vx_load: VecDeque<[i32; 3]>,
-    vx_mesher_counter: u64,
+    /// Voxel: one LOD mesher per meshing thread, and the latest frames
+    /// meshed (shared by clients that want the same chunk).
+    vx_meshers: Vec<isoterra_world::VoxelLodMesher>,
+    vx_cache: HashMap<FrameId, Bytes>,
     /// Map: chunks waiting to be meshed, and the latest frames of each.
     map_queue: VecDeque<[u32; 2]>,
     map_frames: HashMap<[u32; 2], [Bytes; 2]>,
@@ -138,12 +138,12 @@ struct World {
     shutdown: bool,
 }
 
-/// Voxel streaming: chunks within this many chunks of the camera, sideways.
-const VOXEL_RADIUS_XZ: i32 = 4;
-/// … and vertically.
-const VOXEL_RADIUS_Y: i32 = 2;
 /// Voxel: loaded chunks above which those far from every camera are dropped.
 const VOXEL_KEEP_CHUNKS: usize = 4096;
+/// Voxel: cached frames above which those no client holds are dropped.
+const VOXEL_CACHE_FRAMES: usize = 8192;
+/// Strokes one connection may hold open at once.
+const MAX_OPEN_STROKES: usize = 16;
 /// Time between `status` messages.
 const STATUS_EVERY: Duration = Duration::from_millis(500);
 
@@ -156,9 +156,10 @@ impl World {
             clients: BTreeMap::new(),
             previews: Vec::new(),
             side_sent: HashMap::new(),
-            vx_version: HashMap::new(),
-            vx_load: VecDeque::new(),
-            vx_mesher_counter: 0,
+            vx_meshers: (0..rayon::current_num_threads().max(1))
+                .map(|_| isoterra_world::VoxelLodMesher::new())
+                .collect(),
+            vx_cache: HashMap::new(),
             map_queue: VecDeque::new(),
             map_frames: HashMap::new(),
             map_mesher: isoterra_mesh::MapMesher::new(),
@@ -242,7 +243,9 @@ impl World {
             Doc::Heightmap(d) => {
                 d.world().dirty_count() > 0 || self.clients.values().any(|c| !c.hm_queue.is_empty())
             }
-            Doc::Voxel(d) => d.world().dirty_count() > 0 || !self.vx_load.is_empty(),
+            Doc::Voxel(d) => {
+                d.world().dirty_count() > 0 || self.clients.values().any(|c| c.vx.busy())
+            }
             Doc::Map(_) => !self.map_queue.is_empty(),
         }
     }
@@ -366,9 +369,10 @@ impl World {
                 view_distance,
             } => {
                 let p = protocol::point("position", position, kinds::COORD_LIMIT)?;
-                if let Some(f) = forward {
-                    protocol::point("forward", f, kinds::COORD_LIMIT)?;
-                }
+                let forward = match forward {
+                    Some(f) => Some(protocol::point("forward", f, kinds::COORD_LIMIT)?),
+                    None => None,
+                };
                 let vd = match view_distance {
                     Some(v) => protocol::ranged(
                         "view_distance",
@@ -381,8 +385,12 @@ impl World {
                         _ => 128.0,
                     },
                 };
+                let voxel = matches!(self.doc_ref(), Doc::Voxel(_));
                 if let Some(c) = self.clients.get_mut(&id) {
                     c.viewer = Some(Viewer::new(p, vd));
+                    if voxel {
+                        c.vx.set_camera(p, forward, vd);
+                    }
                 }
                 Ok(())
             }
@@ -398,10 +406,12 @@ impl World {
                         b.stroke
                     )));
                 }
-                if client.strokes.len() >= 16 {
+                if client.strokes.len() >= MAX_OPEN_STROKES {
                     return Err(Reject::new(
-                        "too_large",
-                        "at most 16 strokes may be open at once",
+                        "busy",
+                        format!(
+                            "at most {MAX_OPEN_STROKES} strokes may be open at once: end one first"
+                        ),
                     ));
                 }
                 client.strokes.insert(
@@ -635,8 +645,7 @@ impl World {
         };
         // Everyone starts over with the (new or reopened) world.
         self.side_sent.clear();
-        self.vx_version.clear();
-        self.vx_load.clear();
+        self.vx_cache.clear();
         self.map_queue.clear();
         self.map_frames.clear();
         self.start_meshing();
@@ -857,108 +866,98 @@ impl World {
         let Some(Doc::Voxel(d)) = self.doc.as_mut() else {
             return;
         };
-        let n = d.params().chunk_cells as f32;
-        // Which chunks each client wants.
-        let mut want_all: BTreeSet<[i32; 3]> = BTreeSet::new();
-        for c in self.clients.values_mut() {
-            let Some(v) = c.viewer else { continue };
-            let centre = [
-                (v.position[0] / n).floor() as i32,
-                (v.position[1] / n).floor() as i32,
-                (v.position[2] / n).floor() as i32,
-            ];
-            let r = ((v.view_distance / n).ceil() as i32).clamp(1, VOXEL_RADIUS_XZ);
-            let ry = r.min(VOXEL_RADIUS_Y);
-            let mut wanted = BTreeSet::new();
-            for dz in -r..=r {
-                for dy in -ry..=ry {
-                    for dx in -r..=r {
-                        wanted.insert([
-                            centre[0].saturating_add(dx),
-                            centre[1].saturating_add(dy),
-                            centre[2].saturating_add(dz),
-                        ]);
-                    }
-                }
+        let n = d.params().chunk_cells;
+        // Edits: every chunk a client holds that reads a changed node is
+        // meshed again at its current LOD. The world's own meshes of the
+        // edited chunks are rebuilt too (they clear its dirty set).
+        if d.world().dirty_count() > 0 {
+            let dirty: Vec<[i32; 3]> = d.world().dirty_chunks().collect();
+            d.rebuild(None);
+            for c in self.clients.values_mut() {
+                c.vx.mark_edited(&dirty, n);
             }
-            let gone: Vec<[i32; 3]> = c.vx_wanted.difference(&wanted).copied().collect();
+            self.vx_cache
+                .retain(|(key, shape), _| !voxel_stream::reads_any(*key, shape.lod, &dirty, n));
+        }
+        // New selections, and the coordinates they no longer want.
+        for c in self.clients.values_mut() {
+            let gone = c.vx.select(n);
             if !gone.is_empty() {
-                for g in &gone {
-                    c.vx_sent.remove(g);
-                }
                 c.text(&json!({"type": "unload", "chunks": gone}));
             }
-            c.vx_wanted = wanted;
-            want_all.extend(c.vx_wanted.iter().copied());
         }
-        // Forget chunks nobody looks at once many are loaded (edited chunks
-        // keep their data; only their meshes go).
-        if d.world().loaded_chunks().count() > VOXEL_KEEP_CHUNKS
-            && let Some(first) = want_all.first()
-        {
-            let mut lo = *first;
-            let mut hi = *first;
-            for c in &want_all {
-                for k in 0..3 {
-                    lo[k] = lo[k].min(c[k]);
-                    hi[k] = hi[k].max(c[k]);
+        // Mesh what the clients miss, nearest first, in batches of one chunk
+        // per meshing thread, until the budget is spent.
+        let batch = self.vx_meshers.len().max(1);
+        loop {
+            let mut jobs: Vec<FrameId> = Vec::new();
+            let mut takers: Vec<(u64, FrameId)> = Vec::new();
+            let mut any = true;
+            while jobs.len() < batch && any {
+                any = false;
+                for (id, c) in self.clients.iter_mut() {
+                    let Some(frame) = c.vx.next(n) else { continue };
+                    any = true;
+                    if let Some(bytes) = self.vx_cache.get(&frame) {
+                        c.send(Out::Binary(bytes.clone()));
+                        c.vx.sent(frame);
+                        continue;
+                    }
+                    if !jobs.contains(&frame) {
+                        jobs.push(frame);
+                    }
+                    takers.push((*id, frame));
                 }
             }
-            let lo = lo.map(|v| v.saturating_sub(2));
-            let hi = hi.map(|v| v.saturating_add(2));
-            d.world_mut().retain_region(lo, hi);
-            self.vx_version
-                .retain(|c, _| (0..3).all(|k| lo[k] <= c[k] && c[k] <= hi[k]));
-        }
-        // Load (and mark for meshing) the wanted chunks not meshed yet,
-        // nearest batches first, within the budget.
-        let world = d.world();
-        let missing: Vec<[i32; 3]> = want_all
-            .iter()
-            .copied()
-            .filter(|c| world.chunk_mesh(*c).is_none() && !self.vx_load.contains(c))
-            .collect();
-        self.vx_load.extend(missing);
-        while let Some(c) = self.vx_load.pop_front() {
-            if d.world().chunk_mesh(c).is_none() {
-                let _ = d.ensure_region(c, c);
+            if jobs.is_empty() {
+                break;
             }
-            if start.elapsed() >= budget / 2 {
+            let frames = voxel_stream::mesh_frames(d.world(), &mut self.vx_meshers, &jobs);
+            for (job, bytes) in jobs.into_iter().zip(frames) {
+                self.vx_cache.insert(job, bytes);
+            }
+            for (id, frame) in takers {
+                if let (Some(c), Some(bytes)) =
+                    (self.clients.get_mut(&id), self.vx_cache.get(&frame))
+                {
+                    c.send(Out::Binary(bytes.clone()));
+                    c.vx.sent(frame);
+                }
+            }
+            if start.elapsed() >= budget {
                 break;
             }
         }
-        let before: HashSet<[i32; 3]> = d.world().dirty_chunks().collect();
-        if !before.is_empty() {
-            let left = budget
-                .saturating_sub(start.elapsed())
-                .max(Duration::from_millis(1));
-            d.rebuild(Some(left));
-        }
-        let after: HashSet<[i32; 3]> = d.world().dirty_chunks().collect();
-        for c in before.difference(&after) {
-            self.vx_mesher_counter += 1;
-            self.vx_version.insert(*c, self.vx_mesher_counter);
-        }
-        let world = d.world();
+        // Finer chunks a coarser one replaced, once it has been sent.
         for c in self.clients.values_mut() {
-            for coord in &c.vx_wanted {
-                if after.contains(coord) {
-                    continue;
-                }
-                let Some(mesh) = world.chunk_mesh(*coord) else {
-                    continue;
-                };
-                let version = *self.vx_version.entry(*coord).or_insert_with(|| {
-                    self.vx_mesher_counter += 1;
-                    self.vx_mesher_counter
-                });
-                if c.vx_sent.get(coord) == Some(&version) {
-                    continue;
-                }
-                c.send(Out::Binary(Bytes::from(kinds::voxel_frame(*coord, mesh))));
-                c.vx_sent.insert(*coord, version);
+            let gone = c.vx.unloads();
+            if !gone.is_empty() {
+                c.text(&json!({"type": "unload", "chunks": gone}));
             }
-            c.chunks = c.vx_sent.len();
+            c.chunks = c.vx.held_count();
+        }
+        if self.vx_cache.len() > VOXEL_CACHE_FRAMES {
+            let clients = &self.clients;
+            self.vx_cache
+                .retain(|id, _| clients.values().any(|c| c.vx.holds(id)));
+        }
+        // Forget generated chunks far from every camera once many are
+        // loaded (edited chunks keep their data).
+        if d.world().loaded_chunks().count() > VOXEL_KEEP_CHUNKS {
+            let mut lo = [i32::MAX; 3];
+            let mut hi = [i32::MIN; 3];
+            for c in self.clients.values() {
+                if let Some(v) = c.viewer {
+                    for k in 0..3 {
+                        let at = (v.position[k] / n as f32).floor() as i32;
+                        lo[k] = lo[k].min(at.saturating_sub(voxel_stream::MAX_RADIUS_XZ));
+                        hi[k] = hi[k].max(at.saturating_add(voxel_stream::MAX_RADIUS_XZ));
+                    }
+                }
+            }
+            if lo[0] <= hi[0] {
+                d.world_mut().retain_region(lo, hi);
+            }
         }
     }
 }

@@ -640,3 +640,315 @@ fn overlapping_strokes_and_undo_keep_memory_and_file_equal() {
         }
     });
 }
+
+/// Voxel chunk size of the test worlds (see `create_world`).
+const VOXEL_N: u32 = 16;
+
+/// What a voxel client holds: frame coordinate -> (LOD, vertex count), from
+/// the frames and unloads in the order they came.
+type Held = std::collections::BTreeMap<[i32; 3], (u8, u32)>;
+
+/// Reads until nothing arrives for `QUIET`, applying frames and unloads to
+/// `held`; returns the frames in arrival order.
+async fn stream_into(ws: &mut Ws, held: &mut Held) -> Vec<Vec<u8>> {
+    let mut frames = Vec::new();
+    while let Some(got) = next_within(ws, QUIET).await {
+        match got {
+            Got::Frame(f) => {
+                let h = parse_frame_header(&f).expect("frame parses");
+                assert_eq!(h.kind, 3, "voxel frames only");
+                held.insert(h.chunk, (h.lod, h.vertices));
+                frames.push(f);
+            }
+            Got::Json(v) if v["type"] == "unload" => {
+                for c in v["chunks"].as_array().expect("chunk list") {
+                    let c: [i32; 3] = serde_json::from_value(c.clone()).expect("coordinate");
+                    held.remove(&c);
+                }
+            }
+            Got::Json(_) => {}
+            Got::Closed(c) => panic!("closed ({c:?})"),
+        }
+    }
+    frames
+}
+
+/// Distance from `p` to the box of the chunk at frame coordinate `key`, `lod`.
+fn chunk_distance(p: [f32; 3], key: [i32; 3], lod: u8) -> f32 {
+    let n = VOXEL_N as f32;
+    let span = n * (1u32 << lod) as f32;
+    let mut d2 = 0.0;
+    for a in 0..3 {
+        let lo = key[a] as f32 * n;
+        let d = (lo - p[a]).max(p[a] - (lo + span)).max(0.0);
+        d2 += d * d;
+    }
+    d2.sqrt()
+}
+
+/// Every world chunk covered by what the client holds is covered once.
+fn assert_disjoint(held: &Held) {
+    let mut seen = std::collections::HashMap::new();
+    for (key, (lod, _)) in held {
+        let s = 1i32 << lod;
+        for z in 0..s {
+            for y in 0..s {
+                for x in 0..s {
+                    let c = [key[0] + x, key[1] + y, key[2] + z];
+                    if let Some(other) = seen.insert(c, (*key, *lod)) {
+                        panic!("world chunk {c:?} held twice: {other:?} and {key:?} at LOD {lod}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn voxel_camera(at: [f32; 3], forward: [f32; 3], view_distance: f32) -> Value {
+    json!({"type": "camera", "position": at, "forward": forward, "view_distance": view_distance})
+}
+
+#[test]
+fn voxel_camera_moves_stream_the_nearest_chunks_first() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Voxel);
+        let server = start(&path).await;
+        let mut ws = connect(server.addr()).await;
+        until_json(&mut ws, "welcome").await;
+        let mut held = Held::new();
+        send(
+            &mut ws,
+            voxel_camera([8.0, 10.0, 8.0], [1.0, 0.0, 0.0], 40.0),
+        )
+        .await;
+        stream_into(&mut ws, &mut held).await;
+        let at = [808.0, 10.0, 8.0];
+        send(&mut ws, voxel_camera(at, [1.0, 0.0, 0.0], 40.0)).await;
+        let frames = stream_into(&mut ws, &mut held).await;
+        assert!(frames.len() > 27, "a whole view streamed: {}", frames.len());
+        let dist: Vec<f32> = frames
+            .iter()
+            .map(|f| {
+                let h = parse_frame_header(f).unwrap();
+                chunk_distance(at, h.chunk, h.lod)
+            })
+            .collect();
+        // The chunk around the camera first, then its neighbours.
+        assert_eq!(
+            dist[0],
+            0.0,
+            "first frame {:?}",
+            parse_frame_header(&frames[0])
+        );
+        for (k, d) in dist.iter().take(8).enumerate() {
+            assert!(*d <= VOXEL_N as f32, "frame {k} is {d} away");
+        }
+        let quarter = dist.len() / 4;
+        let mean = |s: &[f32]| s.iter().sum::<f32>() / s.len() as f32;
+        assert!(mean(&dist[..quarter]) * 2.0 < mean(&dist[dist.len() - quarter..]));
+        // In front of the camera (+x) before behind it, at the same distance.
+        let pos = |key: [i32; 3]| {
+            frames.iter().position(|f| {
+                let h = parse_frame_header(f).unwrap();
+                h.chunk == key && h.lod == 0
+            })
+        };
+        let (ahead, behind) = (pos([51, 0, 0]), pos([49, 0, 0]));
+        assert!(ahead.is_some() && behind.is_some());
+        assert!(ahead < behind, "ahead {ahead:?}, behind {behind:?}");
+        // Nothing of the old place is left.
+        assert!(held.keys().all(|k| k[0] >= 40), "{held:?}");
+        assert_disjoint(&held);
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn voxel_far_chunks_come_coarse_and_no_chunk_is_held_twice() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Voxel);
+        let server = start(&path).await;
+        let mut ws = connect(server.addr()).await;
+        until_json(&mut ws, "welcome").await;
+        let mut held = Held::new();
+        let at = [8.0, 10.0, 8.0];
+        send(&mut ws, voxel_camera(at, [0.0, 0.0, -1.0], 200.0)).await;
+        stream_into(&mut ws, &mut held).await;
+        assert_disjoint(&held);
+        let lods: std::collections::BTreeSet<u8> = held.values().map(|v| v.0).collect();
+        assert!(
+            lods.contains(&0) && lods.iter().any(|l| *l >= 2),
+            "{lods:?}"
+        );
+        assert!(
+            held.values().any(|(l, v)| *l > 0 && *v > 0),
+            "coarse geometry"
+        );
+        // The LOD 0 ring is inside the coarse chunks' reach.
+        let far0 = held
+            .iter()
+            .filter(|(_, (l, _))| *l == 0)
+            .map(|(k, (l, _))| chunk_distance(at, *k, *l))
+            .fold(0.0f32, f32::max);
+        let near2 = held
+            .iter()
+            .filter(|(_, (l, _))| *l >= 2)
+            .map(|(k, (l, _))| chunk_distance(at, *k, *l))
+            .fold(f32::INFINITY, f32::min);
+        assert!(far0 < near2, "LOD 0 up to {far0}, LOD 2+ from {near2}");
+        // The view reaches farther than the LOD 0 ring did before (4 chunks).
+        let reach = held
+            .iter()
+            .map(|(k, (l, _))| chunk_distance(at, *k, *l))
+            .fold(0.0f32, f32::max);
+        assert!(reach > 4.0 * VOXEL_N as f32, "reach {reach}");
+        // Moving changes LODs: finer chunks give way to coarser ones and the
+        // other way round, and still nothing is held twice.
+        for at in [[70.0, 10.0, 8.0], [150.0, 30.0, -60.0], [8.0, 10.0, 8.0]] {
+            send(&mut ws, voxel_camera(at, [0.0, 0.0, -1.0], 200.0)).await;
+            stream_into(&mut ws, &mut held).await;
+            assert_disjoint(&held);
+            let here = held
+                .iter()
+                .find(|(k, (l, _))| chunk_distance(at, **k, *l) == 0.0)
+                .expect("a chunk around the camera");
+            assert_eq!(here.1.0, 0, "LOD 0 at the camera {at:?}");
+        }
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn voxel_edits_remesh_at_the_current_lod() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Voxel);
+        let server = start(&path).await;
+        let mut ws = connect(server.addr()).await;
+        until_json(&mut ws, "welcome").await;
+        let mut held = Held::new();
+        let at = [8.0, 10.0, 8.0];
+        send(&mut ws, voxel_camera(at, [0.0, 0.0, -1.0], 200.0)).await;
+        let frames = stream_into(&mut ws, &mut held).await;
+        // The nearest coarse chunk with geometry, and a point on its surface.
+        let (key, lod, point) = held
+            .iter()
+            .filter(|(_, (l, v))| *l >= 1 && *v > 0)
+            .min_by(|a, b| {
+                let da = chunk_distance(at, *a.0, a.1.0);
+                let db = chunk_distance(at, *b.0, b.1.0);
+                da.total_cmp(&db)
+            })
+            .map(|(k, (l, _))| {
+                let f = frames
+                    .iter()
+                    .rev()
+                    .find(|f| {
+                        let h = parse_frame_header(f).unwrap();
+                        h.chunk == *k && h.lod == *l
+                    })
+                    .expect("its frame");
+                let p: Vec<f32> = (0..3)
+                    .map(|i| f32::from_le_bytes(f[32 + 4 * i..36 + 4 * i].try_into().unwrap()))
+                    .collect();
+                (*k, *l, [p[0], p[1], p[2]])
+            })
+            .expect("a coarse chunk with geometry");
+        let (ack, _) = stroke(&mut ws, "far-dig", "dig", json!({}), point, 1, 3.0).await;
+        let ack = if ack["id"].is_null() {
+            stroke(&mut ws, "far-add", "add", json!({}), point, 1, 3.0)
+                .await
+                .0
+        } else {
+            ack
+        };
+        assert!(!ack["id"].is_null(), "the stroke changed something: {ack}");
+        let before = held.clone();
+        let after = stream_into(&mut ws, &mut held).await;
+        let resent: Vec<_> = after
+            .iter()
+            .map(|f| parse_frame_header(f).unwrap())
+            .collect();
+        assert!(
+            resent.iter().any(|h| h.chunk == key && h.lod == lod),
+            "chunk {key:?} at LOD {lod} was remeshed"
+        );
+        for h in &resent {
+            assert_eq!(
+                before.get(&h.chunk).map(|v| v.0),
+                Some(h.lod),
+                "chunk {:?} keeps its LOD",
+                h.chunk
+            );
+        }
+        assert_eq!(
+            held.keys().collect::<Vec<_>>(),
+            before.keys().collect::<Vec<_>>()
+        );
+        assert_disjoint(&held);
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn tool_keys_are_unique_single_characters() {
+    rt().block_on(async {
+        for kind in KINDS {
+            let dir = tempfile::tempdir().unwrap();
+            let path = create_world(dir.path(), kind);
+            let server = start(&path).await;
+            let mut ws = connect(server.addr()).await;
+            let (welcome, _) = until_json(&mut ws, "welcome").await;
+            let tools = welcome["tools"].as_array().expect("tools");
+            let mut keys = std::collections::HashSet::new();
+            for t in tools {
+                let key = t["key"].as_str().expect("a key");
+                assert_eq!(
+                    key.chars().count(),
+                    1,
+                    "{kind:?} {}: key `{key}`",
+                    t["name"]
+                );
+                assert!(keys.insert(key.to_string()), "{kind:?}: key `{key}` twice");
+            }
+            server.shutdown().await;
+        }
+    });
+}
+
+#[test]
+fn too_many_open_strokes_are_busy() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Map);
+        let server = start(&path).await;
+        let mut ws = connect(server.addr()).await;
+        until_json(&mut ws, "welcome").await;
+        for k in 0..17 {
+            send(
+                &mut ws,
+                json!({"type": "stroke_begin", "stroke": format!("s{k}"), "tool": "raise",
+                       "radius": 4, "strength": 0.5, "req": format!("r{k}")}),
+            )
+            .await;
+        }
+        let (err, _) = until_json(&mut ws, "error").await;
+        assert_eq!(err["code"], "busy");
+        assert_eq!(err["req"], "r16");
+        // Ending one makes room again.
+        send(&mut ws, json!({"type": "stroke_end", "stroke": "s0"})).await;
+        until_json(&mut ws, "ack").await;
+        send(
+            &mut ws,
+            json!({"type": "stroke_begin", "stroke": "s16", "tool": "raise",
+                   "radius": 4, "strength": 0.5}),
+        )
+        .await;
+        send(&mut ws, json!({"type": "stroke_end", "stroke": "s16"})).await;
+        let (ack, _) = until_json(&mut ws, "ack").await;
+        assert_eq!(ack["stroke"], "s16");
+        server.shutdown().await;
+    });
+}

@@ -492,6 +492,66 @@ proptest! {
     }
 }
 
+/// Splat edits: `(node seed, new splat)` pairs applied modulo the node count.
+fn splat_edits() -> impl Strategy<Value = Vec<(usize, Splat)>> {
+    proptest::collection::vec((any::<usize>(), splat_value()), 0..40)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn attribute_update_equals_a_full_remesh(
+        layers in random_map(10),
+        options in random_options(),
+        edits in splat_edits(),
+        rect in (0u32..10, 0u32..10, 1u32..11, 1u32..11),
+    ) {
+        let (w, d) = (layers.width_cells(), layers.depth_cells());
+        let x0 = rect.0 % w;
+        let z0 = rect.1 % d;
+        let cells = CellRect::new(x0, z0, (x0 + rect.2).min(w), (z0 + rect.3).min(d));
+        let mut mesher = MapMesher::new();
+        let mut kept = MapMeshOutput::default();
+        mesher.mesh(&layers, cells, &options, &mut kept).unwrap();
+        prop_assert_eq!(kept.terrain.splat_node.len(), kept.terrain.positions.len());
+        let mut painted = layers.clone();
+        let n = painted.node_count();
+        for (i, s) in edits {
+            painted.splat[i % n] = s;
+        }
+        MapMesher::update_attributes(&painted, &mut kept).unwrap();
+        let mut fresh = MapMeshOutput::default();
+        mesher.mesh(&painted, cells, &options, &mut fresh).unwrap();
+        prop_assert!(kept == fresh);
+    }
+}
+
+#[test]
+fn attribute_update_rejects_foreign_meshes() {
+    let big = plateaus(20, 20);
+    let mut out = mesh(&big, CellRect::whole(&big), &MapMeshOptions::DEFAULT);
+    let before = out.clone();
+    let small = MapLayers::new(4, 4).unwrap();
+    assert!(matches!(
+        MapMesher::update_attributes(&small, &mut out),
+        Err(MeshError::InvalidParameter {
+            name: "splat_node",
+            ..
+        })
+    ));
+    assert!(out == before);
+    let mut bad = big.clone();
+    bad.splat[0].ids[0] = 16;
+    assert!(MapMesher::update_attributes(&bad, &mut out).is_err());
+    assert!(out == before);
+    out.terrain.splat_node.pop();
+    assert!(matches!(
+        MapMesher::update_attributes(&big, &mut out),
+        Err(MeshError::LengthMismatch { .. })
+    ));
+}
+
 // ---------------------------------------------------------------------------
 // A larger procedural map (the bench's kind of layer set)
 

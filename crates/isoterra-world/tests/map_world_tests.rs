@@ -646,3 +646,60 @@ fn only_dirty_chunks_change_their_meshes() {
         Err(WorldError::OutOfBounds { .. })
     ));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// After random texture strokes, refreshing the attributes of the dirty
+    /// chunks' old meshes gives the bytes a full remesh gives.
+    #[test]
+    fn attribute_refresh_equals_a_full_remesh(
+        preset in preset_strategy(),
+        seed in 0u64..1000,
+        strokes in proptest::collection::vec(
+            (shape_strategy(), 1.0f32..12.0, 0.05f32..=1.0, 0u8..16, 0.0f32..40.0, 0.0f32..33.0, any::<bool>()),
+            1..4,
+        ),
+    ) {
+        let mut world = MapWorld::new(&small(preset, seed)).unwrap();
+        world.take_dirty();
+        let mut kept = meshes(&world);
+        let [cw, _] = world.chunk_count();
+        for (shape, radius, strength, texture, x, z, pathing) in strokes {
+            let tool = if pathing { MapTool::Pathing } else { MapTool::Paint };
+            let b = MapBrush::new(tool, radius)
+                .with_shape(shape)
+                .with_strength(strength)
+                .with_texture(texture)
+                .with_pathing(PathingOverride::NO_BUILD);
+            world.apply_stroke(&MapStroke::dab(b, [x, z])).unwrap();
+            for (c, mask) in world.take_dirty() {
+                prop_assert!(!mask.affects_geometry());
+                let k = (c[1] * cw + c[0]) as usize;
+                world.refresh_chunk_attributes(c, &mut kept[k]).unwrap();
+            }
+        }
+        let fresh = meshes(&world);
+        prop_assert!(kept == fresh);
+    }
+}
+
+#[test]
+fn attribute_refresh_checks_its_chunk() {
+    let world = MapWorld::new(&small(MapPreset::Plateaus, 3)).unwrap();
+    let mut all = meshes(&world);
+    let before = all[0].clone();
+    assert!(matches!(
+        world.refresh_chunk_attributes([9, 0], &mut all[0]),
+        Err(WorldError::OutOfBounds { .. })
+    ));
+    all[0].terrain.splat_node.push(u32::MAX);
+    assert!(matches!(
+        world.refresh_chunk_attributes([0, 0], &mut all[0]),
+        Err(WorldError::Mesh(_))
+    ));
+    all[0].terrain.splat_node.pop();
+    assert!(all[0] == before);
+    world.refresh_chunk_attributes([0, 0], &mut all[0]).unwrap();
+    assert!(all[0] == before);
+}

@@ -55,19 +55,22 @@ pub use isoterra_world as world;
 /// The names most programs need.
 pub mod prelude {
     pub use isoterra_field::{
-        Field2, Field3, HeightGen, HeightParams, HeightPreset, Material, MaterialGrid,
+        Field2, Field3, HeightGen, HeightParams, HeightPreset, MapLayers, Material, MaterialGrid,
         MaterialTable, NodeRect, Side2dGen, Side2dPreset, VoxelGen, VoxelPreset,
     };
     pub use isoterra_mesh::{
         CellBox, CellRect, ContourJoiner, CubesOptions, CubesOutput, FillMesh, HeightmapMesh,
-        HeightmapMesher, MarchingCubes, MarchingSquares, Polyline, Segments, SquaresOptions,
-        SquaresOutput,
+        HeightmapMesher, MapMeshOptions, MapMeshOutput, MapMesher, MarchingCubes, MarchingSquares,
+        Polyline, Segments, SquaresOptions, SquaresOutput,
     };
-    pub use isoterra_store::{HeightmapDocument, Side2dDocument, VoxelDocument, WorldFile};
+    pub use isoterra_store::{
+        HeightmapDocument, MapDocument, Side2dDocument, VoxelDocument, WorldFile,
+    };
     pub use isoterra_world::{
         Brush, BrushShape, BrushTool, Edit, EditDirection, HeightBrush, HeightTool,
-        HeightmapParams, HeightmapWorld, Side2dParams, Side2dWorld, Viewer, VoxelBrush,
-        VoxelParams, VoxelTool, VoxelWorld,
+        HeightmapParams, HeightmapWorld, MapBrush, MapParams, MapStroke, MapTool, MapWorld,
+        Side2dParams, Side2dWorld, StreamScheduler, StreamViewer, Viewer, VoxelBrush, VoxelParams,
+        VoxelTool, VoxelWorld,
     };
 }
 

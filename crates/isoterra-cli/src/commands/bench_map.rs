@@ -1,21 +1,26 @@
 //! `isoterra bench map`: editing and meshing workloads of a 512 x 512 map.
 //!
 //! * `brush_r100_512_apply_remesh`: one raise dab of radius 100 cells applied
-//!   to a 512 x 512 map (64-cell chunks) and every dirty chunk remeshed, in
-//!   parallel with one mesher per worker (the stroke is undone, untimed,
+//!   to a 512 x 512 map (64-cell chunks) and every dirty chunk remeshed in
+//!   parallel (`MapWorld::mesh_chunks`); the note also gives the same on one
+//!   thread with one reused mesher and output (the stroke is undone, untimed,
 //!   after each run);
-//! * `full_mesh_512_chunks`: every chunk of the map meshed, in parallel;
+//! * `full_mesh_512_chunks`: every chunk of the map meshed, in parallel (the
+//!   note gives one thread);
 //! * `full_mesh_512_whole`: the whole map as one mesh on one thread;
 //! * `paint_r100_512_remesh`: a texture stroke of radius 100 applied and the
-//!   dirty chunks remeshed.
+//!   meshes of its dirty chunks brought up to date the way an editor does:
+//!   texture-only chunks get their splats refreshed in place
+//!   (`MapWorld::refresh_chunk_attributes`), on one thread; the note gives
+//!   the time of a full parallel remesh of the same chunks.
 
 use std::time::Instant;
 
+use isoterra::field::LayerMask;
 use isoterra::mesh::{MapCellRect, MapMeshOptions, MapMeshOutput, MapMesher};
 use isoterra::world::{
     EditDirection, MapBrush, MapParams, MapPreset, MapStroke, MapTool, MapWorld,
 };
-use rayon::prelude::*;
 
 /// One result: name, unit, value, note.
 pub type MapSample = (String, &'static str, f64, String);
@@ -27,23 +32,14 @@ fn mesh_options(params: &MapParams) -> MapMeshOptions {
         .with_chasm_depth(params.mesh.chasm_depth)
 }
 
-/// Remeshes `chunks` of `world` in parallel; returns the triangle count.
-fn remesh(world: &MapWorld, chunks: &[[u32; 2]], opts: &MapMeshOptions) -> anyhow::Result<usize> {
-    let tris = chunks
-        .par_iter()
-        .map_init(
-            || (MapMesher::new(), MapMeshOutput::default()),
-            |(mesher, out), &c| -> anyhow::Result<usize> {
-                let [x0, z0, x1, z1] = world
-                    .chunk_cells(c)
-                    .ok_or_else(|| anyhow::anyhow!("chunk {c:?} is outside the map"))?;
-                out.clear();
-                mesher.mesh(world.layers(), MapCellRect::new(x0, z0, x1, z1), opts, out)?;
-                Ok(out.terrain.triangle_count() + out.water.triangle_count())
-            },
-        )
-        .collect::<anyhow::Result<Vec<usize>>>()?;
-    Ok(tris.into_iter().sum())
+/// Remeshes `chunks` of `world` in parallel (`MapWorld::mesh_chunks`: one
+/// warm mesher per worker thread); returns the triangle count.
+fn remesh(world: &MapWorld, chunks: &[[u32; 2]]) -> anyhow::Result<usize> {
+    Ok(world
+        .mesh_chunks(chunks)?
+        .iter()
+        .map(|o| o.terrain.triangle_count() + o.water.triangle_count())
+        .sum())
 }
 
 fn median_ms(reps: u32, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
@@ -58,12 +54,13 @@ fn median_ms(reps: u32, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Re
     Ok(t[t.len() / 2])
 }
 
-/// Applies `stroke`, remeshes the dirty chunks and undoes it (untimed).
+/// Applies `stroke`, updates the meshes of the dirty chunks with `update`
+/// (which returns a triangle count) and undoes the stroke (untimed).
 fn stroke_run(
     world: &mut MapWorld,
     stroke: &MapStroke,
-    opts: &MapMeshOptions,
     reps: u32,
+    mut update: impl FnMut(&MapWorld, &[([u32; 2], LayerMask)]) -> anyhow::Result<usize>,
 ) -> anyhow::Result<StrokeTimes> {
     let mut chunks = 0;
     let mut tris = 0;
@@ -73,9 +70,9 @@ fn stroke_run(
         world.take_dirty();
         let s = Instant::now();
         let edit = world.apply_stroke(stroke)?;
-        let dirty: Vec<[u32; 2]> = world.take_dirty().into_iter().map(|(c, _)| c).collect();
+        let dirty = world.take_dirty();
         apply.push(s.elapsed().as_secs_f64() * 1e3);
-        tris = remesh(world, &dirty, opts)?;
+        tris = update(world, &dirty)?;
         total.push(s.elapsed().as_secs_f64() * 1e3);
         chunks = dirty.len();
         world.apply_edit(&edit, EditDirection::Backward)?;
@@ -93,6 +90,11 @@ fn stroke_run(
         chunks,
         tris,
     })
+}
+
+/// The chunk coordinates of a dirty list.
+fn coords(dirty: &[([u32; 2], LayerMask)]) -> Vec<[u32; 2]> {
+    dirty.iter().map(|(c, _)| *c).collect()
 }
 
 /// Medians of a stroke workload.
@@ -117,14 +119,27 @@ pub fn run(reps: u32) -> anyhow::Result<Vec<MapSample>> {
 
     let brush = MapBrush::new(MapTool::Raise, 100.0).with_strength(0.5);
     let stroke = MapStroke::dab(brush, [256.0, 256.0]);
-    let t = stroke_run(&mut world, &stroke, &opts, reps)?;
+    let par = stroke_run(&mut world, &stroke, reps, |w, dirty| {
+        remesh(w, &coords(dirty))
+    })?;
+    let mut mesher = MapMesher::new();
+    let mut one = MapMeshOutput::default();
+    let t = stroke_run(&mut world, &stroke, reps, |w, dirty| {
+        let mut tris = 0;
+        for &(c, _) in dirty {
+            w.mesh_chunk(c, &mut mesher, &mut one)?;
+            tris += one.terrain.triangle_count() + one.water.triangle_count();
+        }
+        Ok(tris)
+    })?;
     out.push((
         "brush_r100_512_apply_remesh".to_string(),
         "ms",
-        t.total_ms,
+        par.total_ms,
         format!(
-            "apply {:.2} ms, {} chunks of 64 cells remeshed, {} triangles, {threads} threads",
-            t.apply_ms, t.chunks, t.tris
+            "apply {:.2} ms, {} chunks of 64 cells remeshed, {} triangles, {threads} threads; \
+             one thread (one reused mesher): {:.3} ms",
+            par.apply_ms, par.chunks, par.tris, t.total_ms
         ),
     ));
 
@@ -132,17 +147,25 @@ pub fn run(reps: u32) -> anyhow::Result<Vec<MapSample>> {
     let all: Vec<[u32; 2]> = (0..cd).flat_map(|z| (0..cw).map(move |x| [x, z])).collect();
     let mut tris = 0;
     let ms = median_ms(reps, || {
-        tris = remesh(&world, &all, &opts)?;
+        tris = remesh(&world, &all)?;
+        Ok(())
+    })?;
+    let one_ms = median_ms(reps.min(5), || {
+        for &c in &all {
+            world.mesh_chunk(c, &mut mesher, &mut one)?;
+        }
         Ok(())
     })?;
     out.push((
         "full_mesh_512_chunks".to_string(),
         "ms",
         ms,
-        format!("{} chunks, {tris} triangles, {threads} threads", all.len()),
+        format!(
+            "{} chunks, {tris} triangles, {threads} threads; one thread: {one_ms:.3} ms",
+            all.len()
+        ),
     ));
 
-    let mut mesher = MapMesher::new();
     let mut whole = MapMeshOutput::default();
     let ms = median_ms(reps.min(5), || {
         whole.clear();
@@ -168,14 +191,33 @@ pub fn run(reps: u32) -> anyhow::Result<Vec<MapSample>> {
         .with_strength(1.0)
         .with_texture(3);
     let stroke = MapStroke::dab(paint, [256.0, 256.0]);
-    let t = stroke_run(&mut world, &stroke, &opts, reps)?;
+    let full = stroke_run(&mut world, &stroke, reps, |w, dirty| {
+        remesh(w, &coords(dirty))
+    })?;
+    // The editor's texture path: the kept chunk meshes get new splats in
+    // place (a chunk whose mask touched geometry would be remeshed).
+    let mut kept: Vec<MapMeshOutput> = world.mesh_chunks(&all)?;
+    let t = stroke_run(&mut world, &stroke, reps, |w, dirty| {
+        let mut tris = 0;
+        for &(c, mask) in dirty {
+            let k = (c[1] * cw + c[0]) as usize;
+            if mask.affects_geometry() {
+                w.mesh_chunk(c, &mut mesher, &mut kept[k])?;
+            } else {
+                w.refresh_chunk_attributes(c, &mut kept[k])?;
+            }
+            tris += kept[k].terrain.triangle_count();
+        }
+        Ok(tris)
+    })?;
     out.push((
         "paint_r100_512_remesh".to_string(),
         "ms",
         t.total_ms,
         format!(
-            "apply {:.2} ms, {} chunks remeshed (texture only), {threads} threads",
-            t.apply_ms, t.chunks
+            "apply {:.2} ms, {} chunks' splats refreshed in place (texture only), one thread; \
+             full remesh of those chunks instead: {:.3} ms, {threads} threads",
+            t.apply_ms, t.chunks, full.total_ms
         ),
     ));
     Ok(out)

@@ -58,7 +58,7 @@ pub fn new(a: &NewArgs) -> anyhow::Result<()> {
         .with_size(w, d)
         .with_seed(a.seed)
         .with_preset(preset)
-        .with_chunk_cells(a.chunk);
+        .with_chunk_cells(a.chunk.unwrap_or(64));
     params.mesh.cell_size = a.cell_size;
     let doc = MapDocument::create(&a.file, &params)
         .with_context(|| format!("cannot create {}", a.file.display()))?;

@@ -14,7 +14,7 @@ pub fn run(a: &NewArgs) -> anyhow::Result<()> {
         Kind::Side2d => {
             let (w, h) = parse::size(&a.size)?;
             let preset: Side2dPreset = a.preset.as_deref().unwrap_or("hills").parse()?;
-            let params = side2d_params(a.seed, w, h, preset, a.chunk, a.cell_size);
+            let params = side2d_params(a.seed, w, h, preset, a.chunk.unwrap_or(32), a.cell_size);
             let doc = Side2dDocument::create(&a.file, &params)
                 .with_context(|| format!("cannot create {}", a.file.display()))?;
             let info = doc.info();
@@ -35,7 +35,7 @@ pub fn run(a: &NewArgs) -> anyhow::Result<()> {
             let preset: VoxelPreset = a.preset.as_deref().unwrap_or("caves").parse()?;
             let params = VoxelParams::DEFAULT
                 .with_generator(VoxelGen::new(preset, a.seed))
-                .with_chunk_cells(a.chunk);
+                .with_chunk_cells(a.chunk.unwrap_or(32));
             VoxelDocument::create(&a.file, &params)
                 .with_context(|| format!("cannot create {}", a.file.display()))?;
             println!(
@@ -43,12 +43,12 @@ pub fn run(a: &NewArgs) -> anyhow::Result<()> {
                 a.file.display(),
                 a.seed,
                 preset,
-                a.chunk
+                a.chunk.unwrap_or(32)
             );
         }
         Kind::Heightmap => {
             let name = a.preset.as_deref().unwrap_or("hills");
-            let params = heightmap_params(a.seed, name, a.chunk, a.cell_size)?;
+            let params = heightmap_params(a.seed, name, a.chunk.unwrap_or(32), a.cell_size)?;
             let doc = HeightmapDocument::create(&a.file, &params)
                 .with_context(|| format!("cannot create {}", a.file.display()))?;
             let [lo, hi] = doc.info().height_range;
@@ -56,7 +56,7 @@ pub fn run(a: &NewArgs) -> anyhow::Result<()> {
                 "created {} (heightmap, endless, seed {}, preset {name}, chunks of {} cells, heights {lo}..{hi})",
                 a.file.display(),
                 a.seed,
-                a.chunk
+                a.chunk.unwrap_or(32)
             );
         }
     }

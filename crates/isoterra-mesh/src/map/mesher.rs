@@ -532,6 +532,7 @@ impl Emit<'_> {
         self.out.positions.push(pos);
         self.out.normals.push(n);
         self.out.splat.push(geo.layers.splat[splat as usize]);
+        self.out.splat_node.push(splat);
         self.out.blend.push(blend);
         v
     }
@@ -723,6 +724,10 @@ pub struct MapMesher {
     node_class: Vec<u8>,
     /// Water above the ground on the rectangle's nodes plus a ring, NaN where dry.
     wet: Vec<f32>,
+    /// Ground surface height on the same nodes as `wet`.
+    surface: Vec<f32>,
+    /// Whether some node of the rectangle has water above its ground.
+    has_water: bool,
     water_nodes: Vec<WaterNode>,
     node_vertex: Vec<u32>,
     water_vertex: Vec<u32>,
@@ -775,48 +780,100 @@ impl MapMesher {
         Ok(())
     }
 
+    /// Rewrites the terrain's per-vertex splats of `out` (a mesh of `layers`
+    /// made by [`mesh`](Self::mesh)) from the layers' current splat values,
+    /// without touching anything else. After an edit that changed only
+    /// splats (and pathing, which the mesh does not read), the result is bit
+    /// for bit what remeshing the same rectangle gives.
+    ///
+    /// Errors, leaving `out` untouched, when `out` does not look like a mesh
+    /// of a map of this size (the splat source list's length differs from the
+    /// vertex count, or names a node outside the map) or when a source node's
+    /// splat holds a texture id of 16 or more.
+    pub fn update_attributes(layers: &MapLayers, out: &mut MapMeshOutput) -> Result<(), MeshError> {
+        let t = &mut out.terrain;
+        if t.splat_node.len() != t.positions.len() || t.splat.len() != t.positions.len() {
+            return Err(MeshError::LengthMismatch {
+                name: "splat_node",
+                expected: t.positions.len(),
+                got: if t.splat_node.len() != t.positions.len() {
+                    t.splat_node.len()
+                } else {
+                    t.splat.len()
+                },
+            });
+        }
+        let n = layers.node_count().min(layers.splat.len());
+        // (Branch-free folds, so the checks vectorise.)
+        if let Some(&i) = t.splat_node.iter().max().filter(|&&i| i as usize >= n) {
+            return Err(MeshError::param(
+                "splat_node",
+                i,
+                "names a node outside the map; mesh the chunk again",
+            ));
+        }
+        let splats = &layers.splat[..n];
+        // Texture ids are below 16 when no id byte has a high nibble.
+        let high = t.splat_node.iter().fold(0u32, |acc, &i| {
+            acc | u32::from_le_bytes(splats[i as usize].ids)
+        });
+        if high & 0xf0f0_f0f0 != 0 {
+            let bad = t
+                .splat_node
+                .iter()
+                .map(|&i| splats[i as usize].ids)
+                .find(|ids| ids.iter().any(|&id| id >= MAX_TEXTURES))
+                .unwrap_or_default();
+            return Err(MeshError::param(
+                "splat id",
+                format!("{bad:?}"),
+                "texture ids lie in 0..16",
+            ));
+        }
+        for (dst, &i) in t.splat.iter_mut().zip(&t.splat_node) {
+            *dst = splats[i as usize];
+        }
+        Ok(())
+    }
+
     /// Fills the node tables of the rectangle (apron reads for gradients).
     fn prepare(&mut self, layers: &MapLayers, r: CellRect, o: &MapMeshOptions) {
         let [nx, nz] = layers.nodes();
         let row = nx as usize;
         let cs = o.cell_size;
         let cs64 = cs as f64;
+        let lh = o.level_height;
         self.nodes.clear();
         self.node_class.clear();
         self.water_nodes.clear();
         // 1 / (step * cs) for a central (2 cells) or one-sided (1 cell) difference.
         let inv = [1.0 / cs, 1.0 / (2.0 * cs)];
-        let grad = |v: &[f32], x: u32, z: u32| -> [f32; 2] {
-            let (xm, xp) = (x.saturating_sub(1), (x + 1).min(nx - 1));
-            let (zm, zp) = (z.saturating_sub(1), (z + 1).min(nz - 1));
-            let zr = z as usize * row;
-            let dx = (v[zr + xp as usize] - v[zr + xm as usize]) * inv[(xp - xm) as usize - 1];
-            let dz = (v[zp as usize * row + x as usize] - v[zm as usize * row + x as usize])
-                * inv[(zp - zm) as usize - 1];
-            [dx, dz]
-        };
-        // `node_surface`, with the band computed without `floorf`.
-        let surface = |i: usize| -> f32 {
-            let l = layers.level[i];
-            let terraced = band(l) as f32;
-            let continuous = l.clamp(0.0, MAX_LEVEL as f32);
-            (terraced + (continuous - terraced) * layers.softness[i]) * o.level_height
-                + layers.height[i]
-        };
-        // Water above the ground on the rectangle's nodes and one more ring
-        // (NaN where dry), so each node's wetness is decided once.
+        // Ground surface (`node_surface`, with the band computed without
+        // `floorf`) and the water above it (NaN where dry) on the
+        // rectangle's nodes and one more ring, so each node is done once.
         let (ax0, az0) = (r.x0.saturating_sub(1), r.z0.saturating_sub(1));
         let (ax1, az1) = ((r.x1 + 1).min(nx - 1), (r.z1 + 1).min(nz - 1));
         let aw = (ax1 - ax0 + 1) as usize;
-        self.wet.clear();
+        let mut surface = std::mem::take(&mut self.surface);
+        let mut wet = std::mem::take(&mut self.wet);
+        surface.clear();
+        wet.clear();
+        let mut any_wet = false;
         for z in az0..=az1 {
-            for x in ax0..=ax1 {
-                let i = z as usize * row + x as usize;
+            let base = z as usize * row;
+            for i in base + ax0 as usize..=base + ax1 as usize {
+                let l = layers.level[i];
+                let terraced = band(l) as f32;
+                let continuous = l.clamp(0.0, MAX_LEVEL as f32);
+                let s = (terraced + (continuous - terraced) * layers.softness[i]) * lh
+                    + layers.height[i];
                 let w = layers.water[i];
-                self.wet.push(if w > surface(i) { w } else { f32::NAN });
+                let is_wet = w > s;
+                any_wet |= is_wet;
+                surface.push(s);
+                wet.push(if is_wet { w } else { f32::NAN });
             }
         }
-        let wet = &self.wet;
         let wet_at = |x: u32, z: u32| wet[(z - az0) as usize * aw + (x - ax0) as usize];
         // The water surface's gradient; a dry neighbour (no water above its
         // ground) counts as the node's own value, so shores stay level.
@@ -860,51 +917,101 @@ impl MapMesher {
             }
             if best.is_nan() { own } else { best }
         };
+        let n = (r.width() as usize + 1) * (r.depth() as usize + 1);
+        self.nodes.reserve(n);
+        self.node_class.reserve(n);
+        self.water_nodes.reserve(n);
+        let mut has_water = false;
         let mut local = 0u32;
         for z in r.z0..=r.z1 {
+            let (zm, zp) = (z.saturating_sub(1), (z + 1).min(nz - 1));
+            let zinv = inv[(zp - zm) as usize - 1];
+            let (rm, r0, rp) = (zm as usize * row, z as usize * row, zp as usize * row);
+            let arow = (z - az0) as usize * aw;
+            let zf = (z as f64 * cs64) as f32;
+            // The rows below, at and above `z` of each layer the gradients read.
+            let lv = rows3(&layers.level, rm, r0, rp, row);
+            let sv = rows3(&layers.softness, rm, r0, rp, row);
+            let hv = rows3(&layers.height, rm, r0, rp, row);
+            let gv = rows3(&layers.ground, rm, r0, rp, row);
+            let wrow = &layers.water[r0..r0 + row];
+            let srow = &surface[arow..arow + aw];
             for x in r.x0..=r.x1 {
-                let i = z as usize * row + x as usize;
+                let (xm, xp) = (x.saturating_sub(1), (x + 1).min(nx - 1));
+                let xinv = inv[(xp - xm) as usize - 1];
+                let (xu, xmu, xpu) = (x as usize, xm as usize, xp as usize);
+                let i = r0 + xu;
+                // Central (or one-sided at the map's border) differences.
+                let grad = |v: &[&[f32]; 3]| -> [f32; 2] {
+                    [(v[1][xpu] - v[1][xmu]) * xinv, (v[2][xu] - v[0][xu]) * zinv]
+                };
                 let p = Pt {
                     key: pkey(K_NODE, x, z, 0, 0),
                     x: (x as f64 * cs64) as f32,
-                    z: (z as f64 * cs64) as f32,
-                    l: layers.level[i],
-                    s: layers.softness[i],
-                    h: layers.height[i],
-                    g: layers.ground[i],
-                    gl: grad(&layers.level, x, z),
-                    gs: grad(&layers.softness, x, z),
-                    gh: grad(&layers.height, x, z),
-                    gg: grad(&layers.ground, x, z),
+                    z: zf,
+                    l: lv[1][xu],
+                    s: sv[1][xu],
+                    h: hv[1][xu],
+                    g: gv[1][xu],
+                    gl: grad(&lv),
+                    gs: grad(&sv),
+                    gh: grad(&hv),
+                    gg: grad(&gv),
                     splat: i as u32,
                     node: local,
                     on: 0,
                     edge: 0,
                 };
-                let ground = surface(i);
-                let own = layers.water[i];
-                let w = effective_water(x, z, own);
-                self.water_nodes.push(WaterNode {
-                    w,
-                    d: w - ground,
-                    gw: water_grad(x, z, own),
-                });
+                let ground = srow[(x - ax0) as usize];
+                let own = wrow[xu];
+                let wn = if any_wet {
+                    let w = effective_water(x, z, own);
+                    WaterNode {
+                        w,
+                        d: w - ground,
+                        gw: water_grad(x, z, own),
+                    }
+                } else {
+                    // No water anywhere near: every neighbour counts as the
+                    // node's own value, so the gradient is exactly zero.
+                    WaterNode {
+                        w: own,
+                        d: own - ground,
+                        gw: [0.0, 0.0],
+                    }
+                };
+                has_water |= wn.d > 0.0;
+                self.water_nodes.push(wn);
                 self.node_class
                     .push(band(p.l) | if p.g < 0.0 { 0x80 } else { 0 });
                 self.nodes.push(p);
                 local += 1;
             }
         }
+        self.surface = surface;
+        self.wet = wet;
+        self.has_water = has_water;
         let n = self.nodes.len();
         self.node_vertex.clear();
         self.node_vertex.resize(n, NONE);
         self.water_vertex.clear();
-        self.water_vertex.resize(n, NONE);
+        if has_water {
+            self.water_vertex.resize(n, NONE);
+        }
         self.map.clear();
         self.water_map.clear();
     }
 
     fn terrain(&mut self, geo: &Geo, out: &mut MapMeshBuffers) {
+        // At least one vertex per node and two triangles per cell.
+        let n = geo.nodes.len();
+        out.positions.reserve(n);
+        out.normals.reserve(n);
+        out.splat.reserve(n);
+        out.blend.reserve(n);
+        out.splat_node.reserve(n);
+        out.indices
+            .reserve(6 * geo.rect.width() as usize * geo.rect.depth() as usize);
         let mut emit = Emit {
             out,
             map: &mut self.map,
@@ -913,27 +1020,53 @@ impl MapMesher {
         let rings = &mut self.rings;
         let r = geo.rect;
         let nw = geo.nw;
+        let nodes = geo.nodes;
+        let class = &self.node_class;
         for cz in r.z0..r.z1 {
             let base = (cz - r.z0) as usize * nw;
-            for cx in r.x0..r.x1 {
-                let i0 = base + (cx - r.x0) as usize;
-                let idx = [i0, i0 + 1, i0 + 1 + nw, i0 + nw];
-                let c = idx.map(|i| &geo.nodes[i]);
-                let class = idx.map(|i| self.node_class[i]);
-                let uniform = class[0] < 0x80
-                    && class[1] == class[0]
-                    && class[2] == class[0]
-                    && class[3] == class[0];
-                if uniform {
-                    let v = c.map(|p| emit.own_vertex(geo, p));
-                    emit.out.indices.extend_from_slice(&[v[0], v[2], v[1]]);
-                    emit.out.indices.extend_from_slice(&[v[0], v[3], v[2]]);
+            // Classes of the cell row's lower and upper nodes.
+            let (ka, kb) = (&class[base..base + nw], &class[base + nw..base + 2 * nw]);
+            // The right-hand vertices of the previous cell when it was a
+            // plain quad: this cell's left-hand ones.
+            let mut carry: Option<(u32, u32)> = None;
+            for k in 0..nw - 1 {
+                let c0 = ka[k];
+                let i0 = base + k;
+                if c0 < 0x80 && ka[k + 1] == c0 && kb[k + 1] == c0 && kb[k] == c0 {
+                    // One band, all land: two triangles on the c0 -> c2
+                    // diagonal, with the nodes' own vertices (made in the
+                    // order c0, c1, c2, c3 the first time a node is met).
+                    let v = match carry {
+                        Some((v0, v3)) => [
+                            v0,
+                            emit.own_vertex(geo, &nodes[i0 + 1]),
+                            emit.own_vertex(geo, &nodes[i0 + 1 + nw]),
+                            v3,
+                        ],
+                        None => [
+                            emit.own_vertex(geo, &nodes[i0]),
+                            emit.own_vertex(geo, &nodes[i0 + 1]),
+                            emit.own_vertex(geo, &nodes[i0 + 1 + nw]),
+                            emit.own_vertex(geo, &nodes[i0 + nw]),
+                        ],
+                    };
+                    emit.out
+                        .indices
+                        .extend_from_slice(&[v[0], v[2], v[1], v[0], v[3], v[2]]);
+                    carry = Some((v[1], v[2]));
                     continue;
                 }
-                if class.iter().all(|&k| k >= 0x80) {
+                carry = None;
+                if c0 >= 0x80 && ka[k + 1] >= 0x80 && kb[k + 1] >= 0x80 && kb[k] >= 0x80 {
                     continue;
                 }
-                let cell = make_cell(geo, c, cx, cz);
+                let c = [
+                    &nodes[i0],
+                    &nodes[i0 + 1],
+                    &nodes[i0 + 1 + nw],
+                    &nodes[i0 + nw],
+                ];
+                let cell = make_cell(geo, c, r.x0 + k as u32, cz);
                 for j in 0..4u8 {
                     triangle(geo, &cell, j, rings, &mut emit);
                 }
@@ -942,6 +1075,10 @@ impl MapMesher {
     }
 
     fn water(&mut self, geo: &Geo, out: &mut WaterBuffers) {
+        if !self.has_water {
+            // Every cell has all its depths at or below zero.
+            return;
+        }
         let r = geo.rect;
         let nw = geo.nw;
         let cs = geo.cs as f64;
@@ -1120,6 +1257,12 @@ fn shore_point(pts: &[WPt; 4], e: u8, cx: u32, cz: u32, cs: f64) -> WPt {
     }
 }
 
+/// Rows `rm`, `r0` and `rp` (each `len` long) of a layer.
+#[inline]
+fn rows3(v: &[f32], rm: usize, r0: usize, rp: usize, len: usize) -> [&[f32]; 3] {
+    [&v[rm..rm + len], &v[r0..r0 + len], &v[rp..rp + len]]
+}
+
 /// The corners and centre of a crossed cell, with their carrier masks.
 fn make_cell(geo: &Geo, c: [&Pt; 4], cx: u32, cz: u32) -> Cell {
     let cs = geo.cs as f64;
@@ -1296,6 +1439,30 @@ fn check_nodes(layers: &MapLayers, r: CellRect) -> Result<(), MeshError> {
     let row = nx as usize;
     for z in za..=zb {
         let range = z as usize * row + xa as usize..=z as usize * row + xb as usize;
+        // Fast check of the whole row; the detailed pass below only runs to
+        // name the first bad value.
+        // (`fold` with `&` rather than `all`, so the loops vectorise.)
+        let bounded = |v: &[f32]| {
+            v.iter()
+                .fold(true, |ok, &v| ok & ((v as f64).abs() <= MAX_MAGNITUDE))
+        };
+        let within =
+            |v: &[f32], lo: f32, hi: f32| v.iter().fold(true, |ok, &v| ok & (v >= lo) & (v <= hi));
+        // Texture ids are below 16 when no id byte has a high nibble.
+        debug_assert_eq!(MAX_TEXTURES, 16);
+        let row_ok = bounded(&layers.ground[range.clone()])
+            && bounded(&layers.height[range.clone()])
+            && bounded(&layers.water[range.clone()])
+            && within(&layers.level[range.clone()], -0.5, MAX_LEVEL as f32 + 0.5)
+            && within(&layers.softness[range.clone()], 0.0, 1.0)
+            && layers.splat[range.clone()]
+                .iter()
+                .fold(0u32, |acc, s| acc | u32::from_le_bytes(s.ids))
+                & 0xf0f0_f0f0
+                == 0;
+        if row_ok {
+            continue;
+        }
         for (name, values, bounded) in [
             ("ground", &layers.ground, true),
             ("level", &layers.level, false),

@@ -72,6 +72,10 @@
 //!   lower-index node; a point inside a cell (its centre, or on a line from a
 //!   corner to the centre) takes the lowest-index corner of the cell, or the
 //!   corner the line starts from.
+//!   Each terrain vertex records that node
+//!   ([`MapMeshBuffers::splat_node`]), so a texture-only edit refreshes the
+//!   splats in place with [`MapMesher::update_attributes`], bit for bit what
+//!   a full remesh gives.
 //! * **Blend** (`0` ground top, `1` cliff wall): `1 - softness` at points on a
 //!   cliff rim, `1` on chasm rims and chasm wall bottoms, `0` elsewhere; shared
 //!   rim vertices carry the wall's value and the tops fade from it.
@@ -189,6 +193,11 @@ pub struct MapMeshBuffers {
     pub splat: Vec<Splat>,
     /// Cliff blend per vertex: `0` ground top, `1` cliff wall.
     pub blend: Vec<f32>,
+    /// Per vertex, the storage index (in the map's [`MapLayers`]) of the node
+    /// whose splat the vertex carries: `splat[v] == layers.splat[splat_node[v]]`.
+    /// [`MapMesher::update_attributes`] uses it to refresh `splat` after a
+    /// texture-only edit without remeshing.
+    pub splat_node: Vec<u32>,
     /// Triangle list.
     pub indices: Vec<u32>,
 }
@@ -200,6 +209,7 @@ impl MapMeshBuffers {
         self.normals.clear();
         self.splat.clear();
         self.blend.clear();
+        self.splat_node.clear();
         self.indices.clear();
     }
 

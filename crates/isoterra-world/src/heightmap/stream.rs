@@ -82,7 +82,8 @@ impl HeightmapEvent {
 /// let mut stream = HeightmapStream::new();
 /// let viewer = Viewer::new([4.0, 0.0, 4.0], 12.0);
 /// let mut shown = 0;
-/// for _ in 0..10_000 {
+/// // Poll once a frame until every wanted chunk is shown (a minute at most).
+/// for _ in 0..60_000 {
 ///     for e in stream.update(&mut world, &[viewer])? {
 ///         if let HeightmapEvent::ChunkReady { .. } = e {
 ///             shown += 1;
@@ -91,7 +92,7 @@ impl HeightmapEvent {
 ///     if stream.is_settled() {
 ///         break;
 ///     }
-///     std::thread::yield_now();
+///     std::thread::sleep(std::time::Duration::from_millis(1));
 /// }
 /// assert!(stream.is_settled());
 /// assert_eq!(shown, stream.loaded().len());

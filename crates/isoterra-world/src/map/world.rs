@@ -376,6 +376,37 @@ impl MapWorld {
         Ok(())
     }
 
+    /// Refreshes the per-vertex splats of `out`, a mesh of chunk `chunk`
+    /// made by [`mesh_chunk`](Self::mesh_chunk) since the last edit that
+    /// changed geometry, from the current splat layer, in place. Use it for
+    /// chunks whose dirty [`LayerMask`] does not
+    /// [`affect geometry`](LayerMask::affects_geometry) (a texture paint
+    /// stroke); the result is bit for bit what `mesh_chunk` would give, at a
+    /// fraction of the cost. Pathing-only changes need nothing at all.
+    ///
+    /// # Errors
+    ///
+    /// [`WorldError::OutOfBounds`] for a chunk outside the grid, and
+    /// [`WorldError::Mesh`] when `out` is not a mesh of this map (`out` is
+    /// then untouched).
+    pub fn refresh_chunk_attributes(
+        &self,
+        chunk: [u32; 2],
+        out: &mut MapMeshOutput,
+    ) -> Result<(), WorldError> {
+        let [cw, cd] = self.chunk_count();
+        if chunk[0] >= cw || chunk[1] >= cd {
+            let bad = if chunk[0] >= cw { chunk[0] } else { chunk[1] };
+            return Err(WorldError::OutOfBounds {
+                what: "map chunk coordinate",
+                index: u64::from(bad),
+                len: u64::from(if chunk[0] >= cw { cw } else { cd }),
+            });
+        }
+        MapMesher::update_attributes(&self.layers, out)?;
+        Ok(())
+    }
+
     /// Meshes several chunks (e.g. those [`take_dirty`](Self::take_dirty)
     /// returned), fanning out over rayon's threads with the `parallel`
     /// feature (one mesher per worker); the outputs follow the order of
@@ -400,15 +431,16 @@ impl MapWorld {
             outs.par_iter_mut()
                 .zip(results.par_iter_mut())
                 .zip(chunks.par_iter())
-                .for_each_init(MapMesher::new, |m, ((out, r), &c)| {
-                    *r = self.mesh_chunk(c, m, out);
+                .for_each(|((out, r), &c)| {
+                    *r = with_mesher(|m| self.mesh_chunk(c, m, out));
                 });
             return results.into_iter().collect::<Result<(), _>>().map(|_| outs);
         }
-        let mut m = MapMesher::new();
-        for ((out, r), &c) in outs.iter_mut().zip(results.iter_mut()).zip(chunks) {
-            *r = self.mesh_chunk(c, &mut m, out);
-        }
+        with_mesher(|m| {
+            for ((out, r), &c) in outs.iter_mut().zip(results.iter_mut()).zip(chunks) {
+                *r = self.mesh_chunk(c, m, out);
+            }
+        });
         results.into_iter().collect::<Result<(), _>>().map(|_| outs)
     }
 
@@ -482,6 +514,20 @@ impl MapWorld {
             self.params.mesh.level_height,
         )
     }
+}
+
+thread_local! {
+    /// One mesher per thread for [`MapWorld::mesh_chunks`], so its scratch
+    /// buffers stay warm from call to call.
+    static MESHER: std::cell::RefCell<MapMesher> = std::cell::RefCell::new(MapMesher::new());
+}
+
+/// Runs `f` with this thread's mesher (a fresh one if it is in use).
+fn with_mesher<R>(f: impl FnOnce(&mut MapMesher) -> R) -> R {
+    MESHER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut m) => f(&mut m),
+        Err(_) => f(&mut MapMesher::new()),
+    })
 }
 
 fn collect_masks(masks: &[u8], chunks_x: u32) -> Vec<([u32; 2], LayerMask)> {
