@@ -2,8 +2,8 @@
 //! acknowledged stroke must be in the file, and replaying the file's stroke
 //! log one stroke at a time into a fresh world must give the same world.
 //!
-//! The default size is 8 clients x 60 strokes per kind; set
-//! `ISOTERRA_EDITOR_LOAD_STROKES=500` for the full 8 x 500 run. The
+//! The default size is 8 clients x 500 strokes per kind; set
+//! `ISOTERRA_EDITOR_LOAD_STROKES=N` for another count. The
 //! stroke-to-ack latency percentiles are printed (run with `--nocapture`).
 
 mod common;
@@ -20,7 +20,7 @@ fn strokes_per_client() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .filter(|&n: &usize| n > 0)
-        .unwrap_or(60)
+        .unwrap_or(500)
 }
 
 /// A small deterministic generator.
