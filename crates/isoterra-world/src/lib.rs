@@ -87,7 +87,7 @@ pub use parry::{parry_oriented_polylines, parry_polylines};
 pub use query::RayHit;
 pub use side2d::{RebuildReport, Side2dWorld};
 pub use stream::{
-    CancelFlag, ChunkCoord, ChunkSource, Dim, HeightmapChunk, HeightmapSource, Side2dSource,
+    CancelFlag, ChunkCoord, ChunkRequest, ChunkSource, Dim, HeightmapChunk, HeightmapSource, Side2dSource,
     SlotId, StreamConfig, StreamEvent, StreamViewer, VoxelEdits, VoxelSource, desired_chunks,
 };
 #[cfg(feature = "parallel")]

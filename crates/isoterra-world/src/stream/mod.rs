@@ -16,5 +16,5 @@ pub use heightmap_source::{HeightmapChunk, HeightmapSource};
 pub use scheduler::{StreamScheduler, StreamStats};
 pub use select::{ChunkCoord, Dim, StreamConfig, StreamViewer, desired_chunks};
 pub use side2d_source::Side2dSource;
-pub use source::{CancelFlag, ChunkSource, SlotId, StreamEvent};
+pub use source::{CancelFlag, ChunkRequest, ChunkSource, SlotId, StreamEvent};
 pub use voxel_source::{VoxelEdits, VoxelSource};

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
 use super::select::{ChunkCoord, StreamConfig, StreamViewer, select, viewer_points};
-use super::source::{CancelFlag, ChunkSource, SlotId, StreamEvent};
+use super::select::Dim;
+use super::source::{CancelFlag, ChunkRequest, ChunkSource, SlotId, StreamEvent};
 use crate::WorldError;
 
 /// Counters of a [`StreamScheduler`].
@@ -39,34 +40,77 @@ enum Outcome<T> {
 
 struct Done<T> {
     ticket: u64,
-    coord: ChunkCoord,
-    lod: u8,
+    request: ChunkRequest,
     outcome: Outcome<T>,
 }
 
 struct Job {
     ticket: u64,
-    lod: u8,
+    request: ChunkRequest,
     cancel: CancelFlag,
 }
 
 struct Entry {
     /// The LOD the chunk should have.
     target: u8,
+    /// What the chunk should be built from (its LOD and the neighbour LODs
+    /// its seams depend on).
+    want: ChunkRequest,
     /// The LOD and slot handed out, if any.
     shown: Option<(u8, SlotId)>,
+    /// The request the shown content was built from.
+    shown_request: Option<ChunkRequest>,
     /// The job building it, if any.
     job: Option<Job>,
-    /// A LOD whose build failed.
-    failed: Option<u8>,
+    /// A request whose build failed.
+    failed: Option<ChunkRequest>,
 }
 
 impl Entry {
     fn needs_job(&self) -> bool {
-        self.shown.map(|s| s.0) != Some(self.target)
-            && self.job.as_ref().map(|j| j.lod) != Some(self.target)
-            && self.failed != Some(self.target)
+        self.shown_request != Some(self.want)
+            && self.job.as_ref().map(|j| j.request) != Some(self.want)
+            && self.failed != Some(self.want)
     }
+
+    fn is_done(&self) -> bool {
+        self.shown_request == Some(self.want) || self.failed == Some(self.want)
+    }
+}
+
+/// The request for chunk `c` at `lod` with the LODs of its face and edge
+/// neighbours in `target`.
+fn request_of(dim: Dim, target: &HashMap<ChunkCoord, u8>, c: ChunkCoord, lod: u8) -> ChunkRequest {
+    let at = |d: [i32; 3]| {
+        let n = [
+            c[0].wrapping_add(d[0]),
+            c[1].wrapping_add(d[1]),
+            c[2].wrapping_add(d[2]),
+        ];
+        target.get(&n).copied()
+    };
+    let mut faces = [None; 6];
+    for (f, d) in dim.face_offsets().iter().enumerate() {
+        faces[f] = at(*d);
+    }
+    let mut edges = [None; 12];
+    if dim == Dim::Xyz {
+        for (e, slot) in edges.iter_mut().enumerate() {
+            let axis = e / 4;
+            let (b0, b1) = match axis {
+                0 => (1, 2),
+                1 => (0, 2),
+                _ => (0, 1),
+            };
+            let mut d = [0; 3];
+            d[b0] = if e & 1 == 1 { 1 } else { -1 };
+            d[b1] = if e & 2 == 2 { 1 } else { -1 };
+            *slot = at(d);
+        }
+    }
+    ChunkRequest::new(c, lod)
+        .with_neighbour_lods(faces)
+        .with_edge_lods(edges)
 }
 
 /// Streams chunks of any world kind around viewers.
@@ -87,23 +131,27 @@ impl Entry {
 /// * cancels jobs of chunks that stop being wanted (their
 ///   [`CancelFlag`] is set and their results are dropped), and reports
 ///   chunks leaving the band as [`StreamEvent::ChunkUnloaded`];
-/// * gives every shown chunk a [`SlotId`].
+/// * gives every shown chunk a [`SlotId`];
+/// * hands each build the LODs of the chunk's neighbours
+///   ([`ChunkRequest`]) and rebuilds a shown chunk, keeping its slot, when
+///   the part of its request that its seams depend on
+///   ([`ChunkSource::seam_request`]) changes.
 ///
 /// Events come in order: a [`ChunkUnloaded`](StreamEvent::ChunkUnloaded)
 /// always follows the [`ChunkReady`](StreamEvent::ChunkReady) of its chunk,
 /// and a slot is only reused after the unload that freed it. The content
-/// of a chunk depends only on the source and `(coord, lod)`, not on the
+/// of a chunk depends only on the source and its request, not on the
 /// number of threads or the order jobs ran in.
 ///
 /// ```
-/// use isoterra_world::{ChunkSource, CancelFlag, ChunkCoord, StreamConfig, StreamEvent,
+/// use isoterra_world::{ChunkRequest, ChunkSource, CancelFlag, StreamConfig, StreamEvent,
 ///     StreamScheduler, StreamViewer};
 ///
 /// struct Squares;
 /// impl ChunkSource for Squares {
 ///     type Output = i64;
-///     fn build(&self, c: ChunkCoord, _lod: u8, _cancel: &CancelFlag) -> Option<i64> {
-///         Some(i64::from(c[0]) * i64::from(c[0]))
+///     fn build(&self, r: &ChunkRequest, _cancel: &CancelFlag) -> Option<i64> {
+///         Some(i64::from(r.coord[0]) * i64::from(r.coord[0]))
 ///     }
 /// }
 ///
@@ -251,10 +299,7 @@ impl<S: ChunkSource> StreamScheduler<S> {
     pub fn is_settled(&self) -> bool {
         self.in_flight == 0
             && self.events.is_empty()
-            && self
-                .entries
-                .values()
-                .all(|e| e.shown.map(|s| s.0) == Some(e.target) || e.failed == Some(e.target))
+            && self.entries.values().all(Entry::is_done)
     }
 
     /// Takes new viewer positions: chooses the chunks to hold, queues unload
@@ -296,18 +341,24 @@ impl<S: ChunkSource> StreamScheduler<S> {
             }
         }
         for (&c, &lod) in &target {
+            let want = self
+                .source
+                .seam_request(request_of(self.config.dim, &target, c, lod));
             let e = self.entries.entry(c).or_insert(Entry {
                 target: lod,
+                want,
                 shown: None,
+                shown_request: None,
                 job: None,
                 failed: None,
             });
             e.target = lod;
-            if e.failed.is_some_and(|f| f != lod) {
+            e.want = want;
+            if e.failed.is_some_and(|f| f != want) {
                 e.failed = None;
             }
-            // A job for another LOD is no use any more.
-            if e.job.as_ref().is_some_and(|j| j.lod != lod)
+            // A job for another LOD or other seams is no use any more.
+            if e.job.as_ref().is_some_and(|j| j.request != want)
                 && let Some(job) = e.job.take()
             {
                 job.cancel.cancel();
@@ -406,7 +457,9 @@ impl<S: ChunkSource> StreamScheduler<S> {
 
     fn accept(&mut self, done: Done<S::Output>) {
         self.in_flight = self.in_flight.saturating_sub(1);
-        let Some(e) = self.entries.get_mut(&done.coord) else {
+        let coord = done.request.coord;
+        let lod = done.request.lod;
+        let Some(e) = self.entries.get_mut(&coord) else {
             return;
         };
         if e.job.as_ref().map(|j| j.ticket) != Some(done.ticket) {
@@ -427,10 +480,11 @@ impl<S: ChunkSource> StreamScheduler<S> {
                         }
                     },
                 };
-                e.shown = Some((done.lod, slot));
+                e.shown = Some((lod, slot));
+                e.shown_request = Some(done.request);
                 self.events.push_back(StreamEvent::ChunkReady {
-                    coord: done.coord,
-                    lod: done.lod,
+                    coord,
+                    lod,
                     slot,
                     output,
                 });
@@ -438,11 +492,9 @@ impl<S: ChunkSource> StreamScheduler<S> {
             Outcome::Cancelled => {}
             Outcome::Failed => {
                 self.failed += 1;
-                e.failed = Some(done.lod);
-                self.events.push_back(StreamEvent::ChunkFailed {
-                    coord: done.coord,
-                    lod: done.lod,
-                });
+                e.failed = Some(done.request);
+                self.events
+                    .push_back(StreamEvent::ChunkFailed { coord, lod });
             }
         }
     }
@@ -464,13 +516,13 @@ impl<S: ChunkSource> StreamScheduler<S> {
             if !e.needs_job() {
                 continue;
             }
-            let lod = e.target;
+            let request = e.want;
             let cancel = CancelFlag::new();
             let ticket = self.next_ticket;
             self.next_ticket += 1;
             e.job = Some(Job {
                 ticket,
-                lod,
+                request,
                 cancel: cancel.clone(),
             });
             self.in_flight += 1;
@@ -480,7 +532,7 @@ impl<S: ChunkSource> StreamScheduler<S> {
                 let outcome = if cancel.is_cancelled() {
                     Outcome::Cancelled
                 } else {
-                    match catch_unwind(AssertUnwindSafe(|| source.build(c, lod, &cancel))) {
+                    match catch_unwind(AssertUnwindSafe(|| source.build(&request, &cancel))) {
                         _ if cancel.is_cancelled() => Outcome::Cancelled,
                         Ok(Some(out)) => Outcome::Built(out),
                         Ok(None) | Err(_) => Outcome::Failed,
@@ -490,8 +542,7 @@ impl<S: ChunkSource> StreamScheduler<S> {
                 // only means nobody wants the result any more.
                 let _ = tx.send(Done {
                     ticket,
-                    coord: c,
-                    lod,
+                    request,
                     outcome,
                 });
             });

@@ -470,14 +470,32 @@ fn ring_lod(
     lod
 }
 
-/// Lowers LODs until face neighbours differ by at most one. Only ever
+/// The edge-neighbour offsets of a 3D grid (chunks sharing one edge only).
+const EDGE_OFFSETS: [[i32; 3]; 12] = [
+    [0, -1, -1],
+    [0, 1, -1],
+    [0, -1, 1],
+    [0, 1, 1],
+    [-1, 0, -1],
+    [1, 0, -1],
+    [-1, 0, 1],
+    [1, 0, 1],
+    [-1, -1, 0],
+    [1, -1, 0],
+    [-1, 1, 0],
+    [1, 1, 0],
+];
+
+/// Lowers LODs until face neighbours (and in 3D chunks sharing an edge)
+/// differ by at most one. Only ever
 /// refines, so it ends; the result does not depend on visiting order (it is
 /// the largest assignment below the input that keeps the rule).
 fn enforce_two_to_one(dim: Dim, map: &mut HashMap<ChunkCoord, u8>) {
     let mut work: BTreeSet<ChunkCoord> = map.keys().copied().collect();
     while let Some(c) = work.pop_first() {
         let lod = map[&c];
-        for d in dim.face_offsets() {
+        let edges: &[[i32; 3]] = if dim == Dim::Xyz { &EDGE_OFFSETS } else { &[] };
+        for d in dim.face_offsets().iter().chain(edges) {
             let n = [
                 c[0].wrapping_add(d[0]),
                 c[1].wrapping_add(d[1]),
@@ -545,7 +563,9 @@ pub(crate) fn select(
 /// [`StreamConfig::bounds`] never are. Its LOD is the finest ring LOD that any
 /// viewer gives it (see [`StreamViewer::lod_distances`]), capped at
 /// [`StreamConfig::max_lod`]; then LODs are lowered until no two face
-/// neighbours differ by more than one level (the 2:1 rule). The result
+/// neighbours (in 3D also no two chunks sharing an edge, so meshes can be
+/// stitched with transition cells) differ by more than one level (the 2:1
+/// rule). The result
 /// depends only on the inputs, not on the order of the viewers.
 ///
 /// ```

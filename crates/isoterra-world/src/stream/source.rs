@@ -29,21 +29,77 @@ impl CancelFlag {
     }
 }
 
+/// One build asked of a [`ChunkSource`]: the chunk, its level of detail and
+/// the LODs of the chunks around it, as the scheduler holds them.
+///
+/// Faces are numbered `2 * axis + side` over the axes of the chunk
+/// coordinate (`side` 1 on the plus side): in 2D entries `0..4` are the
+/// `-c[0]`, `+c[0]`, `-c[1]`, `+c[1]` neighbours and entries `4..6` are
+/// `None`. Chunk edges (3D only) are numbered `4 * axis + u + 2 * v`, where
+/// `axis` is the edge's direction and `u`, `v` its sides along the other two
+/// axes in increasing order (as [`isoterra_mesh::LodChunkInput`] numbers
+/// them). `None` means no chunk is held there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ChunkRequest {
+    /// The chunk.
+    pub coord: ChunkCoord,
+    /// Its level of detail.
+    pub lod: u8,
+    /// The LODs of its face neighbours.
+    pub neighbour_lods: [Option<u8>; 6],
+    /// The LODs of the chunks touching it along one chunk edge only (3D).
+    pub edge_lods: [Option<u8>; 12],
+}
+
+impl ChunkRequest {
+    /// A request with no neighbour held (nothing to stitch to).
+    pub const fn new(coord: ChunkCoord, lod: u8) -> Self {
+        ChunkRequest {
+            coord,
+            lod,
+            neighbour_lods: [None; 6],
+            edge_lods: [None; 12],
+        }
+    }
+
+    /// Sets [`neighbour_lods`](Self::neighbour_lods).
+    pub const fn with_neighbour_lods(mut self, neighbour_lods: [Option<u8>; 6]) -> Self {
+        self.neighbour_lods = neighbour_lods;
+        self
+    }
+
+    /// Sets [`edge_lods`](Self::edge_lods).
+    pub const fn with_edge_lods(mut self, edge_lods: [Option<u8>; 12]) -> Self {
+        self.edge_lods = edge_lods;
+        self
+    }
+}
+
 /// What builds a chunk: generates its data and meshes it (and its
 /// colliders) on a worker thread.
 ///
-/// `build` must be a pure function of `(coord, lod)` and the source's own
+/// `build` must be a pure function of the request and the source's own
 /// immutable state, so that the same chunk gives the same bytes whatever
 /// thread builds it and in whatever order. Return `None` when `cancel` is
 /// set (the result would be dropped) or when the chunk cannot be built (the
 /// scheduler reports [`StreamEvent::ChunkFailed`] and does not retry that
-/// LOD while the chunk stays wanted). A panic in `build` counts as a failure.
+/// request while it stays the same). A panic in `build` counts as a failure.
 pub trait ChunkSource: Send + Sync + 'static {
     /// What one built chunk is (a mesh, colliders, a GPU-ready buffer…).
     type Output: Send + 'static;
 
-    /// Builds chunk `coord` at level of detail `lod`.
-    fn build(&self, coord: ChunkCoord, lod: u8, cancel: &CancelFlag) -> Option<Self::Output>;
+    /// Builds the chunk of `request` (its coordinate at its level of detail,
+    /// stitched to its neighbours where the source can).
+    fn build(&self, request: &ChunkRequest, cancel: &CancelFlag) -> Option<Self::Output>;
+
+    /// The part of `request` that the output depends on: the scheduler
+    /// builds this request and rebuilds a shown chunk only when it changes
+    /// (a neighbour's LOD changed in a way that moves the chunk's seams).
+    /// The default keeps the coordinate and LOD only (no stitching).
+    fn seam_request(&self, request: ChunkRequest) -> ChunkRequest {
+        ChunkRequest::new(request.coord, request.lod)
+    }
 }
 
 /// A slot id: a small integer, unique among the loaded chunks, kept while a
