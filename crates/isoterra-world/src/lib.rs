@@ -87,8 +87,9 @@ pub use parry::{parry_oriented_polylines, parry_polylines};
 pub use query::RayHit;
 pub use side2d::{RebuildReport, Side2dWorld};
 pub use stream::{
-    CancelFlag, ChunkCoord, ChunkRequest, ChunkSource, Dim, HeightmapChunk, HeightmapSource, Side2dSource,
-    SlotId, StreamConfig, StreamEvent, StreamViewer, VoxelEdits, VoxelSource, desired_chunks,
+    CancelFlag, ChunkCoord, ChunkRequest, ChunkSource, Dim, HeightmapChunk, HeightmapSource,
+    Side2dSource, SlotId, StreamConfig, StreamEvent, StreamViewer, VoxelEdits, VoxelSource,
+    desired_chunks,
 };
 #[cfg(feature = "parallel")]
 pub use stream::{StreamScheduler, StreamStats};

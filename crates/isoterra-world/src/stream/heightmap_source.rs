@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use isoterra_mesh::{HeightfieldCollider, HeightmapMesh, HeightmapMesher};
 
 use super::select::{ChunkCoord, Dim, StreamConfig};
-use super::source::{CancelFlag, ChunkSource};
+use super::source::{CancelFlag, ChunkRequest, ChunkSource};
 use crate::{HeightmapParams, HeightmapWorld, MeshKey, WorldError};
 
 /// One streamed heightmap chunk.
@@ -27,11 +27,14 @@ pub struct HeightmapChunk {
 /// Stream chunk `[cx, cz, 0]` is heightmap chunk `[cx, cz]` on the x/z
 /// plane ([`Dim::Xz`], `chunk_size = chunk_cells * cell_size`; use
 /// [`stream_config`](Self::stream_config)); LODs above the world's
-/// `lod_count - 1` are built at that LOD. A source builds one chunk without
-/// knowing its neighbours' LODs, so meshes are not stitched: give the
-/// parameters a skirt ([`HeightmapOptions::skirt_depth`](isoterra_mesh::HeightmapOptions::skirt_depth))
-/// to hide the seams between LODs. The mesh is the one
-/// [`HeightmapWorld::build_mesh`] gives for [`MeshKey::new`]`(chunk, lod)`.
+/// `lod_count - 1` are built at that LOD. Streamed chunks are stitched: a
+/// chunk whose face neighbour ([`ChunkRequest::neighbour_lods`], in the
+/// order −x, +x, −z, +z) is one level coarser snaps its border vertices on
+/// that side onto the coarse edge, so neighbours share their border vertices
+/// exactly. A skirt ([`HeightmapOptions::skirt_depth`](isoterra_mesh::HeightmapOptions::skirt_depth))
+/// is still added when the parameters ask for one. The mesh is the one
+/// [`HeightmapWorld::build_mesh`] gives for [`MeshKey::new`]`(chunk, lod)`
+/// with those neighbour LODs ([`MeshKey::with_neighbours`]).
 pub struct HeightmapSource {
     world: HeightmapWorld,
     colliders: bool,
@@ -111,11 +114,32 @@ impl HeightmapSource {
             .with_unload_hysteresis(p.unload_hysteresis)
     }
 
-    /// Builds chunk `coord` at `lod` on the calling thread; `None` when the
-    /// chunk is out of the world's range.
+    /// Builds chunk `coord` at `lod` on the calling thread, not stitched to
+    /// any neighbour; `None` when the chunk is out of the world's range.
     pub fn build_chunk(&self, coord: ChunkCoord, lod: u8) -> Option<HeightmapChunk> {
-        let chunk = [coord[0], coord[1]];
-        let key = MeshKey::new(chunk, lod.min(self.world.params().max_lod()));
+        self.build_request(&ChunkRequest::new(coord, lod))
+    }
+
+    /// The mesh key of a request: the LOD capped at the world's levels, and
+    /// the coarser face neighbours to stitch to.
+    fn key(&self, request: &ChunkRequest) -> MeshKey {
+        let max = self.world.params().max_lod();
+        let lod = request.lod.min(max);
+        let mut neighbours = [lod; 4];
+        for (k, nb) in neighbours.iter_mut().enumerate() {
+            if request.neighbour_lods[k].map(|n| n.min(max)) == Some(lod + 1) {
+                *nb = lod + 1;
+            }
+        }
+        MeshKey::new([request.coord[0], request.coord[1]], lod).with_neighbours(neighbours)
+    }
+
+    /// Builds the chunk of `request` on the calling thread, stitched toward
+    /// its coarser face neighbours; `None` when the chunk is out of the
+    /// world's range.
+    pub fn build_request(&self, request: &ChunkRequest) -> Option<HeightmapChunk> {
+        let key = self.key(request);
+        let chunk = key.chunk;
         let (mut mesher, mut heights) = self
             .scratch
             .lock()
@@ -143,10 +167,22 @@ impl HeightmapSource {
 impl ChunkSource for HeightmapSource {
     type Output = HeightmapChunk;
 
-    fn build(&self, coord: ChunkCoord, lod: u8, cancel: &CancelFlag) -> Option<HeightmapChunk> {
+    fn build(&self, request: &ChunkRequest, cancel: &CancelFlag) -> Option<HeightmapChunk> {
         if cancel.is_cancelled() {
             return None;
         }
-        self.build_chunk(coord, lod)
+        self.build_request(request)
+    }
+
+    /// Keeps the face neighbours one level coarser (the ones stitched to).
+    fn seam_request(&self, request: ChunkRequest) -> ChunkRequest {
+        let key = self.key(&request);
+        let mut faces = [None; 6];
+        for (slot, &nb) in faces.iter_mut().zip(&key.neighbours) {
+            if nb != key.lod {
+                *slot = Some(nb);
+            }
+        }
+        ChunkRequest::new(request.coord, request.lod).with_neighbour_lods(faces)
     }
 }

@@ -6,8 +6,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use super::select::{ChunkCoord, StreamConfig, StreamViewer, select, viewer_points};
 use super::select::Dim;
+use super::select::{ChunkCoord, StreamConfig, StreamViewer, select, viewer_points};
 use super::source::{CancelFlag, ChunkRequest, ChunkSource, SlotId, StreamEvent};
 use crate::WorldError;
 
@@ -297,9 +297,7 @@ impl<S: ChunkSource> StreamScheduler<S> {
     /// chunk is shown at its target LOD (or failed at it): nothing more
     /// happens until viewers move.
     pub fn is_settled(&self) -> bool {
-        self.in_flight == 0
-            && self.events.is_empty()
-            && self.entries.values().all(Entry::is_done)
+        self.in_flight == 0 && self.events.is_empty() && self.entries.values().all(Entry::is_done)
     }
 
     /// Takes new viewer positions: chooses the chunks to hold, queues unload

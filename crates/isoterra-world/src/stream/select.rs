@@ -1,6 +1,6 @@
 //! Viewers, streaming settings and the wanted set of `(chunk, LOD)`: view
 //! distances, LOD rings, prefetch along the velocity, unload hysteresis and
-//! the 2:1 rule across face neighbours.
+//! the 2:1 rule across neighbours (faces; in 3D also edges and corners).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -486,8 +486,20 @@ const EDGE_OFFSETS: [[i32; 3]; 12] = [
     [1, 1, 0],
 ];
 
-/// Lowers LODs until face neighbours (and in 3D chunks sharing an edge)
-/// differ by at most one. Only ever
+/// The corner-neighbour offsets of a 3D grid.
+const CORNER_OFFSETS: [[i32; 3]; 8] = [
+    [-1, -1, -1],
+    [1, -1, -1],
+    [-1, 1, -1],
+    [1, 1, -1],
+    [-1, -1, 1],
+    [1, -1, 1],
+    [-1, 1, 1],
+    [1, 1, 1],
+];
+
+/// Lowers LODs until face neighbours (and in 3D every two chunks that
+/// touch) differ by at most one. Only ever
 /// refines, so it ends; the result does not depend on visiting order (it is
 /// the largest assignment below the input that keeps the rule).
 fn enforce_two_to_one(dim: Dim, map: &mut HashMap<ChunkCoord, u8>) {
@@ -495,7 +507,12 @@ fn enforce_two_to_one(dim: Dim, map: &mut HashMap<ChunkCoord, u8>) {
     while let Some(c) = work.pop_first() {
         let lod = map[&c];
         let edges: &[[i32; 3]] = if dim == Dim::Xyz { &EDGE_OFFSETS } else { &[] };
-        for d in dim.face_offsets().iter().chain(edges) {
+        let corners: &[[i32; 3]] = if dim == Dim::Xyz {
+            &CORNER_OFFSETS
+        } else {
+            &[]
+        };
+        for d in dim.face_offsets().iter().chain(edges).chain(corners) {
             let n = [
                 c[0].wrapping_add(d[0]),
                 c[1].wrapping_add(d[1]),
@@ -563,8 +580,8 @@ pub(crate) fn select(
 /// [`StreamConfig::bounds`] never are. Its LOD is the finest ring LOD that any
 /// viewer gives it (see [`StreamViewer::lod_distances`]), capped at
 /// [`StreamConfig::max_lod`]; then LODs are lowered until no two face
-/// neighbours (in 3D also no two chunks sharing an edge, so meshes can be
-/// stitched with transition cells) differ by more than one level (the 2:1
+/// neighbours (in 3D no two chunks that touch by a face, an edge or a
+/// corner, so meshes can be stitched with transition cells) differ by more than one level (the 2:1
 /// rule). The result
 /// depends only on the inputs, not on the order of the viewers.
 ///

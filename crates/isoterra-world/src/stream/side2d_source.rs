@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use super::select::{ChunkCoord, Dim, StreamConfig};
-use super::source::{CancelFlag, ChunkSource};
+use super::select::{Dim, StreamConfig};
+use super::source::{CancelFlag, ChunkRequest, ChunkSource};
 use crate::{Side2dChunk, Side2dWorld};
 
 /// Streams the chunks of a [`Side2dWorld`] (a finite x/y grid, one world
@@ -51,7 +51,8 @@ impl Side2dSource {
 impl ChunkSource for Side2dSource {
     type Output = Arc<Side2dChunk>;
 
-    fn build(&self, coord: ChunkCoord, _lod: u8, cancel: &CancelFlag) -> Option<Arc<Side2dChunk>> {
+    fn build(&self, request: &ChunkRequest, cancel: &CancelFlag) -> Option<Arc<Side2dChunk>> {
+        let coord = request.coord;
         if cancel.is_cancelled() || coord[0] < 0 || coord[1] < 0 || coord[2] != 0 {
             return None;
         }

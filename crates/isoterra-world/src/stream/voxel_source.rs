@@ -5,10 +5,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use isoterra_field::{DensitySampler, HeightGen, HeightParams, VoxelPreset};
-use isoterra_mesh::{CellBox, CubesOptions, CubesOutput, MarchingCubes};
+use isoterra_mesh::{CellBox, CubesOptions, CubesOutput, LodChunkInput, LodMesher, MarchingCubes};
 
 use super::select::{ChunkCoord, Dim, StreamConfig};
-use super::source::{CancelFlag, ChunkSource};
+use super::source::{CancelFlag, ChunkRequest, ChunkSource};
 use crate::voxel::{VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh};
 use crate::{VoxelParams, VoxelWorld, WorldError};
 
@@ -28,6 +28,30 @@ struct Scratch {
     /// The sampled rows when the top of the grid is surely air.
     part: Vec<f32>,
     mats: Vec<u8>,
+    /// The mesher with transition cells, for stitched builds.
+    lod: LodMesher,
+    /// The chunk's own `(cells + 1)^3` samples and material ids.
+    inner: Vec<f32>,
+    inner_mats: Vec<u8>,
+    /// Fine samples of the faces toward finer neighbours, and around them.
+    faces: [Vec<f32>; 6],
+    fine_aprons: [Vec<f32>; 6],
+}
+
+/// The faces and edges of a chunk whose neighbour is one level finer.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct Finer {
+    faces: u8,
+    edges: u16,
+    /// The faces and edges whose neighbour is one level coarser.
+    coarser_faces: u8,
+    coarser_edges: u16,
+}
+
+impl Finer {
+    fn refines(&self) -> bool {
+        self.faces != 0 || self.edges != 0
+    }
 }
 
 /// Builds voxel chunks for a [`StreamScheduler`](crate::StreamScheduler):
@@ -42,8 +66,15 @@ struct Scratch {
 /// cells per axis (LODs above `log2` of the largest power of two dividing
 /// `chunk_cells` are built at that LOD). At LOD 0 the mesh is bit for bit
 /// what [`VoxelWorld::mesh_chunk`] gives once the 27 chunks around `c` are
-/// loaded. Chunks of different LODs are not stitched: small cracks can show
-/// where the LOD changes.
+/// loaded ([`build_mesh`](Self::build_mesh)).
+///
+/// Streamed chunks ([`ChunkSource::build`], [`build_request`](Self::build_request))
+/// are meshed with transition cells ([`LodMesher`], as
+/// [`VoxelLodMesher`](crate::VoxelLodMesher) does): a chunk at LOD `k > 0`
+/// refines its faces and edges whose neighbour in the request is at LOD
+/// `k - 1`, and positions are measured on the global node grid, so chunks of
+/// one settled stream share their seam vertices exactly and a closed surface
+/// stays closed across LOD changes.
 ///
 /// Chunks that lie wholly above the highest ground the generator can make
 /// (and touch no edited chunk) are empty at once, without sampling.
@@ -249,7 +280,7 @@ impl VoxelSource {
             .unwrap_or_else(|e| e.into_inner())
             .pop()
             .unwrap_or_default();
-        let out = self.build_into(coord, lod, cancel, &mut scratch);
+        let out = self.build_into(coord, lod, None, cancel, &mut scratch);
         self.scratch
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -257,15 +288,101 @@ impl VoxelSource {
         out
     }
 
+    /// Builds the mesh of `request` on the calling thread with transition
+    /// cells toward its finer neighbours (see the type's docs). `None` when
+    /// the chunk lies beyond ±2^24 nodes, `cancel` was set or the samples
+    /// cannot be meshed.
+    pub fn build_request(
+        &self,
+        request: &ChunkRequest,
+        cancel: Option<&CancelFlag>,
+    ) -> Option<VoxelChunkMesh> {
+        let finer = self.finer(request);
+        let mut scratch = self
+            .scratch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
+        let out = self.build_into(
+            request.coord,
+            request.lod,
+            Some(finer),
+            cancel,
+            &mut scratch,
+        );
+        self.scratch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(scratch);
+        out
+    }
+
+    /// The faces and edges of `request` whose neighbour is one level finer
+    /// (LODs capped as the build caps them).
+    fn finer(&self, request: &ChunkRequest) -> Finer {
+        let max = self.max_lod();
+        let lod = request.lod.min(max);
+        let mut finer = Finer::default();
+        let at = |nb: Option<u8>| nb.map(|l| l.min(max));
+        for (f, nb) in request.neighbour_lods.iter().enumerate() {
+            if lod > 0 && at(*nb) == Some(lod - 1) {
+                finer.faces |= 1 << f;
+            }
+            if at(*nb) == Some(lod + 1) {
+                finer.coarser_faces |= 1 << f;
+            }
+        }
+        for (e, nb) in request.edge_lods.iter().enumerate() {
+            if lod > 0 && at(*nb) == Some(lod - 1) {
+                finer.edges |= 1 << e;
+            }
+            if at(*nb) == Some(lod + 1) {
+                finer.coarser_edges |= 1 << e;
+            }
+        }
+        finer
+    }
+
+    /// Fills `out` with the values of the global nodes `origin + i * step`
+    /// of a `dims` grid (x fastest): the generator's, overwritten by the
+    /// edited chunks in `touched`; air where the generator cannot be
+    /// evaluated.
+    fn sample(
+        &self,
+        touched: &[(ChunkCoord, &VoxelChunk)],
+        origin: [i64; 3],
+        step: i64,
+        dims: [usize; 3],
+        out: &mut Vec<f32>,
+    ) {
+        out.clear();
+        out.resize(dims[0] * dims[1] * dims[2], -1.0);
+        let d = dims.map(|v| v as u32);
+        if self
+            .sampler
+            .fill(origin.map(|g| g as f32), step as f32, d, out)
+            .is_err()
+        {
+            out.fill(-1.0);
+        }
+        let n = i64::from(self.params.chunk_cells);
+        for (c, ch) in touched {
+            overlay_values(out, *c, ch, n, origin, step, dims);
+        }
+    }
+
     fn build_into(
         &self,
         coord: ChunkCoord,
         lod: u8,
+        finer: Option<Finer>,
         cancel: Option<&CancelFlag>,
         s: &mut Scratch,
     ) -> Option<VoxelChunkMesh> {
         let n = i64::from(self.params.chunk_cells);
         let lod = lod.min(self.max_lod());
+        let refined = finer.is_some_and(|f| f.refines());
         let step = 1i64 << lod;
         let cells = n >> lod;
         let w = (cells + 3) as usize;
@@ -317,10 +434,12 @@ impl VoxelSource {
                 let top =
                     ground.offset + f64::from(self.column_max(ground, coord, lod, g0, step, w));
                 let rows = ((top - g0[1] as f64) / step as f64).floor() + 1.0;
-                if rows < 1.0 {
+                // Fine face nodes lie between the sampled columns: only an
+                // unrefined chunk may stop here.
+                if rows < 1.0 && !refined {
                     return Some(VoxelChunkMesh::default());
                 }
-                (rows as usize).min(w)
+                (rows.max(1.0) as usize).min(w)
             }
             _ => w,
         };
@@ -359,8 +478,11 @@ impl VoxelSource {
         }
         let iso = self.params.iso;
         let first = s.values[0] >= iso;
-        if s.values.iter().all(|&v| (v >= iso) == first) {
+        if !refined && s.values.iter().all(|&v| (v >= iso) == first) {
             return Some(VoxelChunkMesh::default());
+        }
+        if let Some(finer) = finer {
+            return self.mesh_stitched(s, &touched, finer, uniform_id, lod, g0);
         }
         let wu = w as u32;
         let cells_box = CellBox::new(1, 1, 1, wu - 2, wu - 2, wu - 2);
@@ -395,6 +517,245 @@ impl VoxelSource {
             materials: s.out.materials.clone(),
             indices: s.out.indices.clone(),
         })
+    }
+}
+
+impl VoxelSource {
+    /// Meshes the sampled grid in `s.values` (nodes `-1..=cells + 1` at
+    /// the chunk's LOD from `g0`) with transition cells on the `finer`
+    /// faces and edges.
+    fn mesh_stitched(
+        &self,
+        s: &mut Scratch,
+        touched: &[(ChunkCoord, &VoxelChunk)],
+        finer: Finer,
+        uniform_id: Option<u8>,
+        lod: u8,
+        g0: [i64; 3],
+    ) -> Option<VoxelChunkMesh> {
+        let n = i64::from(self.params.chunk_cells);
+        let step = 1i64 << lod;
+        let cells = (n >> lod) as usize;
+        let w = cells + 3;
+        let base = g0.map(|g| g + step);
+        // The chunk's own nodes, bit for bit those of the apron.
+        let side = cells + 1;
+        s.inner.clear();
+        s.inner_mats.clear();
+        for k in 0..side {
+            for j in 0..side {
+                let at = ((k + 1) * w + j + 1) * w + 1;
+                s.inner.extend_from_slice(&s.values[at..at + side]);
+                if uniform_id.is_none() {
+                    s.inner_mats.extend_from_slice(&s.mats[at..at + side]);
+                }
+            }
+        }
+        // Faces whose fine samples are needed: the refined faces, and one
+        // face of every refined edge not already covered.
+        let mut need = finer.faces & 0x3f;
+        for e in 0..12u8 {
+            if finer.edges & (1 << e) == 0 {
+                continue;
+            }
+            let axis = e / 4;
+            let (b0, b1) = match axis {
+                0 => (1, 2),
+                1 => (0, 2),
+                _ => (0, 1),
+            };
+            let fa = 2 * b0 + (e & 1);
+            let fb = 2 * b1 + ((e >> 1) & 1);
+            if need & (1 << fa | 1 << fb) == 0 {
+                need |= 1 << fa;
+            }
+        }
+        let half = step / 2;
+        for f in 0..6usize {
+            if need & (1 << f) == 0 {
+                continue;
+            }
+            let axis = f / 2;
+            let mut origin = base;
+            if f % 2 == 1 {
+                origin[axis] += n;
+            }
+            let mut dims = [2 * cells + 1; 3];
+            dims[axis] = 1;
+            let mut face = std::mem::take(&mut s.faces[f]);
+            self.sample(touched, origin, half, dims, &mut face);
+            let mut dims = [2 * cells + 3; 3];
+            dims[axis] = 3;
+            let mut ring = std::mem::take(&mut s.fine_aprons[f]);
+            self.sample(touched, origin.map(|c| c - half), half, dims, &mut ring);
+            // Its middle layer is the face itself, bit for bit.
+            let (u, v) = match axis {
+                0 => (1, 2),
+                1 => (0, 2),
+                _ => (0, 1),
+            };
+            let stride = [1, dims[0], dims[0] * dims[1]];
+            for (r, row) in face.chunks_exact(2 * cells + 1).enumerate() {
+                for (c, &value) in row.iter().enumerate() {
+                    ring[stride[axis] + (c + 1) * stride[u] + (r + 1) * stride[v]] = value;
+                }
+            }
+            s.faces[f] = face;
+            s.fine_aprons[f] = ring;
+        }
+        let iso = self.params.iso;
+        let first = s.values[0] >= iso;
+        let uniform = s.values.iter().all(|&v| (v >= iso) == first)
+            && (0..6)
+                .all(|f| need & (1 << f) == 0 || s.faces[f].iter().all(|&v| (v >= iso) == first));
+        if uniform {
+            return Some(VoxelChunkMesh::default());
+        }
+        let mut input = LodChunkInput::new(&s.inner, cells as u32, lod)
+            .with_base_node(base)
+            .with_base_cell_size(1.0)
+            .with_apron(&s.values);
+        if uniform_id.is_none() {
+            input = input.with_materials(&s.inner_mats);
+        }
+        for f in 0..6u8 {
+            if need & (1 << f) == 0 {
+                continue;
+            }
+            let fine = &s.faces[f as usize];
+            input = if finer.faces & (1 << f) != 0 {
+                input.with_finer_face(f, fine)
+            } else {
+                input.with_fine_face_samples(f, fine)
+            };
+            input = input.with_fine_apron(f, &s.fine_aprons[f as usize]);
+        }
+        input.finer_edges = finer.edges;
+        let options = CubesOptions::DEFAULT.with_iso(iso);
+        s.lod.mesh(&input, &options, &mut s.out).ok()?;
+        if finer.coarser_faces != 0 || finer.coarser_edges != 0 {
+            measure_as_coarser(s, finer, base, step, cells, iso);
+        }
+        let mut materials = s.out.materials.clone();
+        if let Some(id) = uniform_id {
+            materials.clear();
+            materials.resize(s.out.positions.len(), id);
+        }
+        Some(VoxelChunkMesh {
+            positions: s.out.positions.clone(),
+            normals: s.out.normals.clone(),
+            materials,
+            indices: s.out.indices.clone(),
+        })
+    }
+}
+
+/// Re-measures the seam vertices a coarser neighbour shares: a coarser
+/// chunk measures a vertex on half of one of its edges from the start of
+/// the half of its face (or chunk edge) that holds it, so the vertices of
+/// `s.out` on faces and chunk edges toward a coarser neighbour are measured
+/// the same way, from the same samples, and get the same bits.
+fn measure_as_coarser(
+    s: &mut Scratch,
+    finer: Finer,
+    base: [i64; 3],
+    step: i64,
+    cells: usize,
+    iso: f32,
+) {
+    let n = cells as i64 * step;
+    let half_cells = cells / 2;
+    let side = cells + 1;
+    for p in &mut s.out.positions {
+        let frac: Vec<usize> = (0..3).filter(|&a| p[a].fract() != 0.0).collect();
+        let [a] = frac[..] else { continue };
+        let on = |q: usize, side_bit: u16| p[q] == (base[q] + i64::from(side_bit) * n) as f32;
+        let mut shared = false;
+        for f in 0..6u16 {
+            let q = (f / 2) as usize;
+            if finer.coarser_faces & (1 << f) != 0 && q != a && on(q, f % 2) {
+                shared = true;
+            }
+        }
+        for e in 0..12u16 {
+            let axis = (e / 4) as usize;
+            let (b0, b1) = match axis {
+                0 => (1, 2),
+                1 => (0, 2),
+                _ => (0, 1),
+            };
+            if finer.coarser_edges & (1 << e) != 0
+                && axis == a
+                && on(b0, e & 1)
+                && on(b1, (e >> 1) & 1)
+            {
+                shared = true;
+            }
+        }
+        if !shared {
+            continue;
+        }
+        // The node indices of the vertex's edge in the chunk's samples.
+        let mut node = [0usize; 3];
+        for q in 0..3 {
+            let local = (f64::from(p[q]) - base[q] as f64) / step as f64;
+            node[q] = local
+                .floor()
+                .clamp(0.0, cells as f64 - if q == a { 1.0 } else { 0.0 })
+                as usize;
+        }
+        let at = |g: [usize; 3]| s.inner[(g[2] * side + g[1]) * side + g[0]];
+        let va = at(node);
+        let mut up = node;
+        up[a] += 1;
+        let vb = at(up);
+        #[allow(clippy::manual_clamp)]
+        let t = ((iso - va) / (vb - va)).max(0.0).min(1.0);
+        let i = node[a];
+        let j = i / half_cells;
+        let frame = base[a] + (j * half_cells) as i64 * step;
+        let local = (i - j * half_cells) as f32 + t;
+        p[a] = if local.fract() == 0.0 {
+            (frame + local as i64 * step) as f32
+        } else {
+            frame as f32 + local * step as f32
+        };
+    }
+}
+
+/// Copies the nodes of edited chunk `c` that a `dims` grid of global nodes
+/// `origin + i * step` holds into `out`.
+fn overlay_values(
+    out: &mut [f32],
+    c: ChunkCoord,
+    ch: &VoxelChunk,
+    n: i64,
+    origin: [i64; 3],
+    step: i64,
+    dims: [usize; 3],
+) {
+    let mut range = [(0usize, 0usize); 3];
+    for a in 0..3 {
+        let lo = i64::from(c[a]) * n;
+        let hi = lo + n - 1;
+        let first = (lo - origin[a] + step - 1).div_euclid(step).max(0);
+        let last = (hi - origin[a]).div_euclid(step).min(dims[a] as i64 - 1);
+        if first > last {
+            return;
+        }
+        range[a] = (first as usize, last as usize);
+    }
+    let base = c.map(|v| i64::from(v) * n);
+    let nu = n as usize;
+    for k in range[2].0..=range[2].1 {
+        let lz = (origin[2] + k as i64 * step - base[2]) as usize;
+        for j in range[1].0..=range[1].1 {
+            let ly = (origin[1] + j as i64 * step - base[1]) as usize;
+            for i in range[0].0..=range[0].1 {
+                let lx = (origin[0] + i as i64 * step - base[0]) as usize;
+                out[(k * dims[1] + j) * dims[0] + i] = ch.density.get((lz * nu + ly) * nu + lx);
+            }
+        }
     }
 }
 
@@ -444,7 +805,34 @@ fn overlay(
 impl ChunkSource for VoxelSource {
     type Output = VoxelChunkMesh;
 
-    fn build(&self, coord: ChunkCoord, lod: u8, cancel: &CancelFlag) -> Option<VoxelChunkMesh> {
-        self.build_mesh(coord, lod, Some(cancel))
+    fn build(&self, request: &ChunkRequest, cancel: &CancelFlag) -> Option<VoxelChunkMesh> {
+        self.build_request(request, Some(cancel))
+    }
+
+    /// Keeps the face and edge neighbours one level finer (the ones the
+    /// chunk makes transition cells toward) or one level coarser (the ones
+    /// whose frames its seam vertices are measured in).
+    fn seam_request(&self, request: ChunkRequest) -> ChunkRequest {
+        let finer = self.finer(&request);
+        let lod = request.lod.min(self.max_lod());
+        let mut faces = [None; 6];
+        for (f, slot) in faces.iter_mut().enumerate() {
+            if finer.faces & (1 << f) != 0 {
+                *slot = Some(lod - 1);
+            } else if finer.coarser_faces & (1 << f) != 0 {
+                *slot = Some(lod + 1);
+            }
+        }
+        let mut edges = [None; 12];
+        for (e, slot) in edges.iter_mut().enumerate() {
+            if finer.edges & (1 << e) != 0 {
+                *slot = Some(lod - 1);
+            } else if finer.coarser_edges & (1 << e) != 0 {
+                *slot = Some(lod + 1);
+            }
+        }
+        ChunkRequest::new(request.coord, request.lod)
+            .with_neighbour_lods(faces)
+            .with_edge_lods(edges)
     }
 }
