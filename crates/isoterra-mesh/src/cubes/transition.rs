@@ -7,6 +7,42 @@ use super::kernel::pack_signs;
 use super::tables::{CENTRE, corner, edge_corners, face_corners, tables};
 use super::{CellBox, CubesOptions, CubesOutput};
 use crate::MeshError;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A small multiplicative hasher for the integer keys of the triangulation
+/// cache.
+#[derive(Debug, Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 31)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(23) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+}
+
+/// Recipe tag: a loop fanned from one of its points (triangle count follows).
+const FAN: u8 = 0;
+/// Recipe tag: a loop around a centre vertex (point count follows).
+const CENTRED: u8 = 1;
+/// Recipe tag: no more loops.
+const END: u8 = 2;
+/// Bytes of encoded triangulations kept before the cache starts over.
+const MAX_RECIPE_BYTES: usize = 1 << 22;
 
 /// Largest chunk size (cells per axis) accepted by [`LodMesher`].
 pub const MAX_LOD_CELLS: u32 = 256;
@@ -593,8 +629,11 @@ pub(crate) fn triangulate_loop(
 /// on a node, the whole chunk is meshed cell by cell instead). The outer layer
 /// packs the signs of its coarse node rows and of the fine face rows into bit
 /// words, so the cells whose nodes all have one sign are skipped 64 at a time;
-/// only the others are traced, with their crossed sub-edges' vertices kept in
-/// flat arrays indexed by grid edge.
+/// only the others are meshed, with their crossed sub-edges' vertices kept in
+/// flat arrays indexed by grid edge. A transition cell's loops depend only on
+/// its shape, the signs of its nodes and the asymptotic decider of its quads
+/// with four crossings, so each such pattern is traced and triangulated once
+/// and replayed from a table the mesher keeps across calls.
 ///
 /// # Positions
 ///
@@ -719,6 +758,13 @@ pub struct LodMesher {
     fine_bits: Vec<u64>,
     /// Shapes resolved by earlier calls, by [`Resolved::key`].
     known: std::collections::HashMap<u64, Resolved>,
+    /// Triangulations of transition cells by shape and signs
+    /// ([`LodMesher::transition_cell`]): offsets into `recipe_bytes`.
+    recipes: HashMap<(u64, u32), u32, BuildHasherDefault<KeyHasher>>,
+    /// Encoded triangulations: the point count, per point its two local
+    /// nodes and `axis | whole << 2`, then per loop either `FAN` and its
+    /// triangles or `CENTRED` and its points, and `END`.
+    recipe_bytes: Vec<u8>,
     /// Vertex ids of whole chunk edges, three per node, valid where the
     /// matching `stamps` entry equals `stamp`.
     edge_ids: Vec<u32>,
@@ -800,6 +846,12 @@ struct Resolved {
     fine_count: u8,
     /// Faces read by `fine`.
     fine_faces: u8,
+    /// The refined cube edges and faces of the shape, `edges | faces << 12`.
+    shape_key: u64,
+    /// The shape's cycles of four nodes (the ones an asymptotic decider may
+    /// split).
+    quads: [u8; 24],
+    quad_count: u8,
 }
 
 /// The two axes of a face of `axis`, in increasing order.
@@ -835,7 +887,16 @@ impl Resolved {
             fine: [(0, 0); 19],
             fine_count: 0,
             fine_faces: 0,
+            shape_key: edges as u64 | (faces as u64) << 12,
+            quads: [0; 24],
+            quad_count: 0,
         };
+        for c in 0..shape.count {
+            if shape.lens[c as usize] == 4 {
+                r.quads[r.quad_count as usize] = c;
+                r.quad_count += 1;
+            }
+        }
         let mut bits = shape.nodes;
         while bits != 0 {
             let n = bits.trailing_zeros() as u8;
@@ -1232,6 +1293,10 @@ impl LodMesher {
         out: &mut CubesOutput,
     ) -> Result<(), MeshError> {
         check_input(input, options.iso)?;
+        if self.recipe_bytes.len() > MAX_RECIPE_BYTES {
+            self.recipes.clear();
+            self.recipe_bytes.clear();
+        }
         out.reset();
         self.recs.clear();
         self.centre_ids.clear();
@@ -1444,16 +1509,18 @@ impl LodMesher {
         self.node_bits.resize(s * s * wr, 0);
         let near = |j: usize| j <= 1 || j + 1 >= n;
         for k in 0..s {
-            let rows = &input.samples[k * s * s..(k + 1) * s * s];
-            let bits = &mut self.node_bits[k * s * wr..(k + 1) * s * wr];
-            for (j, (row, out)) in rows
-                .chunks_exact(s)
-                .zip(bits.chunks_exact_mut(wr))
-                .enumerate()
-            {
-                if near(j) || near(k) {
-                    pack_signs(row, iso, out);
-                }
+            // All rows of the planes near the ends, rows `0, 1, n - 1, n`
+            // of the others.
+            let mut j = 0;
+            while j < s {
+                let row = &input.samples[(k * s + j) * s..][..s];
+                let out = &mut self.node_bits[(k * s + j) * wr..][..wr];
+                pack_signs(row, iso, out);
+                j = if j == 1 && !near(k) {
+                    (n - 1).max(2)
+                } else {
+                    j + 1
+                };
             }
         }
         let wc1 = wr;
@@ -1513,7 +1580,7 @@ impl LodMesher {
                     }
                 }
                 let out = &mut bits[v * 2 * wc..(v + 1) * 2 * wc];
-                for (k, words) in [solid, air].iter().enumerate() {
+                for (k, words) in [&solid, &air].into_iter().enumerate() {
                     // Bit `2u` of `t`: one of the fine nodes `2u..=2u + 2`.
                     let t = |w: usize| {
                         words[w]
@@ -1811,8 +1878,25 @@ impl LodMesher {
         out: &mut CubesOutput,
     ) -> u32 {
         let axis = (0..3).find(|&q| ha[q] != hb[q]).unwrap_or(0);
-        let len_h = hb[axis] - ha[axis];
-        let whole = len_h == 2;
+        let whole = hb[axis] - ha[axis] == 2;
+        self.vertex_along(chunk, ha, hb, axis, whole, va, vb, out)
+    }
+
+    /// [`LodMesher::vertex`] with the axis of the sub-edge and whether it
+    /// is a whole edge given.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn vertex_along(
+        &mut self,
+        chunk: &Chunk<'_>,
+        ha: [u32; 3],
+        hb: [u32; 3],
+        axis: usize,
+        whole: bool,
+        va: f32,
+        vb: f32,
+        out: &mut CubesOutput,
+    ) -> u32 {
         let slot = if whole {
             let n = chunk.input.cells as usize + 1;
             let g = ha.map(|c| (c / 2) as usize);
@@ -1851,7 +1935,7 @@ impl LodMesher {
                 // `world` of a whole coordinate.
                 p[q] = (base[q] + (ha[q] / 2) as i64 * step) as f32 * cs;
             }
-            p[axis] = world(base[axis], (ha[axis] / 2) as f32 + t, step, cs);
+            p[axis] = world_up(base[axis], (ha[axis] / 2) as f32 + t, step, cs);
         } else {
             // Measured in the frame of the finer chunk that owns the half edge,
             // exactly as that chunk measures it.
@@ -1863,10 +1947,10 @@ impl LodMesher {
             let n = chunk.input.cells;
             let j = ha[axis] / n;
             let frame = base[axis] + (j * n) as i64 * half;
-            p[axis] = world(frame, (ha[axis] - j * n) as f32 + t, half, cs);
+            p[axis] = world_up(frame, (ha[axis] - j * n) as f32 + t, half, cs);
         }
         let rec = if whole {
-            match edge_rec(ha.map(|c| c / 2), axis, t) {
+            match edge_rec_up(ha.map(|c| c / 2), axis, t) {
                 Rec::Node { g } => {
                     let h = g.map(|c| 2 * c);
                     match chunk.fine_face_of(h, 3, true) {
@@ -1881,7 +1965,7 @@ impl LodMesher {
             // coordinate plus `t` is a whole number.
             let n = chunk.input.cells;
             let local = (ha[axis] % n) as f32 + t;
-            if local.fract() == 0.0 {
+            if whole_up(local) {
                 let mut h = ha;
                 h[axis] = ha[axis] - ha[axis] % n + local as u32;
                 Rec::FineNode { face, h }
@@ -1976,14 +2060,11 @@ impl LodMesher {
         let side = 2 * input.cells as usize + 1;
         let first = (c[2] as usize * s + c[1] as usize) * s + c[0] as usize;
         let mut vals = [0.0f32; 27];
-        let (mut solid, mut air) = (0u32, 0u32);
         let mut solid_nodes = 0u32;
         for i in 0..r.coarse_count as usize {
             let v = input.samples[first + r.coarse_off[i]];
             vals[r.coarse_node[i] as usize] = v;
             let is_solid = (v >= chunk.iso) as u32;
-            solid |= is_solid;
-            air |= is_solid ^ 1;
             solid_nodes |= is_solid << r.coarse_node[i];
         }
         let mut bases = [0usize; 6];
@@ -1999,57 +2080,140 @@ impl LodMesher {
             let v = chunk.fines[f as usize][bases[f as usize] + off];
             vals[r.fine_node[i] as usize] = v;
             let is_solid = (v >= chunk.iso) as u32;
-            solid |= is_solid;
-            air |= is_solid ^ 1;
             solid_nodes |= is_solid << r.fine_node[i];
         }
-        if solid & air == 0 {
+        // Every node of the shape was read: the cell is uniform when none or
+        // all of them are solid.
+        if solid_nodes == 0 || solid_nodes == r.shape.nodes {
             return;
         }
+        // The loops depend only on the shape, the signs and the asymptotic
+        // decider of the four-node cycles with four crossings: their
+        // triangulation is traced once per such pattern and replayed.
+        let shape = &r.shape;
+        let (mut dec, mut nd) = (0u32, 0);
+        for &q in &r.quads[..r.quad_count as usize] {
+            let mask = shape.masks[q as usize];
+            let on = solid_nodes & mask;
+            if on == 0 || on == mask {
+                continue;
+            }
+            let cyc = &shape.cycles[q as usize];
+            let bit = |j: usize| (solid_nodes >> cyc[j]) & 1;
+            let bits = bit(0) | bit(1) << 1 | bit(2) << 2 | bit(3) << 3;
+            if bits == 0b0101 || bits == 0b1010 {
+                let v = |j: usize| vals[cyc[j] as usize] - chunk.iso;
+                let (s, a) = if bits & 1 != 0 {
+                    (v(0) * v(2), v(1) * v(3))
+                } else {
+                    (v(1) * v(3), v(0) * v(2))
+                };
+                dec |= ((s >= a) as u32) << nd;
+                nd += 1;
+            }
+        }
+        let key = (r.shape_key << 27 | solid_nodes as u64, dec);
+        let at = match self.recipes.get(&key) {
+            Some(&at) => at as usize,
+            None => {
+                let lp = trace_signs(shape, &vals, chunk.iso, solid_nodes);
+                let at = self.recipe_bytes.len();
+                encode_recipe(&lp, &mut self.recipe_bytes);
+                self.recipes.insert(key, at as u32);
+                at
+            }
+        };
         let h = |n: u8| {
             let l = local_coords(n);
             [0, 1, 2].map(|a| 2 * c[a] + l[a] as u32)
         };
-        let lp = trace_signs(&r.shape, &vals, chunk.iso, solid_nodes);
+        let bytes = std::mem::take(&mut self.recipe_bytes);
+        let rec = &bytes[at..];
+        let count = rec[0] as usize;
         let mut ids = [0u32; 48];
-        let count = lp.point_count as usize;
-        for (id, &[a, b]) in ids.iter_mut().zip(&lp.points[..count]) {
-            *id = self.vertex(chunk, h(a), h(b), vals[a as usize], vals[b as usize], out);
+        for (i, id) in ids.iter_mut().enumerate().take(count) {
+            let (a, b, ax) = (rec[1 + 3 * i], rec[2 + 3 * i], rec[3 + 3 * i]);
+            let (va, vb) = (vals[a as usize], vals[b as usize]);
+            let (axis, whole) = ((ax & 3) as usize, ax & 4 != 0);
+            *id = self.vertex_along(chunk, h(a), h(b), axis, whole, va, vb, out);
         }
-        let mut seen = 0u64;
-        let mut poly = [0u8; 48];
-        for start in 0..lp.point_count {
-            if seen & (1 << start) != 0 {
-                continue;
-            }
-            let mut len = 0;
-            let mut cur = start;
-            while seen & (1 << cur) == 0 && cur != u8::MAX {
-                seen |= 1 << cur;
-                poly[len] = cur;
-                len += 1;
-                cur = lp.next[cur as usize];
-            }
-            debug_assert_eq!(cur, start, "transition loops close");
-            let poly = &poly[..len];
-            let indices = &mut out.indices;
-            let done = triangulate_loop(&lp, poly, &mut |t: [u8; 3]| {
-                indices.extend(t.iter().map(|&p| ids[p as usize]));
-            });
-            if !done {
-                self.loop_ids.clear();
-                self.loop_ids.extend(poly.iter().map(|&p| ids[p as usize]));
-                let mid = self.centre_vertex(out);
-                for i in 0..len {
-                    out.indices.extend_from_slice(&[
-                        mid,
-                        ids[poly[i] as usize],
-                        ids[poly[(i + 1) % len] as usize],
-                    ]);
+        let mut at = 1 + 3 * count;
+        loop {
+            let (tag, len) = (rec[at], rec[at + 1] as usize);
+            at += 2;
+            match tag {
+                FAN => {
+                    let tris = &rec[at..at + 3 * len];
+                    out.indices.extend(tris.iter().map(|&p| ids[p as usize]));
+                    at += 3 * len;
                 }
+                CENTRED => {
+                    let poly = &rec[at..at + len];
+                    self.loop_ids.clear();
+                    self.loop_ids.extend(poly.iter().map(|&p| ids[p as usize]));
+                    let mid = self.centre_vertex(out);
+                    for i in 0..len {
+                        out.indices.extend_from_slice(&[
+                            mid,
+                            ids[poly[i] as usize],
+                            ids[poly[(i + 1) % len] as usize],
+                        ]);
+                    }
+                    at += len;
+                }
+                _ => break,
             }
+        }
+        self.recipe_bytes = bytes;
+    }
+}
+
+/// Appends the triangulation of the loops `lp` to `bytes` in the layout of
+/// `LodMesher::recipe_bytes`: the points in order (their two local nodes and
+/// `axis | whole << 2`), then each loop (in the
+/// order of its first point) fanned from a point whose diagonals cross the
+/// cell, or around a centre vertex.
+fn encode_recipe(lp: &CellLoops, bytes: &mut Vec<u8>) {
+    let count = lp.point_count as usize;
+    bytes.push(count as u8);
+    for &[a, b] in &lp.points[..count] {
+        let (la, lb) = (local_coords(a), local_coords(b));
+        let axis = (0..3).find(|&q| la[q] != lb[q]).unwrap_or(0);
+        let whole = lb[axis] - la[axis] == 2;
+        bytes.extend_from_slice(&[a, b, axis as u8 | (whole as u8) << 2]);
+    }
+    let mut seen = 0u64;
+    let mut poly = [0u8; 48];
+    for start in 0..lp.point_count {
+        if seen & (1 << start) != 0 {
+            continue;
+        }
+        let mut len = 0;
+        let mut cur = start;
+        while seen & (1 << cur) == 0 && cur != u8::MAX {
+            seen |= 1 << cur;
+            poly[len] = cur;
+            len += 1;
+            cur = lp.next[cur as usize];
+        }
+        debug_assert_eq!(cur, start, "transition loops close");
+        let poly = &poly[..len];
+        let head = bytes.len();
+        bytes.extend_from_slice(&[FAN, 0]);
+        let mut tris = 0u8;
+        let done = triangulate_loop(lp, poly, &mut |t: [u8; 3]| {
+            bytes.extend_from_slice(&t);
+            tris += 1;
+        });
+        if done {
+            bytes[head + 1] = tris;
+        } else {
+            bytes[head] = CENTRED;
+            bytes[head + 1] = len as u8;
+            bytes.extend_from_slice(poly);
         }
     }
+    bytes.extend_from_slice(&[END, 0]);
 }
 
 /// Most words of a row of cells.
@@ -2126,6 +2290,40 @@ fn world(base: i64, p: f32, step: i64, cs: f32) -> f32 {
     }
 }
 
+/// True when `x` (finite, at least zero and below `2^32`) is a whole number:
+/// what `x.fract() == 0.0` says, without a call to `trunc`.
+#[inline(always)]
+fn whole_up(x: f32) -> bool {
+    (x as u32) as f32 == x
+}
+
+/// [`world`] of a coordinate `p` in `[0, 2^32)`.
+#[inline(always)]
+fn world_up(base: i64, p: f32, step: i64, cs: f32) -> f32 {
+    if whole_up(p) {
+        (base + p as u32 as i64 * step) as f32 * cs
+    } else {
+        (base as f32 + p * step as f32) * cs
+    }
+}
+
+/// [`edge_rec`] of an edge whose `g[axis] + t` lies in `[0, 2^32)`.
+#[inline(always)]
+fn edge_rec_up(g: [u32; 3], axis: usize, t: f32) -> Rec {
+    let x = g[axis] as f32 + t;
+    if whole_up(x) {
+        let mut at = g;
+        at[axis] = x as u32;
+        Rec::Node { g: at }
+    } else {
+        Rec::Edge {
+            g,
+            axis: axis as u8,
+            t,
+        }
+    }
+}
+
 /// Adds the mean of the loop's vertices and returns its id.
 fn centre(loop_ids: &[u32], out: &mut CubesOutput) -> u32 {
     let mut p = [0.0f32; 3];
@@ -2182,14 +2380,16 @@ impl Grads<'_> {
     /// The trilinear blend of the node gradients at local position `p`.
     fn at(&self, p: [f32; 3]) -> [f32; 3] {
         let last = self.n - 1;
-        let c = p.map(|v| (v.floor().max(0.0) as u32).min(last));
+        // `v as u32` rounds toward zero and saturates (NaN and negative values
+        // give 0): the same as `v.floor().max(0.0) as u32`.
+        let c = p.map(|v| (v as u32).min(last));
         let f: [f32; 3] = std::array::from_fn(|q| (p[q] - c[q] as f32).clamp(0.0, 1.0));
+        let wq: [[f32; 2]; 3] = std::array::from_fn(|q| [1.0 - f[q], f[q]]);
         let mut out = [0.0f32; 3];
         for k in 0..8u8 {
             let cc = corner(k);
-            let w = (0..3).fold(1.0f32, |w, q| {
-                w * if cc[q] == 1 { f[q] } else { 1.0 - f[q] }
-            });
+            // `((1 * a) * b) * c` with `1 * a == a` exactly.
+            let w = wq[0][cc[0] as usize] * wq[1][cc[1] as usize] * wq[2][cc[2] as usize];
             // A zero weight adds a zero, which leaves the sum as it is (it
             // starts at +0 and so is never -0).
             if w == 0.0 {
@@ -2355,5 +2555,81 @@ mod tests {
         assert_eq!(s.count, 6);
         assert!(s.lens[..6].iter().all(|&l| l == 4));
         assert_eq!(s.nodes.count_ones(), 8);
+    }
+
+    #[test]
+    fn whole_up_agrees_with_fract() {
+        let mut state = 7u64;
+        for i in 0..2000u32 {
+            let x = match i % 3 {
+                0 => (i / 3) as f32,
+                1 => (i / 3) as f32 + lcg(&mut state).abs(),
+                _ => (i / 3) as f32 + 0.5,
+            };
+            assert_eq!(whole_up(x), x.fract() == 0.0, "{x}");
+        }
+    }
+
+    #[test]
+    fn cached_triangulations_match_fresh_ones() {
+        // A bumpy ball on a chunk of 6 cells at LOD 1 with every face finer.
+        let f = |x: i64, y: i64, z: i64| {
+            let d = [x as f32 - 6.3, y as f32 - 5.7, z as f32 - 6.1];
+            let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            4.6 - r + 0.7 * (0.9 * x as f32).sin() * (1.3 * y as f32 + 0.4 * z as f32).cos()
+        };
+        let n = 6i64;
+        let mut samples = Vec::new();
+        for k in 0..=n {
+            for j in 0..=n {
+                for i in 0..=n {
+                    samples.push(f(2 * i, 2 * j, 2 * k));
+                }
+            }
+        }
+        let side = 2 * n + 1;
+        let faces: Vec<Vec<f32>> = (0..6)
+            .map(|face| {
+                let axis = face / 2;
+                let at = if face % 2 == 0 { 0 } else { 2 * n };
+                let mut v = Vec::new();
+                for b in 0..side {
+                    for a in 0..side {
+                        let p = match axis {
+                            0 => [at, a, b],
+                            1 => [a, at, b],
+                            _ => [a, b, at],
+                        };
+                        v.push(f(p[0], p[1], p[2]));
+                    }
+                }
+                v
+            })
+            .collect();
+        let mut input = LodChunkInput::new(&samples, n as u32, 1);
+        for (face, fine) in faces.iter().enumerate() {
+            input = input.with_finer_face(face as u8, fine);
+        }
+        let opts = CubesOptions::DEFAULT;
+        let mut reused = LodMesher::new();
+        let mut first = CubesOutput::default();
+        reused.mesh(&input, &opts, &mut first).unwrap();
+        assert!(!reused.recipes.is_empty());
+        let mut again = CubesOutput::default();
+        reused.mesh(&input, &opts, &mut again).unwrap();
+        let mut fresh = CubesOutput::default();
+        LodMesher::new().mesh(&input, &opts, &mut fresh).unwrap();
+        assert!(first.triangle_count() > 0);
+        for out in [&again, &fresh] {
+            assert_eq!(out.indices, first.indices);
+            let bits = |o: &CubesOutput| {
+                o.positions
+                    .iter()
+                    .chain(&o.normals)
+                    .flat_map(|p| p.map(f32::to_bits))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(bits(out), bits(&first));
+        }
     }
 }
