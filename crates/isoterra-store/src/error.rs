@@ -165,6 +165,15 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The stroke log's stroke `id` does not fit the world held in memory
+    /// (another handle moved the history); the cure is to reopen the file.
+    pub(crate) fn history_mismatch(path: &Path, id: i64) -> Self {
+        StoreError::History {
+            path: path.to_path_buf(),
+            reason: format!("stroke {id} does not match the world in memory; reopen the file"),
+        }
+    }
+
     /// Wraps an SQLite error for `path`, turning the codes that have a meaning
     /// for users (busy, corrupt, not a database) into their own variants.
     pub(crate) fn sqlite(path: &Path, source: rusqlite::Error) -> Self {

@@ -69,6 +69,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
+use isoterra_world::EditDirection;
+
 use crate::StoreError;
 
 /// Metadata every world file carries.
@@ -166,6 +168,21 @@ impl StrokeCounts {
     /// All strokes in the log.
     pub fn total(&self) -> u64 {
         self.done + self.undone
+    }
+
+    /// Moves one stroke across the undo position: undone by `Backward`,
+    /// redone by `Forward`.
+    pub(crate) fn record_step(&mut self, dir: EditDirection) {
+        match dir {
+            EditDirection::Backward => {
+                self.done = self.done.saturating_sub(1);
+                self.undone += 1;
+            }
+            EditDirection::Forward => {
+                self.done += 1;
+                self.undone = self.undone.saturating_sub(1);
+            }
+        }
     }
 }
 
@@ -945,6 +962,20 @@ impl WorldFile {
             .map_err(sql)?;
             apply_chunk_changes(tx, path, chunk_changes)
         })
+    }
+
+    /// [`WorldFile::mark_undone`] for `Backward`, [`WorldFile::mark_redone`]
+    /// for `Forward`.
+    pub(crate) fn mark_step(
+        &mut self,
+        id: i64,
+        dir: EditDirection,
+        chunk_changes: &[ChunkChange],
+    ) -> Result<(), StoreError> {
+        match dir {
+            EditDirection::Backward => self.mark_undone(id, chunk_changes),
+            EditDirection::Forward => self.mark_redone(id, chunk_changes),
+        }
     }
 
     /// Marks stroke `id` done again and applies `chunk_changes`, atomically.

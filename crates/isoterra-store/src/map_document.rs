@@ -341,44 +341,21 @@ impl MapDocument {
             StoreError::corrupt(self.file.path(), format!("stroke {}: {e}", rec.id))
         })?;
         self.world.apply_edit(&edit, dir).map_err(|e| match e {
-            WorldError::Mismatch { .. } => StoreError::History {
-                path: self.file.path().to_path_buf(),
-                reason: format!(
-                    "stroke {} does not match the world in memory; reopen the file",
-                    rec.id
-                ),
-            },
+            WorldError::Mismatch { .. } => StoreError::history_mismatch(self.file.path(), rec.id),
             other => StoreError::corrupt(self.file.path(), format!("stroke {}: {other}", rec.id)),
         })?;
         let committed = self.edit_chunk_changes(&edit).and_then(|changes| {
-            match dir {
-                EditDirection::Backward => self.file.mark_undone(rec.id, &changes)?,
-                EditDirection::Forward => self.file.mark_redone(rec.id, &changes)?,
-            }
+            self.file.mark_step(rec.id, dir, &changes)?;
             Ok(changes)
         });
         match committed {
             Ok(changes) => {
                 self.note_stored(&changes);
-                let c = &mut self.counts;
-                match dir {
-                    EditDirection::Backward => {
-                        c.done = c.done.saturating_sub(1);
-                        c.undone += 1;
-                    }
-                    EditDirection::Forward => {
-                        c.done += 1;
-                        c.undone = c.undone.saturating_sub(1);
-                    }
-                }
+                self.counts.record_step(dir);
                 Ok(())
             }
             Err(e) => {
-                let back = match dir {
-                    EditDirection::Backward => EditDirection::Forward,
-                    EditDirection::Forward => EditDirection::Backward,
-                };
-                self.revert(&edit, back);
+                self.revert(&edit, dir.reversed());
                 Err(e)
             }
         }

@@ -124,6 +124,16 @@ pub enum EditDirection {
     Backward,
 }
 
+impl EditDirection {
+    /// The other direction: undo for redo, redo for undo.
+    pub const fn reversed(self) -> Self {
+        match self {
+            EditDirection::Forward => EditDirection::Backward,
+            EditDirection::Backward => EditDirection::Forward,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
