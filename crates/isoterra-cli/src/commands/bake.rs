@@ -25,7 +25,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use isoterra::export::{GlbMesh, write_glb};
 use isoterra::store::{
     BakePlan, BakeSource, BakedChunk, BakedCollider, BakedRow, ChunkBaker, ChunkKey, ChunkStore,
-    MAP_KIND, MapDocument, WorldFile, detect_kind, encode_baked,
+    WorldFile, encode_baked,
 };
 use rayon::prelude::*;
 use serde_json::json;
@@ -43,15 +43,13 @@ const JOURNAL: &str = "bake-journal.jsonl";
 /// The manifest of a folder bake.
 const MANIFEST: &str = "manifest.json";
 
-/// The world file inside an open document, when its kind has one this
-/// command knows.
-pub(crate) fn world_file(doc: &Doc) -> Option<&WorldFile> {
-    #[allow(unreachable_patterns)]
+/// The world file inside an open document.
+pub(crate) fn world_file(doc: &Doc) -> &WorldFile {
     match doc {
-        Doc::Side2d(d) => Some(d.file()),
-        Doc::Voxel(d) => Some(d.file()),
-        Doc::Heightmap(d) => Some(d.file()),
-        _ => None,
+        Doc::Side2d(d) => d.file(),
+        Doc::Voxel(d) => d.file(),
+        Doc::Heightmap(d) => d.file(),
+        Doc::Map(d) => d.file(),
     }
 }
 
@@ -59,10 +57,7 @@ pub(crate) fn world_file(doc: &Doc) -> Option<&WorldFile> {
 /// with the baked chunks when there are any.
 pub(crate) fn stored_hash(doc: &Doc) -> anyhow::Result<String> {
     let world = doc.content_hash();
-    match world_file(doc) {
-        Some(f) => Ok(f.stored_content_hash(&world)?),
-        None => Ok(world),
-    }
+    Ok(world_file(doc).stored_content_hash(&world)?)
 }
 
 /// What a worker hands back for one chunk.
@@ -106,35 +101,21 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
     };
     let part = a.part.as_deref().map(parse_part).transpose()?;
     let coords = region_numbers(&a.region)?;
-    // Map worlds are opened here; the other kinds through `Doc`.
-    let mut map = None;
-    let mut doc = None;
-    if detect_kind(&a.file).ok().as_deref() == Some(MAP_KIND) {
-        map = Some(
-            MapDocument::open(&a.file)
-                .with_context(|| format!("cannot open {}", a.file.display()))?,
-        );
-    } else {
-        doc = Some(Doc::open(&a.file)?);
-    }
+    let mut doc = Doc::open(&a.file)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .context("cannot start the worker threads")?;
-    if let Some(Doc::Side2d(d)) = &mut doc {
+    if let Doc::Side2d(d) = &mut doc {
         pool.install(|| d.rebuild());
     }
-    #[allow(unreachable_patterns)]
-    let (source, file) = match (&doc, &map) {
-        (_, Some(m)) => (BakeSource::Map(m.world()), m.file()),
-        (Some(Doc::Side2d(d)), _) => (BakeSource::Side2d(d.world()), d.file()),
-        (Some(Doc::Voxel(d)), _) => (BakeSource::Voxel(d.world()), d.file()),
-        (Some(Doc::Heightmap(d)), _) => (BakeSource::Heightmap(d.world()), d.file()),
-        _ => bail!(
-            "{}: this kind of world is not yet bakeable (bake knows side2d, heightmap, voxel, map)",
-            a.file.display()
-        ),
+    let source = match &doc {
+        Doc::Side2d(d) => BakeSource::Side2d(d.world()),
+        Doc::Voxel(d) => BakeSource::Voxel(d.world()),
+        Doc::Heightmap(d) => BakeSource::Heightmap(d.world()),
+        Doc::Map(m) => BakeSource::Map(m.world()),
     };
+    let file = world_file(&doc);
     let axes = source.region_axes();
     if coords.len() != 2 * axes {
         bail!(

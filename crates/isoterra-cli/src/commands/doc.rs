@@ -4,12 +4,12 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use isoterra::store::{
-    HEIGHTMAP_KIND, HeightmapDocument, SIDE2D_KIND, Side2dDocument, VOXEL_KIND, VoxelDocument,
-    detect_kind,
+    HEIGHTMAP_KIND, HeightmapDocument, MAP_KIND, MapDocument, SIDE2D_KIND, Side2dDocument,
+    VOXEL_KIND, VoxelDocument, detect_kind,
 };
 
 /// The world kinds this build can open.
-pub const KINDS: &str = "side2d, voxel, heightmap";
+pub const KINDS: &str = "side2d, voxel, heightmap, map";
 
 /// An open world file.
 pub enum Doc {
@@ -19,6 +19,8 @@ pub enum Doc {
     Voxel(Box<VoxelDocument>),
     /// A heightmap world.
     Heightmap(Box<HeightmapDocument>),
+    /// A map world.
+    Map(Box<MapDocument>),
 }
 
 impl Doc {
@@ -38,6 +40,10 @@ impl Doc {
                 HeightmapDocument::open(path)
                     .with_context(|| format!("cannot open {}", path.display()))?,
             )),
+            MAP_KIND => Doc::Map(Box::new(
+                MapDocument::open(path)
+                    .with_context(|| format!("cannot open {}", path.display()))?,
+            )),
             other => bail!(
                 "{} holds a `{other}` world, which this command cannot open (it knows {KINDS}; map worlds work with new, stroke, undo, redo, info, export)",
                 path.display()
@@ -52,6 +58,7 @@ impl Doc {
             Doc::Side2d(d) => d.undo()?,
             Doc::Voxel(d) => d.undo()?,
             Doc::Heightmap(d) => d.undo()?,
+            Doc::Map(d) => d.undo()?,
         })
     }
 
@@ -61,6 +68,7 @@ impl Doc {
             Doc::Side2d(d) => d.redo()?,
             Doc::Voxel(d) => d.redo()?,
             Doc::Heightmap(d) => d.redo()?,
+            Doc::Map(d) => d.redo()?,
         })
     }
 
@@ -70,6 +78,7 @@ impl Doc {
             Doc::Side2d(d) => serde_json::to_value(d.info())?,
             Doc::Voxel(d) => serde_json::to_value(d.info())?,
             Doc::Heightmap(d) => serde_json::to_value(d.info())?,
+            Doc::Map(d) => serde_json::to_value(d.info())?,
         })
     }
 
@@ -79,6 +88,7 @@ impl Doc {
             Doc::Side2d(d) => d.content_hash(),
             Doc::Voxel(d) => d.content_hash(),
             Doc::Heightmap(d) => d.content_hash(),
+            Doc::Map(d) => d.content_hash(),
         }
     }
 }

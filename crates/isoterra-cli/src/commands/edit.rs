@@ -12,11 +12,9 @@ use crate::commands::doc::Doc;
 use crate::commands::parse;
 
 pub fn stroke(a: &StrokeArgs) -> anyhow::Result<()> {
-    if super::map::is_map(&a.file) {
-        return super::map::stroke(a);
-    }
     let mut doc = Doc::open(&a.file)?;
     let (id, changed) = match &mut doc {
+        Doc::Map(d) => return super::map::stroke(d, a),
         Doc::Side2d(d) => {
             let tool: BrushTool = a.tool.parse()?;
             let center = parse::point(&a.at)?;
@@ -70,9 +68,6 @@ pub fn stroke(a: &StrokeArgs) -> anyhow::Result<()> {
 }
 
 pub fn undo(file: &Path) -> anyhow::Result<()> {
-    if super::map::is_map(file) {
-        return super::map::undo(file);
-    }
     match Doc::open(file)?.undo()? {
         Some(id) => println!("undid stroke {id}"),
         None => println!("nothing to undo"),
@@ -81,9 +76,6 @@ pub fn undo(file: &Path) -> anyhow::Result<()> {
 }
 
 pub fn redo(file: &Path) -> anyhow::Result<()> {
-    if super::map::is_map(file) {
-        return super::map::redo(file);
-    }
     match Doc::open(file)?.redo()? {
         Some(id) => println!("redid stroke {id}"),
         None => println!("nothing to redo"),

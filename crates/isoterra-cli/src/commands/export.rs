@@ -17,13 +17,11 @@ use crate::commands::doc::Doc;
 use crate::commands::{parse, write_atomic};
 
 pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
-    if super::map::is_map(&a.file) {
-        return super::map::export(a);
-    }
     let t0 = Instant::now();
     let doc = Doc::open(&a.file)?;
     let load_ms = ms(t0);
     let (bytes, mesh_ms, counts) = match doc {
+        Doc::Map(d) => return super::map::export(&d, a, t0),
         Doc::Side2d(mut d) => side2d(&mut d, a)?,
         Doc::Voxel(mut d) => voxel(&mut d, a)?,
         Doc::Heightmap(mut d) => heightmap(&mut d, a)?,

@@ -4,10 +4,10 @@ use crate::args::InfoArgs;
 use crate::commands::doc::Doc;
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
-    if super::map::is_map(&a.file) {
-        return super::map::info(a);
-    }
     let doc = Doc::open(&a.file)?;
+    if let Doc::Map(d) = &doc {
+        return super::map::info(d, a);
+    }
     let info = doc.info_json()?;
     if a.json {
         let mut value = info;

@@ -11,19 +11,13 @@ use isoterra::export::{
 };
 use isoterra::field::map::PathingOverride;
 use isoterra::mesh::MapMeshOptions;
-use isoterra::store::{MAP_KIND, MapDocument, detect_kind};
+use isoterra::store::MapDocument;
 use isoterra::world::{
     MapBrush, MapBrushShape, MapParams, MapPreset, MapStroke, MapTool, PathingRules, pathing_grid,
 };
 
 use crate::args::{ExportArgs, ExportFormat, ImportArgs, InfoArgs, NewArgs, Shape, StrokeArgs};
 use crate::commands::{parse, write_atomic};
-
-/// Whether `path` is an existing `map` world file (anything else, including
-/// a missing file, is left to the other kinds' error messages).
-pub fn is_map(path: &Path) -> bool {
-    detect_kind(path).is_ok_and(|k| k == MAP_KIND)
-}
 
 /// Mesh options of a map's parameters.
 fn mesh_options(params: &MapParams) -> MapMeshOptions {
@@ -36,10 +30,6 @@ fn mesh_options(params: &MapParams) -> MapMeshOptions {
 /// Pathing rules that match a map's mesh.
 fn rules(params: &MapParams) -> PathingRules {
     PathingRules::DEFAULT.with_level_height(params.mesh.level_height)
-}
-
-fn open(path: &Path) -> anyhow::Result<MapDocument> {
-    MapDocument::open(path).with_context(|| format!("cannot open {}", path.display()))
 }
 
 /// `isoterra new FILE --kind map`.
@@ -93,9 +83,8 @@ fn pathing_bits(text: &str) -> anyhow::Result<u8> {
 }
 
 /// `isoterra stroke FILE` on a map.
-pub fn stroke(a: &StrokeArgs) -> anyhow::Result<()> {
+pub fn stroke(doc: &mut MapDocument, a: &StrokeArgs) -> anyhow::Result<()> {
     let tool: MapTool = a.tool.parse().context("unknown map tool")?;
-    let mut doc = open(&a.file)?;
     let cell = doc.params().mesh.cell_size;
     let to_cells = |p: [f32; 2]| [p[0] / cell, p[1] / cell];
     let at = to_cells(parse::point(&a.at)?);
@@ -136,27 +125,8 @@ pub fn stroke(a: &StrokeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `isoterra undo FILE` on a map.
-pub fn undo(file: &Path) -> anyhow::Result<()> {
-    match open(file)?.undo()? {
-        Some(id) => println!("undid stroke {id}"),
-        None => println!("nothing to undo"),
-    }
-    Ok(())
-}
-
-/// `isoterra redo FILE` on a map.
-pub fn redo(file: &Path) -> anyhow::Result<()> {
-    match open(file)?.redo()? {
-        Some(id) => println!("redid stroke {id}"),
-        None => println!("nothing to redo"),
-    }
-    Ok(())
-}
-
 /// `isoterra info FILE` on a map.
-pub fn info(a: &InfoArgs) -> anyhow::Result<()> {
-    let doc = open(&a.file)?;
+pub fn info(doc: &MapDocument, a: &InfoArgs) -> anyhow::Result<()> {
     let mut value = serde_json::to_value(doc.info())?;
     let grid = pathing_grid(doc.world().layers(), &rules(doc.params()))?;
     value["walkable_cells"] = grid.count(isoterra::world::PathingGrid::WALK).into();
@@ -190,14 +160,12 @@ fn sidecar_path(out: &Path) -> PathBuf {
 }
 
 /// `isoterra export FILE` on a map.
-pub fn export(a: &ExportArgs) -> anyhow::Result<()> {
-    let t0 = Instant::now();
+pub fn export(doc: &MapDocument, a: &ExportArgs, t0: Instant) -> anyhow::Result<()> {
     if a.region.is_some() || a.lod != 0 || a.range.is_some() {
         bail!(
             "--region, --lod and --range do not apply to map worlds; a map export covers the whole map"
         );
     }
-    let doc = open(&a.file)?;
     let load_ms = ms(t0);
     let layers = doc.world().layers();
     let params = doc.params();
