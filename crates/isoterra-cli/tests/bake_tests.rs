@@ -436,6 +436,8 @@ fn map_worlds_bake_terrain_and_water_at_any_thread_count() {
     let b = dir.path().join("b.isoterra");
     drop(MapDocument::create(&a, &params).unwrap());
     drop(MapDocument::create(&b, &params).unwrap());
+    let unbaked = hash(&a);
+    assert_eq!(unbaked, hash(&b));
     let one = bake(&a, &["--region", "0,0,64,48", "--threads", "1"]);
     assert_eq!(one["kind"], "map");
     assert_eq!(one["chunks"], 24, "12 chunks, terrain and water: {one}");
@@ -447,6 +449,10 @@ fn map_worlds_bake_terrain_and_water_at_any_thread_count() {
     assert_eq!(ra.len(), 24);
     assert_eq!(ra, rows(&b));
     assert!(ra.iter().any(|r| r.0.layer.0 == 1));
+    // As for the other kinds, `info --hash` covers the baked rows too: the
+    // same bake gives the same hash, and it differs from the unbaked world's.
+    assert_eq!(hash(&a), hash(&b));
+    assert_ne!(hash(&a), unbaked);
     let again = bake(&a, &["--region", "0,0,64,48"]);
     assert_eq!(again["skipped"], 24);
     let err = fails(&["bake", s(&a), "--region", "0,0,64,48", "--lod", "1"]);

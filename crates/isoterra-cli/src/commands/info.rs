@@ -5,14 +5,19 @@ use crate::commands::doc::Doc;
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
     let doc = Doc::open(&a.file)?;
+    let hash = if a.hash {
+        Some(super::bake::stored_hash(&doc)?)
+    } else {
+        None
+    };
     if let Doc::Map(d) = &doc {
-        return super::map::info(d, a);
+        return super::map::info(d, a, hash);
     }
     let info = doc.info_json()?;
     if a.json {
         let mut value = info;
-        if a.hash {
-            value["hash"] = serde_json::Value::String(super::bake::stored_hash(&doc)?);
+        if let Some(hash) = hash {
+            value["hash"] = serde_json::Value::String(hash);
         }
         println!("{}", serde_json::to_string(&value)?);
         return Ok(());
@@ -27,8 +32,8 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
             println!("{:<14} {v}", format!("{}:", k.replace('_', " ")));
         }
     }
-    if a.hash {
-        println!("{}", super::bake::stored_hash(&doc)?);
+    if let Some(hash) = hash {
+        println!("{hash}");
     }
     Ok(())
 }

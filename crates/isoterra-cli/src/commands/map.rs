@@ -125,15 +125,16 @@ pub fn stroke(doc: &mut MapDocument, a: &StrokeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `isoterra info FILE` on a map.
-pub fn info(doc: &MapDocument, a: &InfoArgs) -> anyhow::Result<()> {
+/// `isoterra info FILE` on a map; `hash` is what `--hash` prints (the world
+/// and its baked chunks, as for the other kinds).
+pub fn info(doc: &MapDocument, a: &InfoArgs, hash: Option<String>) -> anyhow::Result<()> {
     let mut value = serde_json::to_value(doc.info())?;
     let grid = pathing_grid(doc.world().layers(), &rules(doc.params()))?;
     value["walkable_cells"] = grid.count(isoterra::world::PathingGrid::WALK).into();
     value["buildable_cells"] = grid.count(isoterra::world::PathingGrid::BUILD).into();
     if a.json {
-        if a.hash {
-            value["hash"] = doc.content_hash().into();
+        if let Some(hash) = &hash {
+            value["hash"] = hash.as_str().into();
         }
         println!("{}", serde_json::to_string(&value)?);
         return Ok(());
@@ -148,8 +149,8 @@ pub fn info(doc: &MapDocument, a: &InfoArgs) -> anyhow::Result<()> {
             println!("{:<16} {v}", format!("{}:", k.replace('_', " ")));
         }
     }
-    if a.hash {
-        println!("{}", doc.content_hash());
+    if let Some(hash) = hash {
+        println!("{hash}");
     }
     Ok(())
 }
