@@ -4,49 +4,13 @@
 //! brought together with `merge`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use isoterra::store::{BakedChunk, BakedRow, ChunkKey, WorldFile};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_isoterra"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("the binary runs")
-}
-
-#[track_caller]
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    );
-    assert!(
-        o.status.success(),
-        "`isoterra {}` failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        args.join(" ")
-    );
-    stdout
-}
-
-#[track_caller]
-fn fails(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(
-        !o.status.success(),
-        "`isoterra {}` should fail\n{}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stdout)
-    );
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+mod common;
+use common::*;
 
 fn hash(file: &Path) -> String {
     let out = ok(&["info", s(file), "--hash"]);

@@ -1,50 +1,10 @@
 //! Runs the real `isoterra` binary in temporary folders.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_isoterra"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("the binary runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-#[track_caller]
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    let (stdout, stderr) = text(&o);
-    assert!(
-        o.status.success(),
-        "`isoterra {}` failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        args.join(" ")
-    );
-    stdout
-}
-
-#[track_caller]
-fn fails(args: &[&str]) -> String {
-    let o = run(args);
-    let (stdout, stderr) = text(&o);
-    assert!(
-        !o.status.success(),
-        "`isoterra {}` should fail\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        args.join(" ")
-    );
-    stderr
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+mod common;
+use common::*;
 
 fn new_world(dir: &Path, name: &str) -> PathBuf {
     let file = dir.join(name);
