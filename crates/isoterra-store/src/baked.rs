@@ -15,6 +15,7 @@
 
 use std::collections::BTreeSet;
 use std::ops::Range;
+use std::path::Path;
 
 use isoterra_world::{
     HeightmapWorld, MapWorld, MeshKey, Side2dWorld, VoxelLodChunk, VoxelLodMesher, VoxelLodParams,
@@ -939,32 +940,24 @@ impl WorldFile {
     /// skipping them.
     pub fn world_stamp(&self) -> Result<String, StoreError> {
         let sql = |e| StoreError::sqlite(self.path(), e);
-        let mut h = Fnv1a64::new();
-        h.write(b"ITWS");
-        h.write(&[BAKED_PAYLOAD_VERSION]);
-        for key in ["kind", "format_version", "seed", "params"] {
-            let v = self.meta_entry(key)?.unwrap_or_default();
-            h.write(&(v.len() as u64).to_le_bytes());
-            h.write(v.as_bytes());
-        }
+        let mut h = StampHasher::new(|key| self.meta_entry(key))?;
         let mut stmt = self
             .connection()
             .prepare("SELECT layer, x, y, z, lod, payload FROM chunks ORDER BY layer, x, y, z, lod")
             .map_err(sql)?;
         let mut rows = stmt.query([]).map_err(sql)?;
         while let Some(row) = rows.next().map_err(sql)? {
-            for i in 0..5 {
-                let v: i64 = row.get(i).map_err(sql)?;
-                h.write(&v.to_le_bytes());
+            let mut cols = [0i64; 5];
+            for (i, c) in cols.iter_mut().enumerate() {
+                *c = row.get(i).map_err(sql)?;
             }
             let p = row.get_ref(5).map_err(sql)?;
             let bytes = p
                 .as_blob()
                 .map_err(|e| StoreError::corrupt(self.path(), format!("a chunk payload: {e}")))?;
-            h.write(&(bytes.len() as u64).to_le_bytes());
-            h.write(bytes);
+            h.chunk_columns(cols, bytes);
         }
-        Ok(format!("{:016x}", h.finish()))
+        Ok(h.finish())
     }
 
     /// Stores baked rows (inserting or replacing), in one transaction. Baked
@@ -1202,34 +1195,10 @@ impl WorldFile {
     /// [`StoreError::Corrupt`] for a payload that does not decode or does
     /// not match its recorded hash.
     pub fn baked_content_hash(&self) -> Result<Option<String>, StoreError> {
-        let mut h = Fnv1a64::new();
-        h.write(b"ITBH");
-        let mut any = false;
+        let mut h = BakedHasher::new();
         let path = self.path().to_path_buf();
-        self.for_each_baked(|row| {
-            let (_, hash) = decode_baked(&row.payload).map_err(|e| {
-                StoreError::corrupt(&path, format!("baked chunk {:?}: {e}", row.key))
-            })?;
-            if hash != row.hash {
-                return Err(StoreError::corrupt(
-                    &path,
-                    format!(
-                        "baked chunk {:?}: content hash {hash}, recorded {}",
-                        row.key, row.hash
-                    ),
-                ));
-            }
-            let k = row.key;
-            h.write(&k.layer.0.to_le_bytes());
-            for v in [k.x, k.y, k.z] {
-                h.write(&v.to_le_bytes());
-            }
-            h.write(&[k.lod]);
-            h.write(hash.as_bytes());
-            any = true;
-            Ok(())
-        })?;
-        Ok(any.then(|| format!("{:016x}", h.finish())))
+        self.for_each_baked(|row| h.row(&path, &row))?;
+        Ok(h.finish())
     }
 
     /// The content hash of the world and its baked chunks: `world_hash` (a
@@ -1251,6 +1220,102 @@ impl WorldFile {
                 format!("{:016x}", h.finish())
             }
         })
+    }
+}
+
+/// The running world stamp (see [`WorldFile::world_stamp`]), shared by
+/// every [`ChunkStore`](crate::ChunkStore) so that the same world gets the
+/// same stamp in any of them.
+pub(crate) struct StampHasher(Fnv1a64);
+
+impl StampHasher {
+    /// Starts a stamp with the world's metadata, read through `meta_entry`.
+    pub(crate) fn new(
+        meta_entry: impl Fn(&str) -> Result<Option<String>, StoreError>,
+    ) -> Result<Self, StoreError> {
+        let mut h = Fnv1a64::new();
+        h.write(b"ITWS");
+        h.write(&[BAKED_PAYLOAD_VERSION]);
+        for key in ["kind", "format_version", "seed", "params"] {
+            let v = meta_entry(key)?.unwrap_or_default();
+            h.write(&(v.len() as u64).to_le_bytes());
+            h.write(v.as_bytes());
+        }
+        Ok(StampHasher(h))
+    }
+
+    /// Adds one stored chunk; chunks must come in ascending key order.
+    pub(crate) fn chunk(&mut self, key: &ChunkKey, payload: &[u8]) {
+        let cols = [
+            i64::from(key.layer.0),
+            i64::from(key.x),
+            i64::from(key.y),
+            i64::from(key.z),
+            i64::from(key.lod),
+        ];
+        self.chunk_columns(cols, payload);
+    }
+
+    /// As [`chunk`](Self::chunk), with the key as the five stored columns
+    /// `(layer, x, y, z, lod)`.
+    fn chunk_columns(&mut self, cols: [i64; 5], payload: &[u8]) {
+        for v in cols {
+            self.0.write(&v.to_le_bytes());
+        }
+        self.0.write(&(payload.len() as u64).to_le_bytes());
+        self.0.write(payload);
+    }
+
+    /// The stamp: 16 lowercase hex digits.
+    pub(crate) fn finish(&self) -> String {
+        format!("{:016x}", self.0.finish())
+    }
+}
+
+/// The running content hash of baked rows (see
+/// [`WorldFile::baked_content_hash`]), shared by every store.
+pub(crate) struct BakedHasher {
+    h: Fnv1a64,
+    any: bool,
+}
+
+impl BakedHasher {
+    pub(crate) fn new() -> Self {
+        let mut h = Fnv1a64::new();
+        h.write(b"ITBH");
+        BakedHasher { h, any: false }
+    }
+
+    /// Adds one row, rows in ascending key order: decodes its payload and
+    /// checks it against the recorded hash ([`StoreError::Corrupt`] at
+    /// `location` otherwise).
+    pub(crate) fn row(&mut self, location: &Path, row: &BakedRow) -> Result<(), StoreError> {
+        let (_, hash) = decode_baked(&row.payload).map_err(|e| {
+            StoreError::corrupt(location, format!("baked chunk {:?}: {e}", row.key))
+        })?;
+        if hash != row.hash {
+            return Err(StoreError::corrupt(
+                location,
+                format!(
+                    "baked chunk {:?}: content hash {hash}, recorded {}",
+                    row.key, row.hash
+                ),
+            ));
+        }
+        let k = row.key;
+        self.h.write(&k.layer.0.to_le_bytes());
+        for v in [k.x, k.y, k.z] {
+            self.h.write(&v.to_le_bytes());
+        }
+        self.h.write(&[k.lod]);
+        self.h.write(hash.as_bytes());
+        self.any = true;
+        Ok(())
+    }
+
+    /// The hash, or `None` when no row was added.
+    pub(crate) fn finish(&self) -> Option<String> {
+        self.any.then(|| format!("{:016x}", self.h.finish()))
     }
 }
 

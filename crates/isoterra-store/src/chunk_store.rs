@@ -4,23 +4,36 @@
 //! [`ChunkKey`], the stroke log with its undo cursor, and the baked chunks
 //! (meshes and colliders) a bake stores. Every mutating
 //! call is one unit of commit: it either happens completely and durably
-//! before it returns, or not at all. [`WorldFile`] (one SQLite file) is the
-//! implementation today; a shared server database is meant to be a second
+//! before it returns, or not at all. Two implementations exist:
+//! [`WorldFile`] (one SQLite file) and [`MemoryStore`](crate::MemoryStore)
+//! (maps in memory, for tests and worlds that never touch a disk). The
+//! documents ([`Side2dDocument`](crate::Side2dDocument) and the other kinds)
+//! work over any of them; a shared server database is meant to be a third
 //! implementation of the same trait (see `docs/scaling.md`).
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use crate::baked::BakedRow;
 use crate::error::StoreError;
-use crate::file::{ChunkChange, ChunkKey, NewStroke, StrokeCounts, StrokeRecord, WorldFile};
+use crate::file::{
+    ChunkChange, ChunkKey, ChunkLayer, NewStroke, StrokeCounts, StrokeRecord, WorldFile, WorldMeta,
+    parse_meta,
+};
+
+/// What [`ChunkStore::for_each_chunk`] calls with each stored chunk: its
+/// key and payload. An error stops the walk and is returned.
+pub type ChunkVisitor<'a> = dyn FnMut(ChunkKey, &[u8]) -> Result<(), StoreError> + 'a;
 
 /// Storage for one world: metadata, chunk payloads and the stroke log.
 ///
 /// Object safe, so callers can hold a `&mut dyn ChunkStore` (or a
-/// `Box<dyn ChunkStore>`) chosen at run time.
+/// `Box<dyn ChunkStore>`) chosen at run time; `Box<S>` and `&mut S` of a
+/// store are stores too, so a document can run over either.
 ///
 /// # Commit units
 ///
+/// [`create_world`](Self::create_world), [`migrate_format`](Self::migrate_format),
 /// [`put_chunks`](Self::put_chunks), [`commit_stroke`](Self::commit_stroke),
 /// [`mark_undone`](Self::mark_undone) and [`mark_redone`](Self::mark_redone)
 /// are each one atomic, durable transaction covering the log change and all
@@ -33,12 +46,63 @@ use crate::file::{ChunkChange, ChunkKey, NewStroke, StrokeCounts, StrokeRecord, 
 /// rows is stored completely or not at all. Baked rows are derived data:
 /// storing them is not a change of the world (it does not move the world
 /// stamp, the stroke log or the revision other writers check).
+///
+/// # Errors name a location
+///
+/// Errors about the store carry [`location`](Self::location) in their
+/// `path` field: the file's path for [`WorldFile`], a name such as
+/// `memory` for [`MemoryStore`](crate::MemoryStore), a URL for a server.
 pub trait ChunkStore {
-    /// A short name of the backend (`"sqlite"` for [`WorldFile`]).
+    /// A short name of the backend (`"sqlite"` for [`WorldFile`],
+    /// `"memory"` for [`MemoryStore`](crate::MemoryStore)).
     fn backend(&self) -> &'static str;
+
+    /// Where the world is stored, as errors name it: the path of a file, a
+    /// name or a URL.
+    fn location(&self) -> &Path;
+
+    /// Fails with [`StoreError::Conflict`] when another handle has written
+    /// to the store since this one last read or wrote it, so that this
+    /// handle's next write would be refused. Stores with a single handle
+    /// (the default) always pass.
+    fn check_current(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Writes the metadata of a new world into a store that holds none yet,
+    /// as one commit: `meta`, when and by what it was created, and the
+    /// extra `entries` (`(key, value)`, read back with
+    /// [`meta_entry`](Self::meta_entry)); the rules for keys are those of
+    /// [`WorldFile::create_with_entries`] ([`StoreError::InvalidInput`]
+    /// otherwise).
+    ///
+    /// Fails with [`StoreError::AlreadyExists`] when the store already holds
+    /// a world. A [`WorldFile`] always does (a file is created with its
+    /// world by [`WorldFile::create`]), so for it this always fails.
+    fn create_world(
+        &mut self,
+        meta: &WorldMeta,
+        entries: &[(&str, &str)],
+    ) -> Result<(), StoreError>;
 
     /// One raw metadata entry, or `None` when absent.
     fn meta_entry(&self, key: &str) -> Result<Option<String>, StoreError>;
+
+    /// The world metadata, read from the entries `kind`, `format_version`,
+    /// `seed` and `params`; [`StoreError::Corrupt`] when one is missing or
+    /// malformed.
+    fn meta(&self) -> Result<WorldMeta, StoreError> {
+        parse_meta(self.location(), |key| self.meta_entry(key))
+    }
+
+    /// Moves the world to a newer format version of its kind: sets
+    /// `format_version` and writes `entries` (inserted or replaced), as one
+    /// commit (see [`WorldFile::migrate_format`]).
+    fn migrate_format(
+        &mut self,
+        format_version: u32,
+        entries: &[(&str, &str)],
+    ) -> Result<(), StoreError>;
 
     /// The payload stored for `key`, or `None` when the chunk is not stored
     /// (the generator gives it).
@@ -46,6 +110,26 @@ pub trait ChunkStore {
 
     /// The keys of all stored chunks, in ascending [`ChunkKey`] order.
     fn chunk_keys(&self) -> Result<Vec<ChunkKey>, StoreError>;
+
+    /// Calls `f` with every stored chunk of `layer`, in ascending key order;
+    /// stops at the first error and returns it. The default reads
+    /// [`chunk_keys`](Self::chunk_keys) and then each [`chunk`](Self::chunk);
+    /// a backend that can stream rows does better.
+    fn for_each_chunk(
+        &self,
+        layer: ChunkLayer,
+        f: &mut ChunkVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        for key in self.chunk_keys()? {
+            if key.layer != layer {
+                continue;
+            }
+            if let Some(payload) = self.chunk(&key)? {
+                f(key, &payload)?;
+            }
+        }
+        Ok(())
+    }
 
     /// Puts (`Some(payload)`) or deletes (`None`) chunk rows outside the
     /// stroke log, as one commit.
@@ -116,8 +200,46 @@ impl ChunkStore for WorldFile {
         "sqlite"
     }
 
+    fn location(&self) -> &Path {
+        self.path()
+    }
+
+    fn check_current(&self) -> Result<(), StoreError> {
+        WorldFile::check_current(self)
+    }
+
+    fn create_world(
+        &mut self,
+        _meta: &WorldMeta,
+        _entries: &[(&str, &str)],
+    ) -> Result<(), StoreError> {
+        Err(StoreError::AlreadyExists {
+            path: self.path().to_path_buf(),
+        })
+    }
+
     fn meta_entry(&self, key: &str) -> Result<Option<String>, StoreError> {
         WorldFile::meta_entry(self, key)
+    }
+
+    fn meta(&self) -> Result<WorldMeta, StoreError> {
+        WorldFile::meta(self)
+    }
+
+    fn migrate_format(
+        &mut self,
+        format_version: u32,
+        entries: &[(&str, &str)],
+    ) -> Result<(), StoreError> {
+        WorldFile::migrate_format(self, format_version, entries)
+    }
+
+    fn for_each_chunk(
+        &self,
+        layer: ChunkLayer,
+        f: &mut ChunkVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        WorldFile::for_each_chunk(self, layer, f)
     }
 
     fn chunk(&self, key: &ChunkKey) -> Result<Option<Vec<u8>>, StoreError> {
@@ -193,3 +315,129 @@ impl ChunkStore for WorldFile {
         WorldFile::baked_content_hash(self)
     }
 }
+
+/// A store behind a pointer (`Box<dyn ChunkStore>`, `&mut MemoryStore`, …)
+/// is a store: every call goes to the store pointed to.
+macro_rules! forward_chunk_store {
+    ($($ptr:ty),*) => {$(
+        impl<T: ChunkStore + ?Sized> ChunkStore for $ptr {
+            fn backend(&self) -> &'static str {
+                (**self).backend()
+            }
+
+            fn location(&self) -> &Path {
+                (**self).location()
+            }
+
+            fn check_current(&self) -> Result<(), StoreError> {
+                (**self).check_current()
+            }
+
+            fn create_world(
+                &mut self,
+                meta: &WorldMeta,
+                entries: &[(&str, &str)],
+            ) -> Result<(), StoreError> {
+                (**self).create_world(meta, entries)
+            }
+
+            fn meta_entry(&self, key: &str) -> Result<Option<String>, StoreError> {
+                (**self).meta_entry(key)
+            }
+
+            fn meta(&self) -> Result<WorldMeta, StoreError> {
+                (**self).meta()
+            }
+
+            fn migrate_format(
+                &mut self,
+                format_version: u32,
+                entries: &[(&str, &str)],
+            ) -> Result<(), StoreError> {
+                (**self).migrate_format(format_version, entries)
+            }
+
+            fn chunk(&self, key: &ChunkKey) -> Result<Option<Vec<u8>>, StoreError> {
+                (**self).chunk(key)
+            }
+
+            fn chunk_keys(&self) -> Result<Vec<ChunkKey>, StoreError> {
+                (**self).chunk_keys()
+            }
+
+            fn for_each_chunk(
+                &self,
+                layer: ChunkLayer,
+                f: &mut ChunkVisitor<'_>,
+            ) -> Result<(), StoreError> {
+                (**self).for_each_chunk(layer, f)
+            }
+
+            fn put_chunks(&mut self, changes: &[ChunkChange]) -> Result<(), StoreError> {
+                (**self).put_chunks(changes)
+            }
+
+            fn commit_stroke(
+                &mut self,
+                stroke: &NewStroke,
+                changes: &[ChunkChange],
+            ) -> Result<i64, StoreError> {
+                (**self).commit_stroke(stroke, changes)
+            }
+
+            fn mark_undone(&mut self, id: i64, changes: &[ChunkChange]) -> Result<(), StoreError> {
+                (**self).mark_undone(id, changes)
+            }
+
+            fn mark_redone(&mut self, id: i64, changes: &[ChunkChange]) -> Result<(), StoreError> {
+                (**self).mark_redone(id, changes)
+            }
+
+            fn stroke(&self, id: i64) -> Result<Option<StrokeRecord>, StoreError> {
+                (**self).stroke(id)
+            }
+
+            fn last_done_stroke(&self) -> Result<Option<StrokeRecord>, StoreError> {
+                (**self).last_done_stroke()
+            }
+
+            fn first_undone_stroke(&self) -> Result<Option<StrokeRecord>, StoreError> {
+                (**self).first_undone_stroke()
+            }
+
+            fn stroke_counts(&self) -> Result<StrokeCounts, StoreError> {
+                (**self).stroke_counts()
+            }
+
+            fn world_stamp(&self) -> Result<String, StoreError> {
+                (**self).world_stamp()
+            }
+
+            fn put_baked(&mut self, rows: &[BakedRow]) -> Result<(), StoreError> {
+                (**self).put_baked(rows)
+            }
+
+            fn baked_row(&self, key: &ChunkKey) -> Result<Option<BakedRow>, StoreError> {
+                (**self).baked_row(key)
+            }
+
+            fn baked_keys_from(&self, source: &str) -> Result<BTreeSet<ChunkKey>, StoreError> {
+                (**self).baked_keys_from(source)
+            }
+
+            fn baked_keys_after(
+                &self,
+                after: Option<&ChunkKey>,
+                limit: usize,
+            ) -> Result<Vec<ChunkKey>, StoreError> {
+                (**self).baked_keys_after(after, limit)
+            }
+
+            fn baked_content_hash(&self) -> Result<Option<String>, StoreError> {
+                (**self).baked_content_hash()
+            }
+        }
+    )*};
+}
+
+forward_chunk_store!(Box<T>, &mut T);

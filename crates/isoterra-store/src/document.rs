@@ -31,6 +31,14 @@
 //! stroke row (or cursor move) and the touched chunks in one transaction
 //! before they return `Ok`. If the commit fails, the memory change is
 //! reverted and the error returned: world and file stay as they were.
+//!
+//! # Other stores
+//!
+//! The document works over any [`ChunkStore`]: [`Side2dDocument::create_in`]
+//! and [`Side2dDocument::open_in`] take the store (a
+//! [`MemoryStore`](crate::MemoryStore), say) and
+//! [`Side2dDocument::into_store`] gives it back. The store holds exactly
+//! what a file would, so the same strokes give the same chunk rows.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -42,10 +50,13 @@ use isoterra_world::{
 };
 use serde::Serialize;
 
+use crate::document_core::{
+    DocumentCore, EditKind, check_params, document_access, in_new_world, new_meta, read_params,
+    stamps_tool, to_json,
+};
 use crate::{
-    ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, NewStroke, StoreError,
-    StrokeCounts, StrokeRecord, WorldFile, WorldMeta, decode_chunk, decode_delta, encode_chunk,
-    encode_delta, field2_content_hash,
+    ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, ChunkStore, StoreError, WorldFile,
+    WorldMeta, decode_chunk, decode_delta, encode_chunk, encode_delta, field2_content_hash,
 };
 
 /// The `kind` recorded in the metadata of side-view world files.
@@ -96,30 +107,31 @@ pub struct DocumentInfo {
     pub redo_available: bool,
 }
 
-/// A side-view world and the file that holds it.
+/// A side-view world and the store that holds it: a [`WorldFile`] unless
+/// another [`ChunkStore`] is chosen.
 ///
 /// Open or create one, edit it with [`stroke`](Self::stroke), step through
 /// history with [`undo`](Self::undo) / [`redo`](Self::redo) (which survive
 /// reopening), and read the world with [`world`](Self::world). Every
-/// successful call is durable when it returns.
+/// successful call is committed to the store when it returns.
 ///
 /// Keep one document per file: a second handle on the same file can read it,
 /// but once one handle has written, the other's writes fail with
 /// [`StoreError::Conflict`] (it must reopen) instead of mixing histories.
+pub struct Side2dDocument<S: ChunkStore = WorldFile> {
+    core: DocumentCore<S, Side2dKind>,
+}
+
+/// What the shared document core needs to know about side-view worlds.
 #[derive(Debug)]
-pub struct Side2dDocument {
-    file: WorldFile,
+struct Side2dKind {
     world: Side2dWorld,
     /// What the generator gives, to tell which chunks must be stored.
     base_field: Field2,
     base_materials: MaterialGrid,
-    /// The field chunks stored in the file, as this handle last wrote or read them.
-    stored: BTreeSet<(u32, u32)>,
-    /// The stroke counts, likewise.
-    counts: StrokeCounts,
 }
 
-impl Side2dDocument {
+impl Side2dDocument<WorldFile> {
     /// Creates a new world file at `path` with the default material table
     /// ([`MaterialTable::side2d_default`]): validates `params`, generates the
     /// world and records its metadata (no chunks: generated chunks are
@@ -141,34 +153,8 @@ impl Side2dDocument {
         params: &Side2dParams,
         table: MaterialTable,
     ) -> Result<Self, StoreError> {
-        let path = path.as_ref();
-        check_table(&table).map_err(|reason| StoreError::input("material table", reason))?;
-        params.validate()?;
-        let (field, materials) = generate_side2d(&params.generator)?;
-        let table_json = serde_json::to_string(&table).map_err(|source| StoreError::Json {
-            what: "material table",
-            source,
-        })?;
-        let world =
-            Side2dWorld::from_parts_with_table(params, field.clone(), materials.clone(), table)?;
-        let meta = WorldMeta {
-            kind: SIDE2D_KIND.to_string(),
-            format_version: SIDE2D_FORMAT_VERSION,
-            seed: params.generator.seed,
-            params: serde_json::to_value(params).map_err(|source| StoreError::Json {
-                what: "side2d parameters",
-                source,
-            })?,
-        };
-        let file =
-            WorldFile::create_with_entries(path, &meta, &[(SIDE2D_MATERIALS_KEY, &table_json)])?;
-        Ok(Side2dDocument {
-            file,
-            world,
-            base_field: field,
-            base_materials: materials,
-            stored: BTreeSet::new(),
-            counts: StrokeCounts::default(),
+        Self::create_with(params, table, |meta, entries| {
+            WorldFile::create_with_entries(path.as_ref(), meta, entries)
         })
     }
 
@@ -191,24 +177,67 @@ impl Side2dDocument {
     /// chunks stored are malformed or do not fit together, besides the
     /// errors of [`WorldFile::open`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path = path.as_ref();
-        let mut file = WorldFile::open(path)?;
-        let meta = file.meta()?;
-        let params = side2d_params(path, &meta)?;
-        let table = side2d_table(path, file.meta_entry(SIDE2D_MATERIALS_KEY)?)?;
+        Self::open_in(WorldFile::open(path)?)
+    }
+}
+
+document_access!(Side2dDocument);
+
+impl<S: ChunkStore> Side2dDocument<S> {
+    /// Creates a new side-view world with the default material table in
+    /// `store`, which must hold no world yet (see
+    /// [`ChunkStore::create_world`]); like [`create`](Side2dDocument::create)
+    /// otherwise. On error the store is dropped.
+    ///
+    /// # Errors
+    ///
+    /// As [`create_with_table_in`](Self::create_with_table_in).
+    pub fn create_in(store: S, params: &Side2dParams) -> Result<Self, StoreError> {
+        Self::create_with_table_in(store, params, MaterialTable::side2d_default())
+    }
+
+    /// As [`create_in`](Self::create_in), with the material table `table`
+    /// (see [`create_with_table`](Side2dDocument::create_with_table)).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidInput`] / [`StoreError::World`] for a bad table
+    /// or parameters, [`StoreError::AlreadyExists`] when the store holds a
+    /// world.
+    pub fn create_with_table_in(
+        store: S,
+        params: &Side2dParams,
+        table: MaterialTable,
+    ) -> Result<Self, StoreError> {
+        Self::create_with(params, table, |meta, entries| {
+            in_new_world(store, meta, entries)
+        })
+    }
+
+    /// Opens the side-view world held in `store`, migrating an older format
+    /// like [`open`](Side2dDocument::open) does.
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](Side2dDocument::open), with the store's errors.
+    pub fn open_in(mut store: S) -> Result<Self, StoreError> {
+        let meta = store.meta()?;
+        let params = side2d_params(store.location(), &meta)?;
+        let table = side2d_table(store.location(), store.meta_entry(SIDE2D_MATERIALS_KEY)?)?;
         if meta.format_version < SIDE2D_FORMAT_VERSION {
-            migrate_side2d(&mut file, &table);
+            migrate_side2d(&mut store, &table);
         }
+        let loc = store.location();
         let (base_field, base_materials) = generate_side2d(&params.generator)
-            .map_err(|e| StoreError::corrupt(path, format!("the stored parameters: {e}")))?;
+            .map_err(|e| StoreError::corrupt(loc, format!("the stored parameters: {e}")))?;
         let mut field = base_field.clone();
         let mut materials = base_materials.clone();
         let layout = Layout::new(&params);
         let mut stored = BTreeSet::new();
-        file.for_each_chunk(ChunkLayer::FIELD, |key, payload| {
+        store.for_each_chunk(ChunkLayer::FIELD, &mut |key, payload| {
             let rect = layout.owned_rect_of_key(&key).ok_or_else(|| {
                 StoreError::corrupt(
-                    path,
+                    loc,
                     format!(
                         "stored chunk ({}, {}, {}, lod {}) lies outside the {}x{}-chunk world",
                         key.x, key.y, key.z, key.lod, layout.chunks[0], layout.chunks[1]
@@ -216,12 +245,12 @@ impl Side2dDocument {
                 )
             })?;
             let chunk = decode_chunk(payload).map_err(|e| {
-                StoreError::corrupt(path, format!("chunk ({}, {}): {e}", key.x, key.y))
+                StoreError::corrupt(loc, format!("chunk ({}, {}): {e}", key.x, key.y))
             })?;
             let want = [rect.width(), rect.height(), 1];
             let Some(ids) = chunk.materials().filter(|_| chunk.dims() == want) else {
                 return Err(StoreError::corrupt(
-                    path,
+                    loc,
                     format!(
                         "chunk ({}, {}) holds {:?} nodes{}, the world needs {want:?} with materials",
                         key.x,
@@ -236,55 +265,76 @@ impl Side2dDocument {
                 ));
             };
             write_rect(&mut field, &mut materials, rect, chunk.values(), ids);
-            stored.insert((rect.x0 / layout.n, rect.y0 / layout.n));
+            stored.insert(key);
             Ok(())
         })?;
         let world =
             Side2dWorld::from_parts_with_table(&params, field, materials, table).map_err(|e| {
-                StoreError::corrupt(path, format!("the stored chunks do not fit the world: {e}"))
+                StoreError::corrupt(loc, format!("the stored chunks do not fit the world: {e}"))
             })?;
-        let counts = file.stroke_counts()?;
-        Ok(Side2dDocument {
-            file,
+        let kind = Side2dKind {
             world,
             base_field,
             base_materials,
-            stored,
-            counts,
+        };
+        let core = DocumentCore::opened(store, kind, stored)?;
+        Ok(Side2dDocument { core })
+    }
+
+    /// Checks the table and parameters, generates the world, then makes the
+    /// store holding its metadata and table.
+    fn create_with(
+        params: &Side2dParams,
+        table: MaterialTable,
+        store: impl FnOnce(&WorldMeta, &[(&str, &str)]) -> Result<S, StoreError>,
+    ) -> Result<Self, StoreError> {
+        check_table(&table).map_err(|reason| StoreError::input("material table", reason))?;
+        params.validate()?;
+        let (field, materials) = generate_side2d(&params.generator)?;
+        let table_json = serde_json::to_string(&table).map_err(|source| StoreError::Json {
+            what: "material table",
+            source,
+        })?;
+        let world =
+            Side2dWorld::from_parts_with_table(params, field.clone(), materials.clone(), table)?;
+        let meta = new_meta(
+            SIDE2D_KIND,
+            SIDE2D_FORMAT_VERSION,
+            params.generator.seed,
+            "side2d parameters",
+            params,
+        )?;
+        let store = store(&meta, &[(SIDE2D_MATERIALS_KEY, &table_json)])?;
+        let kind = Side2dKind {
+            world,
+            base_field: field,
+            base_materials: materials,
+        };
+        Ok(Side2dDocument {
+            core: DocumentCore::created(store, kind),
         })
     }
 
     /// The world in memory. Mesh it with [`rebuild`](Self::rebuild).
     pub fn world(&self) -> &Side2dWorld {
-        &self.world
-    }
-
-    /// The underlying file, for queries (its writing methods need `&mut`,
-    /// which this does not give).
-    pub fn file(&self) -> &WorldFile {
-        &self.file
-    }
-
-    /// The path of the file.
-    pub fn path(&self) -> &Path {
-        self.file.path()
+        &self.core.kind.world
     }
 
     /// The world's parameters.
     pub fn params(&self) -> &Side2dParams {
-        self.world.params()
+        self.world().params()
     }
 
     /// Rebuilds the meshes and colliders of every dirty chunk (see
     /// [`Side2dWorld::rebuild`]).
     pub fn rebuild(&mut self) -> RebuildReport {
-        self.world.rebuild(None)
+        self.core.kind.world.rebuild(None)
     }
 
     /// Rebuilds dirty chunks until `budget` is spent (at least one chunk),
     /// oldest first, and reports how many remain.
     pub fn rebuild_within(&mut self, budget: Duration) -> RebuildReport {
-        self.world.rebuild(Some(budget))
+        self.core.kind.world.rebuild(Some(budget))
     }
 
     /// Applies a brush and records it.
@@ -297,12 +347,9 @@ impl Side2dDocument {
     /// stored. A new stroke drops the redo tail. If the commit fails, the
     /// edit is reverted in memory and the error returned.
     pub fn stroke(&mut self, brush: &Brush) -> Result<StrokeOutcome, StoreError> {
-        self.file.check_current()?;
-        let params = serde_json::to_value(brush).map_err(|source| StoreError::Json {
-            what: "brush",
-            source,
-        })?;
-        let edit = self.world.apply_brush(brush)?;
+        self.core.check_current()?;
+        let params = to_json("brush", brush)?;
+        let edit = self.core.kind.world.apply_brush(brush)?;
         self.record(edit, brush.tool.name(), params)
     }
 
@@ -317,42 +364,27 @@ impl Side2dDocument {
     /// its parameters are the list of brushes. No stamps, or stamps that
     /// change nothing, record nothing.
     pub fn stroke_stamps(&mut self, stamps: &[Brush]) -> Result<StrokeOutcome, StoreError> {
-        self.file.check_current()?;
-        let params = serde_json::to_value(stamps).map_err(|source| StoreError::Json {
-            what: "brush stamps",
-            source,
-        })?;
-        let mut edits: Vec<Edit> = Vec::with_capacity(stamps.len());
-        for brush in stamps {
-            match self.world.apply_brush(brush) {
-                Ok(e) => edits.push(e),
-                Err(e) => {
-                    for done in edits.iter().rev() {
-                        self.revert(done, EditDirection::Backward);
-                    }
-                    return Err(e.into());
-                }
-            }
-        }
-        let tool = match stamps.first() {
-            Some(first) if stamps.iter().all(|b| b.tool == first.tool) => first.tool.name(),
-            _ => "mixed",
-        };
+        self.core.check_current()?;
+        let params = to_json("brush stamps", &stamps)?;
+        let edits = self
+            .core
+            .apply_stamps(stamps, |k, brush| Ok(k.world.apply_brush(brush)?))?;
+        let tool = stamps_tool(stamps.iter().map(|b| b.tool), |t| t.name());
         let merged = self.merge(&edits);
         self.record(merged, tool, params)
     }
 
     /// Applies a brush to the world in memory only, without recording it:
     /// a live preview of a stroke still being drawn. Returns the edit that
-    /// [`revert_preview`](Self::revert_preview) takes back. The file does not
-    /// change; take every preview back before the next
+    /// [`revert_preview`](Self::revert_preview) takes back. The store does
+    /// not change; take every preview back before the next
     /// [`stroke`](Self::stroke), [`stroke_stamps`](Self::stroke_stamps),
     /// [`undo`](Self::undo) or [`redo`](Self::redo), which record what the
     /// world holds.
     ///
     /// An invalid brush is a [`StoreError::World`] error and changes nothing.
     pub fn preview(&mut self, brush: &Brush) -> Result<Edit, StoreError> {
-        Ok(self.world.apply_brush(brush)?)
+        Ok(self.core.kind.world.apply_brush(brush)?)
     }
 
     /// Takes back an edit returned by [`preview`](Self::preview). Previews
@@ -363,7 +395,11 @@ impl Side2dDocument {
     /// [`StoreError::World`] when the edit does not fit this world; nothing
     /// changes then.
     pub fn revert_preview(&mut self, edit: &Edit) -> Result<(), StoreError> {
-        Ok(self.world.apply_edit(edit, EditDirection::Backward)?)
+        Ok(self
+            .core
+            .kind
+            .world
+            .apply_edit(edit, EditDirection::Backward)?)
     }
 
     /// One edit from edits applied in order: every node once, its value
@@ -376,9 +412,10 @@ impl Side2dDocument {
                 first.entry(i).or_insert((e.before[k], e.mat_before[k]));
             }
         }
-        let values = self.world.field().values();
-        let ids = self.world.materials().ids();
-        let w = self.world.field().width();
+        let world = self.world();
+        let values = world.field().values();
+        let ids = world.materials().ids();
+        let w = world.field().width();
         let mut out = Edit::default();
         for (i, (before, mat_before)) in first {
             let (after, mat_after) = (values[i as usize], ids[i as usize]);
@@ -411,65 +448,68 @@ impl Side2dDocument {
                 changed_nodes: 0,
             });
         }
-        let committed = encode_delta(&edit).and_then(|delta| {
-            let changes = self.chunk_changes(&edit.nodes)?;
-            let stroke = NewStroke {
-                tool: tool.to_string(),
-                params,
-                delta,
-            };
-            let id = self.file.commit_stroke(&stroke, &changes)?;
-            Ok((id, changes))
-        });
-        match committed {
-            Ok((id, changes)) => {
-                self.note_stored(&changes);
-                self.counts = StrokeCounts {
-                    done: self.counts.done + 1,
-                    undone: 0,
-                };
-                Ok(StrokeOutcome {
-                    id: Some(id),
-                    rect: edit.rect,
-                    changed_nodes: edit.len(),
-                })
-            }
-            Err(e) => {
-                self.revert(&edit, EditDirection::Backward);
-                Err(e)
-            }
+        let id = self.core.record_applied(&edit, tool, params)?;
+        Ok(StrokeOutcome {
+            id: Some(id),
+            rect: edit.rect,
+            changed_nodes: edit.len(),
+        })
+    }
+
+    /// A hash of the current contents: 16 hex digits of FNV-1a 64 over the
+    /// node counts, every value's `f32` bits and every material id (see
+    /// [`field2_content_hash`]). Equal contents give equal hashes whatever
+    /// the history: a stroke and its undo give the original hash back.
+    pub fn content_hash(&self) -> String {
+        let world = self.world();
+        let f = world.field();
+        field2_content_hash(f.width(), f.height(), f.values(), world.materials().ids())
+    }
+
+    /// A summary: size, chunks, strokes and undo position, as this handle
+    /// last wrote or read them (no store access).
+    pub fn info(&self) -> DocumentInfo {
+        let world = self.world();
+        let p = world.params();
+        let counts = self.core.counts();
+        DocumentInfo {
+            kind: SIDE2D_KIND.to_string(),
+            seed: p.generator.seed,
+            preset: p.generator.preset.name().to_string(),
+            width_cells: p.generator.width_cells,
+            height_cells: p.generator.height_cells,
+            chunk_cells: p.chunk_cells,
+            chunks_total: world.chunks_x() as u64 * world.chunks_y() as u64,
+            chunks_stored: self.core.stored().len() as u64,
+            strokes_total: counts.total(),
+            undo_position: counts.done,
+            redo_available: counts.undone > 0,
         }
     }
+}
 
-    /// Undoes the last done stroke; returns its id, or `None` when there is
-    /// nothing to undo. The world and the file's chunks and cursor change
-    /// together, or not at all.
-    pub fn undo(&mut self) -> Result<Option<i64>, StoreError> {
-        self.file.check_current()?;
-        let Some(rec) = self.file.last_done_stroke()? else {
-            return Ok(None);
-        };
-        self.step(&rec, EditDirection::Backward)?;
-        Ok(Some(rec.id))
+impl EditKind for Side2dKind {
+    type Edit = Edit;
+
+    fn encode(&self, edit: &Edit) -> Result<Vec<u8>, StoreError> {
+        encode_delta(edit)
     }
 
-    /// Redoes the first undone stroke; returns its id, or `None` when there
-    /// is nothing to redo.
-    pub fn redo(&mut self) -> Result<Option<i64>, StoreError> {
-        self.file.check_current()?;
-        let Some(rec) = self.file.first_undone_stroke()? else {
-            return Ok(None);
-        };
-        self.step(&rec, EditDirection::Forward)?;
-        Ok(Some(rec.id))
+    fn decode(&self, delta: &[u8]) -> Result<Edit, StoreError> {
+        decode_delta(delta)
     }
 
-    /// Applies a logged stroke in `dir` and commits the cursor move with the
-    /// touched chunks.
-    fn step(&mut self, rec: &StrokeRecord, dir: EditDirection) -> Result<(), StoreError> {
-        let edit = decode_delta(&rec.delta).map_err(|e| {
-            StoreError::corrupt(self.file.path(), format!("stroke {}: {e}", rec.id))
-        })?;
+    fn apply(&mut self, edit: &Edit, dir: EditDirection) -> Result<(), StoreError> {
+        Ok(self.world.apply_edit(edit, dir)?)
+    }
+
+    fn apply_logged(
+        &mut self,
+        edit: &Edit,
+        dir: EditDirection,
+        _location: &Path,
+        _id: i64,
+    ) -> Result<bool, StoreError> {
         // The world must currently show the side we leave; otherwise the log
         // and the world disagree and applying it would not be reversible.
         let (values, mats) = match dir {
@@ -477,69 +517,23 @@ impl Side2dDocument {
             EditDirection::Forward => (&edit.before, &edit.mat_before),
         };
         if !self.world_shows(&edit.nodes, values, mats) {
-            // Another handle may have committed since `check_current`; that
-            // is a conflict (reopen and go on), not a broken history.
-            self.file.check_current()?;
-            return Err(StoreError::history_mismatch(self.file.path(), rec.id));
+            return Ok(false);
         }
-        self.world.apply_edit(&edit, dir)?;
-        let committed = self.chunk_changes(&edit.nodes).and_then(|changes| {
-            self.file.mark_step(rec.id, dir, &changes)?;
-            Ok(changes)
-        });
-        match committed {
-            Ok(changes) => {
-                self.note_stored(&changes);
-                self.counts.record_step(dir);
-                Ok(())
-            }
-            Err(e) => {
-                self.revert(&edit, dir.reversed());
-                Err(e)
-            }
-        }
+        self.apply(edit, dir)?;
+        Ok(true)
     }
 
-    /// Keeps the set of stored chunks in step with committed chunk changes.
-    fn note_stored(&mut self, changes: &[ChunkChange]) {
-        for (key, payload) in changes {
-            let c = (key.x as u32, key.y as u32);
-            if payload.is_some() {
-                self.stored.insert(c);
-            } else {
-                self.stored.remove(&c);
-            }
-        }
-    }
-
-    /// Writes one side of an edit that was just applied the other way; it
-    /// came from this world, so it always fits.
-    fn revert(&mut self, edit: &Edit, dir: EditDirection) {
-        let reverted = self.world.apply_edit(edit, dir);
-        debug_assert!(
-            reverted.is_ok(),
-            "reverting an applied edit failed: {reverted:?}"
-        );
-    }
-
-    fn world_shows(&self, nodes: &[u32], values: &[f32], mats: &[u8]) -> bool {
-        let field = self.world.field().values();
-        let ids = self.world.materials().ids();
-        nodes.len() == values.len()
-            && nodes.len() == mats.len()
-            && nodes.iter().zip(values).zip(mats).all(|((&i, v), m)| {
-                let i = i as usize;
-                field.get(i).map(|f| f.to_bits()) == Some(v.to_bits()) && ids.get(i) == Some(m)
-            })
-    }
-
-    /// The chunk rows to write for the storage chunks owning `nodes`: the
-    /// encoded chunk, or a delete when it equals the generated base.
-    fn chunk_changes(&self, nodes: &[u32]) -> Result<Vec<ChunkChange>, StoreError> {
+    /// The chunk rows to write for the storage chunks owning the edit's
+    /// nodes: the encoded chunk, or a delete when it equals the generated
+    /// base.
+    fn chunk_changes(&self, edit: &Edit) -> Result<Vec<ChunkChange>, StoreError> {
         let layout = Layout::new(self.world.params());
         let w = self.world.field().width();
-        let touched: BTreeSet<(u32, u32)> =
-            nodes.iter().map(|&i| layout.owner(i % w, i / w)).collect();
+        let touched: BTreeSet<(u32, u32)> = edit
+            .nodes
+            .iter()
+            .map(|&i| layout.owner(i % w, i / w))
+            .collect();
         let mut changes = Vec::with_capacity(touched.len());
         for (cx, cy) in touched {
             let rect = layout.owned_rect(cx, cy);
@@ -565,111 +559,66 @@ impl Side2dDocument {
         }
         Ok(changes)
     }
+}
 
-    /// A hash of the current contents: 16 hex digits of FNV-1a 64 over the
-    /// node counts, every value's `f32` bits and every material id (see
-    /// [`field2_content_hash`]). Equal contents give equal hashes whatever
-    /// the history: a stroke and its undo give the original hash back.
-    pub fn content_hash(&self) -> String {
-        let f = self.world.field();
-        field2_content_hash(
-            f.width(),
-            f.height(),
-            f.values(),
-            self.world.materials().ids(),
-        )
-    }
-
-    /// A summary: size, chunks, strokes and undo position, as this handle
-    /// last wrote or read them (no file access).
-    pub fn info(&self) -> DocumentInfo {
-        let p = self.world.params();
-        DocumentInfo {
-            kind: SIDE2D_KIND.to_string(),
-            seed: p.generator.seed,
-            preset: p.generator.preset.name().to_string(),
-            width_cells: p.generator.width_cells,
-            height_cells: p.generator.height_cells,
-            chunk_cells: p.chunk_cells,
-            chunks_total: self.world.chunks_x() as u64 * self.world.chunks_y() as u64,
-            chunks_stored: self.stored.len() as u64,
-            strokes_total: self.counts.total(),
-            undo_position: self.counts.done,
-            redo_available: self.counts.undone > 0,
-        }
-    }
-
-    /// Closes the file, reporting any error met while doing so.
-    pub fn close(self) -> Result<(), StoreError> {
-        self.file.close()
+impl Side2dKind {
+    fn world_shows(&self, nodes: &[u32], values: &[f32], mats: &[u8]) -> bool {
+        let field = self.world.field().values();
+        let ids = self.world.materials().ids();
+        nodes.len() == values.len()
+            && nodes.len() == mats.len()
+            && nodes.iter().zip(values).zip(mats).all(|((&i, v), m)| {
+                let i = i as usize;
+                field.get(i).map(|f| f.to_bits()) == Some(v.to_bits()) && ids.get(i) == Some(m)
+            })
     }
 }
 
-/// Brings a file of an older `side2d` format version up to
+/// Brings a world of an older `side2d` format version up to
 /// [`SIDE2D_FORMAT_VERSION`]: version 1 had no material table, so the table
 /// it was read with (the default) is written and the version bumped, in one
-/// transaction. The stored chunks and the stroke log are the same in both
+/// commit. The stored chunks and the stroke log are the same in both
 /// versions and stay untouched.
 ///
-/// The upgrade is best effort: when the file cannot be written (read-only
+/// The upgrade is best effort: when the store cannot be written (read-only
 /// file or directory, or another process holds the write lock), the document
 /// still opens, reading the old format, and a later open upgrades it.
-fn migrate_side2d(file: &mut WorldFile, table: &MaterialTable) {
+fn migrate_side2d<S: ChunkStore>(store: &mut S, table: &MaterialTable) {
     let Ok(json) = serde_json::to_string(table) else {
         return;
     };
     // Ignoring the error is deliberate: see above. On failure nothing changed.
-    let _ = file.migrate_format(SIDE2D_FORMAT_VERSION, &[(SIDE2D_MATERIALS_KEY, &json)]);
+    let _ = store.migrate_format(SIDE2D_FORMAT_VERSION, &[(SIDE2D_MATERIALS_KEY, &json)]);
 }
 
-/// Reads and checks the `side2d` parameters of a file's metadata.
-fn side2d_params(path: &Path, meta: &WorldMeta) -> Result<Side2dParams, StoreError> {
-    if meta.kind != SIDE2D_KIND {
-        return Err(StoreError::WrongKind {
-            path: path.to_path_buf(),
-            expected: SIDE2D_KIND.to_string(),
-            found: meta.kind.clone(),
-        });
-    }
-    if meta.format_version > SIDE2D_FORMAT_VERSION {
-        return Err(StoreError::NewerFormat {
-            path: path.to_path_buf(),
-            kind: meta.kind.clone(),
-            found: meta.format_version,
-            supported: SIDE2D_FORMAT_VERSION,
-        });
-    }
-    let params: Side2dParams = serde_json::from_value(meta.params.clone())
-        .map_err(|e| StoreError::corrupt(path, format!("the side2d parameters: {e}")))?;
-    params.validate().map_err(|e: WorldError| {
-        StoreError::corrupt(
-            path,
-            format!("the stored side2d parameters are invalid: {e}"),
-        )
-    })?;
-    if params.generator.seed != meta.seed {
-        return Err(StoreError::corrupt(
-            path,
-            format!(
-                "the seed in the metadata ({}) differs from the parameters' seed ({})",
-                meta.seed, params.generator.seed
-            ),
-        ));
-    }
+/// Reads and checks the `side2d` parameters of a world's metadata.
+fn side2d_params(location: &Path, meta: &WorldMeta) -> Result<Side2dParams, StoreError> {
+    let params: Side2dParams = read_params(location, meta, SIDE2D_KIND, SIDE2D_FORMAT_VERSION)?;
+    let valid: Result<(), WorldError> = params.validate();
+    check_params(
+        location,
+        SIDE2D_KIND,
+        valid,
+        meta.seed,
+        params.generator.seed,
+    )?;
     Ok(params)
 }
 
 /// Reads and checks the material table stored in a file's metadata; the
 /// default table when the file has none (format version 1).
-fn side2d_table(path: &Path, json: Option<String>) -> Result<MaterialTable, StoreError> {
+fn side2d_table(location: &Path, json: Option<String>) -> Result<MaterialTable, StoreError> {
     let Some(json) = json else {
         return Ok(MaterialTable::side2d_default());
     };
     let table: MaterialTable = serde_json::from_str(&json).map_err(|e| {
-        StoreError::corrupt(path, format!("metadata `{SIDE2D_MATERIALS_KEY}`: {e}"))
+        StoreError::corrupt(location, format!("metadata `{SIDE2D_MATERIALS_KEY}`: {e}"))
     })?;
     check_table(&table).map_err(|reason| {
-        StoreError::corrupt(path, format!("metadata `{SIDE2D_MATERIALS_KEY}`: {reason}"))
+        StoreError::corrupt(
+            location,
+            format!("metadata `{SIDE2D_MATERIALS_KEY}`: {reason}"),
+        )
     })?;
     Ok(table)
 }

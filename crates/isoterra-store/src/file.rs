@@ -313,7 +313,7 @@ const TABLES: [&str; 4] = ["meta", "chunks", "strokes", "history"];
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
@@ -371,10 +371,7 @@ impl WorldFile {
         let path = path.as_ref();
         validate_meta(meta)?;
         validate_entries(entries)?;
-        let params = serde_json::to_string(&meta.params).map_err(|source| StoreError::Json {
-            what: "world parameters",
-            source,
-        })?;
+        let params = meta_params_json(meta)?;
         // Claim the name atomically: `create_new` fails if anything is there.
         match OpenOptions::new().write(true).create_new(true).open(path) {
             Ok(f) => drop(f),
@@ -426,18 +423,7 @@ impl WorldFile {
             let mut put = tx
                 .prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")
                 .map_err(sql)?;
-            let entries = [
-                ("kind", meta.kind.clone()),
-                ("format_version", meta.format_version.to_string()),
-                ("seed", meta.seed.to_string()),
-                ("params", params.to_string()),
-                ("created_ms", now_ms().to_string()),
-                (
-                    "created_by",
-                    concat!("isoterra-store ", env!("CARGO_PKG_VERSION")).to_string(),
-                ),
-            ];
-            for (k, v) in entries {
+            for (k, v) in initial_meta_entries(meta, params) {
                 put.execute((k, v)).map_err(sql)?;
             }
             for &(k, v) in extra {
@@ -720,26 +706,7 @@ impl WorldFile {
 
     /// Reads the world metadata.
     pub fn meta(&self) -> Result<WorldMeta, StoreError> {
-        let get = |key: &str| -> Result<String, StoreError> {
-            self.meta_entry(key)?.ok_or_else(|| {
-                StoreError::corrupt(&self.path, format!("metadata `{key}` is missing"))
-            })
-        };
-        let kind = get("kind")?;
-        let format_version = get("format_version")?.parse::<u32>().map_err(|e| {
-            StoreError::corrupt(&self.path, format!("metadata `format_version`: {e}"))
-        })?;
-        let seed = get("seed")?
-            .parse::<u64>()
-            .map_err(|e| StoreError::corrupt(&self.path, format!("metadata `seed`: {e}")))?;
-        let params = serde_json::from_str(&get("params")?)
-            .map_err(|e| StoreError::corrupt(&self.path, format!("metadata `params`: {e}")))?;
-        Ok(WorldMeta {
-            kind,
-            format_version,
-            seed,
-            params,
-        })
+        parse_meta(&self.path, |key| self.meta_entry(key))
     }
 
     /// One raw metadata entry (`kind`, `format_version`, `seed`, `params`,
@@ -766,22 +733,7 @@ impl WorldFile {
         format_version: u32,
         entries: &[(&str, &str)],
     ) -> Result<(), StoreError> {
-        let current = self.meta()?.format_version;
-        if format_version < current {
-            return Err(StoreError::input(
-                "format version",
-                format!("{format_version} is older than the file's {current}"),
-            ));
-        }
-        if let Some((key, _)) = entries
-            .iter()
-            .find(|(k, _)| Self::RESERVED_META_KEYS.contains(k))
-        {
-            return Err(StoreError::input(
-                "metadata key",
-                format!("`{key}` is reserved"),
-            ));
-        }
+        check_migration(self.meta()?.format_version, format_version, entries)?;
         self.write(|tx, path| {
             let sql = |e| StoreError::sqlite(path, e);
             tx.execute(
@@ -906,13 +858,7 @@ impl WorldFile {
         stroke: &NewStroke,
         chunk_changes: &[ChunkChange],
     ) -> Result<i64, StoreError> {
-        if stroke.tool.is_empty() {
-            return Err(StoreError::input("stroke tool", "must not be empty"));
-        }
-        let params = serde_json::to_string(&stroke.params).map_err(|source| StoreError::Json {
-            what: "stroke parameters",
-            source,
-        })?;
+        let params = stroke_params_json(stroke)?;
         self.write(|tx, path| {
             let sql = |e| StoreError::sqlite(path, e);
             tx.execute("DELETE FROM strokes WHERE undone = 1", [])
@@ -962,20 +908,6 @@ impl WorldFile {
             .map_err(sql)?;
             apply_chunk_changes(tx, path, chunk_changes)
         })
-    }
-
-    /// [`WorldFile::mark_undone`] for `Backward`, [`WorldFile::mark_redone`]
-    /// for `Forward`.
-    pub(crate) fn mark_step(
-        &mut self,
-        id: i64,
-        dir: EditDirection,
-        chunk_changes: &[ChunkChange],
-    ) -> Result<(), StoreError> {
-        match dir {
-            EditDirection::Backward => self.mark_undone(id, chunk_changes),
-            EditDirection::Forward => self.mark_redone(id, chunk_changes),
-        }
     }
 
     /// Marks stroke `id` done again and applies `chunk_changes`, atomically.
@@ -1152,6 +1084,94 @@ impl WorldFile {
     }
 }
 
+/// Checks a stroke to log (a tool name is required) and gives its
+/// parameters as the JSON text every store keeps.
+pub(crate) fn stroke_params_json(stroke: &NewStroke) -> Result<String, StoreError> {
+    if stroke.tool.is_empty() {
+        return Err(StoreError::input("stroke tool", "must not be empty"));
+    }
+    serde_json::to_string(&stroke.params).map_err(|source| StoreError::Json {
+        what: "stroke parameters",
+        source,
+    })
+}
+
+/// The world parameters of `meta` as the JSON text every store keeps.
+pub(crate) fn meta_params_json(meta: &WorldMeta) -> Result<String, StoreError> {
+    serde_json::to_string(&meta.params).map_err(|source| StoreError::Json {
+        what: "world parameters",
+        source,
+    })
+}
+
+/// The metadata entries every new world gets, `params` being
+/// [`meta_params_json`] of `meta`.
+pub(crate) fn initial_meta_entries(meta: &WorldMeta, params: &str) -> [(&'static str, String); 6] {
+    [
+        ("kind", meta.kind.clone()),
+        ("format_version", meta.format_version.to_string()),
+        ("seed", meta.seed.to_string()),
+        ("params", params.to_string()),
+        ("created_ms", now_ms().to_string()),
+        (
+            "created_by",
+            concat!("isoterra-store ", env!("CARGO_PKG_VERSION")).to_string(),
+        ),
+    ]
+}
+
+/// Reads [`WorldMeta`] through `get` (one raw entry by key); a missing or
+/// malformed entry is [`StoreError::Corrupt`] at `location`.
+pub(crate) fn parse_meta(
+    location: &Path,
+    get: impl Fn(&str) -> Result<Option<String>, StoreError>,
+) -> Result<WorldMeta, StoreError> {
+    let get = |key: &str| -> Result<String, StoreError> {
+        get(key)?
+            .ok_or_else(|| StoreError::corrupt(location, format!("metadata `{key}` is missing")))
+    };
+    let kind = get("kind")?;
+    let format_version = get("format_version")?
+        .parse::<u32>()
+        .map_err(|e| StoreError::corrupt(location, format!("metadata `format_version`: {e}")))?;
+    let seed = get("seed")?
+        .parse::<u64>()
+        .map_err(|e| StoreError::corrupt(location, format!("metadata `seed`: {e}")))?;
+    let params = serde_json::from_str(&get("params")?)
+        .map_err(|e| StoreError::corrupt(location, format!("metadata `params`: {e}")))?;
+    Ok(WorldMeta {
+        kind,
+        format_version,
+        seed,
+        params,
+    })
+}
+
+/// Checks a kind's format migration: the version must not go back and no
+/// entry may use a reserved key.
+pub(crate) fn check_migration(
+    current: u32,
+    format_version: u32,
+    entries: &[(&str, &str)],
+) -> Result<(), StoreError> {
+    if format_version < current {
+        return Err(StoreError::input(
+            "format version",
+            format!("{format_version} is older than the file's {current}"),
+        ));
+    }
+    if let Some((key, _)) = entries
+        .iter()
+        .find(|(k, _)| WorldFile::RESERVED_META_KEYS.contains(k))
+    {
+        return Err(StoreError::input(
+            "metadata key",
+            format!("`{key}` is reserved"),
+        ));
+    }
+    Ok(())
+}
+
 /// True for 1 to 64 ASCII letters, digits, `_` or `-`.
 fn is_plain_name(s: &str) -> bool {
     !s.is_empty()
@@ -1160,7 +1180,7 @@ fn is_plain_name(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-fn validate_entries(entries: &[(&str, &str)]) -> Result<(), StoreError> {
+pub(crate) fn validate_entries(entries: &[(&str, &str)]) -> Result<(), StoreError> {
     for (i, &(key, _)) in entries.iter().enumerate() {
         let reason = if !is_plain_name(key) {
             "use 1 to 64 ASCII letters, digits, `_` or `-`"
@@ -1179,7 +1199,7 @@ fn validate_entries(entries: &[(&str, &str)]) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn validate_meta(meta: &WorldMeta) -> Result<(), StoreError> {
+pub(crate) fn validate_meta(meta: &WorldMeta) -> Result<(), StoreError> {
     if !is_plain_name(&meta.kind) {
         return Err(StoreError::input(
             "world kind",

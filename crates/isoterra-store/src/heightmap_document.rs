@@ -19,7 +19,9 @@
 //! [`redo`](HeightmapDocument::redo) change the world in memory, then commit
 //! the stroke row (or cursor move) and the touched edit chunks in one
 //! transaction before they return `Ok`. If the commit fails, the memory
-//! change is reverted and the error returned.
+//! change is reverted and the error returned. The same holds in any
+//! [`ChunkStore`] ([`HeightmapDocument::create_in`],
+//! [`HeightmapDocument::open_in`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -29,9 +31,14 @@ use isoterra_world::{
 };
 use serde::Serialize;
 
+use crate::document_core::{
+    DocumentCore, EditKind, check_params, document_access, in_new_world, new_meta, read_params,
+    stamps_tool, to_json,
+};
+use crate::hash::Fnv1a64;
 use crate::{
-    ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, NewStroke, StoreError,
-    StrokeCounts, StrokeRecord, WorldFile, WorldMeta, decode_chunk, encode_chunk,
+    ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, ChunkStore, StoreError, WorldFile,
+    WorldMeta, decode_chunk, encode_chunk,
 };
 
 /// The `kind` recorded in the metadata of heightmap world files.
@@ -84,7 +91,8 @@ pub struct HeightmapInfo {
     pub redo_available: bool,
 }
 
-/// A heightmap world and the file that holds it.
+/// A heightmap world and the store that holds it: a [`WorldFile`] unless
+/// another [`ChunkStore`] is chosen.
 ///
 /// Create or open one, sculpt it with [`stroke`](Self::stroke), step through
 /// history with [`undo`](Self::undo) / [`redo`](Self::redo) (which survive
@@ -112,15 +120,17 @@ pub struct HeightmapInfo {
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug)]
-pub struct HeightmapDocument {
-    file: WorldFile,
-    world: HeightmapWorld,
-    stored: BTreeSet<[i32; 2]>,
-    counts: StrokeCounts,
+pub struct HeightmapDocument<S: ChunkStore = WorldFile> {
+    core: DocumentCore<S, HeightmapKind>,
 }
 
-impl HeightmapDocument {
+/// What the shared document core needs to know about heightmap worlds.
+#[derive(Debug)]
+struct HeightmapKind {
+    world: HeightmapWorld,
+}
+
+impl HeightmapDocument<WorldFile> {
     /// Creates a new world file at `path`: validates `params` and records
     /// the metadata (no chunks). Refuses to overwrite an existing file.
     ///
@@ -129,23 +139,7 @@ impl HeightmapDocument {
     /// [`StoreError::World`] for invalid parameters, and the errors of
     /// [`WorldFile::create`]; nothing is created then.
     pub fn create(path: impl AsRef<Path>, params: &HeightmapParams) -> Result<Self, StoreError> {
-        let world = HeightmapWorld::new(params)?;
-        let meta = WorldMeta {
-            kind: HEIGHTMAP_KIND.to_string(),
-            format_version: HEIGHTMAP_FORMAT_VERSION,
-            seed: params.seed,
-            params: serde_json::to_value(params).map_err(|source| StoreError::Json {
-                what: "heightmap parameters",
-                source,
-            })?,
-        };
-        let file = WorldFile::create(path.as_ref(), &meta)?;
-        Ok(HeightmapDocument {
-            file,
-            world,
-            stored: BTreeSet::new(),
-            counts: StrokeCounts::default(),
-        })
+        Self::create_with(params, |meta| WorldFile::create(path.as_ref(), meta))
     }
 
     /// Opens a `heightmap` world file: reads its parameters and lays the
@@ -158,18 +152,44 @@ impl HeightmapDocument {
     /// parameters or chunks are malformed, and the errors of
     /// [`WorldFile::open`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path = path.as_ref();
-        let file = WorldFile::open(path)?;
-        let meta = file.meta()?;
-        let params = heightmap_params(path, &meta)?;
+        Self::open_in(WorldFile::open(path)?)
+    }
+}
+
+document_access!(HeightmapDocument);
+
+impl<S: ChunkStore> HeightmapDocument<S> {
+    /// Creates a new heightmap world in `store`, which must hold no world
+    /// yet (see [`ChunkStore::create_world`]); like
+    /// [`create`](HeightmapDocument::create) otherwise. On error the store
+    /// is dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] for invalid parameters,
+    /// [`StoreError::AlreadyExists`] when the store holds a world.
+    pub fn create_in(store: S, params: &HeightmapParams) -> Result<Self, StoreError> {
+        Self::create_with(params, |meta| in_new_world(store, meta, &[]))
+    }
+
+    /// Opens the heightmap world held in `store`; fails like
+    /// [`open`](HeightmapDocument::open).
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](HeightmapDocument::open), with the store's errors.
+    pub fn open_in(store: S) -> Result<Self, StoreError> {
+        let loc = store.location();
+        let meta = store.meta()?;
+        let params = heightmap_params(loc, &meta)?;
         let mut world = HeightmapWorld::new(&params)
-            .map_err(|e| StoreError::corrupt(path, format!("the stored parameters: {e}")))?;
+            .map_err(|e| StoreError::corrupt(loc, format!("the stored parameters: {e}")))?;
         let n = params.chunk_cells;
         let mut stored = BTreeSet::new();
-        file.for_each_chunk(ChunkLayer::FIELD, |key, payload| {
+        store.for_each_chunk(ChunkLayer::FIELD, &mut |key, payload| {
             if key.z != 0 || key.lod != 0 {
                 return Err(StoreError::corrupt(
-                    path,
+                    loc,
                     format!(
                         "stored chunk ({}, {}, {}, lod {}) is not a heightmap edit chunk",
                         key.x, key.y, key.z, key.lod
@@ -177,11 +197,11 @@ impl HeightmapDocument {
                 ));
             }
             let chunk = decode_chunk(payload).map_err(|e| {
-                StoreError::corrupt(path, format!("chunk ({}, {}): {e}", key.x, key.y))
+                StoreError::corrupt(loc, format!("chunk ({}, {}): {e}", key.x, key.y))
             })?;
             if chunk.dims() != [n, n, 1] {
                 return Err(StoreError::corrupt(
-                    path,
+                    loc,
                     format!(
                         "chunk ({}, {}) holds {:?} nodes, the world needs [{n}, {n}, 1]",
                         key.x,
@@ -192,46 +212,48 @@ impl HeightmapDocument {
             }
             let (values, _) = chunk.into_parts();
             world.set_edit_chunk([key.x, key.y], values).map_err(|e| {
-                StoreError::corrupt(path, format!("chunk ({}, {}): {e}", key.x, key.y))
+                StoreError::corrupt(loc, format!("chunk ({}, {}): {e}", key.x, key.y))
             })?;
-            stored.insert([key.x, key.y]);
+            stored.insert(key);
             Ok(())
         })?;
         world.take_dirty();
-        let counts = file.stroke_counts()?;
-        Ok(HeightmapDocument {
-            file,
-            world,
-            stored,
-            counts,
-        })
+        let core = DocumentCore::opened(store, HeightmapKind { world }, stored)?;
+        Ok(HeightmapDocument { core })
+    }
+
+    /// Builds the world of `params`, then the store holding its metadata.
+    fn create_with(
+        params: &HeightmapParams,
+        store: impl FnOnce(&WorldMeta) -> Result<S, StoreError>,
+    ) -> Result<Self, StoreError> {
+        let world = HeightmapWorld::new(params)?;
+        let meta = new_meta(
+            HEIGHTMAP_KIND,
+            HEIGHTMAP_FORMAT_VERSION,
+            params.seed,
+            "heightmap parameters",
+            params,
+        )?;
+        let core = DocumentCore::created(store(&meta)?, HeightmapKind { world });
+        Ok(HeightmapDocument { core })
     }
 
     /// The world in memory.
     pub fn world(&self) -> &HeightmapWorld {
-        &self.world
+        &self.core.kind.world
     }
 
     /// The world in memory, for meshing and streaming (mesh caches, worker
     /// requests, dirty sets). Sculpt through [`stroke`](Self::stroke): edits
-    /// applied here directly are not recorded in the file.
+    /// applied here directly are not recorded in the store.
     pub fn world_mut(&mut self) -> &mut HeightmapWorld {
-        &mut self.world
-    }
-
-    /// The underlying file, for queries.
-    pub fn file(&self) -> &WorldFile {
-        &self.file
-    }
-
-    /// The path of the file.
-    pub fn path(&self) -> &Path {
-        self.file.path()
+        &mut self.core.kind.world
     }
 
     /// The world's parameters.
     pub fn params(&self) -> &HeightmapParams {
-        self.world.params()
+        self.world().params()
     }
 
     /// Applies a sculpt brush and records it.
@@ -244,12 +266,9 @@ impl HeightmapDocument {
     /// drops the redo tail. If the commit fails, the edit is reverted in
     /// memory and the error returned.
     pub fn stroke(&mut self, brush: &HeightBrush) -> Result<HeightStrokeOutcome, StoreError> {
-        self.file.check_current()?;
-        let params = serde_json::to_value(brush).map_err(|source| StoreError::Json {
-            what: "height brush",
-            source,
-        })?;
-        let edit = self.world.brush_edit(brush)?;
+        self.core.check_current()?;
+        let params = to_json("height brush", brush)?;
+        let edit = self.world().brush_edit(brush)?;
         self.record(edit, brush.tool.name(), params)
     }
 
@@ -266,22 +285,11 @@ impl HeightmapDocument {
         &mut self,
         stamps: &[HeightBrush],
     ) -> Result<HeightStrokeOutcome, StoreError> {
-        self.file.check_current()?;
-        let params = serde_json::to_value(stamps).map_err(|source| StoreError::Json {
-            what: "height brush stamps",
-            source,
-        })?;
-        let mut edits: Vec<HeightEdit> = Vec::with_capacity(stamps.len());
-        let mut failed = None;
-        for brush in stamps {
-            match self.world.apply_brush(brush) {
-                Ok(e) => edits.push(e),
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-        }
+        self.core.check_current()?;
+        let params = to_json("height brush stamps", &stamps)?;
+        let edits = self
+            .core
+            .apply_stamps(stamps, |k, brush| Ok(k.world.apply_brush(brush)?))?;
         // Every node once: its delta before the first stamp, and now.
         let mut first: std::collections::BTreeMap<[i64; 2], f32> = Default::default();
         for e in &edits {
@@ -293,23 +301,15 @@ impl HeightmapDocument {
         let mut merged = HeightEdit::default();
         for ([gz, gx], before) in first {
             let g = [gx, gz];
-            let after = self.world.delta(g);
+            let after = self.world().delta(g);
             if after.to_bits() != before.to_bits() {
                 merged.nodes.push(g);
                 merged.before.push(before);
                 merged.after.push(after);
             }
         }
-        for done in edits.iter().rev() {
-            self.revert(done, EditDirection::Backward);
-        }
-        if let Some(e) = failed {
-            return Err(e.into());
-        }
-        let tool = match stamps.first() {
-            Some(first) if stamps.iter().all(|b| b.tool == first.tool) => first.tool.name(),
-            _ => "mixed",
-        };
+        self.core.revert_all(&edits);
+        let tool = stamps_tool(stamps.iter().map(|b| b.tool), |t| t.name());
         self.record(merged, tool, params)
     }
 
@@ -329,8 +329,8 @@ impl HeightmapDocument {
         dims: [u32; 2],
         heights: &[f32],
     ) -> Result<HeightStrokeOutcome, StoreError> {
-        self.file.check_current()?;
-        let edit = self.world.set_heights_edit(first, dims, heights)?;
+        self.core.check_current()?;
+        let edit = self.world().set_heights_edit(first, dims, heights)?;
         let params = serde_json::json!({ "first": first, "dims": dims });
         self.record(edit, "import", params)
     }
@@ -350,63 +350,76 @@ impl HeightmapDocument {
                 dirty_chunks: Vec::new(),
             });
         }
-        let delta = encode_height_edit(&edit)?;
-        self.world.apply_edit(&edit, EditDirection::Forward)?;
-        let committed = self.chunk_changes(&edit).and_then(|changes| {
-            let stroke = NewStroke {
-                tool: tool.to_string(),
-                params,
-                delta,
-            };
-            let id = self.file.commit_stroke(&stroke, &changes)?;
-            Ok((id, changes))
-        });
-        match committed {
-            Ok((id, changes)) => {
-                self.note_stored(&changes);
-                self.counts = StrokeCounts {
-                    done: self.counts.done + 1,
-                    undone: 0,
-                };
-                Ok(HeightStrokeOutcome {
-                    id: Some(id),
-                    changed_nodes: edit.len(),
-                    dirty_chunks: dirty_of(&self.world, &edit),
-                })
-            }
-            Err(e) => {
-                self.revert(&edit, EditDirection::Backward);
-                Err(e)
+        let id = self.core.apply_and_record(&edit, tool, params)?;
+        Ok(HeightStrokeOutcome {
+            id: Some(id),
+            changed_nodes: edit.len(),
+            dirty_chunks: dirty_of(self.world(), &edit),
+        })
+    }
+
+    /// A hash of the current contents: 16 hex digits of FNV-1a 64 over
+    /// `"ITHM"`, the seed, the chunk size and every edit chunk (sorted:
+    /// `cx`, `cz`, then each delta's `f32` bits, little-endian). Equal
+    /// contents give equal hashes whatever the history.
+    pub fn content_hash(&self) -> String {
+        let world = self.world();
+        let mut h = Fnv1a64::new();
+        h.write(b"ITHM");
+        h.write(&world.params().seed.to_le_bytes());
+        h.write(&world.params().chunk_cells.to_le_bytes());
+        for c in world.edited_chunks() {
+            h.write(&c[0].to_le_bytes());
+            h.write(&c[1].to_le_bytes());
+            for d in world.edit_chunk(c).unwrap_or_default() {
+                h.write(&d.to_bits().to_le_bytes());
             }
         }
+        format!("{:016x}", h.finish())
     }
 
-    /// Undoes the last done stroke; returns its id, or `None` when there is
-    /// nothing to undo. The world and the file change together, or not at all.
-    pub fn undo(&mut self) -> Result<Option<i64>, StoreError> {
-        self.file.check_current()?;
-        let Some(rec) = self.file.last_done_stroke()? else {
-            return Ok(None);
-        };
-        self.step(&rec, EditDirection::Backward)?;
-        Ok(Some(rec.id))
+    /// A summary, as this handle last wrote or read it (no store access).
+    pub fn info(&self) -> HeightmapInfo {
+        let world = self.world();
+        let p = world.params();
+        let counts = self.core.counts();
+        HeightmapInfo {
+            kind: HEIGHTMAP_KIND.to_string(),
+            seed: p.seed,
+            chunk_cells: p.chunk_cells,
+            cell_size: p.cell_size,
+            lod_count: p.lod_count,
+            height_range: world.generated_range(),
+            chunks_stored: self.core.stored().len() as u64,
+            strokes_total: counts.total(),
+            undo_position: counts.done,
+            redo_available: counts.undone > 0,
+        }
+    }
+}
+
+impl EditKind for HeightmapKind {
+    type Edit = HeightEdit;
+
+    fn encode(&self, edit: &HeightEdit) -> Result<Vec<u8>, StoreError> {
+        encode_height_edit(edit)
     }
 
-    /// Redoes the first undone stroke; returns its id, or `None` when there
-    /// is nothing to redo.
-    pub fn redo(&mut self) -> Result<Option<i64>, StoreError> {
-        self.file.check_current()?;
-        let Some(rec) = self.file.first_undone_stroke()? else {
-            return Ok(None);
-        };
-        self.step(&rec, EditDirection::Forward)?;
-        Ok(Some(rec.id))
+    fn decode(&self, delta: &[u8]) -> Result<HeightEdit, StoreError> {
+        decode_height_edit(delta)
     }
 
-    fn step(&mut self, rec: &StrokeRecord, dir: EditDirection) -> Result<(), StoreError> {
-        let edit = decode_height_edit(&rec.delta).map_err(|e| {
-            StoreError::corrupt(self.file.path(), format!("stroke {}: {e}", rec.id))
-        })?;
+    fn apply(&mut self, edit: &HeightEdit, dir: EditDirection) -> Result<(), StoreError> {
+        Ok(self.world.apply_edit(edit, dir)?)
+    }
+
+    fn apply_logged(
+        &mut self,
+        edit: &HeightEdit,
+        dir: EditDirection,
+        _location: &Path,
+        _id: i64,
+    ) -> Result<bool, StoreError> {
         let leaving = match dir {
             EditDirection::Backward => &edit.after,
             EditDirection::Forward => &edit.before,
@@ -417,43 +430,10 @@ impl HeightmapDocument {
             .zip(leaving)
             .all(|(g, v)| self.world.delta(*g).to_bits() == v.to_bits());
         if !shows {
-            return Err(StoreError::history_mismatch(self.file.path(), rec.id));
+            return Ok(false);
         }
-        self.world.apply_edit(&edit, dir)?;
-        let committed = self.chunk_changes(&edit).and_then(|changes| {
-            self.file.mark_step(rec.id, dir, &changes)?;
-            Ok(changes)
-        });
-        match committed {
-            Ok(changes) => {
-                self.note_stored(&changes);
-                self.counts.record_step(dir);
-                Ok(())
-            }
-            Err(e) => {
-                self.revert(&edit, dir.reversed());
-                Err(e)
-            }
-        }
-    }
-
-    fn revert(&mut self, edit: &HeightEdit, dir: EditDirection) {
-        let reverted = self.world.apply_edit(edit, dir);
-        debug_assert!(
-            reverted.is_ok(),
-            "reverting an applied edit failed: {reverted:?}"
-        );
-    }
-
-    fn note_stored(&mut self, changes: &[ChunkChange]) {
-        for (key, payload) in changes {
-            let c = [key.x, key.y];
-            if payload.is_some() {
-                self.stored.insert(c);
-            } else {
-                self.stored.remove(&c);
-            }
-        }
+        self.apply(edit, dir)?;
+        Ok(true)
     }
 
     /// The chunk rows to write for the edit chunks owning the edit's nodes.
@@ -483,47 +463,6 @@ impl HeightmapDocument {
         }
         Ok(changes)
     }
-
-    /// A hash of the current contents: 16 hex digits of FNV-1a 64 over
-    /// `"ITHM"`, the seed, the chunk size and every edit chunk (sorted:
-    /// `cx`, `cz`, then each delta's `f32` bits, little-endian). Equal
-    /// contents give equal hashes whatever the history.
-    pub fn content_hash(&self) -> String {
-        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
-        h.write(b"ITHM");
-        h.write(&self.world.params().seed.to_le_bytes());
-        h.write(&self.world.params().chunk_cells.to_le_bytes());
-        for c in self.world.edited_chunks() {
-            h.write(&c[0].to_le_bytes());
-            h.write(&c[1].to_le_bytes());
-            for d in self.world.edit_chunk(c).unwrap_or_default() {
-                h.write(&d.to_bits().to_le_bytes());
-            }
-        }
-        format!("{:016x}", h.0)
-    }
-
-    /// A summary, as this handle last wrote or read it (no file access).
-    pub fn info(&self) -> HeightmapInfo {
-        let p = self.world.params();
-        HeightmapInfo {
-            kind: HEIGHTMAP_KIND.to_string(),
-            seed: p.seed,
-            chunk_cells: p.chunk_cells,
-            cell_size: p.cell_size,
-            lod_count: p.lod_count,
-            height_range: self.world.generated_range(),
-            chunks_stored: self.stored.len() as u64,
-            strokes_total: self.counts.total(),
-            undo_position: self.counts.done,
-            redo_available: self.counts.undone > 0,
-        }
-    }
-
-    /// Closes the file, reporting any error met while doing so.
-    pub fn close(self) -> Result<(), StoreError> {
-        self.file.close()
-    }
 }
 
 fn dirty_of(world: &HeightmapWorld, edit: &HeightEdit) -> Vec<[i32; 2]> {
@@ -531,51 +470,12 @@ fn dirty_of(world: &HeightmapWorld, edit: &HeightEdit) -> Vec<[i32; 2]> {
     set.into_iter().collect()
 }
 
-struct Fnv(u64);
-
-impl Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-}
-
-/// Reads and checks the heightmap parameters of a file's metadata.
-fn heightmap_params(path: &Path, meta: &WorldMeta) -> Result<HeightmapParams, StoreError> {
-    if meta.kind != HEIGHTMAP_KIND {
-        return Err(StoreError::WrongKind {
-            path: path.to_path_buf(),
-            expected: HEIGHTMAP_KIND.to_string(),
-            found: meta.kind.clone(),
-        });
-    }
-    if meta.format_version > HEIGHTMAP_FORMAT_VERSION {
-        return Err(StoreError::NewerFormat {
-            path: path.to_path_buf(),
-            kind: meta.kind.clone(),
-            found: meta.format_version,
-            supported: HEIGHTMAP_FORMAT_VERSION,
-        });
-    }
-    let params: HeightmapParams = serde_json::from_value(meta.params.clone())
-        .map_err(|e| StoreError::corrupt(path, format!("the heightmap parameters: {e}")))?;
-    params.validate().map_err(|e: WorldError| {
-        StoreError::corrupt(
-            path,
-            format!("the stored heightmap parameters are invalid: {e}"),
-        )
-    })?;
-    if params.seed != meta.seed {
-        return Err(StoreError::corrupt(
-            path,
-            format!(
-                "the seed in the metadata ({}) differs from the parameters' seed ({})",
-                meta.seed, params.seed
-            ),
-        ));
-    }
+/// Reads and checks the heightmap parameters of a world's metadata.
+fn heightmap_params(location: &Path, meta: &WorldMeta) -> Result<HeightmapParams, StoreError> {
+    let params: HeightmapParams =
+        read_params(location, meta, HEIGHTMAP_KIND, HEIGHTMAP_FORMAT_VERSION)?;
+    let valid: Result<(), WorldError> = params.validate();
+    check_params(location, HEIGHTMAP_KIND, valid, meta.seed, params.seed)?;
     Ok(params)
 }
 

@@ -1,19 +1,27 @@
-//! The isoterra world file.
+//! The isoterra world file, and the storage seam behind it.
 //!
 //! A world lives in one SQLite file (`*.isoterra`) that holds the world kind
 //! and generator parameters, the chunks that differ from what the generator
 //! gives, and a stroke log that drives undo/redo across restarts.
 //!
-//! Two layers:
-//! - [`WorldFile`]: the file itself — schema, metadata, chunk rows, the stroke
-//!   log and its undo cursor, with every write one durable transaction. The
-//!   [chunk codec](encode_chunk) and [delta codec](encode_delta) turn field
-//!   data into the blobs it stores. It implements [`ChunkStore`], the
-//!   backend-neutral view of storage that a second (server) backend can
-//!   implement too.
-//! - Documents, which tie a file to a world in memory so that every
-//!   acknowledged edit is on disk: [`Side2dDocument`] for side-view worlds.
-//!   [`open_any`] / [`detect_kind`] read a file's metadata without knowing
+//! Three layers:
+//! - [`ChunkStore`]: what a world needs from storage — metadata, chunk rows
+//!   by [`ChunkKey`], the stroke log with its undo position, baked rows —
+//!   with every write one atomic commit. Two implementations:
+//!   [`WorldFile`], the SQLite file (schema, durability, several handles on
+//!   one file), and [`MemoryStore`], the same contents in memory (tests,
+//!   worlds that never touch a disk). A server database would be a third.
+//!   The [chunk codec](encode_chunk) and [delta codec](encode_delta) turn
+//!   field data into the blobs a store keeps.
+//! - Documents, which tie a store to a world in memory so that every
+//!   acknowledged edit is committed: [`Side2dDocument`],
+//!   [`HeightmapDocument`], [`VoxelDocument`] and [`MapDocument`]. Each is
+//!   generic over its store and defaults to [`WorldFile`]: `create(path, …)`
+//!   and `open(path)` work on files, `create_in(store, …)` and
+//!   `open_in(store)` on any store, `into_store()` gives the store back.
+//!   They share one implementation of the stroke, undo and redo protocol
+//!   and differ only in what their kind needs.
+//! - [`open_any`] / [`detect_kind`] read a file's metadata without knowing
 //!   its kind.
 //!
 //! ```
@@ -47,6 +55,23 @@
 //! time and the same bytes whatever the thread count or order;
 //! [`WorldFile::put_baked`] keeps them in the file's `baked` table.
 //!
+//! The same document over a [`MemoryStore`] keeps its world while the
+//! program runs, and a document opened over the store again gets it back:
+//!
+//! ```
+//! use isoterra_store::{MemoryStore, Side2dDocument};
+//! use isoterra_world::{Brush, BrushTool, Side2dParams};
+//!
+//! # fn main() -> Result<(), isoterra_store::StoreError> {
+//! let mut doc = Side2dDocument::create_in(MemoryStore::new(), &Side2dParams::DEFAULT)?;
+//! doc.stroke(&Brush::new(BrushTool::Fill, [40.0, 60.0], 6.0))?;
+//! let edited = doc.content_hash();
+//! let doc = Side2dDocument::open_in(doc.into_store())?;
+//! assert_eq!(doc.content_hash(), edited);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! Nothing in a file can make this crate panic: damaged, truncated or
 //! foreign files give a [`StoreError`] that says what was found.
 
@@ -55,11 +80,13 @@ mod chunk_codec;
 mod chunk_store;
 mod delta_codec;
 mod document;
+mod document_core;
 mod error;
 mod file;
 mod hash;
 mod heightmap_document;
 mod map_document;
+mod memory;
 mod voxel_document;
 mod wire;
 mod write_behind;
@@ -70,7 +97,7 @@ pub use baked::{
     bake_chunks, decode_baked, encode_baked,
 };
 pub use chunk_codec::{ChunkData, ChunkEncoding, decode_chunk, encode_chunk};
-pub use chunk_store::ChunkStore;
+pub use chunk_store::{ChunkStore, ChunkVisitor};
 pub use delta_codec::{EditDelta, decode_delta, encode_delta};
 pub use document::{
     DocumentInfo, SIDE2D_FORMAT_VERSION, SIDE2D_KIND, SIDE2D_MATERIALS_KEY, Side2dDocument,
@@ -89,6 +116,7 @@ pub use map_document::{
     MAP_FORMAT_VERSION, MAP_KIND, MapDocument, MapInfo, MapStrokeOutcome, decode_map_chunk,
     decode_map_edit, encode_map_chunk, encode_map_edit,
 };
+pub use memory::MemoryStore;
 pub use voxel_document::{
     VOXEL_FORMAT_VERSION, VOXEL_KIND, VoxelDocument, VoxelDocumentInfo, VoxelStrokeOutcome,
     decode_delta3, encode_delta3,

@@ -20,7 +20,8 @@
 //! [`redo`](MapDocument::redo) change the world in memory, then commit the
 //! stroke row (or cursor move) and the touched chunks in one transaction
 //! before they return `Ok`. If the commit fails, the memory change is
-//! reverted and the error returned.
+//! reverted and the error returned. The same holds in any [`ChunkStore`]
+//! ([`MapDocument::create_in`], [`MapDocument::open_in`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -29,11 +30,12 @@ use isoterra_field::{LayerMask, MapLayers, Splat};
 use isoterra_world::{EditDirection, MapEdit, MapParams, MapStroke, MapWorld, WorldError};
 use serde::Serialize;
 
-use crate::wire::{Reader, Writer, pack_body, unpack_body};
-use crate::{
-    ChunkChange, ChunkKey, ChunkLayer, NewStroke, StoreError, StrokeCounts, StrokeRecord,
-    WorldFile, WorldMeta,
+use crate::document_core::{
+    DocumentCore, EditKind, check_params, document_access, in_new_world, new_meta, read_params,
+    to_json,
 };
+use crate::wire::{Reader, Writer, pack_body, unpack_body};
+use crate::{ChunkChange, ChunkKey, ChunkLayer, ChunkStore, StoreError, WorldFile, WorldMeta};
 
 /// The `kind` recorded in the metadata of map world files.
 pub const MAP_KIND: &str = "map";
@@ -89,7 +91,8 @@ pub struct MapInfo {
     pub redo_available: bool,
 }
 
-/// A map world and the file that holds it.
+/// A map world and the store that holds it: a [`WorldFile`] unless
+/// another [`ChunkStore`] is chosen.
 ///
 /// Create or open one, edit it with [`stroke`](Self::stroke), step through
 /// history with [`undo`](Self::undo) / [`redo`](Self::redo) (which survive
@@ -117,16 +120,19 @@ pub struct MapInfo {
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug)]
-pub struct MapDocument {
-    file: WorldFile,
-    world: MapWorld,
-    generated: MapLayers,
-    stored: BTreeSet<[u32; 2]>,
-    counts: StrokeCounts,
+pub struct MapDocument<S: ChunkStore = WorldFile> {
+    core: DocumentCore<S, MapKind>,
 }
 
-impl MapDocument {
+/// What the shared document core needs to know about map worlds.
+#[derive(Debug)]
+struct MapKind {
+    world: MapWorld,
+    /// What the preset gives, to tell which chunks must be stored.
+    generated: MapLayers,
+}
+
+impl MapDocument<WorldFile> {
     /// Creates a new world file at `path` from the preset of `params` and
     /// records the metadata (no chunks). Refuses to overwrite an existing
     /// file.
@@ -136,16 +142,7 @@ impl MapDocument {
     /// [`StoreError::World`] for invalid parameters, and the errors of
     /// [`WorldFile::create`]; nothing is created then.
     pub fn create(path: impl AsRef<Path>, params: &MapParams) -> Result<Self, StoreError> {
-        let world = MapWorld::new(params)?;
-        let generated = world.layers().clone();
-        let file = WorldFile::create(path.as_ref(), &meta_of(params)?)?;
-        Ok(MapDocument {
-            file,
-            world,
-            generated,
-            stored: BTreeSet::new(),
-            counts: StrokeCounts::default(),
-        })
+        Self::create_with(params, None, |meta| WorldFile::create(path.as_ref(), meta))
     }
 
     /// Creates a new world file at `path` holding `layers` (an imported
@@ -161,23 +158,9 @@ impl MapDocument {
         params: &MapParams,
         layers: MapLayers,
     ) -> Result<Self, StoreError> {
-        let world = MapWorld::from_layers(params, layers)?;
-        let generated = MapWorld::generate(params)?;
-        let mut doc = MapDocument {
-            file: WorldFile::create(path.as_ref(), &meta_of(params)?)?,
-            world,
-            generated,
-            stored: BTreeSet::new(),
-            counts: StrokeCounts::default(),
-        };
-        let [cw, cd] = doc.world.chunk_count();
-        let all: BTreeSet<[u32; 2]> = (0..cd)
-            .flat_map(|cz| (0..cw).map(move |cx| [cx, cz]))
-            .collect();
-        let changes = doc.chunk_changes(&all)?;
-        doc.file.put_chunks(&changes)?;
-        doc.note_stored(&changes);
-        Ok(doc)
+        Self::create_with(params, Some(layers), |meta| {
+            WorldFile::create(path.as_ref(), meta)
+        })
     }
 
     /// Opens a `map` world file: regenerates the preset and lays the stored
@@ -190,19 +173,60 @@ impl MapDocument {
     /// parameters or chunks are malformed, and the errors of
     /// [`WorldFile::open`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path = path.as_ref();
-        let file = WorldFile::open(path)?;
-        let meta = file.meta()?;
-        let params = map_params(path, &meta)?;
+        Self::open_in(WorldFile::open(path)?)
+    }
+}
+
+document_access!(MapDocument);
+
+impl<S: ChunkStore> MapDocument<S> {
+    /// Creates a new map world from the preset of `params` in `store`,
+    /// which must hold no world yet (see [`ChunkStore::create_world`]);
+    /// like [`create`](MapDocument::create) otherwise. On error the store
+    /// is dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] for invalid parameters,
+    /// [`StoreError::AlreadyExists`] when the store holds a world.
+    pub fn create_in(store: S, params: &MapParams) -> Result<Self, StoreError> {
+        Self::create_with(params, None, |meta| in_new_world(store, meta, &[]))
+    }
+
+    /// As [`create_with_layers`](MapDocument::create_with_layers), in
+    /// `store` (see [`create_in`](Self::create_in)).
+    ///
+    /// # Errors
+    ///
+    /// As [`create_in`](Self::create_in), and [`StoreError::World`] for
+    /// layers that do not fit the parameters.
+    pub fn create_with_layers_in(
+        store: S,
+        params: &MapParams,
+        layers: MapLayers,
+    ) -> Result<Self, StoreError> {
+        Self::create_with(params, Some(layers), |meta| in_new_world(store, meta, &[]))
+    }
+
+    /// Opens the map world held in `store`; fails like
+    /// [`open`](MapDocument::open).
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](MapDocument::open), with the store's errors.
+    pub fn open_in(store: S) -> Result<Self, StoreError> {
+        let loc = store.location();
+        let meta = store.meta()?;
+        let params = map_params(loc, &meta)?;
         let generated = MapWorld::generate(&params)
-            .map_err(|e| StoreError::corrupt(path, format!("the stored parameters: {e}")))?;
+            .map_err(|e| StoreError::corrupt(loc, format!("the stored parameters: {e}")))?;
         let mut layers = generated.clone();
         let layout = Layout::of(&params);
         let mut stored = BTreeSet::new();
-        file.for_each_chunk(ChunkLayer::FIELD, |key, payload| {
+        store.for_each_chunk(ChunkLayer::FIELD, &mut |key, payload| {
             let chunk = layout.chunk_of_key(&key).ok_or_else(|| {
                 StoreError::corrupt(
-                    path,
+                    loc,
                     format!(
                         "stored chunk ({}, {}, {}, lod {}) is not a chunk of this map",
                         key.x, key.y, key.z, key.lod
@@ -211,53 +235,76 @@ impl MapDocument {
             })?;
             let rect = layout.owned(chunk);
             decode_map_chunk(payload, &mut layers, rect).map_err(|e| {
-                StoreError::corrupt(path, format!("chunk ({}, {}): {e}", key.x, key.y))
+                StoreError::corrupt(loc, format!("chunk ({}, {}): {e}", key.x, key.y))
             })?;
-            stored.insert(chunk);
+            stored.insert(key);
             Ok(())
         })?;
         let world = MapWorld::from_layers(&params, layers)
-            .map_err(|e| StoreError::corrupt(path, format!("the stored chunks: {e}")))?;
-        let counts = file.stroke_counts()?;
-        Ok(MapDocument {
-            file,
-            world,
-            generated,
-            stored,
-            counts,
-        })
+            .map_err(|e| StoreError::corrupt(loc, format!("the stored chunks: {e}")))?;
+        let core = DocumentCore::opened(store, MapKind { world, generated }, stored)?;
+        Ok(MapDocument { core })
+    }
+
+    /// Builds the world of `params` (from `layers` when given), then the
+    /// store holding its metadata, then stores the chunks that differ from
+    /// the preset.
+    fn create_with(
+        params: &MapParams,
+        layers: Option<MapLayers>,
+        store: impl FnOnce(&WorldMeta) -> Result<S, StoreError>,
+    ) -> Result<Self, StoreError> {
+        let (world, generated, imported) = match layers {
+            None => {
+                let world = MapWorld::new(params)?;
+                let generated = world.layers().clone();
+                (world, generated, false)
+            }
+            Some(layers) => (
+                MapWorld::from_layers(params, layers)?,
+                MapWorld::generate(params)?,
+                true,
+            ),
+        };
+        let meta = new_meta(
+            MAP_KIND,
+            MAP_FORMAT_VERSION,
+            params.seed,
+            "map parameters",
+            params,
+        )?;
+        let mut core = DocumentCore::created(store(&meta)?, MapKind { world, generated });
+        if imported {
+            let [cw, cd] = core.kind.world.chunk_count();
+            let all: BTreeSet<[u32; 2]> = (0..cd)
+                .flat_map(|cz| (0..cw).map(move |cx| [cx, cz]))
+                .collect();
+            let changes = core.kind.chunk_rows(&all)?;
+            core.put_chunks(&changes)?;
+        }
+        Ok(MapDocument { core })
     }
 
     /// The world in memory.
     pub fn world(&self) -> &MapWorld {
-        &self.world
+        &self.core.kind.world
     }
 
     /// The world in memory, for dirty tracking ([`MapWorld::take_dirty`]).
     /// Edit through [`stroke`](Self::stroke): edits applied here directly
-    /// are not recorded in the file.
+    /// are not recorded in the store.
     pub fn world_mut(&mut self) -> &mut MapWorld {
-        &mut self.world
+        &mut self.core.kind.world
     }
 
     /// The chunks touched since the last call (see [`MapWorld::take_dirty`]).
     pub fn take_dirty(&mut self) -> Vec<([u32; 2], LayerMask)> {
-        self.world.take_dirty()
-    }
-
-    /// The underlying file, for queries.
-    pub fn file(&self) -> &WorldFile {
-        &self.file
-    }
-
-    /// The path of the file.
-    pub fn path(&self) -> &Path {
-        self.file.path()
+        self.world_mut().take_dirty()
     }
 
     /// The world's parameters.
     pub fn params(&self) -> &MapParams {
-        self.world.params()
+        self.world().params()
     }
 
     /// Applies a stroke and records it.
@@ -270,8 +317,8 @@ impl MapDocument {
     /// stroke drops the redo tail. If the commit fails, the edit is reverted
     /// in memory and the error returned.
     pub fn stroke(&mut self, stroke: &MapStroke) -> Result<MapStrokeOutcome, StoreError> {
-        self.file.check_current()?;
-        let edit = self.world.stroke_edit(stroke)?;
+        self.core.check_current()?;
+        let edit = self.world().stroke_edit(stroke)?;
         if edit.is_empty() {
             return Ok(MapStrokeOutcome {
                 id: None,
@@ -279,109 +326,77 @@ impl MapDocument {
                 dirty: Vec::new(),
             });
         }
-        let params = serde_json::to_value(stroke).map_err(|source| StoreError::Json {
-            what: "map stroke",
-            source,
-        })?;
-        let delta = encode_map_edit(&edit)?;
-        self.world.apply_edit(&edit, EditDirection::Forward)?;
-        let committed = self.edit_chunk_changes(&edit).and_then(|changes| {
-            let new = NewStroke {
-                tool: stroke.brush.tool.name().to_string(),
-                params,
-                delta,
-            };
-            let id = self.file.commit_stroke(&new, &changes)?;
-            Ok((id, changes))
-        });
-        match committed {
-            Ok((id, changes)) => {
-                self.note_stored(&changes);
-                self.counts = StrokeCounts {
-                    done: self.counts.done + 1,
-                    undone: 0,
-                };
-                Ok(MapStrokeOutcome {
-                    id: Some(id),
-                    changed_nodes: edit.changed_nodes(),
-                    dirty: self.world.affected(&edit),
-                })
-            }
-            Err(e) => {
-                self.revert(&edit, EditDirection::Backward);
-                Err(e)
-            }
+        let params = to_json("map stroke", stroke)?;
+        let id = self
+            .core
+            .apply_and_record(&edit, stroke.brush.tool.name(), params)?;
+        Ok(MapStrokeOutcome {
+            id: Some(id),
+            changed_nodes: edit.changed_nodes(),
+            dirty: self.world().affected(&edit),
+        })
+    }
+
+    /// A hash of the current contents ([`MapWorld::content_hash`]): equal
+    /// layers give equal hashes whatever the history.
+    pub fn content_hash(&self) -> String {
+        self.world().content_hash()
+    }
+
+    /// A summary, as this handle last wrote or read it (no store access).
+    pub fn info(&self) -> MapInfo {
+        let p = self.params();
+        let counts = self.core.counts();
+        MapInfo {
+            kind: MAP_KIND.to_string(),
+            seed: p.seed,
+            preset: p.preset.name().to_string(),
+            width_cells: p.width_cells,
+            depth_cells: p.depth_cells,
+            chunk_cells: p.chunk_cells,
+            chunks: p.chunk_count(),
+            chunks_stored: self.core.stored().len() as u64,
+            strokes_total: counts.total(),
+            undo_position: counts.done,
+            redo_available: counts.undone > 0,
         }
     }
+}
 
-    /// Undoes the last done stroke; returns its id, or `None` when there is
-    /// nothing to undo. The world and the file change together, or not at all.
-    pub fn undo(&mut self) -> Result<Option<i64>, StoreError> {
-        self.file.check_current()?;
-        let Some(rec) = self.file.last_done_stroke()? else {
-            return Ok(None);
-        };
-        self.step(&rec, EditDirection::Backward)?;
-        Ok(Some(rec.id))
+impl EditKind for MapKind {
+    type Edit = MapEdit;
+
+    fn encode(&self, edit: &MapEdit) -> Result<Vec<u8>, StoreError> {
+        encode_map_edit(edit)
     }
 
-    /// Redoes the first undone stroke; returns its id, or `None` when there
-    /// is nothing to redo.
-    pub fn redo(&mut self) -> Result<Option<i64>, StoreError> {
-        self.file.check_current()?;
-        let Some(rec) = self.file.first_undone_stroke()? else {
-            return Ok(None);
-        };
-        self.step(&rec, EditDirection::Forward)?;
-        Ok(Some(rec.id))
+    fn decode(&self, delta: &[u8]) -> Result<MapEdit, StoreError> {
+        decode_map_edit(delta)
     }
 
-    fn step(&mut self, rec: &StrokeRecord, dir: EditDirection) -> Result<(), StoreError> {
-        let edit = decode_map_edit(&rec.delta).map_err(|e| {
-            StoreError::corrupt(self.file.path(), format!("stroke {}: {e}", rec.id))
-        })?;
-        self.world.apply_edit(&edit, dir).map_err(|e| match e {
-            WorldError::Mismatch { .. } => StoreError::history_mismatch(self.file.path(), rec.id),
-            other => StoreError::corrupt(self.file.path(), format!("stroke {}: {other}", rec.id)),
-        })?;
-        let committed = self.edit_chunk_changes(&edit).and_then(|changes| {
-            self.file.mark_step(rec.id, dir, &changes)?;
-            Ok(changes)
-        });
-        match committed {
-            Ok(changes) => {
-                self.note_stored(&changes);
-                self.counts.record_step(dir);
-                Ok(())
-            }
-            Err(e) => {
-                self.revert(&edit, dir.reversed());
-                Err(e)
-            }
-        }
+    fn apply(&mut self, edit: &MapEdit, dir: EditDirection) -> Result<(), StoreError> {
+        Ok(self.world.apply_edit(edit, dir)?)
     }
 
-    fn revert(&mut self, edit: &MapEdit, dir: EditDirection) {
-        let reverted = self.world.apply_edit(edit, dir);
-        debug_assert!(
-            reverted.is_ok(),
-            "reverting an applied edit failed: {reverted:?}"
-        );
-    }
-
-    fn note_stored(&mut self, changes: &[ChunkChange]) {
-        for (key, payload) in changes {
-            let c = [key.x as u32, key.y as u32];
-            if payload.is_some() {
-                self.stored.insert(c);
-            } else {
-                self.stored.remove(&c);
-            }
+    fn apply_logged(
+        &mut self,
+        edit: &MapEdit,
+        dir: EditDirection,
+        location: &Path,
+        id: i64,
+    ) -> Result<bool, StoreError> {
+        match self.world.apply_edit(edit, dir) {
+            Ok(()) => Ok(true),
+            Err(WorldError::Mismatch { .. }) => Ok(false),
+            Err(other) => Err(StoreError::corrupt(
+                location,
+                format!("stroke {id}: {other}"),
+            )),
         }
     }
 
     /// The chunk rows to write for the chunks owning the edit's nodes.
-    fn edit_chunk_changes(&self, edit: &MapEdit) -> Result<Vec<ChunkChange>, StoreError> {
+    fn chunk_changes(&self, edit: &MapEdit) -> Result<Vec<ChunkChange>, StoreError> {
         let layout = Layout::of(self.world.params());
         let stride = self.world.params().width_cells + 1;
         let mut touched = BTreeSet::new();
@@ -390,12 +405,14 @@ impl MapDocument {
                 touched.insert(layout.owner(i % stride, i / stride));
             }
         }
-        self.chunk_changes(&touched)
+        self.chunk_rows(&touched)
     }
+}
 
+impl MapKind {
     /// For each chunk: its payload when it differs from the preset, or a
     /// deletion.
-    fn chunk_changes(&self, chunks: &BTreeSet<[u32; 2]>) -> Result<Vec<ChunkChange>, StoreError> {
+    fn chunk_rows(&self, chunks: &BTreeSet<[u32; 2]>) -> Result<Vec<ChunkChange>, StoreError> {
         let layout = Layout::of(self.world.params());
         let layers = self.world.layers();
         let mut out = Vec::with_capacity(chunks.len());
@@ -410,47 +427,6 @@ impl MapDocument {
         }
         Ok(out)
     }
-
-    /// A hash of the current contents ([`MapWorld::content_hash`]): equal
-    /// layers give equal hashes whatever the history.
-    pub fn content_hash(&self) -> String {
-        self.world.content_hash()
-    }
-
-    /// A summary, as this handle last wrote or read it (no file access).
-    pub fn info(&self) -> MapInfo {
-        let p = self.world.params();
-        MapInfo {
-            kind: MAP_KIND.to_string(),
-            seed: p.seed,
-            preset: p.preset.name().to_string(),
-            width_cells: p.width_cells,
-            depth_cells: p.depth_cells,
-            chunk_cells: p.chunk_cells,
-            chunks: p.chunk_count(),
-            chunks_stored: self.stored.len() as u64,
-            strokes_total: self.counts.total(),
-            undo_position: self.counts.done,
-            redo_available: self.counts.undone > 0,
-        }
-    }
-
-    /// Closes the file, reporting any error met while doing so.
-    pub fn close(self) -> Result<(), StoreError> {
-        self.file.close()
-    }
-}
-
-fn meta_of(params: &MapParams) -> Result<WorldMeta, StoreError> {
-    Ok(WorldMeta {
-        kind: MAP_KIND.to_string(),
-        format_version: MAP_FORMAT_VERSION,
-        seed: params.seed,
-        params: serde_json::to_value(params).map_err(|source| StoreError::Json {
-            what: "map parameters",
-            source,
-        })?,
-    })
 }
 
 /// Which nodes each chunk owns.
@@ -684,37 +660,11 @@ pub fn decode_map_edit(payload: &[u8]) -> Result<MapEdit, StoreError> {
     MapEdit::from_bytes(&raw).map_err(|e| bad(e.to_string()))
 }
 
-/// Reads and checks the map parameters of a file's metadata.
-fn map_params(path: &Path, meta: &WorldMeta) -> Result<MapParams, StoreError> {
-    if meta.kind != MAP_KIND {
-        return Err(StoreError::WrongKind {
-            path: path.to_path_buf(),
-            expected: MAP_KIND.to_string(),
-            found: meta.kind.clone(),
-        });
-    }
-    if meta.format_version > MAP_FORMAT_VERSION {
-        return Err(StoreError::NewerFormat {
-            path: path.to_path_buf(),
-            kind: meta.kind.clone(),
-            found: meta.format_version,
-            supported: MAP_FORMAT_VERSION,
-        });
-    }
-    let params: MapParams = serde_json::from_value(meta.params.clone())
-        .map_err(|e| StoreError::corrupt(path, format!("the map parameters: {e}")))?;
-    params.validate().map_err(|e| {
-        StoreError::corrupt(path, format!("the stored map parameters are invalid: {e}"))
-    })?;
-    if params.seed != meta.seed {
-        return Err(StoreError::corrupt(
-            path,
-            format!(
-                "the seed in the metadata ({}) differs from the parameters' seed ({})",
-                meta.seed, params.seed
-            ),
-        ));
-    }
+/// Reads and checks the map parameters of a world's metadata.
+fn map_params(location: &Path, meta: &WorldMeta) -> Result<MapParams, StoreError> {
+    let params: MapParams = read_params(location, meta, MAP_KIND, MAP_FORMAT_VERSION)?;
+    let valid = params.validate();
+    check_params(location, MAP_KIND, valid, meta.seed, params.seed)?;
     Ok(params)
 }
 

@@ -17,6 +17,10 @@
 //! stroke row (or cursor move) and the touched chunks in one transaction
 //! before they return `Ok`; when the commit fails the memory change is
 //! reverted.
+//!
+//! The same holds for any [`ChunkStore`]: [`VoxelDocument::create_in`] and
+//! [`VoxelDocument::open_in`] put the world in a store of the caller's
+//! choice (a [`MemoryStore`](crate::MemoryStore), say) instead of a file.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -27,11 +31,15 @@ use isoterra_world::{
 };
 use serde::Serialize;
 
+use crate::document_core::{
+    DocumentCore, EditKind, document_access, in_new_world, new_meta, read_params, stamps_tool,
+    to_json,
+};
 use crate::hash::Fnv1a64;
 use crate::wire::{Reader, Writer, pack_body, unpack_body};
 use crate::{
-    ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, NewStroke, StoreError,
-    StrokeCounts, StrokeRecord, WorldFile, WorldMeta, decode_chunk, encode_chunk,
+    ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, ChunkStore, StoreError, WorldFile,
+    decode_chunk, encode_chunk,
 };
 
 /// The `kind` recorded in the metadata of voxel world files.
@@ -178,20 +186,22 @@ pub struct VoxelDocumentInfo {
     pub redo_available: bool,
 }
 
-/// A voxel world and the file that holds it.
+/// A voxel world and the store that holds it: a [`WorldFile`] unless
+/// another [`ChunkStore`] is chosen.
 ///
 /// Create or open one, load and mesh regions with
 /// [`ensure_region`](Self::ensure_region) and [`rebuild`](Self::rebuild),
 /// edit with [`stroke`](Self::stroke), step through history with
 /// [`undo`](Self::undo) / [`redo`](Self::redo) (which survive reopening).
-/// Every successful edit call is durable when it returns.
+/// Every successful edit call is committed to the store when it returns.
+pub struct VoxelDocument<S: ChunkStore = WorldFile> {
+    core: DocumentCore<S, VoxelKind>,
+}
+
+/// What the shared document core needs to know about voxel worlds.
 #[derive(Debug)]
-pub struct VoxelDocument {
-    file: WorldFile,
+struct VoxelKind {
     world: VoxelWorld,
-    /// Chunks stored in the file (they differ from the generator).
-    stored: BTreeSet<[i32; 3]>,
-    counts: StrokeCounts,
 }
 
 fn key3(c: [i32; 3]) -> ChunkKey {
@@ -204,7 +214,7 @@ fn key3(c: [i32; 3]) -> ChunkKey {
     }
 }
 
-impl VoxelDocument {
+impl VoxelDocument<WorldFile> {
     /// Creates a new voxel world file at `path` (refuses to overwrite): it
     /// records the parameters only; chunks are generated on demand.
     ///
@@ -213,23 +223,7 @@ impl VoxelDocument {
     /// [`StoreError::World`] for invalid parameters, besides the errors of
     /// [`WorldFile::create`]. On error nothing is created.
     pub fn create(path: impl AsRef<Path>, params: &VoxelParams) -> Result<Self, StoreError> {
-        let world = VoxelWorld::new(params)?;
-        let meta = WorldMeta {
-            kind: VOXEL_KIND.to_string(),
-            format_version: VOXEL_FORMAT_VERSION,
-            seed: params.generator.seed,
-            params: serde_json::to_value(params).map_err(|source| StoreError::Json {
-                what: "voxel parameters",
-                source,
-            })?,
-        };
-        let file = WorldFile::create(path.as_ref(), &meta)?;
-        Ok(VoxelDocument {
-            file,
-            world,
-            stored: BTreeSet::new(),
-            counts: StrokeCounts::default(),
-        })
+        Self::create_with(params, |meta| WorldFile::create(path.as_ref(), meta))
     }
 
     /// Opens a voxel world file and loads its stored chunks.
@@ -241,44 +235,53 @@ impl VoxelDocument {
     /// when the parameters or a stored chunk are malformed, besides the
     /// errors of [`WorldFile::open`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path = path.as_ref();
-        let file = WorldFile::open(path)?;
-        let meta = file.meta()?;
-        if meta.kind != VOXEL_KIND {
-            return Err(StoreError::WrongKind {
-                path: path.to_path_buf(),
-                expected: VOXEL_KIND.to_string(),
-                found: meta.kind,
-            });
-        }
-        if meta.format_version > VOXEL_FORMAT_VERSION {
-            return Err(StoreError::NewerFormat {
-                path: path.to_path_buf(),
-                kind: meta.kind,
-                found: meta.format_version,
-                supported: VOXEL_FORMAT_VERSION,
-            });
-        }
-        let params: VoxelParams = serde_json::from_value(meta.params.clone())
-            .map_err(|e| StoreError::corrupt(path, format!("the voxel parameters: {e}")))?;
+        Self::open_in(WorldFile::open(path)?)
+    }
+}
+
+document_access!(VoxelDocument);
+
+impl<S: ChunkStore> VoxelDocument<S> {
+    /// Creates a new voxel world in `store`, which must hold no world yet
+    /// (see [`ChunkStore::create_world`]); like [`create`](VoxelDocument::create)
+    /// otherwise. On error the store is dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] for invalid parameters,
+    /// [`StoreError::AlreadyExists`] when the store holds a world.
+    pub fn create_in(store: S, params: &VoxelParams) -> Result<Self, StoreError> {
+        Self::create_with(params, |meta| in_new_world(store, meta, &[]))
+    }
+
+    /// Opens the voxel world held in `store` and loads its stored chunks;
+    /// fails like [`open`](VoxelDocument::open).
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](VoxelDocument::open), with the store's errors.
+    pub fn open_in(store: S) -> Result<Self, StoreError> {
+        let loc = store.location();
+        let meta = store.meta()?;
+        let params: VoxelParams = read_params(loc, &meta, VOXEL_KIND, VOXEL_FORMAT_VERSION)?;
         let mut world = VoxelWorld::new(&params)
-            .map_err(|e| StoreError::corrupt(path, format!("the voxel parameters: {e}")))?;
+            .map_err(|e| StoreError::corrupt(loc, format!("the voxel parameters: {e}")))?;
         let n = params.chunk_cells;
         let mut stored = BTreeSet::new();
-        file.for_each_chunk(ChunkLayer::FIELD, |key, payload| {
+        store.for_each_chunk(ChunkLayer::FIELD, &mut |key, payload| {
             let c = [key.x, key.y, key.z];
             let name = format!("chunk ({}, {}, {}, lod {})", key.x, key.y, key.z, key.lod);
             if key.lod != 0 {
                 return Err(StoreError::corrupt(
-                    path,
+                    loc,
                     format!("{name}: voxel worlds store lod 0 only"),
                 ));
             }
             let chunk = decode_chunk(payload)
-                .map_err(|e| StoreError::corrupt(path, format!("{name}: {e}")))?;
+                .map_err(|e| StoreError::corrupt(loc, format!("{name}: {e}")))?;
             if chunk.dims() != [n; 3] || chunk.materials().is_none() {
                 return Err(StoreError::corrupt(
-                    path,
+                    loc,
                     format!(
                         "{name} holds {:?} nodes, the world needs [{n}, {n}, {n}] with materials",
                         chunk.dims()
@@ -288,38 +291,45 @@ impl VoxelDocument {
             let (values, mats) = chunk.into_parts();
             world
                 .insert_chunk(c, values, mats.unwrap_or_default())
-                .map_err(|e| StoreError::corrupt(path, format!("{name}: {e}")))?;
-            stored.insert(c);
+                .map_err(|e| StoreError::corrupt(loc, format!("{name}: {e}")))?;
+            stored.insert(key);
             Ok(())
         })?;
-        let counts = file.stroke_counts()?;
-        Ok(VoxelDocument {
-            file,
-            world,
-            stored,
-            counts,
-        })
+        let core = DocumentCore::opened(store, VoxelKind { world }, stored)?;
+        Ok(VoxelDocument { core })
+    }
+
+    /// Builds the world of `params`, then the store holding its metadata.
+    fn create_with(
+        params: &VoxelParams,
+        store: impl FnOnce(&crate::WorldMeta) -> Result<S, StoreError>,
+    ) -> Result<Self, StoreError> {
+        let world = VoxelWorld::new(params)?;
+        let meta = new_meta(
+            VOXEL_KIND,
+            VOXEL_FORMAT_VERSION,
+            params.generator.seed,
+            "voxel parameters",
+            params,
+        )?;
+        let core = DocumentCore::created(store(&meta)?, VoxelKind { world });
+        Ok(VoxelDocument { core })
     }
 
     /// The world in memory.
     pub fn world(&self) -> &VoxelWorld {
-        &self.world
+        &self.core.kind.world
     }
 
     /// The world, mutably: for loading, meshing and queries. Edits made
-    /// through it bypass the file; use [`stroke`](Self::stroke) for edits.
+    /// through it bypass the store; use [`stroke`](Self::stroke) for edits.
     pub fn world_mut(&mut self) -> &mut VoxelWorld {
-        &mut self.world
-    }
-
-    /// The underlying file.
-    pub fn file(&self) -> &WorldFile {
-        &self.file
+        &mut self.core.kind.world
     }
 
     /// The world's parameters.
     pub fn params(&self) -> &VoxelParams {
-        self.world.params()
+        self.world().params()
     }
 
     /// Generates the chunks `min..=max` (see [`VoxelWorld::ensure_region`]).
@@ -328,12 +338,12 @@ impl VoxelDocument {
     ///
     /// [`StoreError::World`] for a bad region.
     pub fn ensure_region(&mut self, min: [i32; 3], max: [i32; 3]) -> Result<usize, StoreError> {
-        Ok(self.world.ensure_region(min, max)?)
+        Ok(self.world_mut().ensure_region(min, max)?)
     }
 
     /// Re-meshes dirty chunks (see [`VoxelWorld::rebuild`]).
     pub fn rebuild(&mut self, budget: Option<Duration>) -> RebuildReport {
-        self.world.rebuild(budget)
+        self.world_mut().rebuild(budget)
     }
 
     /// Applies a brush and records it; the stroke, its delta and every chunk
@@ -344,47 +354,12 @@ impl VoxelDocument {
     /// # Errors
     ///
     /// [`StoreError::World`] for an invalid brush (nothing changes), or a
-    /// file error (the edit is reverted in memory).
+    /// store error (the edit is reverted in memory).
     pub fn stroke(&mut self, brush: &VoxelBrush) -> Result<VoxelStrokeOutcome, StoreError> {
-        self.file.check_current()?;
-        let params = serde_json::to_value(brush).map_err(|source| StoreError::Json {
-            what: "voxel brush",
-            source,
-        })?;
-        let edit = self.world.apply_brush(brush)?;
-        if edit.is_empty() {
-            return Ok(VoxelStrokeOutcome {
-                id: None,
-                changed_nodes: 0,
-            });
-        }
-        let committed = encode_delta3(&edit).and_then(|delta| {
-            let changes = self.chunk_changes(&edit);
-            let stroke = NewStroke {
-                tool: brush.tool.name().to_string(),
-                params,
-                delta,
-            };
-            let id = self.file.commit_stroke(&stroke, &changes)?;
-            Ok((id, changes))
-        });
-        match committed {
-            Ok((id, changes)) => {
-                self.note_stored(&changes);
-                self.counts = StrokeCounts {
-                    done: self.counts.done + 1,
-                    undone: 0,
-                };
-                Ok(VoxelStrokeOutcome {
-                    id: Some(id),
-                    changed_nodes: edit.len(),
-                })
-            }
-            Err(e) => {
-                self.revert(&edit, EditDirection::Backward);
-                Err(e)
-            }
-        }
+        self.core.check_current()?;
+        let params = to_json("voxel brush", brush)?;
+        let edit = self.world_mut().apply_brush(brush)?;
+        self.record(edit, brush.tool.name(), params)
     }
 
     /// Applies several brush stamps (e.g. the stamps of one mouse drag) and
@@ -405,23 +380,11 @@ impl VoxelDocument {
         &mut self,
         stamps: &[VoxelBrush],
     ) -> Result<VoxelStrokeOutcome, StoreError> {
-        self.file.check_current()?;
-        let params = serde_json::to_value(stamps).map_err(|source| StoreError::Json {
-            what: "voxel brush stamps",
-            source,
-        })?;
-        let mut edits: Vec<Edit3> = Vec::with_capacity(stamps.len());
-        for brush in stamps {
-            match self.world.apply_brush(brush) {
-                Ok(e) => edits.push(e),
-                Err(e) => {
-                    for done in edits.iter().rev() {
-                        self.revert(done, EditDirection::Backward);
-                    }
-                    return Err(e.into());
-                }
-            }
-        }
+        self.core.check_current()?;
+        let params = to_json("voxel brush stamps", &stamps)?;
+        let edits = self
+            .core
+            .apply_stamps(stamps, |k, brush| Ok(k.world.apply_brush(brush)?))?;
         let mut first: std::collections::BTreeMap<[i64; 3], (f32, u8)> = Default::default();
         for e in &edits {
             for (k, g) in e.nodes.iter().enumerate() {
@@ -434,7 +397,7 @@ impl VoxelDocument {
         let mut edit = Edit3::default();
         for ([gz, gy, gx], (before, mat_before)) in first {
             let g = [gx, gy, gz];
-            let Some((after, mat_after)) = self.world.node(g) else {
+            let Some((after, mat_after)) = self.world().node(g) else {
                 continue;
             };
             if after.to_bits() == before.to_bits() && mat_after == mat_before {
@@ -446,80 +409,99 @@ impl VoxelDocument {
             edit.mat_before.push(mat_before);
             edit.mat_after.push(mat_after);
         }
+        let tool = stamps_tool(stamps.iter().map(|b| b.tool), |t| t.name());
+        self.record(edit, tool, params)
+    }
+
+    /// Commits an edit already applied to the world as one stroke, or
+    /// reverts it when the commit fails.
+    fn record(
+        &mut self,
+        edit: Edit3,
+        tool: &str,
+        params: serde_json::Value,
+    ) -> Result<VoxelStrokeOutcome, StoreError> {
         if edit.is_empty() {
             return Ok(VoxelStrokeOutcome {
                 id: None,
                 changed_nodes: 0,
             });
         }
-        let tool = match stamps.first() {
-            Some(first) if stamps.iter().all(|b| b.tool == first.tool) => first.tool.name(),
-            _ => "mixed",
-        };
-        let committed = encode_delta3(&edit).and_then(|delta| {
-            let changes = self.chunk_changes(&edit);
-            let stroke = NewStroke {
-                tool: tool.to_string(),
-                params,
-                delta,
-            };
-            let id = self.file.commit_stroke(&stroke, &changes)?;
-            Ok((id, changes))
-        });
-        match committed {
-            Ok((id, changes)) => {
-                self.note_stored(&changes);
-                self.counts = StrokeCounts {
-                    done: self.counts.done + 1,
-                    undone: 0,
-                };
-                Ok(VoxelStrokeOutcome {
-                    id: Some(id),
-                    changed_nodes: edit.len(),
-                })
-            }
-            Err(e) => {
-                self.revert(&edit, EditDirection::Backward);
-                Err(e)
-            }
+        let id = self.core.record_applied(&edit, tool, params)?;
+        Ok(VoxelStrokeOutcome {
+            id: Some(id),
+            changed_nodes: edit.len(),
+        })
+    }
+
+    /// A summary for `info` output.
+    pub fn info(&self) -> VoxelDocumentInfo {
+        let p = self.params();
+        let counts = self.core.counts();
+        VoxelDocumentInfo {
+            kind: VOXEL_KIND.to_string(),
+            seed: p.generator.seed,
+            preset: p.generator.preset.name().to_string(),
+            chunk_cells: p.chunk_cells,
+            chunks_stored: self.core.stored().len() as u64,
+            strokes_total: counts.total(),
+            undo_position: counts.done,
+            redo_available: counts.undone > 0,
         }
     }
 
-    /// Undoes the last done stroke; returns its id, or `None` when there is
-    /// nothing to undo.
-    ///
-    /// # Errors
-    ///
-    /// File errors, [`StoreError::CorruptData`] for a damaged delta,
-    /// [`StoreError::History`] when the log does not match the world.
-    pub fn undo(&mut self) -> Result<Option<i64>, StoreError> {
-        self.file.check_current()?;
-        let Some(rec) = self.file.last_done_stroke()? else {
-            return Ok(None);
-        };
-        self.step(&rec, EditDirection::Backward)?;
-        Ok(Some(rec.id))
+    /// The content hash of the world's edits: 16 lowercase hex digits of
+    /// FNV-1a 64 over `"ITV3"`, `chunk_cells` (u32 LE) and, for every chunk
+    /// that differs from the generator (the stored chunks) in ascending
+    /// `(x, y, z)` order, its coordinate (three i32 LE), its `N^3` value bits
+    /// (u32 LE) and its material ids. Equal contents give equal hashes: a
+    /// world whose strokes were all undone hashes like a new one with the
+    /// same parameters (which the hash does not cover).
+    pub fn content_hash(&self) -> String {
+        let world = self.world();
+        let mut h = Fnv1a64::new();
+        h.write(b"ITV3");
+        h.write(&world.chunk_cells().to_le_bytes());
+        let len = world.chunk_len();
+        for key in self.core.stored() {
+            let c = [key.x, key.y, key.z];
+            for v in c {
+                h.write(&v.to_le_bytes());
+            }
+            if let Some(chunk) = world.chunk(c) {
+                for v in chunk.density.to_dense(len) {
+                    h.write(&v.to_bits().to_le_bytes());
+                }
+                h.write(&chunk.materials.to_dense(len));
+            }
+        }
+        format!("{:016x}", h.finish())
+    }
+}
+
+impl EditKind for VoxelKind {
+    type Edit = Edit3;
+
+    fn encode(&self, edit: &Edit3) -> Result<Vec<u8>, StoreError> {
+        encode_delta3(edit)
     }
 
-    /// Redoes the first undone stroke; returns its id, or `None` when there
-    /// is nothing to redo.
-    ///
-    /// # Errors
-    ///
-    /// As [`undo`](Self::undo).
-    pub fn redo(&mut self) -> Result<Option<i64>, StoreError> {
-        self.file.check_current()?;
-        let Some(rec) = self.file.first_undone_stroke()? else {
-            return Ok(None);
-        };
-        self.step(&rec, EditDirection::Forward)?;
-        Ok(Some(rec.id))
+    fn decode(&self, delta: &[u8]) -> Result<Edit3, StoreError> {
+        decode_delta3(delta)
     }
 
-    fn step(&mut self, rec: &StrokeRecord, dir: EditDirection) -> Result<(), StoreError> {
-        let edit = decode_delta3(&rec.delta).map_err(|e| {
-            StoreError::corrupt(self.file.path(), format!("stroke {}: {e}", rec.id))
-        })?;
+    fn apply(&mut self, edit: &Edit3, dir: EditDirection) -> Result<(), StoreError> {
+        let applied: Result<(), WorldError> = self.world.apply_edit(edit, dir);
+        Ok(applied?)
+    }
+
+    fn apply_logged(
+        &mut self,
+        edit: &Edit3,
+        dir: EditDirection,
+        _location: &Path,
+        _id: i64,
+    ) -> Result<bool, StoreError> {
         let (values, mats) = match dir {
             EditDirection::Backward => (&edit.after, &edit.mat_after),
             EditDirection::Forward => (&edit.before, &edit.mat_before),
@@ -536,32 +518,15 @@ impl VoxelDocument {
                 .is_some_and(|(v, m)| v.to_bits() == values[k].to_bits() && m == mats[k])
         });
         if !shows {
-            return Err(StoreError::history_mismatch(self.file.path(), rec.id));
+            return Ok(false);
         }
-        self.world.apply_edit(&edit, dir)?;
-        let changes = self.chunk_changes(&edit);
-        let committed = self.file.mark_step(rec.id, dir, &changes);
-        match committed {
-            Ok(()) => {
-                self.note_stored(&changes);
-                self.counts.record_step(dir);
-                Ok(())
-            }
-            Err(e) => {
-                self.revert(&edit, dir.reversed());
-                Err(e)
-            }
-        }
-    }
-
-    fn revert(&mut self, edit: &Edit3, dir: EditDirection) {
-        let reverted: Result<(), WorldError> = self.world.apply_edit(edit, dir);
-        debug_assert!(reverted.is_ok(), "reverting an applied edit failed");
+        self.apply(edit, dir)?;
+        Ok(true)
     }
 
     /// The chunk rows for every chunk owning a node of `edit`: its payload,
     /// or a deletion when it equals the generated chunk.
-    fn chunk_changes(&self, edit: &Edit3) -> Vec<ChunkChange> {
+    fn chunk_changes(&self, edit: &Edit3) -> Result<Vec<ChunkChange>, StoreError> {
         let coords: BTreeSet<[i32; 3]> = edit
             .nodes
             .iter()
@@ -569,7 +534,7 @@ impl VoxelDocument {
             .collect();
         let len = self.world.chunk_len();
         let n = self.world.chunk_cells();
-        coords
+        Ok(coords
             .into_iter()
             .filter_map(|c| {
                 let chunk = self.world.chunk(c)?;
@@ -589,58 +554,6 @@ impl VoxelDocument {
                 let data = ChunkData::new(ChunkEncoding::F32, [n; 3], values, Some(mats)).ok()?;
                 Some((key3(c), Some(encode_chunk(&data))))
             })
-            .collect()
-    }
-
-    fn note_stored(&mut self, changes: &[ChunkChange]) {
-        for (key, payload) in changes {
-            let c = [key.x, key.y, key.z];
-            if payload.is_some() {
-                self.stored.insert(c);
-            } else {
-                self.stored.remove(&c);
-            }
-        }
-    }
-
-    /// A summary for `info` output.
-    pub fn info(&self) -> VoxelDocumentInfo {
-        let p = self.world.params();
-        VoxelDocumentInfo {
-            kind: VOXEL_KIND.to_string(),
-            seed: p.generator.seed,
-            preset: p.generator.preset.name().to_string(),
-            chunk_cells: p.chunk_cells,
-            chunks_stored: self.stored.len() as u64,
-            strokes_total: self.counts.total(),
-            undo_position: self.counts.done,
-            redo_available: self.counts.undone > 0,
-        }
-    }
-
-    /// The content hash of the world's edits: 16 lowercase hex digits of
-    /// FNV-1a 64 over `"ITV3"`, `chunk_cells` (u32 LE) and, for every chunk
-    /// that differs from the generator (the stored chunks) in ascending
-    /// `(x, y, z)` order, its coordinate (three i32 LE), its `N^3` value bits
-    /// (u32 LE) and its material ids. Equal contents give equal hashes: a
-    /// world whose strokes were all undone hashes like a new one with the
-    /// same parameters (which the hash does not cover).
-    pub fn content_hash(&self) -> String {
-        let mut h = Fnv1a64::new();
-        h.write(b"ITV3");
-        h.write(&self.world.chunk_cells().to_le_bytes());
-        let len = self.world.chunk_len();
-        for &c in &self.stored {
-            for v in c {
-                h.write(&v.to_le_bytes());
-            }
-            if let Some(chunk) = self.world.chunk(c) {
-                for v in chunk.density.to_dense(len) {
-                    h.write(&v.to_bits().to_le_bytes());
-                }
-                h.write(&chunk.materials.to_dense(len));
-            }
-        }
-        format!("{:016x}", h.finish())
+            .collect())
     }
 }

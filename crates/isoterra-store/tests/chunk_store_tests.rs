@@ -1,8 +1,9 @@
-//! `ChunkStore` used through a trait object, as a second backend would be.
+//! `ChunkStore` used through a trait object, for both backends: the SQLite
+//! `WorldFile` and the in-memory `MemoryStore` pass the same checks.
 
 use isoterra_store::{
-    BakedChunk, BakedCollider, BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore, NewStroke,
-    StoreError, WorldFile, WorldMeta,
+    BakedChunk, BakedCollider, BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore,
+    MemoryStore, NewStroke, StoreError, WorldFile, WorldMeta,
 };
 
 fn meta() -> WorldMeta {
@@ -236,4 +237,47 @@ fn a_refused_baked_batch_stores_nothing() {
     assert_eq!(store.baked_keys_after(None, 10).unwrap(), []);
     store.put_baked(&[row]).unwrap();
     assert_eq!(store.baked_keys_after(None, 10).unwrap(), [bkey(0, 0, 0)]);
+}
+
+#[test]
+fn memory_store_passes_the_same_checks() {
+    let mut store = MemoryStore::create(&meta()).unwrap();
+    assert_eq!(store.backend(), "memory");
+    exercise(&mut store).unwrap();
+    let mut store = MemoryStore::create(&meta()).unwrap();
+    exercise_baked(&mut store).unwrap();
+    // Boxed and borrowed stores are stores too.
+    let mut boxed: Box<dyn ChunkStore> = Box::new(MemoryStore::create(&meta()).unwrap());
+    exercise(&mut boxed).unwrap();
+    let mut inner = MemoryStore::create(&meta()).unwrap();
+    let mut borrowed = &mut inner;
+    exercise_baked(&mut borrowed).unwrap();
+    assert_eq!(inner.baked_count(), 5);
+}
+
+#[test]
+fn the_same_world_has_the_same_stamp_and_hashes_in_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = WorldFile::create(dir.path().join("same.isoterra"), &meta()).unwrap();
+    let mut memory = MemoryStore::create(&meta()).unwrap();
+    let stores: [&mut dyn ChunkStore; 2] = [&mut file, &mut memory];
+    let mut seen = Vec::new();
+    for store in stores {
+        let empty = store.world_stamp().unwrap();
+        exercise_baked(store).unwrap();
+        exercise(store).unwrap();
+        let keys = store.chunk_keys().unwrap();
+        let rows: Vec<_> = keys.iter().map(|k| (*k, store.chunk(k).unwrap())).collect();
+        seen.push((
+            empty,
+            store.world_stamp().unwrap(),
+            store.baked_content_hash().unwrap(),
+            rows,
+            store.stroke_counts().unwrap(),
+        ));
+    }
+    assert_eq!(seen[0], seen[1]);
+    // A different world (another seed) has another stamp.
+    let other = MemoryStore::create(&WorldMeta { seed: 10, ..meta() }).unwrap();
+    assert_ne!(other.world_stamp().unwrap(), seen[0].0);
 }

@@ -18,7 +18,7 @@
 //! | [`field`]  | `isoterra-field`  | `Field2`/`Field3`, quantization, materials, noise, height and density generators, erosion |
 //! | [`mesh`]   | `isoterra-mesh`   | marching squares and cubes, heightmap LOD chunks, contour joining, simplification |
 //! | [`world`]  | `isoterra-world`  | the side2d, heightmap and voxel worlds: chunks, brushes, edits, queries |
-//! | [`store`]  | `isoterra-store`  | the world file (SQLite), chunk codec, stroke log, one document per kind |
+//! | [`store`]  | `isoterra-store`  | the world file (SQLite), an in-memory store, chunk codec, stroke log, one document per kind over either |
 //! | [`export`] | `isoterra-export` | PNG, SVG, collider JSON, glb, OBJ, PLY, PNG16/R16, `.npy` input |
 //!
 //! Conventions shared by every crate: a node is solid when `value >= iso`
@@ -64,7 +64,7 @@ pub mod prelude {
         Polyline, Segments, SquaresOptions, SquaresOutput,
     };
     pub use isoterra_store::{
-        HeightmapDocument, MapDocument, Side2dDocument, VoxelDocument, WorldFile,
+        HeightmapDocument, MapDocument, MemoryStore, Side2dDocument, VoxelDocument, WorldFile,
     };
     pub use isoterra_world::{
         Brush, BrushShape, BrushTool, Edit, EditDirection, HeightBrush, HeightTool,
