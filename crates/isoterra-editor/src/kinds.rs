@@ -947,14 +947,20 @@ pub(crate) fn heightmap_frame(
     )
 }
 
-/// The frame of a voxel chunk mesh at `lod`, keyed by its first world chunk
-/// `key`, coloured by material.
-pub(crate) fn voxel_frame(key: [i32; 3], lod: u8, mesh: &isoterra_mesh::CubesOutput) -> Vec<u8> {
-    let colors: Vec<[u8; 4]> = (0..mesh.positions.len())
+/// The frame of voxel chunk `chunk`'s mesh at `lod`, coloured by material.
+pub(crate) fn voxel_frame(
+    chunk: [i32; 3],
+    lod: u8,
+    positions: &[[f32; 3]],
+    normals: &[[f32; 3]],
+    materials: &[u8],
+    indices: &[u32],
+) -> Vec<u8> {
+    let colors: Vec<[u8; 4]> = (0..positions.len())
         .map(|i| {
-            let c = color::voxel_material(mesh.materials.get(i).copied().unwrap_or(0));
+            let c = color::voxel_material(materials.get(i).copied().unwrap_or(0));
             // Faces pointing down are a little darker (cave ceilings).
-            let down = mesh.normals.get(i).map(|n| n[1]).unwrap_or(0.0);
+            let down = normals.get(i).map(|n| n[1]).unwrap_or(0.0);
             if down < -0.5 { color::shade(c, 0.8) } else { c }
         })
         .collect();
@@ -962,11 +968,11 @@ pub(crate) fn voxel_frame(key: [i32; 3], lod: u8, mesh: &isoterra_mesh::CubesOut
         KIND_VOXEL,
         LAYER_TERRAIN,
         lod,
-        key,
-        &mesh.positions,
-        &mesh.normals,
+        chunk,
+        positions,
+        normals,
         &colors,
-        &mesh.indices,
+        indices,
     )
 }
 

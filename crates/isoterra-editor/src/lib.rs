@@ -31,7 +31,7 @@ mod http;
 mod kinds;
 mod protocol;
 mod state;
-mod voxel_stream;
+mod stream;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;

@@ -10,19 +10,19 @@
 //! exactly the finished strokes, in the order they finished, and replaying
 //! its stroke log gives the world in memory.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use isoterra_world::{ChunkStreamer, MeshKey, Viewer, neighbour_lods};
+use isoterra_world::StreamViewer;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc::UnboundedSender, oneshot};
 
 use crate::kinds::{self, CreateError, Doc, Download, Preview, Stamp, Template};
 use crate::protocol::{self, ClientMsg, Reject, error_json};
-use crate::voxel_stream::{self, FrameId, VoxelStream};
+use crate::stream::{self, HeightStream, Polled, Stream, VoxelStream};
 use crate::{EditorError, MAX_DABS_PER_STROKE, PROTOCOL_VERSION};
 
 /// What a connection sends its writer.
@@ -94,13 +94,10 @@ struct Applied {
 struct Client {
     tx: Option<UnboundedSender<Out>>,
     strokes: HashMap<String, OpenStroke>,
-    viewer: Option<Viewer>,
-    /// Heightmap: the chunks this client streams and the keys it was sent.
-    streamer: ChunkStreamer,
-    hm_sent: BTreeMap<[i32; 2], MeshKey>,
-    hm_queue: VecDeque<[i32; 2]>,
-    /// Voxel: the LOD selection around the camera and what the client holds.
-    vx: VoxelStream,
+    /// Heightmap and voxel: the client's camera as a viewer of the world's
+    /// shared stream, and whether it was sent the chunks shown so far.
+    viewer: Option<StreamViewer>,
+    watching: bool,
     chunks: usize,
 }
 
@@ -124,10 +121,11 @@ struct World {
     previews: Vec<Applied>,
     /// Side view: the chunk versions every client holds.
     side_sent: HashMap<[u32; 2], u64>,
-    /// Voxel: one LOD mesher per meshing thread, and the latest frames
-    /// meshed (shared by clients that want the same chunk).
-    vx_meshers: Vec<isoterra_world::VoxelLodMesher>,
-    vx_cache: HashMap<FrameId, Bytes>,
+    /// Voxel and heightmap: the stream every client's camera drives, and
+    /// whether the cameras changed since it last heard of them.
+    vx: Option<VoxelStream>,
+    hm: Option<HeightStream>,
+    viewers_changed: bool,
     /// Map: chunks waiting to be meshed, and the latest frames of each.
     map_queue: VecDeque<[u32; 2]>,
     map_frames: HashMap<[u32; 2], [Bytes; 2]>,
@@ -140,8 +138,9 @@ struct World {
 
 /// Voxel: loaded chunks above which those far from every camera are dropped.
 const VOXEL_KEEP_CHUNKS: usize = 4096;
-/// Voxel: cached frames above which those no client holds are dropped.
-const VOXEL_CACHE_FRAMES: usize = 8192;
+/// How long the world thread sleeps between polls while streamed chunks
+/// are being built and nothing else happens.
+const STREAM_POLL: Duration = Duration::from_millis(2);
 /// Strokes one connection may hold open at once.
 const MAX_OPEN_STROKES: usize = 16;
 /// Time between `status` messages.
@@ -156,10 +155,9 @@ impl World {
             clients: BTreeMap::new(),
             previews: Vec::new(),
             side_sent: HashMap::new(),
-            vx_meshers: (0..rayon::current_num_threads().max(1))
-                .map(|_| isoterra_world::VoxelLodMesher::new())
-                .collect(),
-            vx_cache: HashMap::new(),
+            vx: None,
+            hm: None,
+            viewers_changed: false,
             map_queue: VecDeque::new(),
             map_frames: HashMap::new(),
             map_mesher: isoterra_mesh::MapMesher::new(),
@@ -173,9 +171,12 @@ impl World {
     fn run(&mut self, rx: Receiver<Command>) {
         self.start_meshing();
         while !self.shutdown {
-            let busy = self.has_work();
-            let wait = if busy {
+            let wait = if self.has_work() {
                 Duration::ZERO
+            } else if self.vx.as_ref().is_some_and(Stream::busy)
+                || self.hm.as_ref().is_some_and(Stream::busy)
+            {
+                STREAM_POLL
             } else {
                 Duration::from_millis(50)
             };
@@ -218,10 +219,27 @@ impl World {
         }
     }
 
-    /// Queues the whole of a bounded world for meshing.
+    /// Queues the whole of a bounded world for meshing; starts the stream
+    /// of an endless voxel world.
     fn start_meshing(&mut self) {
-        if let Some(Doc::Map(d)) = self.doc.as_mut() {
-            d.world_mut().mark_all_dirty();
+        self.vx = None;
+        self.hm = None;
+        self.viewers_changed = false;
+        match self.doc.as_mut() {
+            Some(Doc::Map(d)) => d.world_mut().mark_all_dirty(),
+            Some(Doc::Voxel(d)) => match VoxelStream::voxel(d.world()) {
+                Ok(vx) => self.vx = Some(vx),
+                Err(e) => eprintln!("error: cannot stream the voxel world: {e}"),
+            },
+            Some(Doc::Heightmap(d)) => {
+                // Everything the stream needs is in its own source.
+                let _ = d.world_mut().take_dirty();
+                match HeightStream::heightmap(d.world(), d.info().height_range) {
+                    Ok(hm) => self.hm = Some(hm),
+                    Err(e) => eprintln!("error: cannot stream the heightmap world: {e}"),
+                }
+            }
+            _ => {}
         }
     }
 
@@ -241,10 +259,14 @@ impl World {
         match self.doc_ref() {
             Doc::Side2d(d) => d.world().dirty_count() > 0,
             Doc::Heightmap(d) => {
-                d.world().dirty_count() > 0 || self.clients.values().any(|c| !c.hm_queue.is_empty())
+                d.world().dirty_count() > 0
+                    || self.viewers_changed
+                    || self.hm.as_ref().is_some_and(Stream::has_events)
             }
             Doc::Voxel(d) => {
-                d.world().dirty_count() > 0 || self.clients.values().any(|c| c.vx.busy())
+                d.world().dirty_count() > 0
+                    || self.viewers_changed
+                    || self.vx.as_ref().is_some_and(Stream::has_events)
             }
             Doc::Map(_) => !self.map_queue.is_empty(),
         }
@@ -255,11 +277,9 @@ impl World {
             Command::Connect { id, tx } => self.connect(id, tx),
             Command::Disconnect { id } => {
                 self.end_all_strokes(id);
-                if let Some(c) = self.clients.remove(&id)
-                    && matches!(self.doc_ref(), Doc::Heightmap(_))
-                {
-                    let gone: Vec<[i32; 2]> = c.hm_sent.keys().copied().collect();
-                    self.drop_heightmap_chunks(&gone);
+                let removed = self.clients.remove(&id);
+                if removed.is_some_and(|c| c.viewer.is_some()) {
+                    self.viewers_changed = true;
                 }
             }
             Command::Message { id, text } => self.message(id, &text),
@@ -385,12 +405,16 @@ impl World {
                         _ => 128.0,
                     },
                 };
-                let voxel = matches!(self.doc_ref(), Doc::Voxel(_));
-                if let Some(c) = self.clients.get_mut(&id) {
-                    c.viewer = Some(Viewer::new(p, vd));
-                    if voxel {
-                        c.vx.set_camera(p, forward, vd);
-                    }
+                let viewer = match (&self.vx, &self.hm) {
+                    (Some(vx), _) => Some(vx.viewer(id, p, forward, vd)),
+                    (_, Some(hm)) => Some(hm.viewer(id, p, forward, vd)),
+                    _ => None,
+                };
+                if let Some(c) = self.clients.get_mut(&id)
+                    && viewer.is_some()
+                {
+                    c.viewer = viewer;
+                    self.viewers_changed = true;
                 }
                 Ok(())
             }
@@ -645,7 +669,6 @@ impl World {
         };
         // Everyone starts over with the (new or reopened) world.
         self.side_sent.clear();
-        self.vx_cache.clear();
         self.map_queue.clear();
         self.map_frames.clear();
         self.start_meshing();
@@ -673,8 +696,8 @@ impl World {
         let start = Instant::now();
         match self.doc_ref() {
             Doc::Side2d(_) => self.tick_side2d(),
-            Doc::Heightmap(_) => self.tick_heightmap(start),
-            Doc::Voxel(_) => self.tick_voxel(start),
+            Doc::Heightmap(_) => self.tick_heightmap(),
+            Doc::Voxel(_) => self.tick_voxel(),
             Doc::Map(_) => self.tick_map(start),
         }
         let ms = start.elapsed().as_secs_f64() * 1e3;
@@ -759,206 +782,116 @@ impl World {
         }
     }
 
-    fn drop_heightmap_chunks(&mut self, chunks: &[[i32; 2]]) {
-        let unused: Vec<[i32; 2]> = chunks
-            .iter()
-            .copied()
-            .filter(|c| !self.clients.values().any(|cl| cl.hm_sent.contains_key(c)))
-            .collect();
-        if let Some(Doc::Heightmap(d)) = self.doc.as_mut()
-            && !unused.is_empty()
-        {
-            d.world_mut().unload(&unused);
-        }
+    /// The viewers of every client's camera, when they changed.
+    fn take_viewers(&mut self) -> Option<Vec<StreamViewer>> {
+        std::mem::take(&mut self.viewers_changed).then(|| {
+            self.clients
+                .values()
+                .filter_map(|c| c.viewer.clone())
+                .collect()
+        })
     }
 
-    fn tick_heightmap(&mut self, start: Instant) {
-        let budget = self.budget;
+    fn tick_heightmap(&mut self) {
+        let viewers = self.take_viewers();
         let Some(Doc::Heightmap(d)) = self.doc.as_mut() else {
             return;
         };
-        let params = *d.params();
-        let range = d.info().height_range;
-        let dirty = d.world_mut().take_dirty();
-        let mut unloaded_all = Vec::new();
-        for c in self.clients.values_mut() {
-            let Some(viewer) = c.viewer else { continue };
-            let Ok(update) = c.streamer.update(&params, &[viewer]) else {
-                continue;
-            };
-            if !update.unload.is_empty() {
-                for u in &update.unload {
-                    c.hm_sent.remove(u);
-                }
-                c.chunks = c.hm_sent.len();
-                let list: Vec<[i32; 3]> = update.unload.iter().map(|u| [u[0], 0, u[1]]).collect();
-                c.text(&json!({"type": "unload", "chunks": list}));
-                unloaded_all.extend(update.unload.iter().copied());
-            }
-            let changed = !update.is_empty();
-            // Neighbour LODs decide the seams: resend chunks whose key moved.
-            if changed {
-                let loaded = c.streamer.loaded();
-                let neighbours = neighbour_lods(&loaded);
-                for ((chunk, lod), n) in loaded.iter().zip(neighbours) {
-                    let key = MeshKey::new(*chunk, *lod).with_neighbours(n);
-                    if c.hm_sent.get(chunk) != Some(&key) && !c.hm_queue.contains(chunk) {
-                        c.hm_queue.push_back(*chunk);
-                    }
-                }
-            }
-            for chunk in &dirty {
-                if c.hm_sent.contains_key(chunk) && !c.hm_queue.contains(chunk) {
-                    c.hm_queue.push_back(*chunk);
-                }
+        let Some(hm) = self.hm.as_mut() else {
+            return;
+        };
+        // Edits: the changed edit chunks go to the stream's source and
+        // every streamed chunk whose mesh reads a changed node is rebuilt
+        // first, on the stream's threads.
+        if d.world().dirty_count() > 0 {
+            let dirty = d.world_mut().take_dirty();
+            if let Err(e) = hm.edited(d.world(), &dirty) {
+                eprintln!("error: cannot stream the edited chunks: {e}");
             }
         }
-        // Mesh the queues, one chunk per client in turn, within the budget.
-        let loaded: HashMap<u64, HashMap<[i32; 2], [u8; 4]>> = self
-            .clients
-            .iter()
-            .filter(|(_, c)| !c.hm_queue.is_empty())
-            .map(|(id, c)| {
-                let loaded = c.streamer.loaded();
-                let n = neighbour_lods(&loaded);
-                (
-                    *id,
-                    loaded.iter().zip(n).map(|((c, _), n)| (*c, n)).collect(),
-                )
-            })
-            .collect();
-        'outer: loop {
-            let mut any = false;
-            for (id, c) in self.clients.iter_mut() {
-                let Some(chunk) = c.hm_queue.pop_front() else {
-                    continue;
-                };
-                any = true;
-                let (Some(lod), Some(n)) = (
-                    c.streamer.lod(chunk),
-                    loaded.get(id).and_then(|m| m.get(&chunk)),
-                ) else {
-                    continue;
-                };
-                let key = MeshKey::new(chunk, lod).with_neighbours(*n);
-                let Ok(mesh) = d.world_mut().mesh(&key) else {
-                    continue;
-                };
-                let frame = kinds::heightmap_frame(range, chunk, lod, &mesh);
-                c.send(Out::Binary(Bytes::from(frame)));
-                c.hm_sent.insert(chunk, key);
-                c.chunks = c.hm_sent.len();
-                if start.elapsed() >= budget {
-                    break 'outer;
-                }
-            }
-            if !any {
-                break;
-            }
+        if let Some(viewers) = viewers
+            && let Err(e) = hm.set_viewers(&viewers)
+        {
+            eprintln!("error: bad heightmap viewers: {e}");
         }
-        if !unloaded_all.is_empty() {
-            self.drop_heightmap_chunks(&unloaded_all);
-        }
+        let polled = hm.poll();
+        broadcast(&mut self.clients, hm, polled);
     }
 
-    fn tick_voxel(&mut self, start: Instant) {
-        let budget = self.budget;
+    fn tick_voxel(&mut self) {
+        let viewers = self.take_viewers();
         let Some(Doc::Voxel(d)) = self.doc.as_mut() else {
             return;
         };
-        let n = d.params().chunk_cells;
-        // Edits: every chunk a client holds that reads a changed node is
-        // meshed again at its current LOD. The world's own meshes of the
-        // edited chunks are rebuilt too (they clear its dirty set).
+        let Some(vx) = self.vx.as_mut() else {
+            return;
+        };
+        // Edits: the changed chunks go to the stream's source and every
+        // streamed chunk that reads one is rebuilt first, on the stream's
+        // threads. The world's own meshes of the dirty chunks (what exports
+        // read) are rebuilt too, which clears its dirty set.
         if d.world().dirty_count() > 0 {
-            let dirty: Vec<[i32; 3]> = d.world().dirty_chunks().collect();
+            let dirty: HashSet<[i32; 3]> = d.world().dirty_chunks().collect();
+            if let Err(e) = vx.edited(d.world(), &dirty) {
+                eprintln!("error: cannot stream the edited chunks: {e}");
+            }
             d.rebuild(None);
-            for c in self.clients.values_mut() {
-                c.vx.mark_edited(&dirty, n);
-            }
-            self.vx_cache
-                .retain(|(key, shape), _| !voxel_stream::reads_any(*key, shape.lod, &dirty, n));
         }
-        // New selections, and the coordinates they no longer want.
-        for c in self.clients.values_mut() {
-            let gone = c.vx.select(n);
-            if !gone.is_empty() {
-                c.text(&json!({"type": "unload", "chunks": gone}));
-            }
+        if let Some(viewers) = viewers
+            && let Err(e) = vx.set_viewers(&viewers)
+        {
+            eprintln!("error: bad voxel viewers: {e}");
         }
-        // Mesh what the clients miss, nearest first, in batches of one chunk
-        // per meshing thread, until the budget is spent.
-        let batch = self.vx_meshers.len().max(1);
-        loop {
-            let mut jobs: Vec<FrameId> = Vec::new();
-            let mut takers: Vec<(u64, FrameId)> = Vec::new();
-            let mut any = true;
-            while jobs.len() < batch && any {
-                any = false;
-                for (id, c) in self.clients.iter_mut() {
-                    let Some(frame) = c.vx.next(n) else { continue };
-                    any = true;
-                    if let Some(bytes) = self.vx_cache.get(&frame) {
-                        c.send(Out::Binary(bytes.clone()));
-                        c.vx.sent(frame);
-                        continue;
-                    }
-                    if !jobs.contains(&frame) {
-                        jobs.push(frame);
-                    }
-                    takers.push((*id, frame));
-                }
-            }
-            if jobs.is_empty() {
-                break;
-            }
-            let frames = voxel_stream::mesh_frames(d.world(), &mut self.vx_meshers, &jobs);
-            for (job, bytes) in jobs.into_iter().zip(frames) {
-                self.vx_cache.insert(job, bytes);
-            }
-            for (id, frame) in takers {
-                if let (Some(c), Some(bytes)) =
-                    (self.clients.get_mut(&id), self.vx_cache.get(&frame))
-                {
-                    c.send(Out::Binary(bytes.clone()));
-                    c.vx.sent(frame);
-                }
-            }
-            if start.elapsed() >= budget {
-                break;
-            }
-        }
-        // Finer chunks a coarser one replaced, once it has been sent.
-        for c in self.clients.values_mut() {
-            let gone = c.vx.unloads();
-            if !gone.is_empty() {
-                c.text(&json!({"type": "unload", "chunks": gone}));
-            }
-            c.chunks = c.vx.held_count();
-        }
-        if self.vx_cache.len() > VOXEL_CACHE_FRAMES {
-            let clients = &self.clients;
-            self.vx_cache
-                .retain(|id, _| clients.values().any(|c| c.vx.holds(id)));
-        }
+        let polled = vx.poll();
+        broadcast(&mut self.clients, vx, polled);
         // Forget generated chunks far from every camera once many are
         // loaded (edited chunks keep their data).
         if d.world().loaded_chunks().count() > VOXEL_KEEP_CHUNKS {
+            let n = d.params().chunk_cells as f32;
+            let r = stream::MAX_VIEW_CHUNKS as i32 + 2;
             let mut lo = [i32::MAX; 3];
             let mut hi = [i32::MIN; 3];
-            for c in self.clients.values() {
-                if let Some(v) = c.viewer {
-                    for k in 0..3 {
-                        let at = (v.position[k] / n as f32).floor() as i32;
-                        lo[k] = lo[k].min(at.saturating_sub(voxel_stream::MAX_RADIUS_XZ));
-                        hi[k] = hi[k].max(at.saturating_add(voxel_stream::MAX_RADIUS_XZ));
-                    }
+            for v in self.clients.values().filter_map(|c| c.viewer.as_ref()) {
+                for k in 0..3 {
+                    let at = (v.position[k] / n).floor() as i32;
+                    lo[k] = lo[k].min(at.saturating_sub(r));
+                    hi[k] = hi[k].max(at.saturating_add(r));
                 }
             }
             if lo[0] <= hi[0] {
                 d.world_mut().retain_region(lo, hi);
             }
         }
+    }
+}
+
+/// Sends what a stream poll gave to every client watching it; a client
+/// with its first camera gets every chunk shown so far instead.
+fn broadcast<S: isoterra_world::ChunkSource<Output = Bytes>>(
+    clients: &mut BTreeMap<u64, Client>,
+    stream: &Stream<S>,
+    polled: Polled,
+) {
+    let unload = (!polled.unloads.is_empty())
+        .then(|| json!({"type": "unload", "chunks": polled.unloads}).to_string());
+    for c in clients.values_mut() {
+        if c.viewer.is_none() {
+            continue;
+        }
+        if c.watching {
+            for f in &polled.frames {
+                c.send(Out::Binary(f.clone()));
+            }
+            if let Some(u) = &unload {
+                c.send(Out::Text(u.clone()));
+            }
+        } else {
+            c.watching = true;
+            for f in stream.frames() {
+                c.send(Out::Binary(f.clone()));
+            }
+        }
+        c.chunks = stream.shown();
     }
 }
 

@@ -68,9 +68,9 @@ pub use chunk::Side2dChunk;
 pub use edit::{Edit, EditDirection};
 pub use error::WorldError;
 pub use heightmap::{
-    ChunkStreamer, Frustum, HeightBrush, HeightEdit, HeightTool, HeightmapEvent, HeightmapParams,
-    HeightmapStream, HeightmapWorld, MAX_BRUSH_RADIUS_NODES, MAX_NODE_COORD, MAX_SCULPT_HEIGHT,
-    MeshKey, MeshReady, StreamUpdate, Viewer, neighbour_lods, select_chunks,
+    ChunkStreamer, Frustum, HeightBrush, HeightEdit, HeightTool, HeightmapParams, HeightmapWorld,
+    MAX_BRUSH_RADIUS_NODES, MAX_NODE_COORD, MAX_SCULPT_HEIGHT, MeshKey, MeshReady, StreamUpdate,
+    Viewer, neighbour_lods, select_chunks,
 };
 pub use islands::Island;
 pub use map::{
@@ -87,9 +87,9 @@ pub use parry::{parry_oriented_polylines, parry_polylines};
 pub use query::RayHit;
 pub use side2d::{RebuildReport, Side2dWorld};
 pub use stream::{
-    CancelFlag, ChunkCoord, ChunkRequest, ChunkSource, Dim, HeightmapChunk, HeightmapSource,
-    Side2dSource, SlotId, StreamConfig, StreamEvent, StreamViewer, VoxelEdits, VoxelSource,
-    desired_chunks,
+    CancelFlag, ChunkCoord, ChunkRequest, ChunkSource, Dim, HeightmapChunk, HeightmapEdits,
+    HeightmapSource, Side2dSource, SlotId, StreamConfig, StreamEvent, StreamViewer, VoxelEdits,
+    VoxelSource, desired_chunks,
 };
 #[cfg(feature = "parallel")]
 pub use stream::{StreamScheduler, StreamStats};

@@ -1,15 +1,15 @@
-//! Tests of [`HeightmapStream`]: meshes for every selected chunk arrive on
-//! the caller's thread, unloads only beyond the hysteresis band, re-LOD and
-//! edits rebuild the right chunks, and every mesh handed out is bit for bit
-//! the mesh a direct build gives.
+//! Streaming heightmaps with [`StreamScheduler`] and [`HeightmapSource`]:
+//! meshes for every wanted chunk arrive on the caller's thread, unloads only
+//! beyond the hysteresis band, re-LOD and edits rebuild the right chunks,
+//! and every mesh handed out is bit for bit the mesh a direct build of its
+//! stitched key gives.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use isoterra_mesh::HeightmapMesh;
 use isoterra_world::{
-    HeightBrush, HeightTool, HeightmapEvent, HeightmapParams, HeightmapStream, HeightmapWorld,
-    MeshKey, Viewer, neighbour_lods, select_chunks,
+    ChunkCoord, HeightBrush, HeightTool, HeightmapChunk, HeightmapParams, HeightmapSource,
+    HeightmapWorld, MeshKey, StreamEvent, StreamScheduler, StreamViewer, desired_chunks,
 };
 
 fn small() -> HeightmapParams {
@@ -18,40 +18,55 @@ fn small() -> HeightmapParams {
         .with_lod_count(3)
         .with_lod_distance(16.0)
         .with_view_distance(64.0)
-        .with_move_threshold(4.0)
         .with_unload_hysteresis(8.0)
         .with_seed(11)
 }
 
-fn viewer(x: f32, z: f32) -> Viewer {
-    Viewer::new([x, 3.0, z], 64.0)
+/// A viewer with the world's LOD rings (LOD 1 from 16, LOD 2 from 32).
+fn viewer(x: f32, z: f32) -> StreamViewer {
+    StreamViewer::new([x, 3.0, z], 64.0).with_lod_distances(vec![16.0, 32.0])
+}
+
+fn stream(world: &HeightmapWorld, threads: usize) -> StreamScheduler<HeightmapSource> {
+    let source = HeightmapSource::from_world(world)
+        .unwrap()
+        .with_colliders(false);
+    let cfg = source
+        .stream_config()
+        .with_threads(threads)
+        .with_prefetch_seconds(0.0);
+    StreamScheduler::new(source, cfg).unwrap()
 }
 
 /// What a renderer keeps: the mesh on screen for each chunk.
 #[derive(Default)]
 struct Screen {
-    meshes: BTreeMap<[i32; 2], (u8, Arc<HeightmapMesh>)>,
+    meshes: BTreeMap<[i32; 2], (u8, HeightmapMesh)>,
     ready: Vec<[i32; 2]>,
     unloaded: Vec<[i32; 2]>,
 }
 
 impl Screen {
-    fn apply(&mut self, events: Vec<HeightmapEvent>) {
+    fn apply(&mut self, events: Vec<StreamEvent<HeightmapChunk>>) {
         for e in events {
             match e {
-                HeightmapEvent::ChunkReady { chunk, lod, mesh } => {
-                    self.ready.push(chunk);
-                    self.meshes.insert(chunk, (lod, mesh));
+                StreamEvent::ChunkReady {
+                    coord, lod, output, ..
+                } => {
+                    let c = [coord[0], coord[1]];
+                    self.ready.push(c);
+                    self.meshes.insert(c, (lod, output.mesh));
                 }
-                HeightmapEvent::ChunkUnloaded { chunk } => {
+                StreamEvent::ChunkUnloaded { coord, .. } => {
+                    let c = [coord[0], coord[1]];
                     assert!(
-                        self.meshes.remove(&chunk).is_some(),
-                        "unload of {chunk:?}, which was never shown"
+                        self.meshes.remove(&c).is_some(),
+                        "unload of {c:?}, which was never shown"
                     );
-                    self.unloaded.push(chunk);
+                    self.unloaded.push(c);
                 }
-                HeightmapEvent::ChunkFailed { chunk, lod, error } => {
-                    panic!("chunk {chunk:?} at LOD {lod} failed: {error}")
+                StreamEvent::ChunkFailed { coord, lod } => {
+                    panic!("chunk {coord:?} at LOD {lod} failed")
                 }
                 _ => unreachable!("no other events exist"),
             }
@@ -59,21 +74,11 @@ impl Screen {
     }
 }
 
-/// Updates until every loaded chunk has its mesh (bounded).
-fn settle(
-    stream: &mut HeightmapStream,
-    world: &mut HeightmapWorld,
-    viewers: &[Viewer],
-    screen: &mut Screen,
-) {
-    for _ in 0..200_000 {
-        screen.apply(stream.update(world, viewers).unwrap());
-        if stream.is_settled() {
-            return;
-        }
-        std::thread::yield_now();
-    }
-    panic!("the stream did not settle");
+/// Moves the viewers and waits until every held chunk has its mesh.
+fn settle(s: &mut StreamScheduler<HeightmapSource>, viewers: &[StreamViewer], screen: &mut Screen) {
+    s.update(viewers).unwrap();
+    screen.apply(s.wait());
+    assert!(s.is_settled());
 }
 
 fn bits3(v: &[[f32; 3]]) -> Vec<[u32; 3]> {
@@ -87,118 +92,103 @@ fn assert_same_mesh(a: &HeightmapMesh, b: &HeightmapMesh, what: &str) {
         "{what}: positions"
     );
     assert_eq!(bits3(&a.normals), bits3(&b.normals), "{what}: normals");
-    let uv = |m: &HeightmapMesh| -> Vec<[u32; 2]> {
-        m.uvs.iter().map(|p| p.map(f32::to_bits)).collect()
-    };
-    assert_eq!(uv(a), uv(b), "{what}: uvs");
     let f = |v: &[f32]| -> Vec<u32> { v.iter().map(|x| x.to_bits()).collect() };
     assert_eq!(f(&a.morph), f(&b.morph), "{what}: morph");
-    assert_eq!(
-        f(&a.morph_targets),
-        f(&b.morph_targets),
-        "{what}: morph targets"
-    );
     assert_eq!(a.indices, b.indices, "{what}: indices");
 }
 
-/// The screen shows exactly the loaded chunks, each with the mesh a direct
+/// The stitched mesh key of every shown chunk: its LOD, and the LODs of its
+/// coarser face neighbours (−x, +x, −z, +z).
+fn keys(s: &StreamScheduler<HeightmapSource>) -> BTreeMap<[i32; 2], MeshKey> {
+    let lods: BTreeMap<ChunkCoord, u8> = s.shown().iter().map(|(c, l, _)| (*c, *l)).collect();
+    lods.iter()
+        .map(|(c, &lod)| {
+            let mut n = [lod; 4];
+            for (k, d) in [[-1, 0], [1, 0], [0, -1], [0, 1]].iter().enumerate() {
+                if lods.get(&[c[0] + d[0], c[1] + d[1], 0]) == Some(&(lod + 1)) {
+                    n[k] = lod + 1;
+                }
+            }
+            let chunk = [c[0], c[1]];
+            (chunk, MeshKey::new(chunk, lod).with_neighbours(n))
+        })
+        .collect()
+}
+
+/// The screen shows exactly the shown chunks, each with the mesh a direct
 /// build of its stitched key gives.
-fn assert_screen_matches(stream: &HeightmapStream, world: &HeightmapWorld, screen: &Screen) {
-    let loaded = stream.loaded();
-    let shown: Vec<[i32; 2]> = screen.meshes.keys().copied().collect();
-    let want: Vec<[i32; 2]> = loaded.iter().map(|(c, _)| *c).collect();
-    assert_eq!(shown, want);
-    let neighbours = neighbour_lods(&loaded);
+fn assert_screen_matches(
+    s: &StreamScheduler<HeightmapSource>,
+    world: &HeightmapWorld,
+    screen: &Screen,
+) {
+    let keys = keys(s);
     assert_eq!(
-        stream.wanted_keys(),
-        loaded
-            .iter()
-            .zip(&neighbours)
-            .map(|(&(c, l), &n)| MeshKey::new(c, l).with_neighbours(n))
-            .collect::<Vec<_>>()
+        screen.meshes.keys().collect::<Vec<_>>(),
+        keys.keys().collect::<Vec<_>>()
     );
-    for (&(c, lod), &n) in loaded.iter().zip(&neighbours) {
-        let key = MeshKey::new(c, lod).with_neighbours(n);
-        assert_eq!(stream.shown_key(c), Some(key));
-        let (shown_lod, mesh) = &screen.meshes[&c];
-        assert_eq!(*shown_lod, lod, "chunk {c:?}");
-        let direct = world.build_mesh(&key).unwrap();
+    for (c, key) in &keys {
+        let (lod, mesh) = &screen.meshes[c];
+        assert_eq!(*lod, key.lod, "chunk {c:?}");
+        let direct = world.build_mesh(key).unwrap();
         assert_same_mesh(mesh, &direct, &format!("chunk {c:?}"));
     }
 }
 
 #[test]
-fn a_viewer_crossing_the_map_gets_every_selected_chunk() {
-    let params = small();
-    let mut world = HeightmapWorld::new(&params).unwrap();
-    let mut stream = HeightmapStream::new();
+fn a_viewer_crossing_the_map_gets_every_wanted_chunk() {
+    let world = HeightmapWorld::new(&small()).unwrap();
+    let mut s = stream(&world, 2);
     let mut screen = Screen::default();
-    // Move in steps, updating only a few times per step (meshes lag behind),
+    settle(&mut s, &[viewer(-40.0, -20.0)], &mut screen);
+    // Move in steps, polling only a little per step (meshes lag behind),
     // then let the last position settle.
-    let path: Vec<(f32, f32)> = (0..30)
-        .map(|i| (i as f32 * 7.5 - 40.0, i as f32 * 3.0 - 20.0))
-        .collect();
-    settle(
-        &mut stream,
-        &mut world,
-        &[viewer(-40.0, -20.0)],
-        &mut screen,
-    );
-    for &(x, z) in &path {
+    for i in 0..30 {
+        let v = viewer(i as f32 * 7.5 - 40.0, i as f32 * 3.0 - 20.0);
+        s.update(&[v]).unwrap();
         for _ in 0..3 {
-            screen.apply(stream.update(&mut world, &[viewer(x, z)]).unwrap());
+            screen.apply(s.poll(8));
         }
     }
-    let (x, z) = *path.last().unwrap();
-    let v = [viewer(x, z)];
-    settle(&mut stream, &mut world, &v, &mut screen);
-    assert_eq!(stream.update(&mut world, &v).unwrap().len(), 0);
-
-    let selected = select_chunks(&params, &v).unwrap();
-    assert!(selected.len() > 20, "{}", selected.len());
-    for (c, _) in &selected {
+    let v = [viewer(177.5, 67.0)];
+    settle(&mut s, &v, &mut screen);
+    let wanted = desired_chunks(&v, s.config()).unwrap();
+    assert!(wanted.len() > 20, "{}", wanted.len());
+    for (c, _) in &wanted {
         assert!(
-            screen.meshes.contains_key(c),
-            "selected chunk {c:?} not shown"
+            screen.meshes.contains_key(&[c[0], c[1]]),
+            "wanted chunk {c:?} not shown"
         );
     }
-    // The streamer's LODs can only be finer or equal where hysteresis chunks
-    // take part in the 2:1 rule; every LOD on screen is the streamer's.
-    assert_screen_matches(&stream, &world, &screen);
+    assert_screen_matches(&s, &world, &screen);
     // The start area was left far behind and unloaded.
     assert!(screen.unloaded.contains(&[-5, -3]), "{:?}", screen.unloaded);
-    // Meshes that went stale on the way (re-LOD'd or unloaded chunks) do
-    // not pile up in the world's cache once their jobs are back.
-    while world.pending_count() > 0 {
-        screen.apply(stream.update(&mut world, &v).unwrap());
-        std::thread::yield_now();
-    }
-    assert!(stream.is_settled());
-    assert_eq!(world.cached_count(), stream.loaded().len());
+    // Nothing more happens while the viewer stays.
+    s.update(&v).unwrap();
+    assert!(s.drain().is_empty());
 }
 
 #[test]
 fn chunks_unload_only_beyond_the_hysteresis_band() {
     let params = small();
-    let mut world = HeightmapWorld::new(&params).unwrap();
-    let mut stream = HeightmapStream::new();
+    let world = HeightmapWorld::new(&params).unwrap();
+    let mut s = stream(&world, 2);
     let mut screen = Screen::default();
-    settle(&mut stream, &mut world, &[viewer(0.0, 0.0)], &mut screen);
+    settle(&mut s, &[viewer(0.0, 0.0)], &mut screen);
     let first: BTreeSet<[i32; 2]> = screen.meshes.keys().copied().collect();
     assert_eq!(screen.ready.len(), first.len());
 
-    // Pacing back and forth by more than the move threshold but less than
-    // the hysteresis: chunks may load, none unloads.
+    // Pacing back and forth by less than the hysteresis: chunks may load,
+    // none unloads.
     for x in [6.0, 0.0, 6.0, 0.0, 5.0, 1.0] {
-        settle(&mut stream, &mut world, &[viewer(x, 0.0)], &mut screen);
+        settle(&mut s, &[viewer(x, 0.0)], &mut screen);
     }
     assert!(screen.unloaded.is_empty(), "{:?}", screen.unloaded);
     assert!(first.iter().all(|c| screen.meshes.contains_key(c)));
 
     // Far away: everything near the start goes, each chunk once, and only
     // chunks beyond view distance + hysteresis of the viewer.
-    let far = viewer(400.0, 0.0);
-    settle(&mut stream, &mut world, &[far], &mut screen);
+    settle(&mut s, &[viewer(400.0, 0.0)], &mut screen);
     let size = params.chunk_world_size();
     let axis = |c: i32, p: f32| {
         let (lo, hi) = (c as f32 * size, (c + 1) as f32 * size);
@@ -212,31 +202,19 @@ fn chunks_unload_only_beyond_the_hysteresis_band() {
     let unloaded: BTreeSet<[i32; 2]> = screen.unloaded.iter().copied().collect();
     assert_eq!(unloaded.len(), screen.unloaded.len(), "an unload repeated");
     assert!(first.iter().all(|c| unloaded.contains(c)));
-    assert_screen_matches(&stream, &world, &screen);
-    // Unloaded chunks leave the world's mesh cache too; only the shown
-    // meshes stay there.
-    assert_eq!(world.cached_count(), stream.loaded().len());
+    assert_screen_matches(&s, &world, &screen);
 }
 
 #[test]
 fn re_lod_rebuilds_the_chunk_and_the_neighbours_whose_stitching_changed() {
-    let params = small();
-    let mut world = HeightmapWorld::new(&params).unwrap();
-    let mut stream = HeightmapStream::new();
+    let world = HeightmapWorld::new(&small()).unwrap();
+    let mut s = stream(&world, 2);
     let mut screen = Screen::default();
-    settle(&mut stream, &mut world, &[viewer(4.0, 4.0)], &mut screen);
-    let before: BTreeMap<[i32; 2], MeshKey> = stream
-        .wanted_keys()
-        .into_iter()
-        .map(|k| (k.chunk, k))
-        .collect();
+    settle(&mut s, &[viewer(4.0, 4.0)], &mut screen);
+    let before = keys(&s);
     screen.ready.clear();
-    settle(&mut stream, &mut world, &[viewer(36.0, 4.0)], &mut screen);
-    let after: BTreeMap<[i32; 2], MeshKey> = stream
-        .wanted_keys()
-        .into_iter()
-        .map(|k| (k.chunk, k))
-        .collect();
+    settle(&mut s, &[viewer(36.0, 4.0)], &mut screen);
+    let after = keys(&s);
     // Exactly the chunks whose key changed (LOD or stitching) or that are
     // new get a new mesh.
     let changed: BTreeSet<[i32; 2]> = after
@@ -259,99 +237,82 @@ fn re_lod_rebuilds_the_chunk_and_the_neighbours_whose_stitching_changed() {
             .is_some_and(|k| k.lod == after[c].lod && k.neighbours != after[c].neighbours)),
         "the move should change some stitching alone"
     );
-    assert_screen_matches(&stream, &world, &screen);
+    assert_screen_matches(&s, &world, &screen);
 }
 
 #[test]
 fn an_edit_sends_fresh_meshes_for_the_chunks_it_touched() {
-    let params = small();
-    let mut world = HeightmapWorld::new(&params).unwrap();
-    let mut stream = HeightmapStream::new();
+    let mut world = HeightmapWorld::new(&small()).unwrap();
+    let mut s = stream(&world, 2);
     let mut screen = Screen::default();
     let v = [viewer(4.0, 4.0)];
-    settle(&mut stream, &mut world, &v, &mut screen);
-    let old = Arc::clone(&screen.meshes[&[0, 0]].1);
+    settle(&mut s, &v, &mut screen);
+    let old = screen.meshes[&[0, 0]].1.clone();
     screen.ready.clear();
     let edit = world
         .apply_brush(&HeightBrush::new(HeightTool::Raise, [4.0, 4.0], 2.0).with_strength(1.0))
         .unwrap();
     assert!(!edit.is_empty());
-    // The stream notices by itself that the shown meshes went stale.
-    assert!(
-        world
-            .cached_mesh(&stream.shown_key([0, 0]).unwrap())
-            .is_none()
-    );
-    screen.apply(stream.update(&mut world, &v).unwrap());
-    assert!(!stream.is_settled());
-    for _ in 0..200_000 {
-        screen.apply(stream.update(&mut world, &v).unwrap());
-        if screen.ready.contains(&[0, 0]) && stream.is_settled() {
-            break;
-        }
-        std::thread::yield_now();
-    }
+    // What an editor does after each dab: the changed edit chunks to the
+    // source, the chunks whose meshes read a changed node rebuilt.
+    let dirty = world.take_dirty();
+    assert!(dirty.contains(&[0, 0]));
+    s.source()
+        .update_from_world(&world, dirty.iter().copied())
+        .unwrap();
+    let n = s.invalidate(dirty.iter().map(|c| [c[0], c[1], 0]));
+    assert_eq!(n, dirty.len());
+    assert!(!s.is_settled());
+    screen.apply(s.wait());
     assert!(screen.ready.contains(&[0, 0]));
+    assert_eq!(screen.ready.len(), n);
     assert!(screen.ready.len() < screen.meshes.len());
     let new = &screen.meshes[&[0, 0]].1;
     assert_ne!(bits3(&old.positions), bits3(&new.positions));
-    assert_screen_matches(&stream, &world, &screen);
+    assert_screen_matches(&s, &world, &screen);
 }
 
 #[test]
 fn bad_viewers_are_errors_and_change_nothing() {
-    let params = small();
-    let mut world = HeightmapWorld::new(&params).unwrap();
-    let mut stream = HeightmapStream::new();
+    let world = HeightmapWorld::new(&small()).unwrap();
+    let mut s = stream(&world, 2);
     let mut screen = Screen::default();
-    let v = [viewer(4.0, 4.0)];
-    settle(&mut stream, &mut world, &v, &mut screen);
-    let loaded = stream.loaded();
-    let keys = stream.wanted_keys();
+    settle(&mut s, &[viewer(4.0, 4.0)], &mut screen);
+    let shown = s.shown();
     for bad in [
         viewer(f32::NAN, 0.0),
         viewer(0.0, f32::INFINITY),
-        Viewer::new([0.0; 3], -1.0),
-        Viewer::new([0.0; 3], f32::NAN),
+        StreamViewer::new([0.0; 3], -1.0),
+        StreamViewer::new([0.0; 3], f32::NAN),
     ] {
-        assert!(stream.update(&mut world, &[bad]).is_err(), "{bad:?}");
-        assert_eq!(stream.loaded(), loaded);
-        assert_eq!(stream.wanted_keys(), keys);
-        assert!(stream.is_settled());
+        assert!(s.update(std::slice::from_ref(&bad)).is_err(), "{bad:?}");
+        assert_eq!(s.shown(), shown);
+        assert!(s.is_settled());
     }
-    assert_eq!(stream.update(&mut world, &v).unwrap().len(), 0);
+    s.update(&[viewer(4.0, 4.0)]).unwrap();
+    assert!(s.drain().is_empty());
 }
 
 #[test]
 fn the_same_walk_gives_the_same_meshes_at_any_thread_count() {
-    // Two worlds, one on a single worker thread: the final screens agree bit
-    // for bit (the results arrive in a different order, the meshes do not
-    // differ).
-    let params = small();
-    let walk = |threads: Option<usize>| {
-        let mut world = HeightmapWorld::new(&params).unwrap();
-        #[cfg(feature = "parallel")]
-        if let Some(n) = threads {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .unwrap();
-            world.set_thread_pool(Some(Arc::new(pool)));
-        }
-        #[cfg(not(feature = "parallel"))]
-        let _ = threads;
-        let mut stream = HeightmapStream::new();
+    // One worker or four: the final screens agree bit for bit (the results
+    // arrive in a different order, the meshes do not differ). Each step
+    // settles: which chunks the hysteresis band keeps depends on what was
+    // shown when the viewer moved.
+    let walk = |threads: usize| {
+        let world = HeightmapWorld::new(&small()).unwrap();
+        let mut s = stream(&world, threads);
         let mut screen = Screen::default();
         for i in 0..6 {
-            let v = [viewer(i as f32 * 9.0, -(i as f32) * 5.0)];
-            screen.apply(stream.update(&mut world, &v).unwrap());
+            let v = viewer(i as f32 * 9.0, -(i as f32) * 5.0);
+            settle(&mut s, &[v], &mut screen);
         }
-        settle(&mut stream, &mut world, &[viewer(50.0, -25.0)], &mut screen);
+        settle(&mut s, &[viewer(50.0, -25.0)], &mut screen);
         screen
             .meshes
             .into_iter()
-            .map(|(c, (l, m))| (c, l, bits3(&m.positions), m.indices.clone()))
+            .map(|(c, (l, m))| (c, l, bits3(&m.positions), m.indices))
             .collect::<Vec<_>>()
     };
-    assert_eq!(walk(Some(1)), walk(None));
+    assert_eq!(walk(1), walk(4));
 }

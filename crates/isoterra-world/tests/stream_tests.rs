@@ -1080,3 +1080,293 @@ fn streamed_heightmap_chunks_at_mixed_lod_share_their_borders() {
         assert!(mixed > 0, "no LOD change was checked");
     }
 }
+
+// ------------------------------------------------------- following edits
+
+/// The settled `(LOD, mesh hash)` of every shown chunk after `events`.
+fn shown_meshes(events: &[StreamEvent<VoxelChunkMesh>]) -> BTreeMap<ChunkCoord, (u8, u64)> {
+    let mut out = BTreeMap::new();
+    for e in events {
+        match e {
+            StreamEvent::ChunkReady {
+                coord, lod, output, ..
+            } => {
+                out.insert(*coord, (*lod, mesh_hash(output)));
+            }
+            StreamEvent::ChunkUnloaded { coord, .. } => {
+                out.remove(coord);
+            }
+            StreamEvent::ChunkFailed { coord, lod } => panic!("chunk {coord:?} failed at {lod}"),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A viewer around which LOD 0 and coarser chunks are both streamed.
+fn edit_viewer(at: [f32; 3]) -> StreamViewer {
+    StreamViewer::new(at, 20.0)
+        .with_forward([1.0, 0.0, 0.0])
+        .with_lod_distances(vec![6.0, 14.0])
+}
+
+/// A fresh stream over `world` as it is now: its settled chunks.
+fn fresh_stream(world: &VoxelWorld, at: [f32; 3]) -> BTreeMap<ChunkCoord, (u8, u64)> {
+    let source = VoxelSource::from_world(world).unwrap();
+    let cfg = source.stream_config().with_threads(2);
+    let mut s = StreamScheduler::new(source, cfg).unwrap();
+    s.update(&[edit_viewer(at)]).unwrap();
+    shown_meshes(&s.wait())
+}
+
+fn brush_strategy() -> impl Strategy<Value = VoxelBrush> {
+    (
+        0usize..5,
+        (-14.0f32..14.0, -14.0f32..14.0, -14.0f32..14.0),
+        1.0f32..5.0,
+        0u8..4,
+    )
+        .prop_map(|(tool, (x, y, z), r, m)| {
+            let tool = [
+                VoxelTool::Dig,
+                VoxelTool::Add,
+                VoxelTool::Smooth,
+                VoxelTool::Paint,
+                VoxelTool::Dig,
+            ][tool];
+            VoxelBrush::new(tool, [x, y, z], r).with_material(m)
+        })
+}
+
+/// Applies `brush`, hands the changed chunks to the stream's source and
+/// invalidates what reads them, as an editor does after each dab.
+fn edit_and_invalidate(
+    world: &mut VoxelWorld,
+    s: &mut StreamScheduler<VoxelSource>,
+    brush: &VoxelBrush,
+) -> usize {
+    world.apply_brush(brush).unwrap();
+    let dirty: HashSet<ChunkCoord> = world.dirty_chunks().collect();
+    s.source()
+        .update_from_world(world, dirty.iter().copied())
+        .unwrap();
+    let n = s.invalidate_where(|src, c, lod| src.reads_dirty(c, lod, &dirty));
+    world.rebuild(None);
+    n
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// After random edits, each followed by an update of the source and an
+    /// invalidation while builds may still run, the settled stream shows
+    /// bit for bit what a fresh stream over the edited world shows.
+    #[test]
+    fn edited_streams_match_a_fresh_stream(
+        brushes in proptest::collection::vec(brush_strategy(), 1..6),
+        polls in proptest::collection::vec(0usize..40, 6),
+        settle_first in any::<bool>(),
+    ) {
+        let at = [1.0, -2.0, 3.0];
+        let mut world = VoxelWorld::new(&caves(8)).unwrap();
+        let source = VoxelSource::from_world(&world).unwrap();
+        let cfg = source.stream_config().with_threads(2).with_max_in_flight(4);
+        let mut s = StreamScheduler::new(source, cfg).unwrap();
+        s.update(&[edit_viewer(at)]).unwrap();
+        let mut events = if settle_first { s.wait() } else { Vec::new() };
+        for (b, &k) in brushes.iter().zip(&polls) {
+            edit_and_invalidate(&mut world, &mut s, b);
+            events.extend(s.poll(k));
+        }
+        events.extend(s.wait());
+        prop_assert!(s.is_settled());
+        let got = shown_meshes(&events);
+        let want = fresh_stream(&world, at);
+        prop_assert_eq!(got.len(), want.len());
+        for (c, w) in &want {
+            prop_assert_eq!(got.get(c), Some(w), "chunk {:?}", c);
+        }
+    }
+}
+
+#[test]
+fn invalidated_chunks_are_rebuilt_first_with_their_slot() {
+    let at = [1.0, -2.0, 3.0];
+    let mut world = VoxelWorld::new(&caves(8)).unwrap();
+    let source = VoxelSource::from_world(&world).unwrap();
+    let cfg = source.stream_config().with_threads(2);
+    let mut s = StreamScheduler::new(source, cfg).unwrap();
+    s.update(&[edit_viewer(at)]).unwrap();
+    let before = shown_meshes(&s.wait());
+    let slots: BTreeMap<ChunkCoord, u32> = s.shown().iter().map(|(c, _, k)| (*c, *k)).collect();
+    // A dig at the viewer: its chunk at least is rebuilt.
+    let brush = VoxelBrush::new(VoxelTool::Dig, [2.0, -3.0, 4.0], 3.0);
+    let n = edit_and_invalidate(&mut world, &mut s, &brush);
+    assert!(n >= 1);
+    assert!(!s.is_settled());
+    let events = s.wait();
+    assert_eq!(events.len(), n, "one ready event per invalidated chunk");
+    let mut changed = 0;
+    for e in &events {
+        let StreamEvent::ChunkReady {
+            coord,
+            lod,
+            slot,
+            output,
+        } = e
+        else {
+            panic!("only ready events: {e:?}");
+        };
+        assert_eq!(slots[coord], *slot, "chunk {coord:?} keeps its slot");
+        assert_eq!(before[coord].0, *lod, "and its LOD");
+        changed += usize::from(before[coord].1 != mesh_hash(output));
+    }
+    assert!(changed >= 1, "the dig shows");
+    // Invalidating chunks that are not held does nothing.
+    assert_eq!(s.invalidate([[1000, 0, 0]]), 0);
+    assert!(s.is_settled());
+    // Undoing the edit by hand (the generated chunks again) brings back the
+    // original meshes.
+    let dirty: Vec<ChunkCoord> = world.modified_chunks().collect();
+    s.source()
+        .set_chunks(dirty.iter().map(|c| (*c, None)))
+        .unwrap();
+    s.invalidate(dirty.iter().flat_map(|c| {
+        (0..27).map(move |k| [c[0] + k % 3 - 1, c[1] + (k / 3) % 3 - 1, c[2] + k / 9 - 1])
+    }));
+    let mut after = before.clone();
+    for (c, v) in shown_meshes(&s.wait()) {
+        after.insert(c, v);
+    }
+    assert_eq!(after, before);
+}
+
+#[test]
+fn edited_chunks_of_the_wrong_size_are_refused() {
+    let source = VoxelSource::new(&caves(8)).unwrap();
+    let other = VoxelWorld::new(&caves(16)).unwrap();
+    assert!(source.update_from_world(&other, [[0, 0, 0]]).is_err());
+    let bad = isoterra_world::VoxelChunk {
+        density: isoterra_world::VoxelChunkData::Dense(vec![0.0; 7]),
+        materials: isoterra_world::VoxelChunkMaterials::Uniform(0),
+    };
+    assert!(
+        source
+            .set_chunks([([0, 0, 0], Some(Arc::new(bad)))])
+            .is_err()
+    );
+    assert!(source.edits().is_empty());
+}
+
+/// The settled `(LOD, mesh and collider hash)` of every shown heightmap chunk.
+fn shown_heightmaps(
+    events: &[StreamEvent<isoterra_world::HeightmapChunk>],
+) -> BTreeMap<ChunkCoord, (u8, u64)> {
+    let mut out = BTreeMap::new();
+    for e in events {
+        match e {
+            StreamEvent::ChunkReady {
+                coord, lod, output, ..
+            } => {
+                let mut h = DefaultHasher::new();
+                for p in &output.mesh.positions {
+                    p.map(f32::to_bits).hash(&mut h);
+                }
+                for n in &output.mesh.normals {
+                    n.map(f32::to_bits).hash(&mut h);
+                }
+                output.mesh.indices.hash(&mut h);
+                format!("{:?}", output.collider).hash(&mut h);
+                out.insert(*coord, (*lod, h.finish()));
+            }
+            StreamEvent::ChunkUnloaded { coord, .. } => {
+                out.remove(coord);
+            }
+            StreamEvent::ChunkFailed { coord, lod } => panic!("chunk {coord:?} failed at {lod}"),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn heightmap_edit_params() -> HeightmapParams {
+    HeightmapParams::DEFAULT
+        .with_chunk_cells(8)
+        .with_lod_count(3)
+}
+
+fn heightmap_edit_viewer() -> StreamViewer {
+    StreamViewer::new([3.0, 10.0, -2.0], 40.0).with_lod_distances(vec![10.0, 20.0])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// As for voxels: sculpting, handing the changed chunks to the source
+    /// and invalidating the world's dirty chunks while builds run gives,
+    /// once settled, what a fresh stream over the sculpted world gives.
+    #[test]
+    fn edited_heightmap_streams_match_a_fresh_stream(
+        brushes in proptest::collection::vec(
+            (0usize..3, -30.0f32..30.0, -30.0f32..30.0, 1.0f32..6.0),
+            1..6,
+        ),
+        polls in proptest::collection::vec(0usize..40, 6),
+        settle_first in prop::bool::weighted(0.75),
+    ) {
+        let params = heightmap_edit_params();
+        let mut world = HeightmapWorld::new(&params).unwrap();
+        let source = HeightmapSource::from_world(&world).unwrap();
+        let cfg = source.stream_config().with_threads(2).with_max_in_flight(4);
+        let mut s = StreamScheduler::new(source, cfg).unwrap();
+        s.update(&[heightmap_edit_viewer()]).unwrap();
+        let mut events = if settle_first { s.wait() } else { Vec::new() };
+        for (&(tool, x, z, r), &k) in brushes.iter().zip(&polls) {
+            let tool = [
+                isoterra_world::HeightTool::Raise,
+                isoterra_world::HeightTool::Lower,
+                isoterra_world::HeightTool::Smooth,
+            ][tool];
+            world
+                .apply_brush(&isoterra_world::HeightBrush::new(tool, [x, z], r))
+                .unwrap();
+            let dirty = world.take_dirty();
+            s.source().update_from_world(&world, dirty.iter().copied()).unwrap();
+            s.invalidate(dirty.iter().map(|c| [c[0], c[1], 0]));
+            events.extend(s.poll(k));
+        }
+        events.extend(s.wait());
+        let got = shown_heightmaps(&events);
+        let fresh = HeightmapSource::from_world(&world).unwrap();
+        let cfg = fresh.stream_config().with_threads(2);
+        let mut f = StreamScheduler::new(fresh, cfg).unwrap();
+        f.update(&[heightmap_edit_viewer()]).unwrap();
+        let want = shown_heightmaps(&f.wait());
+        prop_assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn heightmap_edits_of_the_wrong_size_are_refused() {
+    let source = HeightmapSource::new(&heightmap_edit_params()).unwrap();
+    assert!(
+        source
+            .set_chunks([([0, 0], Some(Arc::new(vec![1.0; 3])))])
+            .is_err()
+    );
+    assert!(
+        source
+            .set_chunks([([0, 0], Some(Arc::new(vec![f32::NAN; 64])))])
+            .is_err()
+    );
+    assert!(source.edits().is_empty());
+    // An all-zero grid is no edit.
+    source
+        .set_chunks([([0, 0], Some(Arc::new(vec![0.0; 64])))])
+        .unwrap();
+    assert!(source.edits().is_empty());
+    source
+        .set_chunks([([0, 0], Some(Arc::new(vec![0.5; 64])))])
+        .unwrap();
+    assert_eq!(source.edits().len(), 1);
+}

@@ -4,11 +4,9 @@
 mod brush;
 mod params;
 mod select;
-mod stream;
 mod world;
 
 pub use brush::{HeightBrush, HeightEdit, HeightTool, MAX_BRUSH_RADIUS_NODES, MAX_SCULPT_HEIGHT};
 pub use params::{HeightmapParams, MAX_NODE_COORD};
 pub use select::{ChunkStreamer, Frustum, StreamUpdate, Viewer, neighbour_lods, select_chunks};
-pub use stream::{HeightmapEvent, HeightmapStream};
 pub use world::{HeightmapWorld, MeshKey, MeshReady};

@@ -841,16 +841,6 @@ impl HeightmapWorld {
         self.meshes.len()
     }
 
-    /// Whether the mesh of `key` is cached.
-    pub(crate) fn has_mesh(&self, key: &MeshKey) -> bool {
-        self.meshes.contains_key(key)
-    }
-
-    /// Drops one cached mesh (a mesh that was replaced on screen).
-    pub(crate) fn forget_mesh(&mut self, key: &MeshKey) {
-        self.meshes.remove(key);
-    }
-
     /// Drops every cached mesh of the given chunks (streamed out).
     pub fn unload(&mut self, chunks: &[[i32; 2]]) {
         let set: HashSet<[i32; 2]> = chunks.iter().copied().collect();

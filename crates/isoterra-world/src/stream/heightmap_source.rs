@@ -1,7 +1,8 @@
 //! A [`ChunkSource`] for heightmap worlds: chunk meshes (and heightfield
 //! colliders) at mixed LOD from the generator plus an edit layer snapshot.
 
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
 
 use isoterra_mesh::{HeightfieldCollider, HeightmapMesh, HeightmapMesher};
 
@@ -35,10 +36,37 @@ pub struct HeightmapChunk {
 /// is still added when the parameters ask for one. The mesh is the one
 /// [`HeightmapWorld::build_mesh`] gives for [`MeshKey::new`]`(chunk, lod)`
 /// with those neighbour LODs ([`MeshKey::with_neighbours`]).
+///
+/// The edit layer can change while jobs run ([`set_chunks`](Self::set_chunks),
+/// [`update_from_world`](Self::update_from_world)): each build reads one
+/// snapshot of it, so a build that started before the change sees the old
+/// deltas; invalidate the chunks whose meshes read a changed node
+/// ([`StreamScheduler::invalidate`](crate::StreamScheduler::invalidate) with
+/// the world's [`take_dirty`](HeightmapWorld::take_dirty) or
+/// [`chunks_reading`](HeightmapWorld::chunks_reading)) to have them built
+/// again.
 pub struct HeightmapSource {
     world: HeightmapWorld,
     colliders: bool,
-    scratch: Mutex<Vec<(HeightmapMesher, Vec<f32>)>>,
+    edits: RwLock<HeightmapEdits>,
+    scratch: Mutex<Vec<Scratch>>,
+}
+
+/// Edited heightmap chunks (delta grids of `chunk_cells²` values) by chunk
+/// `[cx, cz]`, shared between the application and the build threads.
+pub type HeightmapEdits = Arc<HashMap<[i32; 2], Arc<Vec<f32>>>>;
+
+/// One change of the edit layer: a chunk and its new deltas (`None`: none).
+type EditChange = ([i32; 2], Option<Arc<Vec<f32>>>);
+
+/// The buffers of one build, and a world holding the edit chunks that the
+/// last build read (the 3 x 3 chunks around it), brought up to date from
+/// the snapshot a build reads before each build.
+struct Scratch {
+    mesher: HeightmapMesher,
+    heights: Vec<f32>,
+    world: HeightmapWorld,
+    held: HashMap<[i32; 2], Arc<Vec<f32>>>,
 }
 
 impl std::fmt::Debug for HeightmapSource {
@@ -60,6 +88,7 @@ impl HeightmapSource {
         Ok(HeightmapSource {
             world: HeightmapWorld::new(params)?,
             colliders: true,
+            edits: RwLock::new(Arc::new(HashMap::new())),
             scratch: Mutex::new(Vec::new()),
         })
     }
@@ -75,11 +104,97 @@ impl HeightmapSource {
         params: &HeightmapParams,
         edits: impl IntoIterator<Item = ([i32; 2], Vec<f32>)>,
     ) -> Result<Self, WorldError> {
-        let mut source = Self::new(params)?;
-        for (chunk, deltas) in edits {
-            source.world.set_edit_chunk(chunk, deltas)?;
-        }
+        let source = Self::new(params)?;
+        source.set_chunks(
+            edits
+                .into_iter()
+                .map(|(chunk, deltas)| (chunk, Some(Arc::new(deltas)))),
+        )?;
         Ok(source)
+    }
+
+    /// A snapshot of the edit layer.
+    pub fn edits(&self) -> HeightmapEdits {
+        Arc::clone(&self.edits.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Replaces chunks of the edit layer: `Some(deltas)` sets a chunk's delta
+    /// grid (`chunk_cells²` values, row-major, x fastest), `None` (or an
+    /// all-zero grid) removes it. Only the listed chunks change; the others
+    /// are shared with the previous snapshot. Builds already running keep
+    /// the snapshot they started with. Returns how many chunks were listed.
+    ///
+    /// # Errors
+    ///
+    /// A grid of the wrong length or with a non-finite value, or a chunk too
+    /// far from the origin; nothing changes then.
+    pub fn set_chunks(
+        &self,
+        chunks: impl IntoIterator<Item = ([i32; 2], Option<Arc<Vec<f32>>>)>,
+    ) -> Result<usize, WorldError> {
+        let chunks: Vec<EditChange> = chunks.into_iter().collect();
+        let n = self.world.params().chunk_cells as usize;
+        for (chunk, deltas) in &chunks {
+            check_chunk(self.world.params(), *chunk)?;
+            if let Some(d) = deltas {
+                if d.len() != n * n {
+                    return Err(WorldError::mismatch("edit chunk length", n * n, d.len()));
+                }
+                if d.iter().any(|v| !v.is_finite()) {
+                    return Err(WorldError::param(
+                        "deltas",
+                        "non-finite value",
+                        "every delta must be finite",
+                    ));
+                }
+            }
+        }
+        let mut guard = self.edits.write().unwrap_or_else(|e| e.into_inner());
+        let mut next: HashMap<[i32; 2], Arc<Vec<f32>>> = (**guard).clone();
+        for (chunk, deltas) in &chunks {
+            match deltas {
+                Some(d) if d.iter().any(|v| v.to_bits() != 0) => {
+                    next.insert(*chunk, Arc::clone(d));
+                }
+                _ => {
+                    next.remove(chunk);
+                }
+            }
+        }
+        *guard = Arc::new(next);
+        Ok(chunks.len())
+    }
+
+    /// Copies the edit chunks `chunks` of `world` (a world of the same
+    /// parameters, usually the one being edited) into the source; chunks
+    /// the world has no edits in are removed. Pass the chunks an edit
+    /// changed, for example the world's [`take_dirty`](HeightmapWorld::take_dirty).
+    /// Returns how many chunks were listed.
+    ///
+    /// # Errors
+    ///
+    /// [`WorldError::Mismatch`] when the world's chunk size differs; as
+    /// [`set_chunks`](Self::set_chunks).
+    pub fn update_from_world(
+        &self,
+        world: &HeightmapWorld,
+        chunks: impl IntoIterator<Item = [i32; 2]>,
+    ) -> Result<usize, WorldError> {
+        let n = self.world.params().chunk_cells;
+        if world.params().chunk_cells != n {
+            return Err(WorldError::mismatch(
+                "chunk_cells",
+                n,
+                world.params().chunk_cells,
+            ));
+        }
+        let mut changes: Vec<EditChange> = chunks
+            .into_iter()
+            .map(|c| (c, world.edit_chunk(c).map(|d| Arc::new(d.to_vec()))))
+            .collect();
+        changes.sort_unstable_by_key(|(c, _)| *c);
+        changes.dedup_by_key(|(c, _)| *c);
+        self.set_chunks(changes)
     }
 
     /// A source over a snapshot of `world`'s parameters and edit layer.
@@ -140,28 +255,79 @@ impl HeightmapSource {
     pub fn build_request(&self, request: &ChunkRequest) -> Option<HeightmapChunk> {
         let key = self.key(request);
         let chunk = key.chunk;
-        let (mut mesher, mut heights) = self
-            .scratch
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop()
-            .unwrap_or_default();
+        let popped = self.scratch.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut s = match popped {
+            Some(s) => s,
+            None => Scratch {
+                mesher: HeightmapMesher::new(),
+                heights: Vec::new(),
+                world: HeightmapWorld::new(self.world.params()).ok()?,
+                held: HashMap::new(),
+            },
+        };
+        // The edit chunks a mesh of `chunk` reads, as the snapshot has them.
+        let edits = self.edits();
+        for dz in -1..=1 {
+            for dx in -1..=1 {
+                let c = [chunk[0].wrapping_add(dx), chunk[1].wrapping_add(dz)];
+                let want = edits.get(&c);
+                let have = s.held.get(&c);
+                let same = match (want, have) {
+                    (Some(w), Some(h)) => Arc::ptr_eq(w, h),
+                    (None, None) => true,
+                    _ => false,
+                };
+                if same || check_chunk(self.world.params(), c).is_err() {
+                    continue;
+                }
+                let n = self.world.params().chunk_cells as usize;
+                let deltas = want.map_or_else(|| vec![0.0; n * n], |w| w.to_vec());
+                if s.world.set_edit_chunk(c, deltas).is_err() {
+                    return None;
+                }
+                match want {
+                    Some(w) => s.held.insert(c, Arc::clone(w)),
+                    None => s.held.remove(&c),
+                };
+            }
+        }
+        if s.world.dirty_count() > 0 {
+            s.world.take_dirty();
+        }
         let mut mesh = HeightmapMesh::default();
-        let built = self
+        let built = s
             .world
-            .build_mesh_into(&key, &mut mesher, &mut heights, &mut mesh);
+            .build_mesh_into(&key, &mut s.mesher, &mut s.heights, &mut mesh);
+        let collider = match (built.is_ok(), self.colliders) {
+            (true, true) => s.world.collider(chunk, key.lod).ok(),
+            _ => None,
+        };
         self.scratch
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((mesher, heights));
+            .push(s);
         built.ok()?;
-        let collider = if self.colliders {
-            Some(self.world.collider(chunk, key.lod).ok()?)
-        } else {
-            None
-        };
+        if self.colliders && collider.is_none() {
+            return None;
+        }
         Some(HeightmapChunk { mesh, collider })
     }
+}
+
+/// Checks that an edit chunk lies within the world's node range.
+fn check_chunk(params: &HeightmapParams, chunk: [i32; 2]) -> Result<(), WorldError> {
+    let n = i64::from(params.chunk_cells);
+    if chunk
+        .iter()
+        .any(|&c| (i64::from(c) * n).abs() > crate::MAX_NODE_COORD - 2 * n)
+    {
+        return Err(WorldError::param(
+            "chunk",
+            format!("{chunk:?}"),
+            "is too far from the origin (nodes must stay within 2^30)",
+        ));
+    }
+    Ok(())
 }
 
 impl ChunkSource for HeightmapSource {

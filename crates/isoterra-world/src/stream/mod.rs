@@ -11,7 +11,7 @@ mod side2d_source;
 mod source;
 mod voxel_source;
 
-pub use heightmap_source::{HeightmapChunk, HeightmapSource};
+pub use heightmap_source::{HeightmapChunk, HeightmapEdits, HeightmapSource};
 #[cfg(feature = "parallel")]
 pub use scheduler::{StreamScheduler, StreamStats};
 pub use select::{ChunkCoord, Dim, StreamConfig, StreamViewer, desired_chunks};

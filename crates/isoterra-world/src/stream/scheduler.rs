@@ -64,6 +64,8 @@ struct Entry {
     job: Option<Job>,
     /// A request whose build failed.
     failed: Option<ChunkRequest>,
+    /// Invalidated: built before anything else.
+    urgent: bool,
 }
 
 impl Entry {
@@ -135,7 +137,11 @@ fn request_of(dim: Dim, target: &HashMap<ChunkCoord, u8>, c: ChunkCoord, lod: u8
 /// * hands each build the LODs of the chunk's neighbours
 ///   ([`ChunkRequest`]) and rebuilds a shown chunk, keeping its slot, when
 ///   the part of its request that its seams depend on
-///   ([`ChunkSource::seam_request`]) changes.
+///   ([`ChunkSource::seam_request`]) changes;
+/// * follows edits: after the source's data changed, the chunks that read
+///   it are [`invalidate`](Self::invalidate)d and rebuilt before anything
+///   else, keeping their slots (builds of them already running are
+///   cancelled and their results dropped).
 ///
 /// Events come in order: a [`ChunkUnloaded`](StreamEvent::ChunkUnloaded)
 /// always follows the [`ChunkReady`](StreamEvent::ChunkReady) of its chunk,
@@ -349,6 +355,7 @@ impl<S: ChunkSource> StreamScheduler<S> {
                 shown_request: None,
                 job: None,
                 failed: None,
+                urgent: false,
             });
             e.target = lod;
             e.want = want;
@@ -383,11 +390,11 @@ impl<S: ChunkSource> StreamScheduler<S> {
                     .map(move |(k, p)| (p, fwd, if k == 0 { 0.0 } else { cfg.chunk_size.into() }))
             })
             .collect();
-        let mut queue: Vec<(u64, ChunkCoord)> = self
+        let mut queue: Vec<(bool, u64, ChunkCoord)> = self
             .entries
             .iter()
             .filter(|(_, e)| e.needs_job())
-            .map(|(&c, _)| {
+            .map(|(&c, e)| {
                 let mut best = f64::INFINITY;
                 for &(p, fwd, penalty) in &points {
                     let d = cfg.distance(c, p);
@@ -402,11 +409,11 @@ impl<S: ChunkSource> StreamScheduler<S> {
                     best = best.min(d * (1.5 - 0.5 * cos) + penalty);
                 }
                 // Non-negative, so the bits order like the values.
-                (best.to_bits(), c)
+                (!e.urgent, best.to_bits(), c)
             })
             .collect();
         queue.sort_unstable();
-        self.queue = queue.into_iter().map(|(_, c)| c).collect();
+        self.queue = queue.into_iter().map(|(_, _, c)| c).collect();
         self.receive();
         self.dispatch();
         Ok(())
@@ -445,6 +452,58 @@ impl<S: ChunkSource> StreamScheduler<S> {
             }
         }
         out
+    }
+
+    /// Marks held chunks among `coords` as out of date (their source data
+    /// changed, for example after an edit) and returns how many were held.
+    ///
+    /// A job already building one of them is cancelled and its result is
+    /// dropped; each of them is built again before any other chunk, at its
+    /// current target LOD, and handed out as a new
+    /// [`ChunkReady`](StreamEvent::ChunkReady) with the slot it has. A chunk
+    /// not shown yet is simply built from the new data. Coordinates that are
+    /// not held are ignored. Never waits for a build.
+    ///
+    /// Call it after the source's data changed (for example
+    /// [`VoxelSource::set_chunks`](crate::VoxelSource::set_chunks)): builds
+    /// that started before see the old data, which is why they are redone.
+    pub fn invalidate<I: IntoIterator<Item = ChunkCoord>>(&mut self, coords: I) -> usize {
+        let coords: std::collections::HashSet<ChunkCoord> = coords.into_iter().collect();
+        self.invalidate_where(|_, c, _| coords.contains(&c))
+    }
+
+    /// As [`invalidate`](Self::invalidate), for the held chunks for which
+    /// `stale(source, coord, lod)` is true, asked once per held chunk with
+    /// its target LOD and, when another LOD is shown, once more with the
+    /// shown one (so sources can tell by LOD which samples a build reads,
+    /// as [`VoxelSource::reads_dirty`](crate::VoxelSource::reads_dirty)
+    /// does). Returns how many chunks were invalidated.
+    pub fn invalidate_where(&mut self, mut stale: impl FnMut(&S, ChunkCoord, u8) -> bool) -> usize {
+        self.receive();
+        let source: &S = &self.source;
+        let mut hit: Vec<ChunkCoord> = Vec::new();
+        for (&c, e) in &mut self.entries {
+            let shown_lod = e.shown.map(|s| s.0).filter(|&l| l != e.target);
+            let is_stale =
+                stale(source, c, e.target) || shown_lod.is_some_and(|l| stale(source, c, l));
+            if !is_stale {
+                continue;
+            }
+            if let Some(job) = e.job.take() {
+                job.cancel.cancel();
+                self.cancelled += 1;
+            }
+            e.shown_request = None;
+            e.failed = None;
+            e.urgent = true;
+            hit.push(c);
+        }
+        hit.sort_unstable();
+        // Ahead of everything queued, in coordinate order.
+        let rest = std::mem::take(&mut self.queue);
+        self.queue = hit.iter().copied().chain(rest).collect();
+        self.dispatch();
+        hit.len()
     }
 
     fn receive(&mut self) {
@@ -515,6 +574,7 @@ impl<S: ChunkSource> StreamScheduler<S> {
                 continue;
             }
             let request = e.want;
+            e.urgent = false;
             let cancel = CancelFlag::new();
             let ticket = self.next_ticket;
             self.next_ticket += 1;

@@ -80,8 +80,11 @@ impl ChunkRequest {
 /// colliders) on a worker thread.
 ///
 /// `build` must be a pure function of the request and the source's own
-/// immutable state, so that the same chunk gives the same bytes whatever
-/// thread builds it and in whatever order. Return `None` when `cancel` is
+/// state, so that the same chunk gives the same bytes whatever thread builds
+/// it and in whatever order. A source whose data can change while jobs run
+/// (edited chunks) should have each build read one snapshot of it; after a
+/// change, [`StreamScheduler::invalidate`](crate::StreamScheduler::invalidate)
+/// the chunks that read the changed data. Return `None` when `cancel` is
 /// set (the result would be dropped) or when the chunk cannot be built (the
 /// scheduler reports [`StreamEvent::ChunkFailed`] and does not retry that
 /// request while it stays the same). A panic in `build` counts as a failure.

@@ -1,8 +1,8 @@
 //! A [`ChunkSource`] for voxel worlds: generate a chunk's nodes (edited
 //! chunks from a snapshot) and mesh it with marching cubes.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
 
 use isoterra_field::{DensitySampler, HeightGen, HeightParams, VoxelPreset};
 use isoterra_mesh::{CellBox, CubesOptions, CubesOutput, LodChunkInput, LodMesher, MarchingCubes};
@@ -16,8 +16,9 @@ use crate::{VoxelParams, VoxelWorld, WorldError};
 const NODE_LIMIT: i64 = 1 << 24;
 
 /// Edited voxel chunks by coordinate, shared between the application and
-/// the build threads.
-pub type VoxelEdits = Arc<HashMap<ChunkCoord, VoxelChunk>>;
+/// the build threads. Each chunk is shared too, so replacing a few chunks
+/// ([`VoxelSource::set_chunks`]) copies pointers, not nodes.
+pub type VoxelEdits = Arc<HashMap<ChunkCoord, Arc<VoxelChunk>>>;
 
 /// The buffers of one build.
 #[derive(Default)]
@@ -78,10 +79,17 @@ impl Finer {
 ///
 /// Chunks that lie wholly above the highest ground the generator can make
 /// (and touch no edited chunk) are empty at once, without sampling.
+///
+/// The edited chunks can change while jobs run
+/// ([`set_chunks`](Self::set_chunks), [`update_from_world`](Self::update_from_world)):
+/// each build reads one snapshot of them from start to end, so a build that
+/// started before the change sees the old data; invalidate the chunks that
+/// read a changed node ([`StreamScheduler::invalidate_where`](crate::StreamScheduler::invalidate_where)
+/// with [`reads_dirty`](Self::reads_dirty)) to have them built again.
 pub struct VoxelSource {
     params: VoxelParams,
     sampler: DensitySampler,
-    edits: VoxelEdits,
+    edits: RwLock<VoxelEdits>,
     /// Nodes with `y` above this are air for the generator.
     air_above: Option<f64>,
     /// The generator's ground, to find air above each chunk's columns.
@@ -105,7 +113,7 @@ impl std::fmt::Debug for VoxelSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VoxelSource")
             .field("params", &self.params)
-            .field("edited_chunks", &self.edits.len())
+            .field("edited_chunks", &self.edits().len())
             .finish_non_exhaustive()
     }
 }
@@ -130,24 +138,8 @@ impl VoxelSource {
     /// chunk does not hold `N³` nodes.
     pub fn with_edits(params: &VoxelParams, edits: VoxelEdits) -> Result<Self, WorldError> {
         params.validate()?;
-        let n = params.chunk_cells as usize;
-        let len = n * n * n;
         for chunk in edits.values() {
-            let dense_len = |d: &VoxelChunkData| match d {
-                VoxelChunkData::Dense(v) => v.len(),
-                VoxelChunkData::Uniform(_) => len,
-            };
-            let mats_len = match &chunk.materials {
-                VoxelChunkMaterials::Dense(v) => v.len(),
-                VoxelChunkMaterials::Uniform(_) => len,
-            };
-            if dense_len(&chunk.density) != len || mats_len != len {
-                return Err(WorldError::mismatch(
-                    "edited chunk length",
-                    len,
-                    "another length",
-                ));
-            }
+            check_chunk(params, chunk)?;
         }
         let g = &params.generator;
         // The generator's ground is `ground_level + (h - mid) - y` for the
@@ -176,7 +168,7 @@ impl VoxelSource {
         Ok(VoxelSource {
             params: *params,
             sampler: g.sampler()?,
-            edits,
+            edits: RwLock::new(edits),
             air_above,
             ground,
             columns: Mutex::new(HashMap::new()),
@@ -191,9 +183,9 @@ impl VoxelSource {
     ///
     /// As [`with_edits`](Self::with_edits).
     pub fn from_world(world: &VoxelWorld) -> Result<Self, WorldError> {
-        let edits: HashMap<ChunkCoord, VoxelChunk> = world
+        let edits: HashMap<ChunkCoord, Arc<VoxelChunk>> = world
             .modified_chunks()
-            .filter_map(|c| world.chunk(c).map(|ch| (c, ch.clone())))
+            .filter_map(|c| world.chunk(c).map(|ch| (c, Arc::new(ch.clone()))))
             .collect();
         Self::with_edits(world.params(), Arc::new(edits))
     }
@@ -203,9 +195,137 @@ impl VoxelSource {
         &self.params
     }
 
-    /// The edited chunks.
-    pub fn edits(&self) -> &VoxelEdits {
-        &self.edits
+    /// A snapshot of the edited chunks.
+    pub fn edits(&self) -> VoxelEdits {
+        Arc::clone(&self.edits.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Replaces edited chunks: `Some(chunk)` sets the chunk's data, `None`
+    /// makes it a generated chunk again. Only the listed chunks change; the
+    /// others are shared with the previous snapshot (no node is copied).
+    /// Builds already running keep the snapshot they started with. Returns
+    /// how many chunks were listed.
+    ///
+    /// # Errors
+    ///
+    /// [`WorldError::Mismatch`] when a chunk does not hold `N³` nodes;
+    /// nothing changes then.
+    pub fn set_chunks(
+        &self,
+        chunks: impl IntoIterator<Item = (ChunkCoord, Option<Arc<VoxelChunk>>)>,
+    ) -> Result<usize, WorldError> {
+        let chunks: Vec<(ChunkCoord, Option<Arc<VoxelChunk>>)> = chunks.into_iter().collect();
+        for (_, chunk) in &chunks {
+            if let Some(chunk) = chunk {
+                check_chunk(&self.params, chunk)?;
+            }
+        }
+        let mut guard = self.edits.write().unwrap_or_else(|e| e.into_inner());
+        let mut next: HashMap<ChunkCoord, Arc<VoxelChunk>> = (**guard).clone();
+        for (c, chunk) in &chunks {
+            match chunk {
+                Some(ch) => {
+                    next.insert(*c, Arc::clone(ch));
+                }
+                None => {
+                    next.remove(c);
+                }
+            }
+        }
+        *guard = Arc::new(next);
+        Ok(chunks.len())
+    }
+
+    /// Copies the chunks `coords` from `world` (a world of the same
+    /// parameters, usually the one being edited): its modified chunks among
+    /// them become edited chunks of the source, the others generated ones.
+    /// Pass the chunks an edit changed, for example the world's
+    /// [`dirty_chunks`](VoxelWorld::dirty_chunks) before its rebuild. Returns
+    /// how many chunks were listed.
+    ///
+    /// # Errors
+    ///
+    /// [`WorldError::Mismatch`] when the world's chunk size differs; nothing
+    /// changes then.
+    pub fn update_from_world(
+        &self,
+        world: &VoxelWorld,
+        coords: impl IntoIterator<Item = ChunkCoord>,
+    ) -> Result<usize, WorldError> {
+        if world.chunk_cells() != self.params.chunk_cells {
+            return Err(WorldError::mismatch(
+                "chunk_cells",
+                self.params.chunk_cells,
+                world.chunk_cells(),
+            ));
+        }
+        let coords: HashSet<ChunkCoord> = coords.into_iter().collect();
+        let modified: HashSet<ChunkCoord> = world
+            .modified_chunks()
+            .filter(|c| coords.contains(c))
+            .collect();
+        let mut changes: Vec<(ChunkCoord, Option<Arc<VoxelChunk>>)> = coords
+            .into_iter()
+            .map(|c| {
+                let chunk = modified
+                    .contains(&c)
+                    .then(|| world.chunk(c))
+                    .flatten()
+                    .map(|ch| Arc::new(ch.clone()));
+                (c, chunk)
+            })
+            .collect();
+        changes.sort_unstable_by_key(|(c, _)| *c);
+        self.set_chunks(changes)
+    }
+
+    /// Whether the build of stream chunk `coord` at `lod` reads a node owned
+    /// by one of the world chunks `dirty` (the chunks an edit changed, or the
+    /// world's [`dirty_chunks`](VoxelWorld::dirty_chunks), which hold every
+    /// chunk owning a changed node). At LOD 0 a chunk reads what the world's
+    /// mesher reads for it (its nodes, its apron and normal stencil), so it
+    /// is stale exactly when it is dirty itself; at LOD `k > 0` it also reads
+    /// `2^k` nodes beyond its faces, and the fine samples of its faces toward
+    /// finer neighbours, all within the neighbouring chunks (two chunks on
+    /// the plus side when `2^k` equals the chunk size). Use with
+    /// [`StreamScheduler::invalidate_where`](crate::StreamScheduler::invalidate_where).
+    pub fn reads_dirty(&self, coord: ChunkCoord, lod: u8, dirty: &HashSet<ChunkCoord>) -> bool {
+        let lod = lod.min(self.max_lod());
+        if lod == 0 {
+            return dirty.contains(&coord);
+        }
+        let step = 1i64 << lod;
+        let n = i64::from(self.params.chunk_cells);
+        let below = (step + n - 1) / n;
+        let above = 1 + step / n;
+        let near = |d: &ChunkCoord| {
+            (0..3).all(|a| {
+                let k = i64::from(coord[a]);
+                let v = i64::from(d[a]);
+                k - below <= v && v <= k + above
+            })
+        };
+        let span = (below + above + 1).pow(3) as usize;
+        if dirty.len() <= span {
+            return dirty.iter().any(near);
+        }
+        for z in -below..=above {
+            for y in -below..=above {
+                for x in -below..=above {
+                    let c = [
+                        i64::from(coord[0]) + x,
+                        i64::from(coord[1]) + y,
+                        i64::from(coord[2]) + z,
+                    ];
+                    if c.iter().all(|v| i32::try_from(*v).is_ok())
+                        && dirty.contains(&c.map(|v| v as i32))
+                    {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
     }
 
     /// The streaming configuration matching this source's chunk grid: 3D,
@@ -394,13 +514,15 @@ impl VoxelSource {
             return None;
         }
         // The edited chunks the grid reads, and the material ids of the 27
-        // chunks around (as the world's mesher decides uniform materials).
+        // chunks around (as the world's mesher decides uniform materials),
+        // from one snapshot of the edits.
+        let edits = self.edits();
         let mut touched: Vec<(ChunkCoord, &VoxelChunk)> = Vec::new();
         let mut uniform_id: Option<Option<u8>> = None;
         for k in 0..27 {
             let d = [k % 3 - 1, (k / 3) % 3 - 1, k / 9 - 1];
             let c = [coord[0] + d[0], coord[1] + d[1], coord[2] + d[2]];
-            let id = match self.edits.get(&c) {
+            let id = match edits.get(&c).map(|ch| &**ch) {
                 None => Some(0),
                 Some(ch) => {
                     touched.push((c, ch));
@@ -721,6 +843,28 @@ fn measure_as_coarser(
             frame as f32 + local * step as f32
         };
     }
+}
+
+/// Checks that an edited chunk holds the `N³` nodes of `params`' chunks.
+fn check_chunk(params: &VoxelParams, chunk: &VoxelChunk) -> Result<(), WorldError> {
+    let n = params.chunk_cells as usize;
+    let len = n * n * n;
+    let dense_len = match &chunk.density {
+        VoxelChunkData::Dense(v) => v.len(),
+        VoxelChunkData::Uniform(_) => len,
+    };
+    let mats_len = match &chunk.materials {
+        VoxelChunkMaterials::Dense(v) => v.len(),
+        VoxelChunkMaterials::Uniform(_) => len,
+    };
+    if dense_len != len || mats_len != len {
+        return Err(WorldError::mismatch(
+            "edited chunk length",
+            len,
+            "another length",
+        ));
+    }
+    Ok(())
 }
 
 /// Copies the nodes of edited chunk `c` that a `dims` grid of global nodes
