@@ -3,11 +3,14 @@
 //! refused input that leaves the file alone; bakes split with `--part` and
 //! brought together with `merge`.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use isoterra::store::{BakedChunk, BakedRow, ChunkKey, WorldFile};
+use isoterra::store::{
+    BakeInputs, BakeSource, BakedChunk, BakedRow, ChunkKey, ChunkLayer, VoxelDocument, WorldFile,
+};
 
 mod common;
 use common::*;
@@ -106,6 +109,31 @@ fn bake_into_the_file_then_again_skips_everything() {
     assert!(text.contains("baked 0 chunks (32 skipped"), "{text}");
 }
 
+/// The stored field chunks of a world file.
+fn stored(file: &Path) -> BTreeMap<ChunkKey, Vec<u8>> {
+    let f = WorldFile::open(file).unwrap();
+    f.chunk_keys()
+        .unwrap()
+        .into_iter()
+        .filter(|k| k.layer == ChunkLayer(0))
+        .map(|k| (k, f.chunk(&k).unwrap().unwrap()))
+        .collect()
+}
+
+/// The storage chunks whose payload (or presence) differs.
+fn edited(a: &BTreeMap<ChunkKey, Vec<u8>>, b: &BTreeMap<ChunkKey, Vec<u8>>) -> BTreeSet<ChunkKey> {
+    a.keys()
+        .chain(b.keys())
+        .filter(|k| a.get(k) != b.get(k))
+        .copied()
+        .collect()
+}
+
+/// The recorded source (input stamp) of every baked row.
+fn sources(file: &Path) -> BTreeMap<ChunkKey, String> {
+    WorldFile::open(file).unwrap().baked_sources().unwrap()
+}
+
 #[test]
 fn an_edit_makes_the_bake_stale_and_changes_the_hash() {
     let dir = tempfile::tempdir().unwrap();
@@ -114,6 +142,7 @@ fn an_edit_makes_the_bake_stale_and_changes_the_hash() {
     let before = rows(&file);
     assert_eq!(before.len(), 16);
     let h1 = hash(&file);
+    let chunks_before = stored(&file);
     ok(&[
         "stroke",
         s(&file),
@@ -126,10 +155,23 @@ fn an_edit_makes_the_bake_stale_and_changes_the_hash() {
     ]);
     let h2 = hash(&file);
     assert_ne!(h1, h2, "an edit changes the hash");
-    // Stale chunks are baked again, not skipped.
+    // Stale chunks are baked again, not skipped: those whose nodes and
+    // normal apron (one chunk either way at LOD 0) reach an edited chunk.
+    let touched = edited(&chunks_before, &stored(&file));
+    assert!(!touched.is_empty());
+    let stale = before
+        .iter()
+        .filter(|(k, ..)| {
+            touched
+                .iter()
+                .any(|t| (t.x - k.x).abs() <= 1 && (t.y - k.y).abs() <= 1)
+        })
+        .count() as u64;
+    assert!(stale > 0 && stale < 16, "{stale}");
     let again = bake(&file, &["--region", "0,0,64,64"]);
-    assert_eq!(again["baked"], 16);
-    assert_eq!(again["skipped"], 0);
+    assert_eq!(again["baked"].as_u64(), Some(stale));
+    assert_eq!(again["rebaked"].as_u64(), Some(stale));
+    assert_eq!(again["skipped"].as_u64(), Some(16 - stale));
     let after = rows(&file);
     let changed = before
         .iter()
@@ -638,10 +680,16 @@ fn foreign_or_conflicting_parts_are_refused_and_change_nothing() {
         indices: vec![0, 1, 2],
         ..BakedChunk::default()
     };
+    // The row records the chunk's current input stamp, as a bake by
+    // another build would: only the bytes differ.
     let tamper = |name: &str, key: ChunkKey| {
         let c = copy_world(&good, dir.path(), name);
+        let stamp = {
+            let doc = VoxelDocument::open(&c).unwrap();
+            let inputs = BakeInputs::read(doc.file()).unwrap();
+            inputs.stamp(&BakeSource::Voxel(doc.world()), &key).unwrap()
+        };
         let mut f = WorldFile::open(&c).unwrap();
-        let stamp = f.world_stamp().unwrap();
         f.put_baked(&[BakedRow::new(key, &stamp, &odd_chunk).unwrap()])
             .unwrap();
         c
@@ -737,4 +785,325 @@ fn parts_baked_by_concurrent_processes_into_one_file_equal_a_whole_bake() {
         assert!(got == expected, "round {round}: payloads differ");
         assert_eq!(hash(&shared), hash(&whole));
     }
+}
+
+/// The input box of a baked key as the test computes it from how each kind
+/// meshes (not from the code under test): storage chunk ranges per axis.
+type BoxOf = dyn Fn(&ChunkKey) -> ([i32; 3], [i32; 3]);
+
+/// Bakes `region` of a copy of `base`, strokes once, and checks that a
+/// rebake redoes exactly the chunks whose input box holds an edited storage
+/// chunk, ends byte for byte like a fresh bake of the edited world, and
+/// that undo makes the first rows current again.
+fn check_incremental(
+    dir: &Path,
+    base: &Path,
+    name: &str,
+    bake_args: &[&str],
+    stroke: &[&str],
+    box_of: &BoxOf,
+) {
+    let work = copy_world(base, dir, &format!("{name}-work.isoterra"));
+    let first = bake(&work, bake_args);
+    let total = first["chunks"].as_u64().unwrap();
+    assert_eq!(first["baked"].as_u64(), Some(total), "{name}: {first}");
+    assert_eq!(first["rebaked"], 0);
+    let (rows0, src0, stored0) = (rows(&work), sources(&work), stored(&work));
+    let h0 = hash(&work);
+
+    let mut args = vec!["stroke", s(&work)];
+    args.extend_from_slice(stroke);
+    ok(&args);
+    let stored1 = stored(&work);
+    let touched = edited(&stored0, &stored1);
+    assert!(!touched.is_empty(), "{name}: the stroke changed nothing");
+    let inside = |k: &ChunkKey, t: &ChunkKey| {
+        let (lo, hi) = box_of(k);
+        let c = [t.x, t.y, t.z];
+        (0..3).all(|a| lo[a] <= c[a] && c[a] <= hi[a])
+    };
+    let expected: BTreeSet<ChunkKey> = rows0
+        .iter()
+        .map(|r| r.0)
+        .filter(|k| touched.iter().any(|t| inside(k, t)))
+        .collect();
+    assert!(
+        !expected.is_empty() && (expected.len() as u64) < total,
+        "{name}: {} of {total} chunks see the edit",
+        expected.len()
+    );
+
+    // Undone before any rebake: the stored chunks and so the first rows'
+    // stamps are back, and nothing is baked.
+    ok(&["undo", s(&work)]);
+    assert_eq!(stored(&work), stored0, "{name}: undo restores the chunks");
+    let none = bake(&work, bake_args);
+    assert_eq!(
+        (none["baked"].as_u64(), none["skipped"].as_u64()),
+        (Some(0), Some(total)),
+        "{name}: {none}"
+    );
+    ok(&["redo", s(&work)]);
+    assert_eq!(stored(&work), stored1);
+
+    // The rebake: exactly the expected chunks, counted as rebaked.
+    let mut threads = bake_args.to_vec();
+    threads.extend(["--threads", "3", "--shuffle", "7"]);
+    let again = bake(&work, &threads);
+    let n = expected.len() as u64;
+    assert_eq!(again["baked"].as_u64(), Some(n), "{name}: {again}");
+    assert_eq!(again["rebaked"].as_u64(), Some(n), "{name}: {again}");
+    assert_eq!(again["new"], 0);
+    assert_eq!(again["skipped"].as_u64(), Some(total - n));
+    let src1 = sources(&work);
+    let restamped: BTreeSet<ChunkKey> = src1
+        .iter()
+        .filter(|(k, v)| src0.get(k) != Some(v))
+        .map(|(k, _)| *k)
+        .collect();
+    assert_eq!(restamped, expected, "{name}: the rebaked set");
+
+    // The same as a bake from scratch of the edited world.
+    let fresh = copy_world(base, dir, &format!("{name}-fresh.isoterra"));
+    let mut args = vec!["stroke", s(&fresh)];
+    args.extend_from_slice(stroke);
+    ok(&args);
+    assert_eq!(stored(&fresh), stored1);
+    bake(&fresh, bake_args);
+    assert!(rows(&fresh) == rows(&work), "{name}: incremental != fresh");
+    assert_eq!(sources(&fresh), src1);
+    assert_eq!(hash(&fresh), hash(&work));
+    // The text summary names the rebaked chunks.
+    let mut quiet = bake_args.to_vec();
+    quiet.push("--quiet");
+    let mut args = vec!["bake", s(&fresh)];
+    args.extend_from_slice(&quiet);
+    let text = ok(&args);
+    assert!(
+        text.contains(&format!(
+            "baked 0 chunks ({total} skipped as current, 0 rebaked"
+        )),
+        "{text}"
+    );
+
+    // Undone after the rebake: the same chunks are rebaked, back to the
+    // first bytes and stamps.
+    ok(&["undo", s(&work)]);
+    let back = bake(&work, bake_args);
+    assert_eq!(back["rebaked"].as_u64(), Some(n), "{name}: {back}");
+    assert_eq!(back["skipped"].as_u64(), Some(total - n));
+    assert!(rows(&work) == rows0, "{name}: undo gives the first rows");
+    assert_eq!(sources(&work), src0);
+    assert_eq!(hash(&work), h0);
+}
+
+/// `[c*2^lod - 1, (c + 1)*2^lod]`: the storage chunks a chunk at `lod` reads
+/// on one axis (its own, plus the nodes one sample past each face), while
+/// `2^lod` is below the chunk size.
+fn around(c: i32, lod: u8) -> (i32, i32) {
+    ((c << lod) - 1, (c + 1) << lod)
+}
+
+#[test]
+fn a_rebake_after_an_edit_redoes_only_the_chunks_that_read_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+
+    // Voxel, 16-cell chunks, at LOD 0 and 1.
+    let voxel = voxel_world(d, "voxel.isoterra");
+    for lod in [0u8, 1] {
+        let box_of = move |k: &ChunkKey| {
+            let a = [k.x, k.y, k.z].map(|c| around(c, lod));
+            (a.map(|v| v.0), a.map(|v| v.1))
+        };
+        let l = lod.to_string();
+        check_incremental(
+            d,
+            &voxel,
+            &format!("voxel-lod{lod}"),
+            &["--region", "0,0,0,128,32,128", "--lod", &l],
+            &["--tool", "add", "--at", "40,8,40", "--radius", "3"],
+            &box_of,
+        );
+    }
+
+    // Heightmap, 16-cell chunks: the apron of one sample reaches one chunk
+    // either way at LOD 0 and 1.
+    let hm = heightmap_world(d, "hm.isoterra");
+    for lod in [0u8, 1] {
+        let box_of = |k: &ChunkKey| ([k.x - 1, k.y - 1, 0], [k.x + 1, k.y + 1, 0]);
+        let l = lod.to_string();
+        check_incremental(
+            d,
+            &hm,
+            &format!("heightmap-lod{lod}"),
+            &["--region", "0,0,128,128", "--lod", &l],
+            &["--tool", "raise", "--at", "40,40", "--radius", "4"],
+            &box_of,
+        );
+    }
+
+    // Side view, 6 x 3 chunks of 16 cells: a chunk reads its own nodes and
+    // the first row and column of the chunks above and to the right.
+    let side = d.join("side.isoterra");
+    ok(&[
+        "new",
+        s(&side),
+        "--kind",
+        "side2d",
+        "--seed",
+        "3",
+        "--size",
+        "96x48",
+        "--preset",
+        "caves",
+        "--chunk",
+        "16",
+    ]);
+    let box_of = |k: &ChunkKey| ([k.x, k.y, 0], [(k.x + 1).min(5), (k.y + 1).min(2), 0]);
+    check_incremental(
+        d,
+        &side,
+        "side2d",
+        &["--region", "0,0,96,48"],
+        &["--tool", "dig", "--at", "40,20", "--radius", "3"],
+        &box_of,
+    );
+
+    // Map, 4 x 3 chunks of 16 cells, terrain and water: one ring of nodes
+    // around the chunk's own.
+    use isoterra::store::MapDocument;
+    use isoterra::world::MapParams;
+    let map = d.join("map.isoterra");
+    drop(
+        MapDocument::create(
+            &map,
+            &MapParams::DEFAULT.with_size(64, 48).with_chunk_cells(16),
+        )
+        .unwrap(),
+    );
+    let box_of = |k: &ChunkKey| {
+        (
+            [(k.x - 1).max(0), (k.y - 1).max(0), 0],
+            [(k.x + 1).min(3), (k.y + 1).min(2), 0],
+        )
+    };
+    check_incremental(
+        d,
+        &map,
+        "map",
+        &["--region", "0,0,64,48"],
+        &["--tool", "raise", "--at", "40,20", "--radius", "3"],
+        &box_of,
+    );
+}
+
+#[test]
+fn a_folder_bake_rebakes_only_stale_chunks_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = heightmap_world(dir.path(), "h.isoterra");
+    let out = dir.path().join("out");
+    let region = "0,0,128,128";
+    let first = bake(&file, &["--region", region, "--out", s(&out)]);
+    assert_eq!(first["baked"], 64);
+    let manifest = |d: &Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(d.join("manifest.json")).unwrap()).unwrap()
+    };
+    let m0 = manifest(&out);
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "raise",
+        "--at",
+        "40,40",
+        "--radius",
+        "4",
+    ]);
+    let touched = stored(&file);
+    assert!(!touched.is_empty());
+    let expected = m0["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            let (x, y) = (c["key"][0].as_i64().unwrap(), c["key"][1].as_i64().unwrap());
+            touched
+                .keys()
+                .any(|t| (i64::from(t.x) - x).abs() <= 1 && (i64::from(t.y) - y).abs() <= 1)
+        })
+        .count() as u64;
+    let again = bake(&file, &["--region", region, "--out", s(&out)]);
+    assert_eq!(again["rebaked"].as_u64(), Some(expected), "{again}");
+    assert_eq!(again["skipped"].as_u64(), Some(64 - expected));
+    // The folder ends like a fresh folder bake of the edited world.
+    let fresh = dir.path().join("fresh");
+    bake(&file, &["--region", region, "--out", s(&fresh)]);
+    let mut m1 = manifest(&out);
+    let mut m2 = manifest(&fresh);
+    for m in [&mut m1, &mut m2] {
+        m.as_object_mut().unwrap().remove("world");
+    }
+    assert_eq!(m1, m2);
+    assert_eq!(m1["chunks"].as_array().unwrap().len(), 64);
+    for c in m1["chunks"].as_array().unwrap() {
+        if let Some(glb) = c["glb"].as_str() {
+            assert_eq!(
+                std::fs::read(out.join(glb)).unwrap(),
+                std::fs::read(fresh.join(glb)).unwrap()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_merge_after_the_same_edit_keeps_the_rows_it_did_not_reach() {
+    // A part baked before an edit, then the same stroke on the part and on
+    // FILE: they hold the same world again, and the part's rows whose
+    // inputs the stroke did not reach are still current.
+    let dir = tempfile::tempdir().unwrap();
+    let base = voxel_world(dir.path(), "base.isoterra");
+    let region = "0,0,0,128,32,64";
+    let part = copy_world(&base, dir.path(), "part.isoterra");
+    let p = bake(&part, &["--region", region, "--part", "2/2"]);
+    assert_eq!(p["baked"], 32);
+    let file = copy_world(&base, dir.path(), "file.isoterra");
+    let stroke = |f: &Path| {
+        ok(&[
+            "stroke",
+            s(f),
+            "--tool",
+            "add",
+            "--at",
+            "72,8,8",
+            "--radius",
+            "3",
+        ])
+    };
+    let before = stored(&part);
+    stroke(&part);
+    stroke(&file);
+    let touched = edited(&before, &stored(&part));
+    assert!(!touched.is_empty());
+    let reached = rows(&part)
+        .iter()
+        .filter(|(k, ..)| {
+            touched
+                .iter()
+                .any(|t| (t.x - k.x).abs() <= 1 && (t.y - k.y).abs() <= 1 && (t.z - k.z).abs() <= 1)
+        })
+        .count() as u64;
+    assert!(reached > 0 && reached < 32, "{reached}");
+    let m = merge(&file, &[&part]);
+    assert_eq!(m["copied"].as_u64(), Some(32 - reached), "{m}");
+    assert_eq!(m["stale"].as_u64(), Some(reached), "{m}");
+    // The rest of the region is baked in FILE; the result is a whole bake.
+    let rest = bake(&file, &["--region", region]);
+    assert_eq!(rest["skipped"].as_u64(), Some(32 - reached), "{rest}");
+    assert_eq!(rest["new"].as_u64(), Some(32 + reached), "{rest}");
+    let whole = copy_world(&base, dir.path(), "whole.isoterra");
+    stroke(&whole);
+    bake(&whole, &["--region", region]);
+    assert!(rows(&file) == rows(&whole));
+    assert_eq!(hash(&file), hash(&whole));
 }

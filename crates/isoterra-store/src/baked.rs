@@ -11,9 +11,23 @@
 //! the results in the file's `baked` table.
 //!
 //! The key layout is on [`BakePlan`], the payload layout on
-//! [`encode_baked`], staleness on [`WorldFile::world_stamp`].
+//! [`encode_baked`].
+//!
+//! # Staleness, chunk by chunk
+//!
+//! Every row records the *input stamp* of its chunk ([`BakeInputs`]): a
+//! hash of the world's metadata, the chunk's key and the payloads of the
+//! stored chunks its [input box](BakeSource::input_box) covers — the storage
+//! chunks its mesh, normals, apron and LOD footprint read. A bake reads the
+//! store once ([`BakeInputs::read`]), computes each planned chunk's stamp and
+//! skips the chunks whose row records that stamp. An edit changes the stamps
+//! of exactly the chunks whose box holds a changed storage chunk, so only
+//! those are baked again; an undo that brings the stored chunks back brings
+//! the old stamps back too. The whole-world [`WorldFile::world_stamp`] is
+//! still there to tell whether two files hold the same world (`isoterra
+//! merge` compares it).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::path::Path;
 
@@ -25,7 +39,7 @@ use rusqlite::OptionalExtension;
 
 use crate::hash::Fnv1a64;
 use crate::wire::{Reader, Writer, pack_body, unpack_body};
-use crate::{ChunkKey, ChunkLayer, StoreError, WorldFile};
+use crate::{ChunkKey, ChunkLayer, ChunkStore, StoreError, WorldFile};
 
 /// The layer of baked terrain (the kinds' one surface mesh).
 pub const BAKED_TERRAIN: ChunkLayer = ChunkLayer(0);
@@ -131,7 +145,8 @@ impl BakedChunk {
 pub struct BakedRow {
     /// Which chunk (layer [`BAKED_TERRAIN`] for terrain).
     pub key: ChunkKey,
-    /// The [world stamp](WorldFile::world_stamp) the chunk was baked from.
+    /// The [input stamp](BakeInputs) the chunk was baked from; the row is
+    /// current while the chunk's stamp is still this.
     pub source: String,
     /// The content hash of the decoded payload.
     pub hash: String,
@@ -931,13 +946,316 @@ pub fn bake_chunks(
         .collect()
 }
 
+/// The stored chunks one baked chunk is made from: the field chunks (layer
+/// [`ChunkLayer::FIELD`]) whose `x`, `y`, `z` lie in `[min, max]` on every
+/// axis (inclusive; `z` is `0..=0` for the 2D kinds). Stored chunks in the
+/// box feed the bake; absent ones are whatever the generator gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BakeInputBox {
+    /// Smallest storage chunk coordinate on each axis.
+    pub min: [i32; 3],
+    /// Largest storage chunk coordinate on each axis, inclusive.
+    pub max: [i32; 3],
+}
+
+impl BakeInputBox {
+    /// True when `key` is a field chunk inside the box.
+    pub fn contains(&self, key: &ChunkKey) -> bool {
+        key.layer == ChunkLayer::FIELD
+            && [key.x, key.y, key.z]
+                .iter()
+                .enumerate()
+                .all(|(a, &c)| self.min[a] <= c && c <= self.max[a])
+    }
+
+    /// Number of storage chunk coordinates in the box.
+    pub fn count(&self) -> u64 {
+        (0..3)
+            .map(|a| (i64::from(self.max[a]) - i64::from(self.min[a]) + 1).max(0) as u64)
+            .product()
+    }
+}
+
+/// `[floor(lo / n), floor(hi / n)]` as chunk coordinates, for the node range
+/// `[lo, hi]` of an unbounded world with chunks of `n` nodes.
+fn unbounded_axis(lo: i64, hi: i64, n: i64, axis: &str) -> Result<(i32, i32), StoreError> {
+    let fit = |v: i64| {
+        i32::try_from(v.div_euclid(n)).map_err(|_| {
+            StoreError::input(
+                "chunk",
+                format!("its inputs along {axis} lie beyond chunk coordinate ±2^31"),
+            )
+        })
+    };
+    Ok((fit(lo)?, fit(hi)?))
+}
+
+impl BakeSource<'_> {
+    /// The storage chunks the bake of `key` reads (its [input
+    /// box](BakeInputBox)), from how each kind meshes a chunk:
+    ///
+    /// - `side2d`: chunk `(cx, cy)` meshes its cells, reading the nodes
+    ///   `[c*N, c*N + N]` on each axis: its own storage chunk and the next one
+    ///   up on each axis (`[c, c + 1]`, clipped to the world);
+    /// - `heightmap` at LOD `k` (`s = 2^k`): the nodes `[c*N - s, c*N + N + s]`
+    ///   on each axis (its nodes and a one-sample apron for normals, the
+    ///   collider the same), so `[c - 1, c + 1]` and `c + 2` when `s = N`;
+    /// - `voxel` at LOD `k`: the base nodes `[c*N*s - s, (c + 1)*N*s + s]` on
+    ///   each axis (the chunk's `2^k` world chunks per axis, the nodes one
+    ///   sample past its faces for normals, and the first node of the next
+    ///   chunk), so `[c*2^k - 1, (c + 1)*2^k]` when `2^k < N`;
+    /// - `map` (terrain and water alike): the nodes `[c*N - 1, c*N + N + 1]`,
+    ///   clipped to the map (the chunk's cells plus one ring for normals and
+    ///   for water spreading from wet neighbours); the last chunk of a row or
+    ///   column also owns the final node.
+    ///
+    /// `N` is the world's `chunk_cells`, storage chunk `c` owns the nodes
+    /// `[c*N, c*N + N)` per axis.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidInput`] for a key this world does not bake (as
+    /// [`ChunkBaker::bake`]: outside a bounded world, a LOD the kind does not
+    /// have, a layer it does not bake, `z != 0` for a 2D kind) or whose inputs
+    /// lie beyond chunk coordinate ±2^31.
+    pub fn input_box(&self, key: &ChunkKey) -> Result<BakeInputBox, StoreError> {
+        if key.lod > self.max_lod() {
+            return Err(StoreError::input(
+                "lod",
+                format!(
+                    "{} is beyond the coarsest level {}",
+                    key.lod,
+                    self.max_lod()
+                ),
+            ));
+        }
+        let layers = if matches!(self, BakeSource::Map(_)) {
+            2
+        } else {
+            1
+        };
+        if key.layer.0 >= layers {
+            return Err(StoreError::input(
+                "layer",
+                format!("a {} world bakes layers below {layers}", self.kind()),
+            ));
+        }
+        if self.region_axes() == 2 && key.z != 0 {
+            return Err(StoreError::input(
+                "chunk",
+                format!("{} chunks have z = 0", self.kind()),
+            ));
+        }
+        let coords = [key.x, key.y, key.z];
+        let mut b = BakeInputBox {
+            min: [0; 3],
+            max: [0; 3],
+        };
+        let outside = || {
+            StoreError::input(
+                "chunk",
+                format!("({}, {}, {}) is outside the world", key.x, key.y, key.z),
+            )
+        };
+        match self {
+            BakeSource::Side2d(w) => {
+                let counts = [w.chunks_x(), w.chunks_y()];
+                for a in 0..2 {
+                    let c = u32::try_from(coords[a])
+                        .ok()
+                        .filter(|&c| c < counts[a])
+                        .ok_or_else(outside)?;
+                    b.min[a] = c as i32;
+                    b.max[a] = (c + 1).min(counts[a] - 1) as i32;
+                }
+            }
+            BakeSource::Map(w) => {
+                let p = w.params();
+                let n = i64::from(p.chunk_cells);
+                let counts = w.chunk_count();
+                let nodes = [i64::from(p.width_cells), i64::from(p.depth_cells)];
+                for a in 0..2 {
+                    let c = u32::try_from(coords[a])
+                        .ok()
+                        .filter(|&c| c < counts[a])
+                        .ok_or_else(outside)?;
+                    let owner = |v: i64| (v / n).min(i64::from(counts[a]) - 1) as i32;
+                    let c = i64::from(c);
+                    b.min[a] = owner((c * n - 1).max(0));
+                    b.max[a] = owner((c * n + n + 1).min(nodes[a]));
+                }
+            }
+            BakeSource::Heightmap(w) => {
+                let n = i64::from(w.params().chunk_cells);
+                let s = 1i64 << key.lod;
+                for (a, name) in [(0, "x"), (1, "z")] {
+                    let c = i64::from(coords[a]);
+                    (b.min[a], b.max[a]) = unbounded_axis(c * n - s, c * n + n + s, n, name)?;
+                }
+            }
+            BakeSource::Voxel(w) => {
+                let n = i64::from(w.chunk_cells());
+                let s = 1i64 << key.lod;
+                for (a, name) in [(0, "x"), (1, "y"), (2, "z")] {
+                    let base = i64::from(coords[a]) * n * s;
+                    (b.min[a], b.max[a]) = unbounded_axis(base - s, base + n * s + s, n, name)?;
+                }
+            }
+        }
+        Ok(b)
+    }
+}
+
+/// The metadata entries a bake's result can depend on.
+const INPUT_META_KEYS: [&str; 5] = ["kind", "format_version", "seed", "params", "materials"];
+
+/// What baked chunks are made from, read once per bake: a hash of the
+/// world's metadata and the payload hash of every stored field chunk. From
+/// it, [`stamp`](Self::stamp) gives each baked chunk its input stamp
+/// cheaply.
+///
+/// # Input stamps
+///
+/// A baked chunk is a pure function of the world's metadata (kind, format
+/// version, seed, parameters and, for `side2d`, the material table), its key
+/// (position, LOD, layer) and the stored chunks in its [input
+/// box](BakeSource::input_box); an absent chunk is generated, so absence is
+/// an input too. The input stamp is 16 hex digits of FNV-1a 64 over the
+/// bytes `"ITIS"`, the baked payload version, the metadata hash, the key's
+/// five columns and, in ascending key order, every stored chunk of the box
+/// with the FNV-1a 64 hash of its payload. Baked rows record it as their
+/// [`source`](BakedRow::source): a bake skips a chunk whose row records the
+/// stamp it has now and rebakes it otherwise, so an edit rebakes only the
+/// chunks whose box holds a changed storage chunk, and an undo that brings
+/// the stored chunks back makes the earlier rows current again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BakeInputs {
+    meta: u64,
+    chunks: BTreeMap<ChunkKey, u64>,
+}
+
+impl BakeInputs {
+    /// Reads the metadata and every stored field chunk of `store` (one
+    /// payload at a time).
+    ///
+    /// # Errors
+    ///
+    /// Whatever reading the store gives.
+    pub fn read<S: ChunkStore + ?Sized>(store: &S) -> Result<Self, StoreError> {
+        let mut h = Fnv1a64::new();
+        h.write(b"ITBM");
+        h.write(&[BAKED_PAYLOAD_VERSION]);
+        for key in INPUT_META_KEYS {
+            match store.meta_entry(key)? {
+                None => h.write(&[0]),
+                Some(v) => {
+                    h.write(&[1]);
+                    h.write(&(v.len() as u64).to_le_bytes());
+                    h.write(v.as_bytes());
+                }
+            }
+        }
+        let mut chunks = BTreeMap::new();
+        store.for_each_chunk(ChunkLayer::FIELD, &mut |key, payload| {
+            let mut p = Fnv1a64::new();
+            p.write(&(payload.len() as u64).to_le_bytes());
+            p.write(payload);
+            chunks.insert(key, p.finish());
+            Ok(())
+        })?;
+        Ok(BakeInputs {
+            meta: h.finish(),
+            chunks,
+        })
+    }
+
+    /// The metadata part of every input stamp, as 16 hex digits: equal for
+    /// two stores of the same world whatever their edits.
+    pub fn meta_stamp(&self) -> String {
+        format!("{:016x}", self.meta)
+    }
+
+    /// Number of stored field chunks read.
+    pub fn stored_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// The stored chunks in `b`, in ascending key order, with their payload
+    /// hashes.
+    pub fn stored_in(&self, b: &BakeInputBox) -> Vec<(ChunkKey, u64)> {
+        let span = (i64::from(b.max[0]) - i64::from(b.min[0]) + 1).max(0) as u64;
+        if span >= self.chunks.len() as u64 {
+            return self
+                .chunks
+                .iter()
+                .filter(|(k, _)| b.contains(k))
+                .map(|(k, h)| (*k, *h))
+                .collect();
+        }
+        let mut out = Vec::new();
+        for x in b.min[0]..=b.max[0] {
+            let lo = ChunkKey {
+                layer: ChunkLayer::FIELD,
+                x,
+                y: b.min[1],
+                z: i32::MIN,
+                lod: 0,
+            };
+            let hi = ChunkKey {
+                layer: ChunkLayer::FIELD,
+                x,
+                y: b.max[1],
+                z: i32::MAX,
+                lod: u8::MAX,
+            };
+            out.extend(
+                self.chunks
+                    .range(lo..=hi)
+                    .filter(|(k, _)| b.contains(k))
+                    .map(|(k, h)| (*k, *h)),
+            );
+        }
+        out
+    }
+
+    /// The input stamp of baked chunk `key` of `source` (see the type's
+    /// documentation). `source` must be the world the store holds.
+    ///
+    /// # Errors
+    ///
+    /// As [`BakeSource::input_box`].
+    pub fn stamp(&self, source: &BakeSource<'_>, key: &ChunkKey) -> Result<String, StoreError> {
+        let b = source.input_box(key)?;
+        let mut h = Fnv1a64::new();
+        h.write(b"ITIS");
+        h.write(&[BAKED_PAYLOAD_VERSION]);
+        h.write(&self.meta.to_le_bytes());
+        write_key(&mut h, key);
+        for (k, payload) in self.stored_in(&b) {
+            write_key(&mut h, &k);
+            h.write(&payload.to_le_bytes());
+        }
+        Ok(format!("{:016x}", h.finish()))
+    }
+}
+
+fn write_key(h: &mut Fnv1a64, k: &ChunkKey) {
+    h.write(&k.layer.0.to_le_bytes());
+    for v in [k.x, k.y, k.z] {
+        h.write(&v.to_le_bytes());
+    }
+    h.write(&[k.lod]);
+}
+
 impl WorldFile {
     /// The world stamp: 16 hex digits of FNV-1a 64 over the baked payload
     /// version, the world's kind, format version, seed and parameters, and
-    /// every stored chunk (key and payload, in key order). Baked rows record
-    /// it; any edit (or undo) that changes the stored chunks changes it, so
-    /// a bake after an edit redoes the rows of the old stamp instead of
-    /// skipping them.
+    /// every stored chunk (key and payload, in key order). Any edit (or
+    /// undo) that changes the stored chunks changes it, so two files with the
+    /// same stamp hold the same world and their baked rows are
+    /// interchangeable. Baked rows record the finer per-chunk input stamp of
+    /// [`BakeInputs`] instead, so that an edit makes only the chunks it can
+    /// change stale.
     pub fn world_stamp(&self) -> Result<String, StoreError> {
         let sql = |e| StoreError::sqlite(self.path(), e);
         let mut h = StampHasher::new(|key| self.meta_entry(key))?;
@@ -1056,8 +1374,7 @@ impl WorldFile {
         Ok(n as u64)
     }
 
-    /// The keys of the baked rows recorded with stamp `source` (the chunks a
-    /// bake of the same world can skip), ascending.
+    /// The keys of the baked rows recorded with stamp `source`, ascending.
     pub fn baked_keys_from(&self, source: &str) -> Result<BTreeSet<ChunkKey>, StoreError> {
         let mut out = BTreeSet::new();
         if !self.has_baked_table()? {
@@ -1081,6 +1398,39 @@ impl WorldFile {
             .map_err(sql)?;
         for k in rows {
             out.insert(k.map_err(sql)?);
+        }
+        Ok(out)
+    }
+
+    /// The key and recorded source of every baked row, in ascending key
+    /// order (no payloads are read).
+    pub fn baked_sources(&self) -> Result<BTreeMap<ChunkKey, String>, StoreError> {
+        let mut out = BTreeMap::new();
+        if !self.has_baked_table()? {
+            return Ok(out);
+        }
+        let sql = |e| StoreError::sqlite(self.path(), e);
+        let mut stmt = self
+            .connection()
+            .prepare("SELECT layer, x, y, z, lod, source FROM baked")
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    ChunkKey {
+                        layer: ChunkLayer(r.get(0)?),
+                        x: r.get(1)?,
+                        y: r.get(2)?,
+                        z: r.get(3)?,
+                        lod: r.get(4)?,
+                    },
+                    r.get::<_, String>(5)?,
+                ))
+            })
+            .map_err(sql)?;
+        for row in rows {
+            let (k, source) = row.map_err(sql)?;
+            out.insert(k, source);
         }
         Ok(out)
     }

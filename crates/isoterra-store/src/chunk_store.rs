@@ -11,7 +11,7 @@
 //! work over any of them; a shared server database is meant to be a third
 //! implementation of the same trait (see `docs/scaling.md`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::baked::BakedRow;
@@ -163,10 +163,11 @@ pub trait ChunkStore {
     /// How many strokes are done (the undo position) and undone.
     fn stroke_counts(&self) -> Result<StrokeCounts, StoreError>;
 
-    /// The world stamp: a hash of the world's metadata and stored chunks
-    /// that baked rows record (see [`WorldFile::world_stamp`]). Two stores
-    /// with the same stamp hold the same world, so rows baked in one are
-    /// valid in the other.
+    /// The world stamp: a hash of the world's metadata and all stored
+    /// chunks (see [`WorldFile::world_stamp`]). Two stores with the same
+    /// stamp hold the same world, so rows baked in one are valid in the
+    /// other. (Rows themselves record a per-chunk input stamp, see
+    /// [`BakeInputs`](crate::BakeInputs).)
     fn world_stamp(&self) -> Result<String, StoreError>;
 
     /// Stores baked rows (inserting or replacing by key), as one commit.
@@ -175,9 +176,30 @@ pub trait ChunkStore {
     /// The baked row of `key`, if stored.
     fn baked_row(&self, key: &ChunkKey) -> Result<Option<BakedRow>, StoreError>;
 
-    /// The keys of the baked rows recorded with world stamp `source` (the
-    /// chunks a bake of that world can skip).
+    /// The keys of the baked rows recorded with stamp `source`.
     fn baked_keys_from(&self, source: &str) -> Result<BTreeSet<ChunkKey>, StoreError>;
+
+    /// The key and recorded [`source`](BakedRow::source) of every baked
+    /// row, without the payloads: what a bake compares with the chunks'
+    /// current [input stamps](crate::BakeInputs) to tell current rows from
+    /// stale ones. The default walks [`baked_keys_after`](Self::baked_keys_after)
+    /// and reads each row; backends that can list the two columns do better.
+    fn baked_sources(&self) -> Result<BTreeMap<ChunkKey, String>, StoreError> {
+        let mut out = BTreeMap::new();
+        let mut after: Option<ChunkKey> = None;
+        loop {
+            let keys = self.baked_keys_after(after.as_ref(), 512)?;
+            let Some(last) = keys.last().copied() else {
+                return Ok(out);
+            };
+            for k in keys {
+                if let Some(row) = self.baked_row(&k)? {
+                    out.insert(k, row.source);
+                }
+            }
+            after = Some(last);
+        }
+    }
 
     /// At most `limit` keys of baked rows after `after` (from the start
     /// when `None`), in ascending [`ChunkKey`] order: pass the last key of
@@ -303,6 +325,10 @@ impl ChunkStore for WorldFile {
         WorldFile::baked_keys_from(self, source)
     }
 
+    fn baked_sources(&self) -> Result<BTreeMap<ChunkKey, String>, StoreError> {
+        WorldFile::baked_sources(self)
+    }
+
     fn baked_keys_after(
         &self,
         after: Option<&ChunkKey>,
@@ -423,6 +449,10 @@ macro_rules! forward_chunk_store {
 
             fn baked_keys_from(&self, source: &str) -> Result<BTreeSet<ChunkKey>, StoreError> {
                 (**self).baked_keys_from(source)
+            }
+
+            fn baked_sources(&self) -> Result<BTreeMap<ChunkKey, String>, StoreError> {
+                (**self).baked_sources()
             }
 
             fn baked_keys_after(

@@ -53,7 +53,9 @@
 //! Baking ([`BakeSource`], [`ChunkBaker`], [`BakedChunk`]) turns a region
 //! of any world into the meshes and colliders a game loads, one chunk at a
 //! time and the same bytes whatever the thread count or order;
-//! [`WorldFile::put_baked`] keeps them in the file's `baked` table.
+//! [`WorldFile::put_baked`] keeps them in the file's `baked` table. Each row
+//! records its chunk's input stamp ([`BakeInputs`]), so a bake after an edit
+//! redoes only the chunks the edit can have changed.
 //!
 //! The same document over a [`MemoryStore`] keeps its world while the
 //! program runs, and a document opened over the store again gets it back:
@@ -92,9 +94,9 @@ mod wire;
 mod write_behind;
 
 pub use baked::{
-    BAKED_PAYLOAD_VERSION, BAKED_TERRAIN, BAKED_WATER, BakePlan, BakeSource, BakedChunk,
-    BakedCollider, BakedHeightfield, BakedPolyline, BakedRow, ChunkBaker, MAX_BAKE_CHUNKS,
-    bake_chunks, decode_baked, encode_baked,
+    BAKED_PAYLOAD_VERSION, BAKED_TERRAIN, BAKED_WATER, BakeInputBox, BakeInputs, BakePlan,
+    BakeSource, BakedChunk, BakedCollider, BakedHeightfield, BakedPolyline, BakedRow, ChunkBaker,
+    MAX_BAKE_CHUNKS, bake_chunks, decode_baked, encode_baked,
 };
 pub use chunk_codec::{ChunkData, ChunkEncoding, decode_chunk, encode_chunk};
 pub use chunk_store::{ChunkStore, ChunkVisitor};

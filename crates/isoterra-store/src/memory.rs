@@ -393,6 +393,14 @@ impl ChunkStore for MemoryStore {
             .collect())
     }
 
+    fn baked_sources(&self) -> Result<BTreeMap<ChunkKey, String>, StoreError> {
+        Ok(self
+            .baked
+            .iter()
+            .map(|(k, r)| (*k, r.source.clone()))
+            .collect())
+    }
+
     fn baked_keys_after(
         &self,
         after: Option<&ChunkKey>,

@@ -5,15 +5,17 @@
 use std::path::{Path, PathBuf};
 
 use isoterra_field::{Side2dGen, Side2dPreset, VoxelGen, VoxelPreset};
+use std::collections::{BTreeMap, BTreeSet};
+
 use isoterra_store::{
-    BAKED_TERRAIN, BakePlan, BakeSource, BakedChunk, BakedCollider, BakedHeightfield,
-    BakedPolyline, BakedRow, ChunkBaker, ChunkKey, ChunkLayer, ChunkStore, HeightmapDocument,
-    MAX_BAKE_CHUNKS, Side2dDocument, StoreError, VoxelDocument, WorldFile, bake_chunks,
-    decode_baked, encode_baked,
+    BAKED_TERRAIN, BAKED_WATER, BakeInputBox, BakeInputs, BakePlan, BakeSource, BakedChunk,
+    BakedCollider, BakedHeightfield, BakedPolyline, BakedRow, ChunkBaker, ChunkKey, ChunkLayer,
+    ChunkStore, HeightmapDocument, MAX_BAKE_CHUNKS, MapDocument, MemoryStore, Side2dDocument,
+    StoreError, VoxelDocument, WorldFile, bake_chunks, decode_baked, encode_baked,
 };
 use isoterra_world::{
-    Brush, BrushTool, HeightBrush, HeightTool, HeightmapParams, Side2dParams, VoxelBrush,
-    VoxelParams, VoxelTool,
+    Brush, BrushTool, HeightBrush, HeightTool, HeightmapParams, MapParams, Side2dParams,
+    VoxelBrush, VoxelParams, VoxelTool,
 };
 use proptest::prelude::*;
 
@@ -689,5 +691,449 @@ proptest! {
         parts in 1u64..40,
     ) {
         check_parts(&small_plan(min, size, layers), parts);
+    }
+}
+
+fn key3(x: i32, y: i32, z: i32, lod: u8) -> ChunkKey {
+    ChunkKey {
+        layer: BAKED_TERRAIN,
+        x,
+        y,
+        z,
+        lod,
+    }
+}
+
+fn boxed(min: [i32; 3], max: [i32; 3]) -> BakeInputBox {
+    BakeInputBox { min, max }
+}
+
+#[test]
+fn input_boxes_follow_what_each_kind_reads() {
+    // Voxel, 8-cell chunks: one chunk either way at LOD 0; at LOD k the 2^k
+    // world chunks per axis and one more on each side; once 2^k reaches the
+    // chunk size the apron sample lies a whole chunk or more away.
+    let v = VoxelDocument::create_in(MemoryStore::new(), &voxel_params()).unwrap();
+    let src = BakeSource::Voxel(v.world());
+    assert_eq!(
+        src.input_box(&key3(0, 0, 0, 0)).unwrap(),
+        boxed([-1; 3], [1; 3])
+    );
+    assert_eq!(
+        src.input_box(&key3(1, -1, 2, 1)).unwrap(),
+        boxed([1, -3, 3], [4, 0, 6])
+    );
+    assert_eq!(
+        src.input_box(&key3(0, 0, 0, 3)).unwrap(),
+        boxed([-1; 3], [9; 3])
+    );
+    assert_eq!(
+        src.input_box(&key3(1, 0, 0, 4)).unwrap(),
+        boxed([14, -2, -2], [34, 18, 18])
+    );
+    assert!(src.input_box(&key3(0, 0, 0, 17)).is_err());
+    assert!(src.input_box(&key3(i32::MAX, 0, 0, 16)).is_err());
+
+    // Heightmap, 16-cell chunks: a one-sample apron; at the LOD whose step
+    // is the chunk size it reaches two chunks up.
+    let h = HeightmapDocument::create_in(MemoryStore::new(), &height_params()).unwrap();
+    let src = BakeSource::Heightmap(h.world());
+    assert_eq!(
+        src.input_box(&key3(3, -2, 0, 0)).unwrap(),
+        boxed([2, -3, 0], [4, -1, 0])
+    );
+    assert_eq!(
+        src.input_box(&key3(3, -2, 0, 3)).unwrap(),
+        boxed([2, -3, 0], [4, -1, 0])
+    );
+    if src.max_lod() >= 4 {
+        assert_eq!(
+            src.input_box(&key3(0, 0, 0, 4)).unwrap(),
+            boxed([-1, -1, 0], [2, 2, 0])
+        );
+    }
+    assert!(src.input_box(&key3(0, 0, 1, 0)).is_err());
+
+    // Side view, 4 x 3 chunks: its own and the next chunk up on each axis.
+    let mut sd = Side2dDocument::create_in(MemoryStore::new(), &side_params()).unwrap();
+    sd.rebuild();
+    let src = BakeSource::Side2d(sd.world());
+    assert_eq!(
+        src.input_box(&key3(0, 0, 0, 0)).unwrap(),
+        boxed([0, 0, 0], [1, 1, 0])
+    );
+    assert_eq!(
+        src.input_box(&key3(3, 2, 0, 0)).unwrap(),
+        boxed([3, 2, 0], [3, 2, 0])
+    );
+    assert!(src.input_box(&key3(4, 0, 0, 0)).is_err());
+    assert!(src.input_box(&key3(-1, 0, 0, 0)).is_err());
+
+    // Map, 4 x 3 chunks of 16 cells: one ring of nodes, both layers.
+    let m = MapDocument::create_in(
+        MemoryStore::new(),
+        &MapParams::DEFAULT.with_size(64, 48).with_chunk_cells(16),
+    )
+    .unwrap();
+    let src = BakeSource::Map(m.world());
+    assert_eq!(
+        src.input_box(&key3(0, 0, 0, 0)).unwrap(),
+        boxed([0, 0, 0], [1, 1, 0])
+    );
+    let water = ChunkKey {
+        layer: BAKED_WATER,
+        ..key3(2, 2, 0, 0)
+    };
+    assert_eq!(src.input_box(&water).unwrap(), boxed([1, 1, 0], [3, 2, 0]));
+    let bad_layer = ChunkKey {
+        layer: ChunkLayer(2),
+        ..key3(0, 0, 0, 0)
+    };
+    assert!(src.input_box(&bad_layer).is_err());
+
+    let b = boxed([0, 0, 0], [1, 2, 0]);
+    assert_eq!(b.count(), 6);
+    assert!(b.contains(&ChunkKey::field2(1, 2)));
+    assert!(!b.contains(&ChunkKey::field2(2, 2)));
+}
+
+#[test]
+fn input_stamps_are_the_same_in_any_store_and_differ_per_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let brush = VoxelBrush::new(VoxelTool::Add, [4.0, 3.0, 5.0], 3.0);
+    let mut file = VoxelDocument::create(dir.path().join("v.isoterra"), &voxel_params()).unwrap();
+    file.stroke(&brush).unwrap();
+    let mut mem = VoxelDocument::create_in(MemoryStore::new(), &voxel_params()).unwrap();
+    mem.stroke(&brush).unwrap();
+    let a = BakeInputs::read(file.file()).unwrap();
+    let b = BakeInputs::read(mem.store()).unwrap();
+    assert_eq!(a, b);
+    assert!(a.stored_count() > 0);
+    let src = BakeSource::Voxel(file.world());
+    let keys: Vec<ChunkKey> = src
+        .plan(&[-8.0; 3], &[16.0; 3], 0)
+        .unwrap()
+        .keys()
+        .collect();
+    let stamps: BTreeSet<String> = keys.iter().map(|k| a.stamp(&src, k).unwrap()).collect();
+    assert_eq!(stamps.len(), keys.len(), "one stamp per chunk");
+    // Another world has another metadata part.
+    let other = VoxelDocument::create_in(
+        MemoryStore::new(),
+        &voxel_params().with_generator(VoxelGen::new(VoxelPreset::Caves, 43)),
+    )
+    .unwrap();
+    assert_ne!(
+        BakeInputs::read(other.store()).unwrap().meta_stamp(),
+        a.meta_stamp()
+    );
+}
+
+/// The storage chunks of `store` and their payloads.
+fn stored_chunks(store: &dyn ChunkStore) -> BTreeMap<ChunkKey, Vec<u8>> {
+    store
+        .chunk_keys()
+        .unwrap()
+        .into_iter()
+        .map(|k| (k, store.chunk(&k).unwrap().unwrap()))
+        .collect()
+}
+
+fn changed_keys(
+    a: &BTreeMap<ChunkKey, Vec<u8>>,
+    b: &BTreeMap<ChunkKey, Vec<u8>>,
+) -> BTreeSet<ChunkKey> {
+    a.keys()
+        .chain(b.keys())
+        .filter(|k| a.get(k) != b.get(k))
+        .copied()
+        .collect()
+}
+
+/// Rows for the keys of `plan` whose recorded source is not their current
+/// input stamp (all of them with `fresh`), as a bake would write them.
+fn bake_stale(
+    source: &BakeSource<'_>,
+    store: &dyn ChunkStore,
+    keys: &[ChunkKey],
+    fresh: bool,
+) -> Vec<BakedRow> {
+    let inputs = BakeInputs::read(store).unwrap();
+    let recorded = store.baked_sources().unwrap();
+    let mut baker = ChunkBaker::new();
+    let mut out = Vec::new();
+    for k in keys {
+        let stamp = inputs.stamp(source, k).unwrap();
+        if !fresh && recorded.get(k) == Some(&stamp) {
+            continue;
+        }
+        out.push(BakedRow::new(*k, &stamp, &baker.bake(source, k).unwrap()).unwrap());
+    }
+    out
+}
+
+/// A random edit of a small world: tool, centre, radius, and whether the
+/// stroke is undone again right away.
+type RandomStroke = (u8, [f32; 3], f32, bool);
+
+fn strokes() -> impl Strategy<Value = Vec<RandomStroke>> {
+    prop::collection::vec(
+        (
+            0u8..3,
+            prop::array::uniform3(-16.0f32..24.0),
+            0.75f32..2.5,
+            prop::bool::weighted(0.2),
+        ),
+        1..4,
+    )
+}
+
+/// Bakes `plan` incrementally into `store` after each round of strokes and
+/// checks it against a fresh bake and against the expected stale set.
+fn check_voxel_rounds(lod: u8, rounds: &[Vec<RandomStroke>]) {
+    let mut store = MemoryStore::new();
+    drop(VoxelDocument::create_in(&mut store, &voxel_params()).unwrap());
+    let (lo, hi) = ([-16.0f32; 3], [24.0f32; 3]);
+    let span = 1i32 << lod;
+    let mut before = stored_chunks(&store);
+    for round in rounds {
+        // The rebake this round should do: every chunk whose input box (the
+        // test's own rule) holds a storage chunk changed since the last one.
+        {
+            let mut doc = VoxelDocument::open_in(&mut store).unwrap();
+            for &(tool, at, r, undo) in round {
+                let tool = [VoxelTool::Dig, VoxelTool::Add, VoxelTool::Smooth][tool as usize];
+                doc.stroke(&VoxelBrush::new(tool, at, r)).unwrap();
+                if undo {
+                    doc.undo().unwrap();
+                }
+            }
+        }
+        let after = stored_chunks(&store);
+        let changed = changed_keys(&before, &after);
+        let had_rows = store.baked_count() > 0;
+        let (rows, fresh, keys) = {
+            let doc = VoxelDocument::open_in(&mut store).unwrap();
+            let source = BakeSource::Voxel(doc.world());
+            let keys: Vec<ChunkKey> = source.plan(&lo, &hi, lod).unwrap().keys().collect();
+            let rows = bake_stale(&source, doc.store(), &keys, false);
+            let fresh = bake_stale(&source, doc.store(), &keys, true);
+            (rows, fresh, keys)
+        };
+        let expected: BTreeSet<ChunkKey> = keys
+            .iter()
+            .filter(|k| {
+                !had_rows
+                    || changed.iter().any(|t| {
+                        [(k.x, t.x), (k.y, t.y), (k.z, t.z)]
+                            .iter()
+                            .all(|&(c, s)| c * span - 1 <= s && s <= (c + 1) * span)
+                    })
+            })
+            .copied()
+            .collect();
+        let rebaked: BTreeSet<ChunkKey> = rows.iter().map(|r| r.key).collect();
+        assert_eq!(rebaked, expected, "changed storage chunks {changed:?}");
+        store.put_baked(&rows).unwrap();
+        // Incremental equals fresh, byte for byte and stamp for stamp.
+        for f in &fresh {
+            let got = store.baked_row(&f.key).unwrap();
+            assert!(
+                got.as_ref() == Some(f),
+                "chunk {:?}: the incremental row differs from a fresh bake",
+                f.key
+            );
+        }
+        assert_eq!(store.baked_count(), keys.len());
+        before = after;
+    }
+}
+
+/// The same for a side-view world (4 x 3 chunks of 16 cells).
+fn check_side2d_rounds(rounds: &[Vec<RandomStroke>]) {
+    let mut store = MemoryStore::new();
+    drop(Side2dDocument::create_in(&mut store, &side_params()).unwrap());
+    let mut before = stored_chunks(&store);
+    for round in rounds {
+        {
+            let mut doc = Side2dDocument::open_in(&mut store).unwrap();
+            for &(tool, at, r, undo) in round {
+                let tool = [BrushTool::Dig, BrushTool::Fill, BrushTool::Dig][tool as usize];
+                // Spread the centres over the 64 x 40 world.
+                let at = [(at[0] + 16.0) * 1.6, at[1] + 16.0];
+                doc.stroke(&Brush::new(tool, at, r * 1.5)).unwrap();
+                if undo {
+                    doc.undo().unwrap();
+                }
+            }
+        }
+        let after = stored_chunks(&store);
+        let changed = changed_keys(&before, &after);
+        let had_rows = store.baked_count() > 0;
+        let (rows, fresh, keys) = {
+            let mut doc = Side2dDocument::open_in(&mut store).unwrap();
+            doc.rebuild();
+            let source = BakeSource::Side2d(doc.world());
+            let keys: Vec<ChunkKey> = source
+                .plan(&[0.0, 0.0], &[64.0, 40.0], 0)
+                .unwrap()
+                .keys()
+                .collect();
+            let rows = bake_stale(&source, doc.store(), &keys, false);
+            let fresh = bake_stale(&source, doc.store(), &keys, true);
+            (rows, fresh, keys)
+        };
+        let expected: BTreeSet<ChunkKey> = keys
+            .iter()
+            .filter(|k| {
+                !had_rows
+                    || changed.iter().any(|t| {
+                        (k.x..=(k.x + 1).min(3)).contains(&t.x)
+                            && (k.y..=(k.y + 1).min(2)).contains(&t.y)
+                    })
+            })
+            .copied()
+            .collect();
+        let rebaked: BTreeSet<ChunkKey> = rows.iter().map(|r| r.key).collect();
+        assert_eq!(rebaked, expected, "changed storage chunks {changed:?}");
+        store.put_baked(&rows).unwrap();
+        for f in &fresh {
+            let got = store.baked_row(&f.key).unwrap();
+            assert!(
+                got.as_ref() == Some(f),
+                "chunk {:?}: the incremental row differs from a fresh bake",
+                f.key
+            );
+        }
+        before = after;
+    }
+}
+
+/// The same for a heightmap world (16-cell chunks, LODs 0 to 4: at LOD 4
+/// the step is the chunk size and the apron reaches two chunks up).
+fn check_heightmap_rounds(lod: u8, rounds: &[Vec<RandomStroke>]) {
+    let params = height_params().with_lod_count(5);
+    let mut store = MemoryStore::new();
+    drop(HeightmapDocument::create_in(&mut store, &params).unwrap());
+    let mut before = stored_chunks(&store);
+    for round in rounds {
+        {
+            let mut doc = HeightmapDocument::open_in(&mut store).unwrap();
+            for &(tool, at, r, undo) in round {
+                let tool =
+                    [HeightTool::Raise, HeightTool::Lower, HeightTool::Smooth][tool as usize];
+                let at = [at[0] * 2.0, at[2] * 2.0];
+                doc.stroke(&HeightBrush::new(tool, at, r * 2.0)).unwrap();
+                if undo {
+                    doc.undo().unwrap();
+                }
+            }
+        }
+        let after = stored_chunks(&store);
+        let changed = changed_keys(&before, &after);
+        let had_rows = store.baked_count() > 0;
+        let (rows, fresh, keys) = {
+            let doc = HeightmapDocument::open_in(&mut store).unwrap();
+            let source = BakeSource::Heightmap(doc.world());
+            let keys: Vec<ChunkKey> = source
+                .plan(&[-32.0, -32.0], &[48.0, 48.0], lod)
+                .unwrap()
+                .keys()
+                .collect();
+            let rows = bake_stale(&source, doc.store(), &keys, false);
+            let fresh = bake_stale(&source, doc.store(), &keys, true);
+            (rows, fresh, keys)
+        };
+        let up = if lod == 4 { 2 } else { 1 };
+        let expected: BTreeSet<ChunkKey> = keys
+            .iter()
+            .filter(|k| {
+                !had_rows
+                    || changed.iter().any(|t| {
+                        (k.x - 1..=k.x + up).contains(&t.x) && (k.y - 1..=k.y + up).contains(&t.y)
+                    })
+            })
+            .copied()
+            .collect();
+        let rebaked: BTreeSet<ChunkKey> = rows.iter().map(|r| r.key).collect();
+        assert_eq!(rebaked, expected, "changed storage chunks {changed:?}");
+        store.put_baked(&rows).unwrap();
+        for f in &fresh {
+            let got = store.baked_row(&f.key).unwrap();
+            assert!(
+                got.as_ref() == Some(f),
+                "chunk {:?}: the incremental row differs from a fresh bake",
+                f.key
+            );
+        }
+        before = after;
+    }
+}
+
+#[test]
+fn undoing_an_edit_makes_the_earlier_rows_current_again() {
+    let mut store = MemoryStore::new();
+    drop(VoxelDocument::create_in(&mut store, &voxel_params()).unwrap());
+    let keys_of = |doc: &VoxelDocument<&mut MemoryStore>| -> Vec<ChunkKey> {
+        BakeSource::Voxel(doc.world())
+            .plan(&[-8.0; 3], &[16.0; 3], 0)
+            .unwrap()
+            .keys()
+            .collect()
+    };
+    let rows = {
+        let doc = VoxelDocument::open_in(&mut store).unwrap();
+        bake_stale(
+            &BakeSource::Voxel(doc.world()),
+            doc.store(),
+            &keys_of(&doc),
+            false,
+        )
+    };
+    assert_eq!(rows.len(), 27);
+    store.put_baked(&rows).unwrap();
+    let pristine = stored_chunks(&store);
+    let (stale, restored) = {
+        let mut doc = VoxelDocument::open_in(&mut store).unwrap();
+        doc.stroke(&VoxelBrush::new(VoxelTool::Add, [13.0, 13.0, 13.0], 1.5))
+            .unwrap();
+        let keys = keys_of(&doc);
+        let stale = bake_stale(&BakeSource::Voxel(doc.world()), doc.store(), &keys, false);
+        doc.undo().unwrap();
+        let restored = bake_stale(&BakeSource::Voxel(doc.world()), doc.store(), &keys, false);
+        (stale.len(), restored.len())
+    };
+    // The stroke stays inside storage chunk (1, 1, 1): the chunks from
+    // (0, 0, 0) to (1, 1, 1) read it, the other 19 do not.
+    assert_eq!(stored_chunks(&store).len(), 0);
+    assert_eq!(stale, 8);
+    assert_eq!(stored_chunks(&store), pristine);
+    assert_eq!(restored, 0, "undo brings the earlier stamps back");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn incremental_voxel_rebakes_equal_fresh_bakes(
+        lod in 0u8..2,
+        rounds in prop::collection::vec(strokes(), 1..4),
+    ) {
+        check_voxel_rounds(lod, &rounds);
+    }
+
+    #[test]
+    fn incremental_heightmap_rebakes_equal_fresh_bakes(
+        lod in 0u8..5,
+        rounds in prop::collection::vec(strokes(), 1..4),
+    ) {
+        check_heightmap_rounds(lod, &rounds);
+    }
+
+    #[test]
+    fn incremental_side2d_rebakes_equal_fresh_bakes(
+        rounds in prop::collection::vec(strokes(), 1..4),
+    ) {
+        check_side2d_rounds(&rounds);
     }
 }

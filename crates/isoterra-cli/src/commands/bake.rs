@@ -3,16 +3,21 @@
 //!
 //! Chunks are baked on a rayon pool and handed to this thread, which commits
 //! them in small batches (every 64 chunks or 100 ms): whatever was committed
-//! survives Ctrl-C or a crash, and a rerun skips the chunks already baked
-//! from the same world stamp. Each chunk's result depends only on the world
+//! survives Ctrl-C or a crash. Each chunk's result depends only on the world
 //! and the chunk, so thread count and order do not change a byte.
+//!
+//! Staleness is per chunk: every row (or journal line) records the chunk's
+//! input stamp ([`BakeInputs`]: the world's metadata and the stored chunks
+//! the chunk reads). A rerun skips the chunks whose stamp is unchanged and
+//! bakes the others again, so after an edit only the chunks around it are
+//! redone, and a resumed bake picks up where it stopped.
 //!
 //! `--part K/N` bakes one of N contiguous ranges of the plan's key order, so
 //! a region splits across processes or machines; `isoterra merge` brings
 //! part files together. Rows are written through [`ChunkStore`], so another
 //! storage backend only needs to implement that trait.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -24,8 +29,8 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use isoterra::export::{GlbMesh, write_glb};
 use isoterra::store::{
-    BakePlan, BakeSource, BakedChunk, BakedCollider, BakedRow, ChunkBaker, ChunkKey, ChunkStore,
-    WorldFile, encode_baked,
+    BakeInputs, BakePlan, BakeSource, BakedChunk, BakedCollider, BakedRow, ChunkBaker, ChunkKey,
+    ChunkStore, WorldFile, encode_baked,
 };
 use rayon::prelude::*;
 use serde_json::json;
@@ -53,6 +58,16 @@ pub(crate) fn world_file(doc: &Doc) -> &WorldFile {
     }
 }
 
+/// The bake source of an open document.
+pub(crate) fn bake_source(doc: &Doc) -> BakeSource<'_> {
+    match doc {
+        Doc::Side2d(d) => BakeSource::Side2d(d.world()),
+        Doc::Voxel(d) => BakeSource::Voxel(d.world()),
+        Doc::Heightmap(d) => BakeSource::Heightmap(d.world()),
+        Doc::Map(m) => BakeSource::Map(m.world()),
+    }
+}
+
 /// The content hash `info --hash` prints: the world's content hash, combined
 /// with the baked chunks when there are any.
 pub(crate) fn stored_hash(doc: &Doc) -> anyhow::Result<String> {
@@ -66,6 +81,8 @@ struct Finished {
     triangles: u64,
     bytes: u64,
     empty: bool,
+    /// True when it replaces a stale row (or journal line).
+    stale: bool,
     /// File mode: the row to store.
     row: Option<BakedRow>,
     /// Folder mode: the journal line.
@@ -85,6 +102,7 @@ enum Sink {
 #[derive(Default)]
 struct Totals {
     baked: u64,
+    rebaked: u64,
     empty: u64,
     vertices: u64,
     triangles: u64,
@@ -109,12 +127,7 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
     if let Doc::Side2d(d) = &mut doc {
         pool.install(|| d.rebuild());
     }
-    let source = match &doc {
-        Doc::Side2d(d) => BakeSource::Side2d(d.world()),
-        Doc::Voxel(d) => BakeSource::Voxel(d.world()),
-        Doc::Heightmap(d) => BakeSource::Heightmap(d.world()),
-        Doc::Map(m) => BakeSource::Map(m.world()),
-    };
+    let source = bake_source(&doc);
     let file = world_file(&doc);
     let axes = source.region_axes();
     if coords.len() != 2 * axes {
@@ -130,33 +143,54 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
     let plan = source
         .plan(lo, hi, a.lod)
         .with_context(|| format!("cannot bake region `{}`", a.region))?;
-    let stamp = file.world_stamp()?;
+    // What each chunk of this part is made from now.
+    let inputs = BakeInputs::read(file)
+        .with_context(|| format!("cannot read the chunks of {}", a.file.display()))?;
+    let (index, parts) = part.unwrap_or((0, 1));
+    let range = plan.part_range(index, parts)?;
+    let wanted = range.end - range.start;
+    let keys: Vec<ChunkKey> = plan.part_keys(index, parts)?.collect();
+    let stamps: Vec<String> = pool.install(|| {
+        keys.par_iter()
+            .map(|k| inputs.stamp(&source, k))
+            .collect::<Result<_, _>>()
+    })?;
 
     // Where results go, and what is already there.
-    let (mut sink, done) = match &a.out {
+    let (mut sink, existing) = match &a.out {
         None => {
             let out = open_store(&a.file)?;
-            let done = out.baked_keys_from(&stamp)?;
-            (Sink::File(out, a.file.clone()), done)
+            let existing = out.baked_sources()?;
+            (Sink::File(out, a.file.clone()), existing)
         }
         Some(dir) => {
-            let (journal, done) = open_folder(dir, &stamp)?;
+            let (journal, existing) = open_folder(dir)?;
             (
                 Sink::Folder {
                     dir: dir.clone(),
                     journal,
                 },
-                done,
+                existing,
             )
         }
     };
-    let (index, parts) = part.unwrap_or((0, 1));
-    let range = plan.part_range(index, parts)?;
-    let wanted = range.end - range.start;
-    let mut todo: Vec<ChunkKey> = plan
-        .part_keys(index, parts)?
-        .filter(|k| !done.contains(k))
-        .collect();
+    // Current rows are skipped; stale ones are baked again with new ones.
+    let mut todo: Vec<Todo> = Vec::new();
+    let mut stale = 0u64;
+    for (key, stamp) in keys.into_iter().zip(stamps) {
+        match existing.get(&key) {
+            Some(recorded) if *recorded == stamp => {}
+            other => {
+                stale += u64::from(other.is_some());
+                todo.push(Todo {
+                    key,
+                    stamp,
+                    stale: other.is_some(),
+                });
+            }
+        }
+    }
+    drop(existing);
     let skipped = wanted - todo.len() as u64;
     if let Some(seed) = a.shuffle {
         shuffle(&mut todo, seed);
@@ -177,8 +211,8 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
                 )
                 .progress_chars("=> "),
         );
-        if skipped > 0 {
-            bar.set_message(format!("({skipped} already baked)"));
+        if skipped > 0 || stale > 0 {
+            bar.set_message(format!("({skipped} current, {stale} stale)"));
         }
         bar
     };
@@ -192,17 +226,17 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
     let outcome: anyhow::Result<()> = std::thread::scope(|s| {
         let todo = &todo;
         let stop = &stop;
-        let stamp = &stamp;
         let folder = folder.as_deref();
         let pool = &pool;
         s.spawn(move || {
             pool.install(|| {
                 todo.par_iter()
-                    .for_each_init(ChunkBaker::new, |baker, key| {
+                    .for_each_init(ChunkBaker::new, |baker, job| {
                         if stop.load(Ordering::Relaxed) {
                             return;
                         }
-                        let r = bake_one(baker, &source, key, stamp, folder, kind)
+                        let key = &job.key;
+                        let r = bake_one(baker, &source, job, folder, kind)
                             .map_err(|e| format!("chunk {:?}: {e:#}", [key.x, key.y, key.z]));
                         if tx.send(r).is_err() {
                             stop.store(true, Ordering::Relaxed);
@@ -250,7 +284,9 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
     let bake_seconds = t_bake.elapsed().as_secs_f64();
 
     if let Sink::Folder { dir, .. } = &sink {
-        write_manifest(dir, &a.file, &stamp, &plan, kind)?;
+        let world = file.world_stamp()?;
+        let current = |k: &ChunkKey| inputs.stamp(&source, k).ok();
+        write_manifest(dir, &a.file, &world, &current, &plan, kind)?;
     }
     let seconds = t0.elapsed().as_secs_f64();
     let rate = if bake_seconds > 0.0 {
@@ -270,6 +306,8 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
                 "part": part.map(|(k, n)| [k + 1, n]),
                 "first": range.start,
                 "baked": totals.baked,
+                "new": totals.baked - totals.rebaked,
+                "rebaked": totals.rebaked,
                 "skipped": skipped,
                 "empty": totals.empty,
                 "vertices": totals.vertices,
@@ -292,8 +330,9 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
             None => plan.count().to_string(),
         };
         println!(
-            "baked {} chunks ({skipped} skipped, already baked; {} empty) of {of} at LOD {}: {} vertices, {} triangles, {} bytes in {seconds:.2} s ({rate:.1} chunks/s, {threads} thread{})",
+            "baked {} chunks ({skipped} skipped as current, {} rebaked after edits, {} empty) of {of} at LOD {}: {} vertices, {} triangles, {} bytes in {seconds:.2} s ({rate:.1} chunks/s, {threads} thread{})",
             totals.baked,
+            totals.rebaked,
             totals.empty,
             plan.lod,
             totals.vertices,
@@ -354,8 +393,16 @@ fn region_form(kind: &str) -> &'static str {
     }
 }
 
+/// One chunk to bake: its key, its input stamp, and whether it replaces a
+/// stale row.
+struct Todo {
+    key: ChunkKey,
+    stamp: String,
+    stale: bool,
+}
+
 /// A deterministic shuffle (Fisher–Yates over SplitMix64).
-fn shuffle(keys: &mut [ChunkKey], seed: u64) {
+fn shuffle<T>(keys: &mut [T], seed: u64) {
     let mut state = seed;
     let mut next = || {
         state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -386,17 +433,18 @@ fn chunk_name(key: &ChunkKey) -> String {
 fn bake_one(
     baker: &mut ChunkBaker,
     source: &BakeSource<'_>,
-    key: &ChunkKey,
-    stamp: &str,
+    job: &Todo,
     folder: Option<&Path>,
     kind: &str,
 ) -> anyhow::Result<Finished> {
+    let (key, stamp) = (&job.key, job.stamp.as_str());
     let chunk = baker.bake(source, key)?;
     let mut f = Finished {
         vertices: chunk.positions.len() as u64,
         triangles: chunk.triangle_count() as u64,
         bytes: 0,
         empty: chunk.is_empty(),
+        stale: job.stale,
         row: None,
         line: None,
     };
@@ -503,6 +551,7 @@ fn commit(
     }
     for f in batch.drain(..) {
         totals.baked += 1;
+        totals.rebaked += u64::from(f.stale);
         totals.empty += u64::from(f.empty);
         totals.vertices += f.vertices;
         totals.triangles += f.triangles;
@@ -541,9 +590,10 @@ fn read_journal(dir: &Path) -> BTreeMap<(u8, u16, [i32; 3]), serde_json::Value> 
 }
 
 /// Prepares the output folder: creates it, checks it can be written, and
-/// opens the journal for appending. Returns the chunks already baked there
-/// from `stamp` whose files are present.
-fn open_folder(dir: &Path, stamp: &str) -> anyhow::Result<(fs::File, BTreeSet<ChunkKey>)> {
+/// opens the journal for appending. Returns the input stamp of every chunk
+/// the journal names, or an empty stamp (never current) where a file of the
+/// chunk is missing.
+fn open_folder(dir: &Path) -> anyhow::Result<(fs::File, BTreeMap<ChunkKey, String>)> {
     if dir.exists() && !dir.is_dir() {
         bail!("--out {}: exists and is not a folder", dir.display());
     }
@@ -553,24 +603,26 @@ fn open_folder(dir: &Path, stamp: &str) -> anyhow::Result<(fs::File, BTreeSet<Ch
     fs::write(&probe, b"")
         .and_then(|()| fs::remove_file(&probe))
         .with_context(|| format!("--out {}: cannot write into the folder", dir.display()))?;
-    let mut done = BTreeSet::new();
+    let mut done = BTreeMap::new();
     for ((lod, layer, c), v) in read_journal(dir) {
-        if v.get("source").and_then(|s| s.as_str()) != Some(stamp) {
-            continue;
-        }
         let present = |field: &str| match v.get(field).and_then(|f| f.as_str()) {
             Some(name) => dir.join(name).is_file(),
             None => true,
         };
-        if present("glb") && present("collider") {
-            done.insert(ChunkKey {
+        let source = match v.get("source").and_then(|s| s.as_str()) {
+            Some(s) if present("glb") && present("collider") => s.to_string(),
+            _ => String::new(),
+        };
+        done.insert(
+            ChunkKey {
                 layer: isoterra::store::ChunkLayer(layer),
                 x: c[0],
                 y: c[1],
                 z: c[2],
                 lod,
-            });
-        }
+            },
+            source,
+        );
     }
     let journal = OpenOptions::new()
         .create(true)
@@ -580,24 +632,32 @@ fn open_folder(dir: &Path, stamp: &str) -> anyhow::Result<(fs::File, BTreeSet<Ch
     Ok((journal, done))
 }
 
-/// Writes `manifest.json`: every chunk baked into the folder from the
-/// current world stamp, in key order.
+/// Writes `manifest.json`: every chunk of the folder that is current (its
+/// journal line records the input stamp `current` gives now), in key order,
+/// each with its input stamp as `source`; the top-level `source` is the
+/// world stamp.
 fn write_manifest(
     dir: &Path,
     world: &Path,
     stamp: &str,
+    current: &dyn Fn(&ChunkKey) -> Option<String>,
     plan: &BakePlan,
     kind: &str,
 ) -> anyhow::Result<()> {
     let chunks: Vec<serde_json::Value> = read_journal(dir)
-        .into_values()
-        .filter(|v| v.get("source").and_then(|s| s.as_str()) == Some(stamp))
-        .map(|mut v| {
-            if let Some(o) = v.as_object_mut() {
-                o.remove("source");
-            }
-            v
+        .into_iter()
+        .filter(|((lod, layer, c), v)| {
+            let key = ChunkKey {
+                layer: isoterra::store::ChunkLayer(*layer),
+                x: c[0],
+                y: c[1],
+                z: c[2],
+                lod: *lod,
+            };
+            let recorded = v.get("source").and_then(|s| s.as_str());
+            recorded.is_some() && current(&key).as_deref() == recorded
         })
+        .map(|(_, v)| v)
         .collect();
     let manifest = json!({
         "format": "isoterra-bake",

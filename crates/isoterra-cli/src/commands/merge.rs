@@ -5,14 +5,16 @@
 //! command brings them together, through [`ChunkStore`] on both sides:
 //!
 //! 1. Every part must hold the same world as FILE (the same world stamp:
-//!    generator, parameters and edited chunks); a part of another world, or
-//!    of the same world before or after an edit, is refused.
+//!    generator, parameters and every edited chunk); a part of another
+//!    world, or of the same world before or after an edit, is refused.
 //! 2. Every row to copy is read, decoded and checked against its recorded
-//!    content hash. Rows a part baked from an older stamp are stale and
-//!    ignored. A row FILE already holds from the current stamp is skipped
-//!    when its hash is the same and refused when it differs (the same
-//!    chunk of the same world baked to different bytes: another build, or
-//!    damage); so are two parts disagreeing about one chunk.
+//!    content hash. A row is current when it records the input stamp its
+//!    chunk has in FILE now ([`BakeInputs`]: the world's metadata and the
+//!    stored chunks the chunk reads); other rows are stale and ignored. A
+//!    current row FILE already holds is skipped when its hash is the same
+//!    and refused when it differs (the same chunk baked from the same
+//!    inputs to different bytes: another build, or damage); so are two
+//!    parts disagreeing about one chunk.
 //! 3. Only when all parts passed are the rows copied, in batches, each one
 //!    commit. Rerunning a merge is harmless: what is there is skipped.
 
@@ -21,11 +23,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::store::{BakedRow, ChunkKey, ChunkStore, decode_baked};
+use isoterra::store::{BakeInputs, BakedRow, ChunkKey, ChunkStore, decode_baked};
 use serde_json::json;
 
 use crate::args::MergeArgs;
-use crate::commands::bake::open_store;
+use crate::commands::bake::{bake_source, open_store, world_file};
+use crate::commands::doc::Doc;
 
 /// Keys listed per page while walking a part.
 const PAGE: usize = 512;
@@ -94,10 +97,20 @@ pub fn run(a: &MergeArgs) -> anyhow::Result<()> {
         parts.push((path.clone(), store));
     }
 
+    // The input stamp each chunk has in FILE now: rows recording it are
+    // current (the parts hold the same world, so theirs are the same).
+    let doc = Doc::open(&a.file)?;
+    let source = bake_source(&doc);
+    let inputs = BakeInputs::read(world_file(&doc))
+        .with_context(|| format!("cannot read the chunks of {}", a.file.display()))?;
+    let current = |k: &ChunkKey| inputs.stamp(&source, k).ok();
+
     // Check everything before writing anything.
     let mut scan = Scan::default();
     for (i, (path, part)) in parts.iter().enumerate() {
-        check_part(&*dest, &a.file, &stamp, i, path, &**part, &parts, &mut scan)?;
+        check_part(
+            &*dest, &a.file, &current, i, path, &**part, &parts, &mut scan,
+        )?;
     }
 
     // Copy.
@@ -162,18 +175,18 @@ pub fn run(a: &MergeArgs) -> anyhow::Result<()> {
 fn check_part(
     dest: &dyn ChunkStore,
     file: &Path,
-    stamp: &str,
+    current: &dyn Fn(&ChunkKey) -> Option<String>,
     index: usize,
     path: &Path,
     part: &dyn ChunkStore,
     parts: &[(PathBuf, Box<dyn ChunkStore>)],
     scan: &mut Scan,
 ) -> anyhow::Result<()> {
-    let refuse = |key: &ChunkKey, other: &Path, ours: &str, theirs: &str| {
+    let refuse = |key: &ChunkKey, other: &Path, ours: &str, theirs: &str, stamp: &str| {
         anyhow::anyhow!(
             "refusing to merge: chunk {} has content hash {theirs} in {} but {ours} in {}, \
-             both baked from world stamp {stamp} (baked by a different build, or one file \
-             is damaged). Nothing was merged.",
+             both baked from the same inputs (input stamp {stamp}; baked by a different \
+             build, or one file is damaged). Nothing was merged.",
             describe(key),
             path.display(),
             other.display(),
@@ -196,22 +209,22 @@ fn check_part(
                 row.hash
             );
         }
-        if row.source != stamp {
+        let Some(stamp) = current(&row.key).filter(|s| *s == row.source) else {
             scan.stale += 1;
             return Ok(());
-        }
+        };
         if let Some(ours) = dest.baked_row(&row.key)?
             && ours.source == stamp
         {
             if ours.hash != row.hash {
-                return Err(refuse(&row.key, file, &ours.hash, &row.hash));
+                return Err(refuse(&row.key, file, &ours.hash, &row.hash, &stamp));
             }
             scan.present += 1;
             return Ok(());
         }
         match scan.copy.get(&row.key) {
             Some((other, h)) if *h != row.hash => {
-                Err(refuse(&row.key, &parts[*other].0, h, &row.hash))
+                Err(refuse(&row.key, &parts[*other].0, h, &row.hash, &stamp))
             }
             Some(_) => {
                 scan.present += 1;
