@@ -1163,20 +1163,36 @@ pub(crate) fn export(
             if count > 4096 {
                 return Err(Reject::invalid("region covers more than 4096 chunks"));
             }
-            d.ensure_region(min, max).map_err(store_reject)?;
-            d.rebuild(None);
+            // The region's chunks are meshed here, into buffers of their
+            // own: the world's dirty set (what the stream follows) and its
+            // mesh cache are left alone.
+            let mut need = Vec::new();
+            let (lo, hi) = (
+                min.map(|v| v.saturating_sub(1)),
+                max.map(|v| v.saturating_add(1)),
+            );
+            for z in lo[2]..=hi[2] {
+                for y in lo[1]..=hi[1] {
+                    for x in lo[0]..=hi[0] {
+                        need.push([x, y, z]);
+                    }
+                }
+            }
+            d.world_mut().load_chunks(&need);
             let world = d.world();
-            let mut coords: Vec<[i32; 3]> = world
-                .meshed_chunks()
-                .filter(|c| (0..3).all(|k| min[k] <= c[k] && c[k] <= max[k]))
-                .collect();
-            coords.sort_by_key(|c| (c[2], c[1], c[0]));
+            let mut mesher = isoterra_world::VoxelMesher::new();
             let mut names = Vec::new();
             let mut parts = Vec::new();
-            for c in coords {
-                if let Some(m) = world.chunk_mesh(c).filter(|m| !m.is_empty()) {
-                    names.push(format!("chunk_{}_{}_{}", c[0], c[1], c[2]));
-                    parts.push(m);
+            for z in min[2]..=max[2] {
+                for y in min[1]..=max[1] {
+                    for x in min[0]..=max[0] {
+                        let mut m = isoterra_world::VoxelChunkMesh::default();
+                        world.mesh_chunk([x, y, z], &mut mesher, &mut m);
+                        if !m.is_empty() {
+                            names.push(format!("chunk_{x}_{y}_{z}"));
+                            parts.push(m);
+                        }
+                    }
                 }
             }
             let glb: Vec<isoterra_export::GlbMesh> = names

@@ -29,6 +29,7 @@ mod error;
 mod frame;
 mod http;
 mod kinds;
+mod motion;
 mod protocol;
 mod state;
 mod stream;

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc::UnboundedSender, oneshot};
 
 use crate::kinds::{self, CreateError, Doc, Download, Preview, Stamp, Template};
+use crate::motion::Motion;
 use crate::protocol::{self, ClientMsg, Reject, error_json};
 use crate::stream::{self, HeightStream, Polled, Stream, VoxelStream};
 use crate::{EditorError, MAX_DABS_PER_STROKE, PROTOCOL_VERSION};
@@ -97,6 +98,8 @@ struct Client {
     /// Heightmap and voxel: the client's camera as a viewer of the world's
     /// shared stream, and whether it was sent the chunks shown so far.
     viewer: Option<StreamViewer>,
+    /// The camera's motion, for prefetching along it.
+    motion: Motion,
     watching: bool,
     chunks: usize,
 }
@@ -405,9 +408,24 @@ impl World {
                         _ => 128.0,
                     },
                 };
+                // The velocity from this camera's previous messages.
+                let chunk = match (&self.vx, &self.hm) {
+                    (Some(vx), _) => Some(vx.chunk_size()),
+                    (_, Some(hm)) => Some(hm.chunk_size()),
+                    _ => None,
+                };
+                let velocity = match (chunk, self.clients.get_mut(&id)) {
+                    (Some(n), Some(c)) => c.motion.observe(
+                        p,
+                        Instant::now(),
+                        stream::MAX_SPEED_CHUNKS * n,
+                        stream::TELEPORT_SPEED_CHUNKS * n,
+                    ),
+                    _ => [0.0; 3],
+                };
                 let viewer = match (&self.vx, &self.hm) {
-                    (Some(vx), _) => Some(vx.viewer(id, p, forward, vd)),
-                    (_, Some(hm)) => Some(hm.viewer(id, p, forward, vd)),
+                    (Some(vx), _) => Some(vx.viewer(id, p, forward, velocity, vd)),
+                    (_, Some(hm)) => Some(hm.viewer(id, p, forward, velocity, vd)),
                     _ => None,
                 };
                 if let Some(c) = self.clients.get_mut(&id)
@@ -782,8 +800,19 @@ impl World {
         }
     }
 
-    /// The viewers of every client's camera, when they changed.
+    /// The viewers of every client's camera, when they changed. A camera
+    /// that stopped sending positions stops moving.
     fn take_viewers(&mut self) -> Option<Vec<StreamViewer>> {
+        let now = Instant::now();
+        for c in self.clients.values_mut() {
+            if let Some(v) = c.viewer.as_mut()
+                && v.velocity != [0.0; 3]
+                && c.motion.velocity_at(now) == [0.0; 3]
+            {
+                v.velocity = [0.0; 3];
+                self.viewers_changed = true;
+            }
+        }
         std::mem::take(&mut self.viewers_changed).then(|| {
             self.clients
                 .values()
@@ -828,14 +857,13 @@ impl World {
         };
         // Edits: the changed chunks go to the stream's source and every
         // streamed chunk that reads one is rebuilt first, on the stream's
-        // threads. The world's own meshes of the dirty chunks (what exports
-        // read) are rebuilt too, which clears its dirty set.
+        // threads. Nothing is meshed here: the world's dirty set is only
+        // taken (exports mesh their region themselves).
         if d.world().dirty_count() > 0 {
-            let dirty: HashSet<[i32; 3]> = d.world().dirty_chunks().collect();
+            let dirty: HashSet<[i32; 3]> = d.world_mut().take_dirty().into_iter().collect();
             if let Err(e) = vx.edited(d.world(), &dirty) {
                 eprintln!("error: cannot stream the edited chunks: {e}");
             }
-            d.rebuild(None);
         }
         if let Some(viewers) = viewers
             && let Err(e) = vx.set_viewers(&viewers)

@@ -21,11 +21,19 @@ use isoterra_world::{
 };
 
 /// Most chunks a voxel camera sees in each direction (its view distance is
-/// capped at this many chunk sizes).
-pub(crate) const MAX_VIEW_CHUNKS: f32 = 8.0;
+/// capped at this many chunk sizes). Every chunk within reach is held, so
+/// the count grows with the cube of this: at 12 a camera holds about 8,700
+/// chunks of 32 cells (about 4,000 with a mesh), and one stream update as
+/// the camera moves stays near a millisecond.
+pub(crate) const MAX_VIEW_CHUNKS: f32 = 12.0;
 /// Voxel LOD ring radii, in chunk sizes: LOD 0 closer than the first, LOD 1
 /// up to the second, and so on.
 pub(crate) const LOD_RINGS_CHUNKS: [f32; 3] = [2.0, 4.0, 6.0];
+/// Fastest camera speed used for prefetch, in chunk sizes per second.
+pub(crate) const MAX_SPEED_CHUNKS: f32 = 8.0;
+/// A camera step faster than this many chunk sizes per second is a jump,
+/// not a flight (no prefetch).
+pub(crate) const TELEPORT_SPEED_CHUNKS: f32 = 64.0;
 /// Events taken from the scheduler per poll.
 const POLL_BATCH: usize = 256;
 
@@ -171,6 +179,11 @@ impl<S: ChunkSource<Output = Bytes>> Stream<S> {
     pub fn shown(&self) -> usize {
         self.frames.len()
     }
+
+    /// World size of a stream chunk's side.
+    pub fn chunk_size(&self) -> f32 {
+        self.sched.config().chunk_size
+    }
 }
 
 impl Stream<VoxelFrames> {
@@ -190,12 +203,14 @@ impl Stream<VoxelFrames> {
         })
     }
 
-    /// The viewer of a camera (view distance capped, LOD rings).
+    /// The viewer of a camera moving at `velocity` (view distance capped,
+    /// LOD rings).
     pub fn viewer(
         &self,
         id: u64,
         position: [f32; 3],
         forward: Option<[f32; 3]>,
+        velocity: [f32; 3],
         distance: f32,
     ) -> StreamViewer {
         let cfg: &StreamConfig = self.sched.config();
@@ -206,6 +221,7 @@ impl Stream<VoxelFrames> {
         StreamViewer::new(position, distance)
             .with_id(id)
             .with_forward(forward.unwrap_or([0.0; 3]))
+            .with_velocity(velocity)
             .with_lod_distances(LOD_RINGS_CHUNKS.iter().map(|r| r * n).collect())
     }
 
@@ -241,7 +257,7 @@ impl Stream<HeightFrames> {
         })
     }
 
-    /// The viewer of a camera: the world's LOD rings (LOD `k` from
+    /// The viewer of a camera moving at `velocity`: the world's LOD rings (LOD `k` from
     /// `lod_distance * 2^(k-1)`), its view distance capped at the
     /// scheduler's reach.
     pub fn viewer(
@@ -249,6 +265,7 @@ impl Stream<HeightFrames> {
         id: u64,
         position: [f32; 3],
         forward: Option<[f32; 3]>,
+        velocity: [f32; 3],
         distance: f32,
     ) -> StreamViewer {
         let cfg: &StreamConfig = self.sched.config();
@@ -261,6 +278,7 @@ impl Stream<HeightFrames> {
         StreamViewer::new(position, distance)
             .with_id(id)
             .with_forward(forward.unwrap_or([0.0; 3]))
+            .with_velocity(velocity)
             .with_lod_distances(rings)
     }
 
@@ -303,8 +321,9 @@ mod tests {
     fn viewers_are_capped_and_get_lod_rings() {
         let world = VoxelWorld::new(&VoxelParams::DEFAULT.with_chunk_cells(16)).unwrap();
         let s = VoxelStream::voxel(&world).unwrap();
-        let v = s.viewer(3, [1.0, 2.0, 3.0], None, 4000.0);
+        let v = s.viewer(3, [1.0, 2.0, 3.0], None, [4.0, 0.0, 0.0], 4000.0);
         assert_eq!(v.id, 3);
+        assert_eq!(v.velocity, [4.0, 0.0, 0.0]);
         assert_eq!(v.view_distance, MAX_VIEW_CHUNKS * 16.0);
         assert_eq!(v.lod_distances, vec![32.0, 64.0, 96.0]);
     }
@@ -313,7 +332,7 @@ mod tests {
     fn edits_rebuild_the_chunks_that_read_them() {
         let mut world = VoxelWorld::new(&VoxelParams::DEFAULT.with_chunk_cells(16)).unwrap();
         let mut s = VoxelStream::voxel(&world).unwrap();
-        let v = s.viewer(1, [8.0, 8.0, 8.0], None, 40.0);
+        let v = s.viewer(1, [8.0, 8.0, 8.0], None, [0.0; 3], 40.0);
         s.set_viewers(&[v]).unwrap();
         let first = settle(&mut s);
         assert_eq!(first.frames.len(), s.shown());
@@ -324,7 +343,8 @@ mod tests {
             let add = VoxelBrush::new(VoxelTool::Add, [8.0, 8.0, 8.0], 3.0);
             assert!(!world.apply_brush(&add).unwrap().nodes.is_empty());
         }
-        let dirty: HashSet<ChunkCoord> = world.dirty_chunks().collect();
+        let dirty: HashSet<ChunkCoord> = world.take_dirty().into_iter().collect();
+        assert_eq!(world.dirty_count(), 0);
         let n = s.edited(&world, &dirty).unwrap();
         assert!(n >= 1);
         let again = settle(&mut s);

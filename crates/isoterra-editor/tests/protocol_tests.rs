@@ -512,6 +512,53 @@ fn exports_are_downloads_of_the_listed_formats() {
     });
 }
 
+/// The chunks the streamed frames show are meshed off the world thread, so
+/// a voxel export meshes its region itself: it shows every stroke, and an
+/// undo brings the first export back byte for byte.
+#[test]
+fn voxel_exports_follow_strokes_and_undo() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Voxel);
+        let server = start(&path).await;
+        let mut ws = connect(server.addr()).await;
+        open(&mut ws, Kind::Voxel).await;
+        let host = server.addr().to_string();
+        let export = |addr| {
+            let host = host.clone();
+            async move {
+                let (status, body) = http_get(
+                    addr,
+                    "/export?format=obj&region=-8,-8,-8,20,20,20",
+                    &[("Host", &host)],
+                )
+                .await;
+                assert_eq!(status, 200);
+                body
+            }
+        };
+        let before = export(server.addr()).await;
+        let (ack, frames) = changing_stroke(&mut ws, Kind::Voxel, "s1").await;
+        assert!(!ack["id"].is_null(), "the stroke changed something: {ack}");
+        let mut frames = frames;
+        frames.extend(drain(&mut ws, QUIET).await);
+        assert!(
+            !frames.is_empty(),
+            "the stroke's chunks were streamed again"
+        );
+        let edited = export(server.addr()).await;
+        assert_ne!(edited, before, "the export shows the stroke");
+        // Exporting again changes nothing and still streams edits afterwards.
+        assert_eq!(export(server.addr()).await, edited);
+        send(&mut ws, json!({"type": "undo"})).await;
+        until_json(&mut ws, "history").await;
+        let undone = drain(&mut ws, QUIET).await;
+        assert!(!undone.is_empty(), "the undo was streamed");
+        assert_eq!(export(server.addr()).await, before);
+        server.shutdown().await;
+    });
+}
+
 #[test]
 fn new_world_replaces_the_file_and_keeps_a_backup() {
     rt().block_on(async {

@@ -200,6 +200,119 @@ fn check_selection(viewers: &[StreamViewer], cfg: &StreamConfig) {
     }
 }
 
+/// The wanted set worked out the slow way: every chunk of the box around
+/// all viewer points measured against every point, LODs the finest ring of
+/// any point, then the 2:1 rule applied by sweeping until nothing changes.
+fn reference_selection(viewers: &[StreamViewer], cfg: &StreamConfig) -> Vec<(ChunkCoord, u8)> {
+    let size = f64::from(cfg.chunk_size);
+    let axes = cfg.dim.axes();
+    let mut points = Vec::new();
+    for v in viewers {
+        let now = v.position.map(f64::from);
+        let ahead: [f64; 3] = std::array::from_fn(|a| {
+            now[a] + f64::from(v.velocity[a]) * f64::from(cfg.prefetch_seconds)
+        });
+        points.push((v, now));
+        if ahead != now {
+            points.push((v, ahead));
+        }
+    }
+    let dist = |c: ChunkCoord, p: [f64; 3]| {
+        let mut d2 = 0.0;
+        for (k, &a) in axes.iter().enumerate() {
+            let l = f64::from(c[k]) * size;
+            let d = (l - p[a]).max(p[a] - (l + size)).max(0.0);
+            d2 += d * d;
+        }
+        f64::sqrt(d2)
+    };
+    let mut lo = [0i32; 3];
+    let mut hi = [0i32; 3];
+    for (k, &a) in axes.iter().enumerate() {
+        let r = points
+            .iter()
+            .map(|(v, _)| f64::from(v.view_distance))
+            .fold(0.0, f64::max);
+        let min = points
+            .iter()
+            .map(|(_, p)| p[a])
+            .fold(f64::INFINITY, f64::min);
+        let max = points
+            .iter()
+            .map(|(_, p)| p[a])
+            .fold(f64::NEG_INFINITY, f64::max);
+        lo[k] = ((min - r) / size).floor() as i32 - 1;
+        hi[k] = ((max + r) / size).floor() as i32 + 1;
+    }
+    let mut map: BTreeMap<ChunkCoord, u8> = BTreeMap::new();
+    for z in lo[2]..=hi[2] {
+        for y in lo[1]..=hi[1] {
+            for x in lo[0]..=hi[0] {
+                let c = [x, y, z];
+                if let Some((b0, b1)) = cfg.bounds
+                    && (0..3).any(|a| c[a] < b0[a] || c[a] > b1[a])
+                {
+                    continue;
+                }
+                if !points
+                    .iter()
+                    .any(|(v, p)| dist(c, *p) <= f64::from(v.view_distance))
+                {
+                    continue;
+                }
+                let lod = points
+                    .iter()
+                    .map(|(v, p)| {
+                        let d = dist(c, *p);
+                        let rings = v
+                            .lod_distances
+                            .iter()
+                            .filter(|&&r| f64::from(r) <= d)
+                            .count();
+                        rings.min(usize::from(cfg.max_lod)) as u8
+                    })
+                    .min()
+                    .unwrap_or(cfg.max_lod);
+                map.insert(c, lod);
+            }
+        }
+    }
+    let mut offsets = Vec::new();
+    if cfg.dim == Dim::Xyz {
+        for dz in -1..=1 {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    if [dx, dy, dz] != [0, 0, 0] {
+                        offsets.push([dx, dy, dz]);
+                    }
+                }
+            }
+        }
+    } else {
+        offsets.extend_from_slice(cfg.dim.face_offsets());
+    }
+    loop {
+        let mut changed = false;
+        let coords: Vec<ChunkCoord> = map.keys().copied().collect();
+        for c in coords {
+            let lod = map[&c];
+            for d in &offsets {
+                let n = [c[0] + d[0], c[1] + d[1], c[2] + d[2]];
+                if let Some(nl) = map.get_mut(&n)
+                    && *nl > lod + 1
+                {
+                    *nl = lod + 1;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    map.into_iter().collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -219,6 +332,30 @@ proptest! {
     ) {
         let cfg = StreamConfig::DEFAULT.with_chunk_size(16.0).with_max_lod(max_lod);
         check_selection(&viewers, &cfg);
+    }
+
+    #[test]
+    fn selection_equals_the_slow_reference_2d(
+        viewers in prop::collection::vec(viewer_strategy(), 1..4),
+        max_lod in 0u8..5,
+        bounded in any::<bool>(),
+    ) {
+        let bounds = bounded.then_some(([-6, -3, 0], [4, 5, 0]));
+        let cfg = cfg2d().with_max_lod(max_lod).with_prefetch_seconds(0.5).with_bounds(bounds);
+        prop_assert_eq!(desired_chunks(&viewers, &cfg).unwrap(), reference_selection(&viewers, &cfg));
+    }
+
+    #[test]
+    fn selection_equals_the_slow_reference_3d(
+        viewers in prop::collection::vec(viewer_strategy(), 1..3),
+        max_lod in 0u8..4,
+        prefetch in prop_oneof![Just(0.0f32), Just(0.5f32), 0.0f32..2.0],
+    ) {
+        let cfg = StreamConfig::DEFAULT
+            .with_chunk_size(16.0)
+            .with_max_lod(max_lod)
+            .with_prefetch_seconds(prefetch);
+        prop_assert_eq!(desired_chunks(&viewers, &cfg).unwrap(), reference_selection(&viewers, &cfg));
     }
 
     #[test]
@@ -255,6 +392,99 @@ proptest! {
         prop_assert_eq!(&shown, &now);
         let slots: BTreeSet<u32> = now.values().map(|v| v.1).collect();
         prop_assert_eq!(slots.len(), now.len());
+    }
+}
+
+/// A source that keeps the whole request as its seams and returns it.
+struct SeamSource;
+
+impl ChunkSource for SeamSource {
+    type Output = ChunkRequest;
+
+    fn build(&self, request: &ChunkRequest, _cancel: &CancelFlag) -> Option<ChunkRequest> {
+        Some(*request)
+    }
+
+    fn seam_request(&self, request: ChunkRequest) -> ChunkRequest {
+        request
+    }
+}
+
+/// The offset of edge `e` in [`ChunkRequest::edge_lods`] order.
+fn edge_offset(e: usize) -> [i32; 3] {
+    let (b0, b1) = match e / 4 {
+        0 => (1, 2),
+        1 => (0, 2),
+        _ => (0, 1),
+    };
+    let mut d = [0; 3];
+    d[b0] = if e & 1 == 1 { 1 } else { -1 };
+    d[b1] = if e & 2 == 2 { 1 } else { -1 };
+    d
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Requests are worked out again only around the chunks that changed;
+    /// after any walk, every shown chunk was built from its neighbours'
+    /// current LODs.
+    #[test]
+    fn shown_chunks_are_built_from_their_neighbours_current_lods(
+        steps in prop::collection::vec(
+            (prop::array::uniform3(-30.0f32..30.0), prop::array::uniform3(-20.0f32..20.0)),
+            1..7,
+        ),
+    ) {
+        let cfg = StreamConfig::DEFAULT
+            .with_chunk_size(16.0)
+            .with_threads(2)
+            .with_unload_hysteresis(6.0)
+            .with_max_in_flight(5);
+        let mut s = StreamScheduler::new(SeamSource, cfg).unwrap();
+        let mut a = [0.0f32; 3];
+        let b = [90.0f32, -20.0, 40.0];
+        let mut built: BTreeMap<ChunkCoord, ChunkRequest> = BTreeMap::new();
+        let mut take = |events: Vec<StreamEvent<ChunkRequest>>| {
+            for e in events {
+                match e {
+                    StreamEvent::ChunkReady { coord, output, .. } => {
+                        built.insert(coord, output);
+                    }
+                    StreamEvent::ChunkUnloaded { coord, .. } => {
+                        built.remove(&coord);
+                    }
+                    _ => {}
+                }
+            }
+        };
+        for (step, vel) in &steps {
+            for k in 0..3 {
+                a[k] += step[k];
+            }
+            let viewers = [
+                StreamViewer::new(a, 56.0)
+                    .with_velocity(*vel)
+                    .with_lod_distances(vec![16.0, 32.0, 48.0]),
+                StreamViewer::new(b, 30.0).with_lod_distances(vec![20.0]),
+            ];
+            s.update(&viewers).unwrap();
+            take(s.poll(7));
+        }
+        take(settle(&mut s));
+        let shown: HashMap<ChunkCoord, u8> = s.shown().into_iter().map(|(c, l, _)| (c, l)).collect();
+        prop_assert!(!built.is_empty());
+        prop_assert_eq!(shown.len(), built.len());
+        let at = |c: ChunkCoord, d: [i32; 3]| shown.get(&[c[0] + d[0], c[1] + d[1], c[2] + d[2]]).copied();
+        for (c, r) in &built {
+            prop_assert_eq!(Some(r.lod), shown.get(c).copied());
+            for (f, d) in Dim::Xyz.face_offsets().iter().enumerate() {
+                prop_assert_eq!(r.neighbour_lods[f], at(*c, *d), "{:?} face {}", c, f);
+            }
+            for e in 0..12 {
+                prop_assert_eq!(r.edge_lods[e], at(*c, edge_offset(e)), "{:?} edge {}", c, e);
+            }
+        }
     }
 }
 

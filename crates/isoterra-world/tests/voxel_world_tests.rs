@@ -224,6 +224,34 @@ fn generated_world() -> VoxelWorld {
     w
 }
 
+/// Reference for the dirty set of an edit: every chunk whose meshing reads
+/// a node the edit changed (its normal stencil `[c*N - 1, c*N + N + 1]` for
+/// a density change, its cells `[c*N, c*N + N]` for a material change),
+/// searched over chunks `-6..=6`.
+fn chunks_reading_changes(edit: &isoterra_world::Edit3) -> BTreeSet<[i32; 3]> {
+    let n = N as i64;
+    let mut want = BTreeSet::new();
+    for cz in -6..=6 {
+        for cy in -6..=6 {
+            for cx in -6..=6 {
+                let c = [cx as i64, cy as i64, cz as i64];
+                let reads = edit.nodes.iter().enumerate().any(|(k, g)| {
+                    let dv = edit.before[k].to_bits() != edit.after[k].to_bits();
+                    let dm = edit.mat_before[k] != edit.mat_after[k];
+                    let in_range = |lo: i64, hi: i64| {
+                        (0..3).all(|a| c[a] * n + lo <= g[a] && g[a] <= c[a] * n + n + hi)
+                    };
+                    (dv && in_range(-1, 1)) || (dm && in_range(0, 0))
+                });
+                if reads {
+                    want.insert([cx, cy, cz]);
+                }
+            }
+        }
+    }
+    want
+}
+
 fn tool_strategy() -> impl Strategy<Value = VoxelTool> {
     prop::sample::select(VoxelTool::ALL.to_vec())
 }
@@ -279,27 +307,37 @@ proptest! {
         prop_assert_eq!(w.dirty_count(), 0);
         let edit = w.apply_brush(&b).unwrap();
         let got: BTreeSet<[i32; 3]> = w.dirty_chunks().collect();
-        let n = N as i64;
-        let mut want = BTreeSet::new();
-        for cz in -6..=6 {
-            for cy in -6..=6 {
-                for cx in -6..=6 {
-                    let c = [cx as i64, cy as i64, cz as i64];
-                    let reads = edit.nodes.iter().enumerate().any(|(k, g)| {
-                        let dv = edit.before[k].to_bits() != edit.after[k].to_bits();
-                        let dm = edit.mat_before[k] != edit.mat_after[k];
-                        let in_range = |lo: i64, hi: i64| {
-                            (0..3).all(|a| c[a] * n + lo <= g[a] && g[a] <= c[a] * n + n + hi)
-                        };
-                        (dv && in_range(-1, 1)) || (dm && in_range(0, 0))
-                    });
-                    if reads {
-                        want.insert([cx, cy, cz]);
-                    }
-                }
-            }
-        }
+        let want = chunks_reading_changes(&edit);
         prop_assert_eq!(got, want);
+    }
+
+    #[test]
+    fn take_dirty_returns_exactly_the_chunks_each_edit_dirties(
+        first in brush_strategy(),
+        second in brush_strategy(),
+    ) {
+        let mut w = generated_world();
+        // Mesh some chunks so that taking the dirty set has cached meshes to drop.
+        w.rebuild_all();
+        let meshed: BTreeSet<[i32; 3]> = w.meshed_chunks().collect();
+        prop_assert!(w.take_dirty().is_empty());
+        let mut stale = BTreeSet::new();
+        for b in [&first, &second] {
+            let edit = w.apply_brush(b).unwrap();
+            let taken = w.take_dirty();
+            // Ascending, without repeats, and exactly the reference set.
+            prop_assert!(taken.windows(2).all(|p| p[0] < p[1]));
+            let taken: BTreeSet<[i32; 3]> = taken.into_iter().collect();
+            prop_assert_eq!(&taken, &chunks_reading_changes(&edit));
+            prop_assert_eq!(w.dirty_count(), 0);
+            prop_assert!(w.take_dirty().is_empty());
+            stale.extend(taken);
+        }
+        // Nothing was meshed; the out-of-date meshes are gone, the others kept.
+        for c in &meshed {
+            prop_assert_eq!(w.chunk_mesh(*c).is_some(), !stale.contains(c), "{:?}", c);
+        }
+        prop_assert!(w.meshed_chunks().all(|c| meshed.contains(&c)));
     }
 
     #[test]

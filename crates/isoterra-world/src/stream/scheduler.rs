@@ -1,13 +1,16 @@
 //! The streaming scheduler: build jobs on a thread pool, prioritised and
 //! cancelled as viewers move, with stable slots and a polled event stream.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
 use super::select::Dim;
-use super::select::{ChunkCoord, StreamConfig, StreamViewer, select, viewer_points};
+use super::select::{
+    ChunkCoord, CoordMap, CoordSet, StreamConfig, StreamViewer, offset, select, touching_offsets,
+    viewer_points,
+};
 use super::source::{CancelFlag, ChunkRequest, ChunkSource, SlotId, StreamEvent};
 use crate::WorldError;
 
@@ -59,30 +62,44 @@ struct Entry {
     /// The LOD and slot handed out, if any.
     shown: Option<(u8, SlotId)>,
     /// The request the shown content was built from.
-    shown_request: Option<ChunkRequest>,
+    shown_request: Option<Box<ChunkRequest>>,
     /// The job building it, if any.
-    job: Option<Job>,
+    job: Option<Box<Job>>,
     /// A request whose build failed.
-    failed: Option<ChunkRequest>,
+    failed: Option<Box<ChunkRequest>>,
     /// Invalidated: built before anything else.
     urgent: bool,
+    /// Whether the shown content or the failure is for `want` (kept by
+    /// [`Entry::refresh`]).
+    done: bool,
 }
 
 impl Entry {
     fn needs_job(&self) -> bool {
-        self.shown_request != Some(self.want)
-            && self.job.as_ref().map(|j| j.request) != Some(self.want)
-            && self.failed != Some(self.want)
+        !self.done && self.job.as_ref().map(|j| &j.request) != Some(&self.want)
     }
 
     fn is_done(&self) -> bool {
-        self.shown_request == Some(self.want) || self.failed == Some(self.want)
+        self.done
+    }
+
+    /// Works out [`done`](Self::done) again after `want`, `shown_request`
+    /// or `failed` changed.
+    fn refresh(&mut self) {
+        self.done = self.shown_request.as_deref() == Some(&self.want)
+            || self.failed.as_deref() == Some(&self.want);
     }
 }
 
+/// A chunk leaving the held set: its job and what it showed.
+type Leaving = (ChunkCoord, Option<Box<Job>>, Option<(u8, SlotId)>);
+
+/// A flag on LODs in the selection while it is matched with the held chunks.
+const HELD: u8 = 0x80;
+
 /// The request for chunk `c` at `lod` with the LODs of its face and edge
 /// neighbours in `target`.
-fn request_of(dim: Dim, target: &HashMap<ChunkCoord, u8>, c: ChunkCoord, lod: u8) -> ChunkRequest {
+fn request_of(dim: Dim, target: &CoordMap<u8>, c: ChunkCoord, lod: u8) -> ChunkRequest {
     let at = |d: [i32; 3]| {
         let n = [
             c[0].wrapping_add(d[0]),
@@ -182,7 +199,7 @@ pub struct StreamScheduler<S: ChunkSource> {
     pool: Arc<rayon::ThreadPool>,
     tx: Sender<Done<S::Output>>,
     rx: Receiver<Done<S::Output>>,
-    entries: HashMap<ChunkCoord, Entry>,
+    entries: CoordMap<Entry>,
     /// Chunks that may need a job, best first.
     queue: Vec<ChunkCoord>,
     events: VecDeque<StreamEvent<S::Output>>,
@@ -247,7 +264,7 @@ impl<S: ChunkSource> StreamScheduler<S> {
             pool,
             tx,
             rx,
-            entries: HashMap::new(),
+            entries: CoordMap::default(),
             queue: Vec::new(),
             events: VecDeque::new(),
             free_slots: BTreeSet::new(),
@@ -308,7 +325,10 @@ impl<S: ChunkSource> StreamScheduler<S> {
 
     /// Takes new viewer positions: chooses the chunks to hold, queues unload
     /// events, cancels jobs no longer wanted and starts new ones. Never
-    /// waits for a build.
+    /// waits for a build. Its cost grows with the number of held chunks (a
+    /// few passes over them); the neighbour LODs of a chunk's request are
+    /// only worked out again when the chunk or one that touches it arrives,
+    /// leaves or changes LOD.
     ///
     /// # Errors
     ///
@@ -316,52 +336,102 @@ impl<S: ChunkSource> StreamScheduler<S> {
     /// changes then.
     pub fn update(&mut self, viewers: &[StreamViewer]) -> Result<(), WorldError> {
         self.config.check_viewers(viewers)?;
-        let loaded: HashMap<ChunkCoord, u8> = self
-            .entries
-            .iter()
-            .filter_map(|(c, e)| e.shown.map(|s| (*c, s.0)))
-            .collect();
-        let target = select(&self.config, viewers, Some(&loaded));
+        let mut target = select(
+            &self.config,
+            viewers,
+            self.entries
+                .iter()
+                .filter_map(|(c, e)| e.shown.map(|s| (*c, s.0))),
+            self.entries.len() + self.entries.len() / 8,
+        );
+        let dim = self.config.dim;
 
-        // Chunks leaving: cancel their jobs, free their slots.
-        let mut leaving: Vec<ChunkCoord> = self
-            .entries
-            .keys()
-            .filter(|c| !target.contains_key(*c))
-            .copied()
-            .collect();
-        leaving.sort_unstable();
-        for c in leaving {
-            if let Some(e) = self.entries.remove(&c) {
-                if let Some(job) = e.job {
-                    job.cancel.cancel();
-                    self.cancelled += 1;
+        // One pass over the held chunks: the ones leaving are taken out,
+        // the others get their new LOD and are flagged in `target` as held.
+        let mut leaving: Vec<Leaving> = Vec::new();
+        let mut changed: Vec<ChunkCoord> = Vec::new();
+        self.entries.retain(|c, e| match target.get_mut(c) {
+            None => {
+                leaving.push((*c, e.job.take(), e.shown));
+                false
+            }
+            Some(lod) => {
+                if e.target != *lod {
+                    e.target = *lod;
+                    changed.push(*c);
                 }
-                if let Some((_, slot)) = e.shown {
-                    self.free_slots.insert(slot);
-                    self.events
-                        .push_back(StreamEvent::ChunkUnloaded { coord: c, slot });
+                *lod |= HELD;
+                true
+            }
+        });
+        // Chunks arriving.
+        for (&c, lod) in target.iter_mut() {
+            if *lod & HELD != 0 {
+                *lod &= !HELD;
+                continue;
+            }
+            self.entries.insert(
+                c,
+                Entry {
+                    target: *lod,
+                    want: ChunkRequest::new(c, *lod),
+                    shown: None,
+                    shown_request: None,
+                    job: None,
+                    failed: None,
+                    urgent: false,
+                    done: false,
+                },
+            );
+            changed.push(c);
+        }
+
+        // Chunks whose request may change: the ones leaving, arriving or
+        // changing LOD, and every chunk touching one of them. The others
+        // keep theirs.
+        let mut touched = CoordSet::default();
+        let mark = |c: ChunkCoord, touched: &mut CoordSet| {
+            if target.contains_key(&c) {
+                touched.insert(c);
+            }
+            for d in touching_offsets(dim) {
+                let n = offset(c, d);
+                if target.contains_key(&n) {
+                    touched.insert(n);
                 }
+            }
+        };
+        for &c in &changed {
+            mark(c, &mut touched);
+        }
+
+        // Chunks leaving: cancel their jobs, free their slots (in
+        // coordinate order, so slots and events do not depend on the map).
+        leaving.sort_unstable_by_key(|l| l.0);
+        for (c, job, shown) in leaving {
+            mark(c, &mut touched);
+            if let Some(job) = job {
+                job.cancel.cancel();
+                self.cancelled += 1;
+            }
+            if let Some((_, slot)) = shown {
+                self.free_slots.insert(slot);
+                self.events
+                    .push_back(StreamEvent::ChunkUnloaded { coord: c, slot });
             }
         }
-        for (&c, &lod) in &target {
+        for c in touched {
+            let Some(e) = self.entries.get_mut(&c) else {
+                continue;
+            };
             let want = self
                 .source
-                .seam_request(request_of(self.config.dim, &target, c, lod));
-            let e = self.entries.entry(c).or_insert(Entry {
-                target: lod,
-                want,
-                shown: None,
-                shown_request: None,
-                job: None,
-                failed: None,
-                urgent: false,
-            });
-            e.target = lod;
+                .seam_request(request_of(dim, &target, c, e.target));
             e.want = want;
-            if e.failed.is_some_and(|f| f != want) {
+            if e.failed.as_deref().is_some_and(|f| *f != want) {
                 e.failed = None;
             }
+            e.refresh();
             // A job for another LOD or other seams is no use any more.
             if e.job.as_ref().is_some_and(|j| j.request != want)
                 && let Some(job) = e.job.take()
@@ -495,6 +565,7 @@ impl<S: ChunkSource> StreamScheduler<S> {
             }
             e.shown_request = None;
             e.failed = None;
+            e.refresh();
             e.urgent = true;
             hit.push(c);
         }
@@ -538,7 +609,11 @@ impl<S: ChunkSource> StreamScheduler<S> {
                     },
                 };
                 e.shown = Some((lod, slot));
-                e.shown_request = Some(done.request);
+                match &mut e.shown_request {
+                    Some(r) => **r = done.request,
+                    None => e.shown_request = Some(Box::new(done.request)),
+                }
+                e.refresh();
                 self.events.push_back(StreamEvent::ChunkReady {
                     coord,
                     lod,
@@ -549,7 +624,8 @@ impl<S: ChunkSource> StreamScheduler<S> {
             Outcome::Cancelled => {}
             Outcome::Failed => {
                 self.failed += 1;
-                e.failed = Some(done.request);
+                e.failed = Some(Box::new(done.request));
+                e.refresh();
                 self.events
                     .push_back(StreamEvent::ChunkFailed { coord, lod });
             }
@@ -578,11 +654,11 @@ impl<S: ChunkSource> StreamScheduler<S> {
             let cancel = CancelFlag::new();
             let ticket = self.next_ticket;
             self.next_ticket += 1;
-            e.job = Some(Job {
+            e.job = Some(Box::new(Job {
                 ticket,
                 request,
                 cancel: cancel.clone(),
-            });
+            }));
             self.in_flight += 1;
             let source = Arc::clone(&self.source);
             let tx = self.tx.clone();

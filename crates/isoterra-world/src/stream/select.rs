@@ -2,9 +2,66 @@
 //! distances, LOD rings, prefetch along the velocity, unload hysteresis and
 //! the 2:1 rule across neighbours (faces; in 3D also edges and corners).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::WorldError;
+
+/// A fast hasher for chunk coordinates (a multiply-rotate mix with a final
+/// avalanche), for the maps the selection and the scheduler rebuild on
+/// every update. Not resistant to chosen keys, which chunk coordinates
+/// around viewers are not.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct CoordHasher(u64);
+
+impl CoordHasher {
+    #[inline]
+    fn mix(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(26) ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+impl Hasher for CoordHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(4);
+        for w in &mut words {
+            self.mix(u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
+        }
+        for &b in words.remainder() {
+            self.mix(u64::from(b));
+        }
+    }
+
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.mix(u64::from(i));
+    }
+
+    #[inline]
+    fn write_i32(&mut self, i: i32) {
+        self.mix(u64::from(i as u32));
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.mix(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        let mut h = self.0;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h
+    }
+}
+
+/// A map keyed by chunk coordinate with [`CoordHasher`].
+pub(crate) type CoordMap<V> = HashMap<ChunkCoord, V, BuildHasherDefault<CoordHasher>>;
+/// A set of chunk coordinates with [`CoordHasher`].
+pub(crate) type CoordSet = HashSet<ChunkCoord, BuildHasherDefault<CoordHasher>>;
 
 /// A chunk coordinate on the streaming grid. Chunk `c` covers the world box
 /// `[c * chunk_size, (c + 1) * chunk_size)` on each streamed axis; 2D kinds
@@ -137,6 +194,18 @@ impl StreamViewer {
     pub fn with_lod_distances(mut self, lod_distances: Vec<f32>) -> Self {
         self.lod_distances = lod_distances;
         self
+    }
+
+    /// The distance from which this viewer's ring LOD is at least
+    /// `max_lod` (infinite when it has fewer rings).
+    fn coarsest_from(&self, max_lod: u8) -> f64 {
+        match usize::from(max_lod).checked_sub(1) {
+            None => 0.0,
+            Some(k) => self
+                .lod_distances
+                .get(k)
+                .map_or(f64::INFINITY, |&r| f64::from(r)),
+        }
     }
 
     /// The ring LOD at distance `d` (uncapped).
@@ -372,6 +441,7 @@ impl StreamConfig {
     }
 
     /// Distance from world point `p` to the box of chunk `c` on the grid's axes.
+    #[inline]
     pub(crate) fn distance(&self, c: ChunkCoord, p: [f64; 3]) -> f64 {
         let size = f64::from(self.chunk_size);
         let mut d2 = 0.0;
@@ -402,26 +472,91 @@ impl StreamConfig {
         }
     }
 
-    /// Visits every chunk whose box lies within `r` of `p`.
-    fn for_chunks_within(&self, p: [f64; 3], r: f64, mut f: impl FnMut(ChunkCoord, f64)) {
+    /// Visits every chunk whose box lies within `r` of one of `points`
+    /// (at most [`MAX_POINTS`] of them) with the least `lod(d)` over the
+    /// distances `d <= r` from those points, row by row: on each row of
+    /// the first axis only the runs of chunks that can be that close are
+    /// measured, and each chunk is visited once.
+    fn for_chunks_within(
+        &self,
+        points: &[[f64; 3]],
+        r: f64,
+        lod: impl Fn(f64) -> u8,
+        mut f: impl FnMut(ChunkCoord, u8),
+    ) {
+        let points = &points[..points.len().min(MAX_POINTS)];
+        let Some(first) = points.first() else {
+            return;
+        };
         let size = f64::from(self.chunk_size);
         let axes = self.dim.axes();
         let mut lo = [0i32; 3];
         let mut hi = [0i32; 3];
         for (k, &axis) in axes.iter().enumerate() {
-            lo[k] = ((p[axis] - r) / size).floor() as i32;
-            hi[k] = ((p[axis] + r) / size).floor() as i32;
+            let (mut a, mut b) = (first[axis], first[axis]);
+            for p in points {
+                a = a.min(p[axis]);
+                b = b.max(p[axis]);
+            }
+            lo[k] = ((a - r) / size).floor() as i32;
+            hi[k] = ((b + r) / size).floor() as i32;
         }
+        // Distance from `p` to chunk column `c` along grid axis `k`.
+        let gap = |p: &[f64; 3], k: usize, c: i32| {
+            let axis = axes[k];
+            let l = f64::from(c) * size;
+            (l - p[axis]).max(p[axis] - (l + size)).max(0.0)
+        };
+        let (x_axis, r2) = (axes[0], r * r);
+        // Per point: the run of x, and the squared gaps along y and z.
+        let mut runs = [(0i32, -1i32); MAX_POINTS];
+        let mut gaps = [(0.0f64, 0.0f64); MAX_POINTS];
         for z in lo[2]..=hi[2] {
             for y in lo[1]..=hi[1] {
-                for x in lo[0]..=hi[0] {
+                // Per point, the chunks whose x gap can be within the rest
+                // of `r`, one more each side for rounding; each is measured
+                // exactly below.
+                let (mut x_lo, mut x_hi) = (i32::MAX, i32::MIN);
+                for ((run, g), p) in runs.iter_mut().zip(&mut gaps).zip(points) {
+                    let dy = gap(p, 1, y);
+                    let dz = if axes.len() > 2 { gap(p, 2, z) } else { 0.0 };
+                    *g = (dy * dy, dz * dz);
+                    let rest = r2 - (dy * dy + dz * dz);
+                    *run = if rest < 0.0 {
+                        (0, -1)
+                    } else {
+                        let s = rest.sqrt();
+                        let x0 = (((p[x_axis] - s) / size).floor() as i32).saturating_sub(1);
+                        let x1 = (((p[x_axis] + s) / size).floor() as i32).saturating_add(1);
+                        (x0.max(lo[0]), x1.min(hi[0]))
+                    };
+                    if run.0 <= run.1 {
+                        x_lo = x_lo.min(run.0);
+                        x_hi = x_hi.max(run.1);
+                    }
+                }
+                if x_lo > x_hi {
+                    continue;
+                }
+                for x in x_lo..=x_hi {
                     let c = [x, y, z];
-                    if !self.in_bounds(c) {
+                    if self.bounds.is_some() && !self.in_bounds(c) {
                         continue;
                     }
-                    let d = self.distance(c, p);
-                    if d <= r {
-                        f(c, d);
+                    let mut best: Option<u8> = None;
+                    for ((p, run), g) in points.iter().zip(&runs).zip(&gaps) {
+                        if run.0 <= x && x <= run.1 {
+                            // As `distance`: the squares summed in axis order.
+                            let dx = gap(p, 0, x);
+                            let d = (dx * dx + g.0 + g.1).sqrt();
+                            if d <= r {
+                                let l = lod(d);
+                                best = Some(best.map_or(l, |b| b.min(l)));
+                            }
+                        }
+                    }
+                    if let Some(l) = best {
+                        f(c, l);
                     }
                 }
             }
@@ -434,6 +569,9 @@ impl Default for StreamConfig {
         Self::DEFAULT
     }
 }
+
+/// Most points one viewer streams around (where it is and where it will be).
+const MAX_POINTS: usize = 2;
 
 /// The viewer's position after `seconds` of its velocity.
 fn predicted(v: &StreamViewer, seconds: f32) -> [f64; 3] {
@@ -498,74 +636,112 @@ const CORNER_OFFSETS: [[i32; 3]; 8] = [
     [1, 1, 1],
 ];
 
+/// The neighbour offsets the 2:1 rule looks at: faces, and in 3D edges and
+/// corners too.
+pub(crate) fn touching_offsets(dim: Dim) -> impl Iterator<Item = &'static [i32; 3]> {
+    let (edges, corners): (&[[i32; 3]], &[[i32; 3]]) = if dim == Dim::Xyz {
+        (&EDGE_OFFSETS, &CORNER_OFFSETS)
+    } else {
+        (&[], &[])
+    };
+    dim.face_offsets().iter().chain(edges).chain(corners)
+}
+
+/// `c + d`, wrapping.
+#[inline]
+pub(crate) fn offset(c: ChunkCoord, d: &[i32; 3]) -> ChunkCoord {
+    [
+        c[0].wrapping_add(d[0]),
+        c[1].wrapping_add(d[1]),
+        c[2].wrapping_add(d[2]),
+    ]
+}
+
 /// Lowers LODs until face neighbours (and in 3D every two chunks that
-/// touch) differ by at most one. Only ever
-/// refines, so it ends; the result does not depend on visiting order (it is
-/// the largest assignment below the input that keeps the rule).
-fn enforce_two_to_one(dim: Dim, map: &mut HashMap<ChunkCoord, u8>) {
-    let mut work: BTreeSet<ChunkCoord> = map.keys().copied().collect();
-    while let Some(c) = work.pop_first() {
+/// touch) differ by at most one. Only ever refines, so it ends; the result
+/// does not depend on visiting order (it is the largest assignment below
+/// the input that keeps the rule). Only chunks at least two levels finer
+/// than the coarsest can constrain a neighbour, so only they start the
+/// work list.
+fn enforce_two_to_one<S: std::hash::BuildHasher>(dim: Dim, map: &mut HashMap<ChunkCoord, u8, S>) {
+    let Some(&coarsest) = map.values().max() else {
+        return;
+    };
+    let mut work: Vec<ChunkCoord> = map
+        .iter()
+        .filter(|&(_, &l)| u16::from(l) + 1 < u16::from(coarsest))
+        .map(|(c, _)| *c)
+        .collect();
+    while let Some(c) = work.pop() {
         let lod = map[&c];
-        let edges: &[[i32; 3]] = if dim == Dim::Xyz { &EDGE_OFFSETS } else { &[] };
-        let corners: &[[i32; 3]] = if dim == Dim::Xyz {
-            &CORNER_OFFSETS
-        } else {
-            &[]
-        };
-        for d in dim.face_offsets().iter().chain(edges).chain(corners) {
-            let n = [
-                c[0].wrapping_add(d[0]),
-                c[1].wrapping_add(d[1]),
-                c[2].wrapping_add(d[2]),
-            ];
+        for d in touching_offsets(dim) {
+            let n = offset(c, d);
             if let Some(nl) = map.get_mut(&n)
                 && *nl > lod + 1
             {
                 *nl = lod + 1;
-                work.insert(n);
+                work.push(n);
             }
         }
     }
 }
 
-/// The chunks to hold: the wanted ones plus, when `loaded` is given, the
-/// loaded chunks still inside the hysteresis band, with LOD hysteresis.
+/// The chunks to hold: the wanted ones plus the `loaded` chunks (with the
+/// LOD they are shown at) still inside the hysteresis band, with LOD
+/// hysteresis; `hint` is the number of chunks expected.
+///
+/// Each chunk's ring LOD is taken while the spheres are swept (a point's
+/// rings only matter inside its view distance once they reach `max_lod`
+/// there; a point whose rings reach farther is measured against every
+/// chunk afterwards), so the result is the finest ring LOD of any point,
+/// as [`desired_chunks`] documents.
 pub(crate) fn select(
     cfg: &StreamConfig,
     viewers: &[StreamViewer],
-    loaded: Option<&HashMap<ChunkCoord, u8>>,
-) -> HashMap<ChunkCoord, u8> {
+    loaded: impl IntoIterator<Item = (ChunkCoord, u8)>,
+    hint: usize,
+) -> CoordMap<u8> {
     let points: Vec<(&StreamViewer, [f64; 3])> = viewers
         .iter()
         .flat_map(|v| viewer_points(v, cfg).into_iter().map(move |p| (v, p)))
         .collect();
-    let mut map: HashMap<ChunkCoord, u8> = HashMap::new();
-    for (v, p) in &points {
-        cfg.for_chunks_within(*p, f64::from(v.view_distance), |c, _| {
-            map.entry(c).or_insert(u8::MAX);
+    let max = cfg.max_lod;
+    let mut map: CoordMap<u8> = CoordMap::with_capacity_and_hasher(hint, Default::default());
+    for v in viewers {
+        let at = viewer_points(v, cfg);
+        let ring = |d: f64| v.ring_lod(d).min(max);
+        cfg.for_chunks_within(&at, f64::from(v.view_distance), ring, |c, lod| {
+            map.entry(c)
+                .and_modify(|l| *l = (*l).min(lod))
+                .or_insert(lod);
         });
     }
-    let hyst = f64::from(cfg.unload_hysteresis);
-    if let Some(loaded) = loaded {
-        for (&c, _) in loaded.iter() {
-            if map.contains_key(&c) {
-                continue;
-            }
-            let keep = viewers.iter().any(|v| {
-                cfg.distance(c, v.position.map(f64::from)) <= f64::from(v.view_distance) + hyst
-            });
-            if keep {
-                map.insert(c, u8::MAX);
+    // Points whose rings give finer LODs beyond their view distance.
+    for (v, p) in &points {
+        if v.coarsest_from(max) > f64::from(v.view_distance) {
+            for (c, l) in map.iter_mut() {
+                *l = (*l).min(v.ring_lod(cfg.distance(*c, *p)).min(max));
             }
         }
     }
-    for (c, lod) in map.iter_mut() {
-        let now = ring_lod(cfg, &points, *c, 0.0);
-        *lod = match loaded.and_then(|l| l.get(c)) {
-            // Coarser only once the chunk is `hysteresis` past its ring.
-            Some(&old) if now > old => old.max(ring_lod(cfg, &points, *c, hyst)).min(now),
-            _ => now,
+    let hyst = f64::from(cfg.unload_hysteresis);
+    for (c, old) in loaded {
+        let now = match map.get_mut(&c) {
+            Some(l) => l,
+            None => {
+                let keep = viewers.iter().any(|v| {
+                    cfg.distance(c, v.position.map(f64::from)) <= f64::from(v.view_distance) + hyst
+                });
+                if !keep {
+                    continue;
+                }
+                map.entry(c).or_insert(ring_lod(cfg, &points, c, 0.0))
+            }
         };
+        // Coarser only once the chunk is `hysteresis` past its ring.
+        if *now > old {
+            *now = old.max(ring_lod(cfg, &points, c, hyst)).min(*now);
+        }
     }
     enforce_two_to_one(cfg.dim, &mut map);
     map
@@ -607,7 +783,7 @@ pub fn desired_chunks(
     config: &StreamConfig,
 ) -> Result<Vec<(ChunkCoord, u8)>, WorldError> {
     config.check_viewers(viewers)?;
-    let map = select(config, viewers, None);
+    let map = select(config, viewers, std::iter::empty(), 0);
     let sorted: BTreeMap<ChunkCoord, u8> = map.into_iter().collect();
     Ok(sorted.into_iter().collect())
 }
@@ -627,7 +803,7 @@ mod tests {
 
     #[test]
     fn two_to_one_refines_the_coarse_side() {
-        let mut m = HashMap::new();
+        let mut m: HashMap<ChunkCoord, u8> = HashMap::new();
         m.insert([0, 0, 0], 0u8);
         m.insert([1, 0, 0], 3);
         m.insert([2, 0, 0], 3);

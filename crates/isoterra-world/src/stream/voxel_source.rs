@@ -239,8 +239,8 @@ impl VoxelSource {
     /// Copies the chunks `coords` from `world` (a world of the same
     /// parameters, usually the one being edited): its modified chunks among
     /// them become edited chunks of the source, the others generated ones.
-    /// Pass the chunks an edit changed, for example the world's
-    /// [`dirty_chunks`](VoxelWorld::dirty_chunks) before its rebuild. Returns
+    /// Pass the chunks an edit changed, for example what the world's
+    /// [`take_dirty`](VoxelWorld::take_dirty) returns. Returns
     /// how many chunks were listed.
     ///
     /// # Errors
@@ -281,7 +281,7 @@ impl VoxelSource {
 
     /// Whether the build of stream chunk `coord` at `lod` reads a node owned
     /// by one of the world chunks `dirty` (the chunks an edit changed, or the
-    /// world's [`dirty_chunks`](VoxelWorld::dirty_chunks), which hold every
+    /// world's [`take_dirty`](VoxelWorld::take_dirty), which holds every
     /// chunk owning a changed node). At LOD 0 a chunk reads what the world's
     /// mesher reads for it (its nodes, its apron and normal stencil), so it
     /// is stale exactly when it is dirty itself; at LOD `k > 0` it also reads

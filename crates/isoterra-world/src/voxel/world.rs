@@ -187,6 +187,28 @@ impl VoxelWorld {
         self.dirty.len()
     }
 
+    /// Returns the dirty chunks, ascending, and clears the set, for callers
+    /// that mesh elsewhere (a [`VoxelSource`](crate::VoxelSource) fed with
+    /// [`update_from_world`](crate::VoxelSource::update_from_world), for
+    /// example) and only need to know what an edit changed: after an edit
+    /// these are exactly the chunks whose meshing reads a changed node (see
+    /// the type's docs), gathered since the last `take_dirty` or
+    /// [`rebuild`](Self::rebuild).
+    ///
+    /// Nothing is meshed. The cached meshes of the returned chunks are out
+    /// of date and are dropped: [`chunk_mesh`](Self::chunk_mesh) gives
+    /// `None` for them until they are rebuilt (which
+    /// [`ensure_region`](Self::ensure_region) queues again).
+    pub fn take_dirty(&mut self) -> Vec<[i32; 3]> {
+        let dirty = std::mem::take(&mut self.dirty);
+        if !self.meshes.is_empty() {
+            for c in &dirty {
+                self.meshes.remove(c);
+            }
+        }
+        dirty.into_iter().collect()
+    }
+
     /// The cached mesh (and collider) of a chunk, once it has been rebuilt.
     pub fn chunk_mesh(&self, coord: [i32; 3]) -> Option<&VoxelChunkMesh> {
         self.meshes.get(&coord)
