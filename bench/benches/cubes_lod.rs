@@ -16,6 +16,10 @@
 //!   vertices and their normals, less the regular scan of the same outer
 //!   cells). Its throughput counts transition cells (369,152 per iteration).
 //!
+//! * `transvoxel_all_faces`: the `transvoxel` crate on the same 64 chunks with
+//!   all six sides as transition faces (a timing peer; see the comment in
+//!   [`bench`] for how its output differs).
+//!
 //! The other cases' throughput is in chunk cells per second.
 //!
 //! Run: `cargo bench -p isoterra-bench --bench cubes_lod -- --warm-up-time 1 --measurement-time 4`
@@ -26,6 +30,10 @@
 //! prints a digest of the meshes, e.g.
 //! `ISOTERRA_LOD_CASE=all_faces_finer ISOTERRA_LOD_ITERS=3 valgrind --tool=callgrind
 //! --toggle-collect='isoterra_mesh::cubes::transition::LodMesher::mesh' target/release/deps/cubes_lod-*`.
+//! The first pass of a fresh mesher also fills its caches of transition-cell
+//! triangulations (and the marching cubes tables are built once); for the
+//! steady state the criterion runs see, add `ISOTERRA_LOD_WARM=1` (one pass
+//! before the counted ones) and collect `--toggle-collect='cubes_lod::counted'`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -173,6 +181,43 @@ fn bench(c: &mut Criterion) {
             b.iter(|| mesh_all(&mut mesher, &inputs, &mut outs))
         });
     }
+    // Peer: the `transvoxel` crate meshing the same 64 chunks (32 cells over 64
+    // base cells each) with all six sides as transition faces, reading the
+    // same base nodes through a density closure (its transition faces sample
+    // the base nodes at full resolution). It is a timing peer, not a
+    // reference: it uses Lengyel's transition cells with their regular
+    // neighbours shrunk (vertices moved inwards), treats values above the
+    // threshold as inside (the opposite sign of ours here), caches only the
+    // block's own samples (`CacheCentralBlockOnly`), computes no normals, and
+    // does not weld across its transition cells; each block's mesh is a fresh
+    // `GenericMeshBuilder` (its allocation is part of the time).
+    {
+        use transvoxel::prelude::*;
+        let density = |x: f32, y: f32, z: f32| -> f32 {
+            let i = |c: f32| (c.round() as usize).min(NODES - 1);
+            values[(i(z) * NODES + i(y)) * NODES + i(x)]
+        };
+        let span = (2 * CELLS) as f32;
+        let run = || {
+            let mut tris = 0;
+            for d in &data {
+                let block = Block::new(d.base.map(|c| c as f32), span, CELLS as usize);
+                let mesh = extract_from_field(
+                    &density,
+                    FieldCaching::CacheCentralBlockOnly,
+                    block,
+                    TransitionSide::all(),
+                    0.0f32,
+                    GenericMeshBuilder::new(),
+                )
+                .build();
+                tris += mesh.num_tris();
+            }
+            tris
+        };
+        eprintln!("transvoxel_all_faces: {} triangles", run());
+        group.bench_function("transvoxel_all_faces", |b| b.iter(|| black_box(run())));
+    }
     // The transition layer alone: each iteration meshes the 64 chunks with all
     // six faces finer and then without finer faces, and is charged the
     // difference (the outer layer of transition cells, the fine-face checks and
@@ -201,6 +246,20 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// The measured passes of the digest mode, apart from the warm-up pass (for
+/// `--toggle-collect=cubes_lod::counted`).
+#[inline(never)]
+fn counted(
+    iters: u32,
+    mesher: &mut LodMesher,
+    inputs: &[LodChunkInput<'_>],
+    outs: &mut [CubesOutput],
+) {
+    for _ in 0..iters {
+        mesh_all(mesher, inputs, outs);
+    }
+}
+
 /// `ISOTERRA_LOD_ITERS=K` meshes each case (or only the one named by
 /// `ISOTERRA_LOD_CASE`) `K` times and prints the digests, without criterion (for instruction counts under callgrind, whose
 /// `--toggle-collect` can select `LodMesher::mesh`); otherwise the criterion
@@ -213,6 +272,7 @@ fn main() {
         let values = field();
         let data = chunks(&values);
         let only = std::env::var("ISOTERRA_LOD_CASE").ok();
+        let warm = std::env::var("ISOTERRA_LOD_WARM").is_ok_and(|v| v == "1");
         let mut mesher = LodMesher::new();
         for (name, finer) in [("all_faces_finer", true), ("no_transition", false)] {
             if only.as_deref().is_some_and(|o| o != name) {
@@ -220,9 +280,10 @@ fn main() {
             }
             let inputs = inputs(&data, finer);
             let mut outs: Vec<CubesOutput> = vec![CubesOutput::default(); inputs.len()];
-            for _ in 0..iters {
+            if warm {
                 mesh_all(&mut mesher, &inputs, &mut outs);
             }
+            counted(iters, &mut mesher, &inputs, &mut outs);
             eprintln!("{name}: digest {:016x}", digest(&outs));
         }
         return;

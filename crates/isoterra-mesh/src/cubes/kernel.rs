@@ -236,8 +236,11 @@ pub(super) fn pack_signs(values: &[f32], iso: f32, out: &mut [u64]) -> (u64, u64
         all &= m | !((1u64 << rest.len()) - 1);
         w += 1;
     }
-    for o in &mut out[w..] {
-        *o = 0;
+    // Usually one spare word: a plain store instead of a `memset` call.
+    match &mut out[w..] {
+        [] => {}
+        [o] => *o = 0,
+        rest => rest.fill(0),
     }
     (any, all)
 }

@@ -754,15 +754,17 @@ pub struct LodMesher {
     /// Per refined face, per row of face cells: the cells with a solid fine
     /// node, then the cells with an air fine node (see `pack_faces`).
     face_bits: [Vec<u64>; 6],
-    /// Sign bits of one face's fine rows.
+    /// Sign bits of one face's fine samples, in one run.
     fine_bits: Vec<u64>,
+    /// The same bits, one row of words per fine row (see `pack_faces`).
+    face_rows: Vec<u64>,
     /// Shapes resolved by earlier calls, by [`Resolved::key`].
     known: std::collections::HashMap<u64, Resolved>,
     /// Triangulations of transition cells by shape and signs
     /// ([`LodMesher::transition_cell`]): offsets into `recipe_bytes`.
     recipes: HashMap<(u64, u32), u32, BuildHasherDefault<KeyHasher>>,
     /// Encoded triangulations: the point count, per point its two local
-    /// nodes and `axis | whole << 2`, then per loop either `FAN` and its
+    /// nodes, `axis | whole << 2` and its segment id ([`sub_edge`]), then per loop either `FAN` and its
     /// triangles or `CENTRED` and its points, and `END`.
     recipe_bytes: Vec<u8>,
     /// Vertex ids of whole chunk edges, three per node, valid where the
@@ -809,7 +811,9 @@ enum Rec {
 }
 
 /// The record of a vertex at `g[axis] + t` on the edge from node `g` along
-/// `axis`: a vertex whose coordinate is a whole number lies on a node.
+/// `axis`: a vertex whose coordinate is a whole number lies on a node (the
+/// meshing uses [`edge_rec_up`], equal on its range).
+#[cfg(test)]
 fn edge_rec(g: [u32; 3], axis: usize, t: f32) -> Rec {
     let x = g[axis] as f32 + t;
     if x.fract() == 0.0 {
@@ -852,7 +856,17 @@ struct Resolved {
     /// split).
     quads: [u8; 24],
     quad_count: u8,
+    /// Per segment id ([`sub_edge`]) of the shape: where its vertex is kept,
+    /// relative to the cell ([`LodMesher::transition_cell`]): `WHOLE_SLOT` or
+    /// the chunk face of a half edge in the high byte, the offset from the
+    /// cell's first slot in the low 24 bits.
+    slots: [u32; 162],
+    /// The chunk faces the half edges of the shape lie on.
+    slot_faces: u8,
 }
+
+/// [`Resolved::slots`] kind: a whole chunk-grid edge.
+const WHOLE_SLOT: u32 = 6;
 
 /// The two axes of a face of `axis`, in increasing order.
 const fn face_axes(axis: usize) -> (usize, usize) {
@@ -890,7 +904,44 @@ impl Resolved {
             shape_key: edges as u64 | (faces as u64) << 12,
             quads: [0; 24],
             quad_count: 0,
+            slots: [0; 162],
+            slot_faces: 0,
         };
+        // The chunk face planes the cell lies on (bit `2 * axis + side`).
+        let mut chunk_planes = 0u8;
+        for b in 0..3 {
+            if class & (1 << b) != 0 {
+                chunk_planes |= 1 << (2 * b);
+            }
+            if class & (8 << b) != 0 {
+                chunk_planes |= 1 << (2 * b + 1);
+            }
+        }
+        for c in 0..shape.count as usize {
+            for &sub in &shape.subs[c][..shape.lens[c] as usize] {
+                let lo = sub / 6;
+                let k = (sub % 6) as usize;
+                let axis = k % 3;
+                let l = local_coords(lo).map(|x| x as usize);
+                r.slots[sub as usize] = if k >= 3 {
+                    // `LodMesher::vertex_along`'s slot of a whole edge, less
+                    // `3 * first` of the cell.
+                    let g = l.map(|x| x / 2);
+                    WHOLE_SLOT << 24 | (3 * ((g[2] * s + g[1]) * s + g[0]) + axis) as u32
+                } else {
+                    // Its slot of a half edge: on the first chunk face plane
+                    // across an axis other than `axis`, less the face cell's
+                    // first slot (twice its first fine node).
+                    let on = SUB_PLANES[sub as usize] & chunk_planes;
+                    debug_assert!(on != 0, "half edges lie on the chunk boundary");
+                    let f = on.trailing_zeros() as usize;
+                    let (u, v) = face_axes(f / 2);
+                    r.slot_faces |= 1 << f;
+                    ((f as u32) << 24)
+                        | (2 * (f * side * side + l[v] * side + l[u]) + (axis == v) as usize) as u32
+                };
+            }
+        }
         for c in 0..shape.count {
             if shape.lens[c as usize] == 4 {
                 r.quads[r.quad_count as usize] = c;
@@ -928,6 +979,15 @@ impl Resolved {
                     break;
                 }
             }
+        }
+        // Group the fine reads by face (the order of the reads is free).
+        let fc = r.fine_count as usize;
+        let mut order: [usize; 19] = std::array::from_fn(|i| i);
+        order[..fc].sort_by_key(|&i| r.fine[i].0);
+        let (fine, fine_node) = (r.fine, r.fine_node);
+        for (k, &i) in order[..fc].iter().enumerate() {
+            r.fine[k] = fine[i];
+            r.fine_node[k] = fine_node[i];
         }
         debug_assert_eq!(
             (r.coarse_count + r.fine_count) as u32,
@@ -1041,11 +1101,15 @@ impl Chunk<'_> {
     }
 }
 
-/// True when every value is finite (a branch-free pass the compiler vectorises).
+/// True when every value is finite: a value is NaN or infinite exactly when its
+/// exponent bits are all set, which carries into bit 31 once one is added at
+/// the exponent's lowest bit. One branch-free pass of integer ORs, which the
+/// compiler vectorises.
 fn all_finite(values: &[f32]) -> bool {
-    values
-        .chunks(64)
-        .all(|c| c.iter().fold(true, |ok, v| ok & v.is_finite()))
+    let acc = values.iter().fold(0u32, |acc, v| {
+        acc | (v.to_bits() & 0x7f80_0000).wrapping_add(0x0080_0000)
+    });
+    acc & 0x8000_0000 == 0
 }
 
 fn check_input(input: &LodChunkInput<'_>, iso: f32) -> Result<(), MeshError> {
@@ -1146,12 +1210,22 @@ fn check_input(input: &LodChunkInput<'_>, iso: f32) -> Result<(), MeshError> {
             let fine_row = &fine[2 * v * side..][..side];
             let row = first + v * sv;
             let coarse_row = &input.samples[row..=row + n as usize * su];
-            let same = fine_row
-                .iter()
-                .step_by(2)
-                .zip(coarse_row.iter().step_by(su))
-                .fold(true, |ok, (a, b)| ok & (a.to_bits() == b.to_bits()));
-            if !same {
+            // Bitwise differences of the even fine samples and the nodes,
+            // OR-ed together (a plain pass without early exits).
+            let last = fine_row[side - 1].to_bits() ^ coarse_row[n as usize * su].to_bits();
+            let diff = if su == 1 {
+                fine_row
+                    .chunks_exact(2)
+                    .zip(coarse_row)
+                    .fold(last, |d, (f, c)| d | (f[0].to_bits() ^ c.to_bits()))
+            } else {
+                let mut d = last;
+                for u in 0..n as usize {
+                    d |= fine_row[2 * u].to_bits() ^ coarse_row[u * su].to_bits();
+                }
+                d
+            };
+            if diff != 0 {
                 let u = (0..s)
                     .find(|&u| fine_row[2 * u].to_bits() != input.samples[row + u * su].to_bits())
                     .unwrap_or(0);
@@ -1366,18 +1440,20 @@ impl LodMesher {
     fn record_scan(&mut self, input: &LodChunkInput<'_>, iso: f32, from: usize, out: &CubesOutput) {
         let s = input.cells as usize + 1;
         for p in &out.positions[from..] {
-            let fractional = p.iter().filter(|c| c.fract() != 0.0).count();
-            let g = p.map(|c| c.floor() as u32);
+            // Scan positions are in `[0, cells]`: `whole_up` and a cast
+            // stand for `fract() == 0.0` and `floor()`.
+            let fractional = p.iter().filter(|&&c| !whole_up(c)).count();
+            let g = p.map(|c| c as u32);
             let rec = match fractional {
                 0 => Rec::Node { g },
                 1 => {
-                    let axis = (0..3).find(|&q| p[q].fract() != 0.0).unwrap_or(0);
+                    let axis = (0..3).find(|&q| !whole_up(p[q])).unwrap_or(0);
                     let ia = (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
                     let ib = ia + [1, s, s * s][axis];
                     let (va, vb) = (input.samples[ia], input.samples[ib]);
                     #[allow(clippy::manual_clamp)]
                     let t = ((iso - va) / (vb - va)).max(0.0).min(1.0);
-                    edge_rec(g, axis, t)
+                    edge_rec_up(g, axis, t)
                 }
                 _ => Rec::Point {
                     p: *p,
@@ -1515,7 +1591,10 @@ impl LodMesher {
             while j < s {
                 let row = &input.samples[(k * s + j) * s..][..s];
                 let out = &mut self.node_bits[(k * s + j) * wr..][..wr];
-                pack_signs(row, iso, out);
+                // The row fills all words but the spare one, so nothing is
+                // left for `pack_signs` to zero.
+                pack_signs(row, iso, &mut out[..wr - 1]);
+                out[wr - 1] = 0;
                 j = if j == 1 && !near(k) {
                     (n - 1).max(2)
                 } else {
@@ -1526,23 +1605,7 @@ impl LodMesher {
         let wc1 = wr;
         self.col_bits.clear();
         self.col_bits.resize(4 * s * wc1, 0);
-        for k in 0..s {
-            let plane = &input.samples[k * s * s..(k + 1) * s * s];
-            let out = &mut self.col_bits[4 * k * wc1..4 * (k + 1) * wc1];
-            for (w, rows) in plane.chunks(64 * s).enumerate() {
-                let mut m = [0u64; 4];
-                for (j, row) in rows.chunks_exact(s).enumerate() {
-                    let row = &row[..=n];
-                    m[0] |= ((row[0] >= iso) as u64) << j;
-                    m[1] |= ((row[1] >= iso) as u64) << j;
-                    m[2] |= ((row[n - 1] >= iso) as u64) << j;
-                    m[3] |= ((row[n] >= iso) as u64) << j;
-                }
-                for (slot, bits) in m.into_iter().enumerate() {
-                    out[slot * wc1 + w] = bits;
-                }
-            }
-        }
+        pack_columns(input.samples, s, iso, &mut self.col_bits, wc1);
         wr
     }
 
@@ -1559,13 +1622,33 @@ impl LodMesher {
             if chunk.input.finer_faces & (1 << f) == 0 {
                 continue;
             }
+            // The signs of the whole face in one run of bits (row `r` from
+            // bit `r * side` on), then two zero words.
             let fine = chunk.fines[f];
-            self.fine_bits.resize(side * wf, 0);
-            for (row, out) in fine
-                .chunks_exact(side)
-                .zip(self.fine_bits.chunks_exact_mut(wf))
-            {
-                pack_signs(row, chunk.iso, out);
+            let packed = (side * side).div_ceil(64);
+            self.fine_bits.resize(packed + 2, 0);
+            pack_signs(fine, chunk.iso, &mut self.fine_bits[..packed]);
+            self.fine_bits[packed..].fill(0);
+            // Row `r` of the face: `wf` words from `r * wf` (its bits past the
+            // row cleared, the last word zero).
+            let face_signs = &self.fine_bits;
+            let mut masks = [0u64; MAX_FINE_WORDS];
+            for (w, m) in masks.iter_mut().enumerate().take(wf - 1) {
+                *m = valid_bits(w, side);
+            }
+            self.face_rows.resize(side * wf, 0);
+            for (r, out) in self.face_rows.chunks_exact_mut(wf).enumerate() {
+                for (w, o) in out[..wf - 1].iter_mut().enumerate() {
+                    let at = r * side + 64 * w;
+                    let (i, sh) = (at / 64, at % 64);
+                    let word = if sh == 0 {
+                        face_signs[i]
+                    } else {
+                        face_signs[i] >> sh | face_signs[i + 1] << (64 - sh)
+                    };
+                    *o = word & masks[w];
+                }
+                out[wf - 1] = 0;
             }
             let bits = &mut self.face_bits[f];
             bits.resize(n * 2 * wc, 0);
@@ -1573,13 +1656,25 @@ impl LodMesher {
                 let mut solid = [0u64; MAX_FINE_WORDS];
                 let mut air = [0u64; MAX_FINE_WORDS];
                 for r in 2 * v..2 * v + 3 {
-                    let row = &self.fine_bits[r * wf..(r + 1) * wf];
+                    let row = &self.face_rows[r * wf..(r + 1) * wf];
                     for w in 0..wf - 1 {
                         solid[w] |= row[w];
-                        air[w] |= !row[w] & valid_bits(w, side);
+                        air[w] |= !row[w] & masks[w];
                     }
                 }
                 let out = &mut bits[v * 2 * wc..(v + 1) * 2 * wc];
+                let any_solid = solid[..wf - 1].iter().fold(0, |m, &w| m | w);
+                let any_air = air[..wf - 1].iter().fold(0, |m, &w| m | w);
+                if any_solid == 0 || any_air == 0 {
+                    // One sign on the three fine rows: every face cell (and
+                    // the bit past the last one, as below) has it.
+                    for c in 0..wc {
+                        let full = valid_bits(c, n + 1);
+                        out[c] = if any_solid != 0 { full } else { 0 };
+                        out[wc + c] = if any_air != 0 { full } else { 0 };
+                    }
+                    continue;
+                }
                 for (k, words) in [&solid, &air].into_iter().enumerate() {
                     // Bit `2u` of `t`: one of the fine nodes `2u..=2u + 2`.
                     let t = |w: usize| {
@@ -1672,6 +1767,7 @@ impl LodMesher {
 
     /// Meshes the cells of the full outer-layer row `(j, k)` along x that are
     /// not uniform.
+    #[inline(always)]
     fn outer_row(
         &mut self,
         chunk: &Chunk<'_>,
@@ -1738,26 +1834,35 @@ impl LodMesher {
         let class = chunk.geo.class_of(c);
         let mut slot = self.classes[class];
         if slot == UNKNOWN {
-            let input = chunk.input;
-            let (edges, faces) = chunk.geo.class_splits(class);
-            slot = if edges == 0 {
-                REGULAR
-            } else {
-                let key = Resolved::key(input, class, edges, faces);
-                let r = *self
-                    .known
-                    .entry(key)
-                    .or_insert_with(|| Resolved::new(input, class, edges, faces));
-                self.resolved.push(r);
-                (self.resolved.len() - 1) as u8
-            };
-            self.classes[class] = slot;
+            slot = self.resolve_class(chunk, class);
         }
         if slot == REGULAR {
             self.regular_cell(chunk, c, out);
         } else {
             self.transition_cell(chunk, c, slot as usize, out);
         }
+    }
+
+    /// Resolves the cells of `class` for this chunk (once per call) and
+    /// returns their slot in `classes`.
+    #[cold]
+    #[inline(never)]
+    fn resolve_class(&mut self, chunk: &Chunk<'_>, class: usize) -> u8 {
+        let input = chunk.input;
+        let (edges, faces) = chunk.geo.class_splits(class);
+        let slot = if edges == 0 {
+            REGULAR
+        } else {
+            let key = Resolved::key(input, class, edges, faces);
+            let r = *self
+                .known
+                .entry(key)
+                .or_insert_with(|| Resolved::new(input, class, edges, faces));
+            self.resolved.push(r);
+            (self.resolved.len() - 1) as u8
+        };
+        self.classes[class] = slot;
+        slot
     }
 
     /// Starts a new generation of vertex slots.
@@ -1801,7 +1906,7 @@ impl LodMesher {
             }
             let mut axis = 3;
             for (q, c) in p.iter().enumerate() {
-                if c.fract() != 0.0 {
+                if !whole_up(*c) {
                     if axis != 3 {
                         return false;
                     }
@@ -1811,7 +1916,7 @@ impl LodMesher {
             if axis == 3 {
                 return false;
             }
-            let g = p.map(|c| c.floor() as usize);
+            let g = p.map(|c| c as u32 as usize);
             if !(0..3).any(|q| q != axis && on_face(p[q])) {
                 continue;
             }
@@ -1831,7 +1936,7 @@ impl LodMesher {
         let (base, step, cs) = (input.base_node, chunk.step, input.base_cell_size);
         for p in &mut out.positions {
             for q in 0..3 {
-                p[q] = world(base[q], p[q], step, cs);
+                p[q] = world_up(base[q], p[q], step, cs);
             }
         }
         true
@@ -1861,7 +1966,7 @@ impl LodMesher {
         let (base, step, cs) = (input.base_node, 1i64 << input.lod, input.base_cell_size);
         for p in &mut out.positions {
             for q in 0..3 {
-                p[q] = world(base[q], p[q], step, cs);
+                p[q] = world_up(base[q], p[q], step, cs);
             }
         }
     }
@@ -1897,33 +2002,38 @@ impl LodMesher {
         vb: f32,
         out: &mut CubesOutput,
     ) -> u32 {
-        let slot = if whole {
-            let n = chunk.input.cells as usize + 1;
-            let g = ha.map(|c| (c / 2) as usize);
-            3 * ((g[2] * n + g[1]) * n + g[0]) + axis
+        let slot = slot_of(chunk, ha, axis, whole);
+        let stamps = if whole {
+            &self.stamps
         } else {
-            // A half edge lies in a chunk face plane: index it by that face.
-            let full = 2 * chunk.input.cells;
-            let side = full as usize + 1;
-            let (mut f, mut b) = (0, 0);
-            for q in (0..3).filter(|&q| q != axis) {
-                if ha[q] == 0 || ha[q] == full {
-                    f = 2 * q + (ha[q] == full) as usize;
-                    b = q;
-                    break;
-                }
-            }
-            let (u, v) = face_axes(b);
-            2 * ((f * side + ha[v] as usize) * side + ha[u] as usize) + (axis == v) as usize
-        };
-        let (ids, stamps) = if whole {
-            (&mut self.edge_ids, &mut self.stamps)
-        } else {
-            (&mut self.fine_ids, &mut self.fine_stamps)
+            &self.fine_stamps
         };
         if stamps[slot] == self.stamp {
-            return ids[slot];
+            return if whole {
+                self.edge_ids[slot]
+            } else {
+                self.fine_ids[slot]
+            };
         }
+        self.new_vertex(chunk, ha, hb, axis, whole, va, vb, slot, out)
+    }
+
+    /// Adds the vertex of [`LodMesher::vertex_along`] kept in `slot` (not
+    /// made yet in this call) and returns its id.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn new_vertex(
+        &mut self,
+        chunk: &Chunk<'_>,
+        ha: [u32; 3],
+        hb: [u32; 3],
+        axis: usize,
+        whole: bool,
+        va: f32,
+        vb: f32,
+        slot: usize,
+        out: &mut CubesOutput,
+    ) -> u32 {
         #[allow(clippy::manual_clamp)]
         let t = ((chunk.iso - va) / (vb - va)).max(0.0).min(1.0);
         let cs = chunk.input.base_cell_size;
@@ -1989,6 +2099,11 @@ impl LodMesher {
         let id = out.positions.len() as u32;
         out.positions.push(p);
         self.recs.push(rec);
+        let (ids, stamps) = if whole {
+            (&mut self.edge_ids, &mut self.stamps)
+        } else {
+            (&mut self.fine_ids, &mut self.fine_stamps)
+        };
         stamps[slot] = self.stamp;
         ids[slot] = id;
         id
@@ -2067,20 +2182,21 @@ impl LodMesher {
             let is_solid = (v >= chunk.iso) as u32;
             solid_nodes |= is_solid << r.coarse_node[i];
         }
-        let mut bases = [0usize; 6];
-        let mut faces = r.fine_faces;
-        while faces != 0 {
-            let f = faces.trailing_zeros() as usize;
-            faces &= faces - 1;
-            let (u, w) = face_axes(f / 2);
-            bases[f] = 2 * c[w] as usize * side + 2 * c[u] as usize;
-        }
-        for i in 0..r.fine_count as usize {
-            let (f, off) = r.fine[i];
-            let v = chunk.fines[f as usize][bases[f as usize] + off];
-            vals[r.fine_node[i] as usize] = v;
-            let is_solid = (v >= chunk.iso) as u32;
-            solid_nodes |= is_solid << r.fine_node[i];
+        // The fine nodes, a face at a time (`Resolved::fine` is grouped by
+        // face).
+        let mut i = 0;
+        let fine_count = r.fine_count as usize;
+        while i < fine_count {
+            let f = r.fine[i].0;
+            let (u, w) = face_axes(f as usize / 2);
+            let face = &chunk.fines[f as usize][2 * c[w] as usize * side + 2 * c[u] as usize..];
+            while i < fine_count && r.fine[i].0 == f {
+                let v = face[r.fine[i].1];
+                let node = r.fine_node[i];
+                vals[node as usize] = v;
+                solid_nodes |= ((v >= chunk.iso) as u32) << node;
+                i += 1;
+            }
         }
         // Every node of the shape was read: the cell is uniform when none or
         // all of them are solid.
@@ -2127,17 +2243,56 @@ impl LodMesher {
             let l = local_coords(n);
             [0, 1, 2].map(|a| 2 * c[a] + l[a] as u32)
         };
+        // The cell's first vertex slot of whole edges, and of the half edges
+        // on each chunk face it touches (see `Resolved::slots`).
+        let mut slot_base = [0usize; 8];
+        slot_base[WHOLE_SLOT as usize] = 3 * first;
+        let mut faces = r.slot_faces;
+        while faces != 0 {
+            let f = faces.trailing_zeros() as usize;
+            faces &= faces - 1;
+            let (u, w) = face_axes(f / 2);
+            slot_base[f] = 2 * (2 * c[w] as usize * side + 2 * c[u] as usize);
+        }
         let bytes = std::mem::take(&mut self.recipe_bytes);
         let rec = &bytes[at..];
         let count = rec[0] as usize;
+        let points = &rec[1..1 + 4 * count];
+        // The vertices made before (by this cell's neighbours) first, then
+        // the new ones in point order (the order they were always made in).
+        // `ids[i]` holds the slot of a new point until its vertex is made.
         let mut ids = [0u32; 48];
-        for (i, id) in ids.iter_mut().enumerate().take(count) {
-            let (a, b, ax) = (rec[1 + 3 * i], rec[2 + 3 * i], rec[3 + 3 * i]);
-            let (va, vb) = (vals[a as usize], vals[b as usize]);
-            let (axis, whole) = ((ax & 3) as usize, ax & 4 != 0);
-            *id = self.vertex_along(chunk, h(a), h(b), axis, whole, va, vb, out);
+        let mut new = [0u8; 48];
+        let mut new_count = 0;
+        let slots = &self.resolved[slot].slots;
+        for (i, p) in points.chunks_exact(4).enumerate() {
+            let at = slots[p[3] as usize];
+            let vslot = slot_base[(at >> 24) as usize & 7] + (at & 0xff_ffff) as usize;
+            let whole = p[2] & 4 != 0;
+            debug_assert_eq!(whole, at >> 24 == WHOLE_SLOT);
+            debug_assert_eq!(vslot, slot_of(chunk, h(p[0]), (p[2] & 3) as usize, whole));
+            let (ids_of, stamps) = if whole {
+                (&self.edge_ids, &self.stamps)
+            } else {
+                (&self.fine_ids, &self.fine_stamps)
+            };
+            if stamps[vslot] == self.stamp {
+                ids[i] = ids_of[vslot];
+            } else {
+                ids[i] = vslot as u32;
+                new[new_count] = i as u8;
+                new_count += 1;
+            }
         }
-        let mut at = 1 + 3 * count;
+        for &i in &new[..new_count] {
+            let vslot = ids[i as usize] as usize;
+            let p = &points[4 * i as usize..4 * i as usize + 4];
+            let (a, b, ax) = (p[0], p[1], p[2]);
+            let (axis, whole) = ((ax & 3) as usize, ax & 4 != 0);
+            let (va, vb) = (vals[a as usize], vals[b as usize]);
+            ids[i as usize] = self.new_vertex(chunk, h(a), h(b), axis, whole, va, vb, vslot, out);
+        }
+        let mut at = 1 + 4 * count;
         loop {
             let (tag, len) = (rec[at], rec[at + 1] as usize);
             at += 2;
@@ -2168,9 +2323,95 @@ impl LodMesher {
     }
 }
 
+/// The vertex slot of the sub-edge from half-cell node `ha` along `axis`: in
+/// `edge_ids` for a whole edge, in `fine_ids` for half an edge.
+#[inline(always)]
+fn slot_of(chunk: &Chunk<'_>, ha: [u32; 3], axis: usize, whole: bool) -> usize {
+    if whole {
+        let n = chunk.input.cells as usize + 1;
+        let g = ha.map(|c| (c / 2) as usize);
+        3 * ((g[2] * n + g[1]) * n + g[0]) + axis
+    } else {
+        // A half edge lies in a chunk face plane: index it by that face.
+        let full = 2 * chunk.input.cells;
+        let side = full as usize + 1;
+        let (mut f, mut b) = (0, 0);
+        for q in (0..3).filter(|&q| q != axis) {
+            if ha[q] == 0 || ha[q] == full {
+                f = 2 * q + (ha[q] == full) as usize;
+                b = q;
+                break;
+            }
+        }
+        let (u, v) = face_axes(b);
+        2 * ((f * side + ha[v] as usize) * side + ha[u] as usize) + (axis == v) as usize
+    }
+}
+
+/// Most rows of a chunk plane, rounded up to whole 16-byte loads.
+#[cfg(target_arch = "x86_64")]
+const MAX_PLANE_ROWS: usize = (MAX_LOD_CELLS as usize + 1).next_multiple_of(16);
+
+/// For every plane `k` of the `s^3` chunk nodes and row `j` in it, packs the
+/// signs (`>= iso`) of nodes `x = 0, 1, s - 2, s - 1` into bit `j` of the
+/// columns `4 * k + slot` of `out` (word `w` at `(4 * k + slot) * stride + w`;
+/// `out` is zero on entry).
+fn pack_columns(samples: &[f32], s: usize, iso: f32, out: &mut [u64], stride: usize) {
+    let n = s - 1;
+    for (k, plane) in samples.chunks_exact(s * s).enumerate() {
+        let out = &mut out[4 * k * stride..4 * (k + 1) * stride];
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{
+                __m128i, _mm_castpd_ps, _mm_cmpge_ps, _mm_load_sd, _mm_loadh_pd, _mm_loadu_si128,
+                _mm_movemask_epi8, _mm_movemask_ps, _mm_set1_ps, _mm_slli_epi64,
+            };
+            // Byte `j`: the four signs of row `j` (bits 0..4); the bytes past
+            // the last row stay zero.
+            let mut nib = [0u8; MAX_PLANE_ROWS];
+            // SAFETY: SSE2 is part of the x86_64 baseline. Each row holds
+            // `s >= 2` values, so the two-value loads at `0` and `n - 1` stay
+            // inside it (unaligned loads are allowed), and the 16-byte loads
+            // of `nib` read `16 * b .. 16 * b + 16 <= MAX_PLANE_ROWS` bytes.
+            unsafe {
+                let t = _mm_set1_ps(iso);
+                for (j, row) in plane.chunks_exact(s).enumerate() {
+                    let p = row.as_ptr();
+                    let lo = _mm_load_sd(p as *const f64);
+                    let v = _mm_castpd_ps(_mm_loadh_pd(lo, p.add(n - 1) as *const f64));
+                    nib[j] = _mm_movemask_ps(_mm_cmpge_ps(v, t)) as u8;
+                }
+                // Shifting each 64-bit lane left by `7 - slot` moves bit
+                // `slot` of every byte to its top bit (the other bits land
+                // below a top bit), which `movemask` gathers for 16 rows.
+                for b in 0..s.div_ceil(16) {
+                    let x = _mm_loadu_si128(nib.as_ptr().add(16 * b) as *const __m128i);
+                    let cols = [
+                        _mm_movemask_epi8(_mm_slli_epi64::<7>(x)),
+                        _mm_movemask_epi8(_mm_slli_epi64::<6>(x)),
+                        _mm_movemask_epi8(_mm_slli_epi64::<5>(x)),
+                        _mm_movemask_epi8(_mm_slli_epi64::<4>(x)),
+                    ];
+                    let (w, at) = (16 * b / 64, 16 * b % 64);
+                    for (slot, m) in cols.into_iter().enumerate() {
+                        out[slot * stride + w] |= (m as u32 as u64) << at;
+                    }
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        for (j, row) in plane.chunks_exact(s).enumerate() {
+            let (w, bit) = (j / 64, j % 64);
+            for (slot, x) in [0, 1, n - 1, n].into_iter().enumerate() {
+                out[slot * stride + w] |= ((row[x] >= iso) as u64) << bit;
+            }
+        }
+    }
+}
+
 /// Appends the triangulation of the loops `lp` to `bytes` in the layout of
-/// `LodMesher::recipe_bytes`: the points in order (their two local nodes and
-/// `axis | whole << 2`), then each loop (in the
+/// `LodMesher::recipe_bytes`: the points in order (their two local nodes,
+/// `axis | whole << 2` and their segment id), then each loop (in the
 /// order of its first point) fanned from a point whose diagonals cross the
 /// cell, or around a centre vertex.
 fn encode_recipe(lp: &CellLoops, bytes: &mut Vec<u8>) {
@@ -2180,7 +2421,7 @@ fn encode_recipe(lp: &CellLoops, bytes: &mut Vec<u8>) {
         let (la, lb) = (local_coords(a), local_coords(b));
         let axis = (0..3).find(|&q| la[q] != lb[q]).unwrap_or(0);
         let whole = lb[axis] - la[axis] == 2;
-        bytes.extend_from_slice(&[a, b, axis as u8 | (whole as u8) << 2]);
+        bytes.extend_from_slice(&[a, b, axis as u8 | (whole as u8) << 2, sub_edge(a, b)]);
     }
     let mut seen = 0u64;
     let mut poly = [0u8; 48];
@@ -2280,8 +2521,9 @@ fn loose_cells(loose: u16, [j, k]: [usize; 2], n: usize, w: usize) -> u64 {
 /// The world coordinate of local coordinate `p` (in cells of `step` base
 /// cells) of a chunk whose first node is base node `base`. Integer coordinates
 /// are computed exactly from the global node, fractional ones as
-/// `(base + p * step) * base_cell_size`.
-#[inline(always)]
+/// `(base + p * step) * base_cell_size` (the meshing uses [`world_up`],
+/// equal on its range).
+#[cfg(test)]
 fn world(base: i64, p: f32, step: i64, cs: f32) -> f32 {
     if p.fract() == 0.0 {
         (base + p as i64 * step) as f32 * cs
@@ -2555,6 +2797,67 @@ mod tests {
         assert_eq!(s.count, 6);
         assert!(s.lens[..6].iter().all(|&l| l == 4));
         assert_eq!(s.nodes.count_ones(), 8);
+    }
+
+    #[test]
+    fn up_variants_agree_with_the_general_ones() {
+        let mut state = 7u64;
+        for i in 0..2000u32 {
+            let x = match i % 4 {
+                0 => (i / 4) as f32,
+                1 => (i / 4) as f32 + lcg(&mut state),
+                2 => (i / 4) as f32 * 0.5,
+                _ => lcg(&mut state) * 4096.0,
+            };
+            for (base, step) in [(0i64, 1i64), (-37, 2), (1 << 20, 8)] {
+                let (a, b) = (world(base, x, step, 0.75), world_up(base, x, step, 0.75));
+                assert_eq!(a.to_bits(), b.to_bits(), "{x}");
+            }
+            let g = [i % 5, i / 4, 3];
+            let t = x.fract();
+            for axis in 0..3 {
+                let same = match (edge_rec(g, axis, t), edge_rec_up(g, axis, t)) {
+                    (Rec::Node { g: a }, Rec::Node { g: b }) => a == b,
+                    (
+                        Rec::Edge {
+                            g: a,
+                            axis: p,
+                            t: s,
+                        },
+                        Rec::Edge {
+                            g: b,
+                            axis: q,
+                            t: u,
+                        },
+                    ) => a == b && p == q && s.to_bits() == u.to_bits(),
+                    _ => false,
+                };
+                assert!(same, "{g:?} {axis} {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn all_finite_finds_every_non_finite_value() {
+        let mut values = vec![
+            0.0f32,
+            -0.0,
+            1.5,
+            -3.0e38,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+            1e-45,
+        ];
+        values.extend((0..200).map(|i| i as f32 - 77.5));
+        assert!(all_finite(&values));
+        assert!(all_finite(&[]));
+        for bad in [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            for at in [0, 5, 64, values.len() - 1] {
+                let mut v = values.clone();
+                v[at] = bad;
+                assert!(!all_finite(&v), "{bad} at {at}");
+            }
+        }
     }
 
     #[test]
