@@ -650,7 +650,7 @@ async function voxelScenario(ctx) {
   await scenario(
     ctx,
     'voxel',
-    { kind: 'voxel', seed: 5, preset: 'caves', query: '?view_distance=64', docViewDistance: 128 },
+    { kind: 'voxel', seed: 5, preset: 'caves', query: '?view_distance=64', docViewDistance: 256 },
     async (page, rect) => {
       const pts = await terrainDrag(page, rect);
       return [{ tool: 'dig', points: pts, radius: 5, strength: 1, extraPad: 20 }];

@@ -25,7 +25,7 @@ const DEFAULT_RADIUS = { side2d: 6, map: 8, heightmap: 12, voxel: 5 };
 const KIND_SHAPES = { side2d: ['circle', 'square'], map: ['circle', 'square', 'diamond'] };
 const FLY_START = {
   heightmap: { pos: [-70, 110, -70], yaw: Math.PI / 4, pitch: -0.5 },
-  voxel: { pos: [-26, 36, -26], yaw: Math.PI / 4, pitch: -0.6, viewDistance: 128 },
+  voxel: { pos: [-26, 36, -26], yaw: Math.PI / 4, pitch: -0.6, viewDistance: 256 },
 };
 
 /** Where the free-fly camera starts: above the terrain near the origin. */
@@ -602,6 +602,10 @@ function tick(now) {
       brush: showBrush ? { pos: app.hover.point, radius: ui.radius, color: tool.color, mode: brushMode(), shape: ui.shape } : null,
       worldPerPixel: app.camera.worldPerPixel?.(h) ?? 1,
       viewDistance: app.camera.viewDistance ?? 0,
+      // Voxel chunks end on a sphere around the camera, which cuts far hills
+      // into floating slivers: fog hides that edge. Heightmap chunks end on
+      // the horizon, so their fog only starts near the view distance.
+      fog: app.kind === 'voxel' ? [0.6, 1.0] : [0.9, 2.2],
     });
     app.renders++;
     app.lastRenderAt = performance.now();

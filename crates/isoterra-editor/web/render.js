@@ -33,6 +33,8 @@ uniform int uOrtho;
 uniform vec3 uLightDir;
 uniform float uLit;
 uniform vec3 uFogColor;
+uniform vec3 uSkyTop;
+uniform float uViewportH;
 uniform vec2 uFog;
 uniform int uBrushMode;
 uniform int uBrushShape;
@@ -66,7 +68,9 @@ void main() {
   }
   float dist = length(uEye - vPos);
   float fog = uFog.y > uFog.x ? clamp((dist - uFog.x) / (uFog.y - uFog.x), 0.0, 1.0) : 0.0;
-  col = mix(col, uFogColor, fog * fog);
+  // the sky gradient behind this pixel, so fully fogged ground is sky
+  vec3 sky = mix(uFogColor, uSkyTop, clamp(gl_FragCoord.y / uViewportH, 0.0, 1.0));
+  col = mix(col, sky, fog * fog);
   outColor = vec4(col, vColor.a * uAlphaScale);
 }`;
 
@@ -324,7 +328,8 @@ export class Renderer {
 
   /**
    * Draws one frame. `cam` is the matrices object of a camera, `opts` holds
-   * `{ brush: {pos, radius, color, mode} | null, worldPerPixel, viewDistance }`.
+   * `{ brush: {pos, radius, color, mode} | null, worldPerPixel, viewDistance,
+   * fog: [start, end] in view distances }`.
    */
   render(cam, opts) {
     const gl = this.gl;
@@ -367,8 +372,13 @@ export class Renderer {
     gl.uniform3fv(t.u.uLightDir, side ? [0.3, 0.5, 0.81] : LIGHT);
     gl.uniform1f(t.u.uLit, side ? 0.35 : 1.0);
     gl.uniform3fv(t.u.uFogColor, sky.bottom);
+    gl.uniform3fv(t.u.uSkyTop, sky.top);
+    gl.uniform1f(t.u.uViewportH, this.canvas.height);
     const vd = opts.viewDistance ?? 0;
-    gl.uniform2fv(t.u.uFog, vd > 0 ? [vd * 0.9, vd * 2.2] : [0, 0]);
+    // Fog from `fog[0]` to `fog[1]` view distances, fading to the sky
+    // behind each pixel.
+    const fog = opts.fog ?? [0.9, 2.2];
+    gl.uniform2fv(t.u.uFog, vd > 0 ? [vd * fog[0], vd * fog[1]] : [0, 0]);
     const b = opts.brush;
     if (b && !side) {
       gl.uniform1i(t.u.uBrushMode, b.mode);
