@@ -3,7 +3,6 @@
 //! The design, the position formula and the caller's rules are written on
 //! [`LodMesher`].
 
-use super::kernel::pack_signs;
 use super::tables::{CENTRE, corner, edge_corners, face_corners, tables};
 use super::{CellBox, CubesOptions, CubesOutput};
 use crate::MeshError;
@@ -754,9 +753,8 @@ pub struct LodMesher {
     /// Per refined face, per row of face cells: the cells with a solid fine
     /// node, then the cells with an air fine node (see `pack_faces`).
     face_bits: [Vec<u64>; 6],
-    /// Sign bits of one face's fine samples, in one run.
-    fine_bits: Vec<u64>,
-    /// The same bits, one row of words per fine row (see `pack_faces`).
+    /// Sign bits of one refined face's fine samples, one row of words per
+    /// fine row (see `pack_faces`).
     face_rows: Vec<u64>,
     /// Shapes resolved by earlier calls, by [`Resolved::key`].
     known: std::collections::HashMap<u64, Resolved>,
@@ -1101,15 +1099,13 @@ impl Chunk<'_> {
     }
 }
 
-/// True when every value is finite: a value is NaN or infinite exactly when its
-/// exponent bits are all set, which carries into bit 31 once one is added at
-/// the exponent's lowest bit. One branch-free pass of integer ORs, which the
-/// compiler vectorises.
+/// True when every value is finite: `v - v` is exactly `+0.0` for a finite
+/// `v` and NaN for an infinite or NaN one, so the OR of their bits is zero
+/// exactly when all are finite. One branch-free pass, which the compiler
+/// vectorises (it may not fold `v - v`, which is not zero for every float).
+#[allow(clippy::eq_op)]
 fn all_finite(values: &[f32]) -> bool {
-    let acc = values.iter().fold(0u32, |acc, v| {
-        acc | (v.to_bits() & 0x7f80_0000).wrapping_add(0x0080_0000)
-    });
-    acc & 0x8000_0000 == 0
+    values.iter().fold(0u32, |acc, v| acc | (v - v).to_bits()) == 0
 }
 
 fn check_input(input: &LodChunkInput<'_>, iso: f32) -> Result<(), MeshError> {
@@ -1210,22 +1206,8 @@ fn check_input(input: &LodChunkInput<'_>, iso: f32) -> Result<(), MeshError> {
             let fine_row = &fine[2 * v * side..][..side];
             let row = first + v * sv;
             let coarse_row = &input.samples[row..=row + n as usize * su];
-            // Bitwise differences of the even fine samples and the nodes,
-            // OR-ed together (a plain pass without early exits).
-            let last = fine_row[side - 1].to_bits() ^ coarse_row[n as usize * su].to_bits();
-            let diff = if su == 1 {
-                fine_row
-                    .chunks_exact(2)
-                    .zip(coarse_row)
-                    .fold(last, |d, (f, c)| d | (f[0].to_bits() ^ c.to_bits()))
-            } else {
-                let mut d = last;
-                for u in 0..n as usize {
-                    d |= fine_row[2 * u].to_bits() ^ coarse_row[u * su].to_bits();
-                }
-                d
-            };
-            if diff != 0 {
+            let same = nodes_match(fine_row, coarse_row, su);
+            if !same {
                 let u = (0..s)
                     .find(|&u| fine_row[2 * u].to_bits() != input.samples[row + u * su].to_bits())
                     .unwrap_or(0);
@@ -1591,10 +1573,9 @@ impl LodMesher {
             while j < s {
                 let row = &input.samples[(k * s + j) * s..][..s];
                 let out = &mut self.node_bits[(k * s + j) * wr..][..wr];
-                // The row fills all words but the spare one, so nothing is
-                // left for `pack_signs` to zero.
-                pack_signs(row, iso, &mut out[..wr - 1]);
-                out[wr - 1] = 0;
+                // The row fills all words but the spare one, which
+                // `pack_row` zeroes.
+                pack_row(row, iso, out);
                 j = if j == 1 && !near(k) {
                     (n - 1).max(2)
                 } else {
@@ -1622,45 +1603,39 @@ impl LodMesher {
             if chunk.input.finer_faces & (1 << f) == 0 {
                 continue;
             }
-            // The signs of the whole face in one run of bits (row `r` from
-            // bit `r * side` on), then two zero words.
-            let fine = chunk.fines[f];
-            let packed = (side * side).div_ceil(64);
-            self.fine_bits.resize(packed + 2, 0);
-            pack_signs(fine, chunk.iso, &mut self.fine_bits[..packed]);
-            self.fine_bits[packed..].fill(0);
             // Row `r` of the face: `wf` words from `r * wf` (its bits past the
             // row cleared, the last word zero).
-            let face_signs = &self.fine_bits;
             let mut masks = [0u64; MAX_FINE_WORDS];
             for (w, m) in masks.iter_mut().enumerate().take(wf - 1) {
                 *m = valid_bits(w, side);
             }
             self.face_rows.resize(side * wf, 0);
-            for (r, out) in self.face_rows.chunks_exact_mut(wf).enumerate() {
-                for (w, o) in out[..wf - 1].iter_mut().enumerate() {
-                    let at = r * side + 64 * w;
-                    let (i, sh) = (at / 64, at % 64);
-                    let word = if sh == 0 {
-                        face_signs[i]
-                    } else {
-                        face_signs[i] >> sh | face_signs[i + 1] << (64 - sh)
-                    };
-                    *o = word & masks[w];
-                }
-                out[wf - 1] = 0;
+            for (row, words) in chunk.fines[f]
+                .chunks_exact(side)
+                .zip(self.face_rows.chunks_exact_mut(wf))
+            {
+                pack_row(row, chunk.iso, words);
             }
+            let face_rows = &self.face_rows;
             let bits = &mut self.face_bits[f];
             bits.resize(n * 2 * wc, 0);
             for v in 0..n {
+                // The three fine rows `2v..=2v + 2` of the face cells' nodes
+                // (their spare words zero).
+                let rows = &face_rows[2 * v * wf..(2 * v + 3) * wf];
+                let (r0, rest) = rows.split_at(wf);
+                let (r1, r2) = rest.split_at(wf);
                 let mut solid = [0u64; MAX_FINE_WORDS];
                 let mut air = [0u64; MAX_FINE_WORDS];
-                for r in 2 * v..2 * v + 3 {
-                    let row = &self.face_rows[r * wf..(r + 1) * wf];
-                    for w in 0..wf - 1 {
-                        solid[w] |= row[w];
-                        air[w] |= !row[w] & masks[w];
-                    }
+                for (((s, a), &m), ((&x, &y), &z)) in solid
+                    .iter_mut()
+                    .zip(air.iter_mut())
+                    .zip(&masks)
+                    .zip(r0.iter().zip(r1).zip(r2))
+                    .take(wf - 1)
+                {
+                    *s = x | y | z;
+                    *a = !(x & y & z) & m;
                 }
                 let out = &mut bits[v * 2 * wc..(v + 1) * 2 * wc];
                 let any_solid = solid[..wf - 1].iter().fold(0, |m, &w| m | w);
@@ -2407,6 +2382,122 @@ fn pack_columns(samples: &[f32], s: usize, iso: f32, out: &mut [u64], stride: us
             }
         }
     }
+}
+
+/// True when `fine[2 * u]` equals `coarse[u * su]` bit for bit for every `u`
+/// in `0..=n`, where `fine` holds `2 * n + 1` values and `coarse`
+/// `n * su + 1`: the bitwise differences OR-ed together (a plain pass without
+/// early exits), four at a time with SSE2 where the nodes are contiguous.
+#[inline(always)]
+fn nodes_match(fine: &[f32], coarse: &[f32], su: usize) -> bool {
+    let n = fine.len() / 2;
+    let mut d = fine[2 * n].to_bits() ^ coarse[n * su].to_bits();
+    let mut u = 0;
+    #[cfg(target_arch = "x86_64")]
+    if su == 1 {
+        use std::arch::x86_64::{
+            _mm_castps_si128, _mm_cmpeq_epi32, _mm_loadu_ps, _mm_movemask_epi8, _mm_or_si128,
+            _mm_setzero_si128, _mm_shuffle_ps, _mm_xor_si128,
+        };
+        assert!(fine.len() > 2 * n && coarse.len() > n);
+        // SAFETY: SSE2 is part of the x86_64 baseline; the loads read fine
+        // values `2 * u .. 2 * u + 8 <= 2 * n` and coarse values
+        // `u .. u + 4 <= n` (checked above; unaligned loads are allowed).
+        unsafe {
+            let mut acc = _mm_setzero_si128();
+            while u + 4 <= n {
+                let a = _mm_loadu_ps(fine.as_ptr().add(2 * u));
+                let b = _mm_loadu_ps(fine.as_ptr().add(2 * u + 4));
+                // Values 0 and 2 of `a`, then of `b`.
+                let even = _mm_shuffle_ps::<0b10_00_10_00>(a, b);
+                let c = _mm_loadu_ps(coarse.as_ptr().add(u));
+                acc = _mm_or_si128(
+                    acc,
+                    _mm_xor_si128(_mm_castps_si128(even), _mm_castps_si128(c)),
+                );
+                u += 4;
+            }
+            let zero = _mm_movemask_epi8(_mm_cmpeq_epi32(acc, _mm_setzero_si128()));
+            d |= (zero != 0xffff) as u32;
+        }
+    }
+    if su == 1 {
+        for (f, c) in fine[2 * u..2 * n].chunks_exact(2).zip(&coarse[u..n]) {
+            d |= f[0].to_bits() ^ c.to_bits();
+        }
+    } else {
+        for u in u..n {
+            d |= fine[2 * u].to_bits() ^ coarse[u * su].to_bits();
+        }
+    }
+    d == 0
+}
+
+/// Packs `values[i] >= iso` into bit `i % 64` of word `i / 64` of `out` and
+/// zeroes the words past the values: sixteen values at a time (four SSE2
+/// compares narrowed to one byte mask), then one at a time.
+#[inline(always)]
+fn pack_row(values: &[f32], iso: f32, out: &mut [u64]) {
+    let mut chunks = values.chunks_exact(64);
+    let mut w = 0;
+    for chunk in &mut chunks {
+        out[w] = pack16s(chunk, iso, 4);
+        w += 1;
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let blocks = rest.len() / 16;
+        let mut word = pack16s(rest, iso, blocks);
+        for (i, &v) in rest.iter().enumerate().skip(16 * blocks) {
+            word |= ((v >= iso) as u64) << i;
+        }
+        out[w] = word;
+        w += 1;
+    }
+    // Usually one spare word: a plain store instead of a `memset` call.
+    match &mut out[w..] {
+        [] => {}
+        [o] => *o = 0,
+        tail => tail.fill(0),
+    }
+}
+
+/// The signs (`>= iso`) of the first `16 * blocks` values (`blocks <= 4`,
+/// within `values`) in bits `0..16 * blocks`.
+#[inline(always)]
+fn pack16s(values: &[f32], iso: f32, blocks: usize) -> u64 {
+    debug_assert!(blocks <= 4 && 16 * blocks <= values.len());
+    let mut word = 0u64;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            _mm_castps_si128, _mm_cmpge_ps, _mm_loadu_ps, _mm_movemask_epi8, _mm_packs_epi16,
+            _mm_packs_epi32, _mm_set1_ps,
+        };
+        assert!(16 * blocks <= values.len());
+        // SAFETY: SSE2 is part of the x86_64 baseline; block `b` reads values
+        // `16 * b .. 16 * b + 16 <= values.len()` (checked above; unaligned
+        // loads are allowed).
+        unsafe {
+            let t = _mm_set1_ps(iso);
+            let c = |p: *const f32| _mm_castps_si128(_mm_cmpge_ps(_mm_loadu_ps(p), t));
+            for b in 0..blocks {
+                let p = values.as_ptr().add(16 * b);
+                // All-ones or zero lanes narrow to all-ones or zero bytes, in
+                // order.
+                let bytes = _mm_packs_epi16(
+                    _mm_packs_epi32(c(p), c(p.add(4))),
+                    _mm_packs_epi32(c(p.add(8)), c(p.add(12))),
+                );
+                word |= (_mm_movemask_epi8(bytes) as u32 as u64) << (16 * b);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for (i, &v) in values[..16 * blocks].iter().enumerate() {
+        word |= ((v >= iso) as u64) << i;
+    }
+    word
 }
 
 /// Appends the triangulation of the loops `lp` to `bytes` in the layout of
