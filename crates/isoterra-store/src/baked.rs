@@ -1156,7 +1156,7 @@ impl BakeInputs {
             }
         }
         let mut chunks = BTreeMap::new();
-        store.for_each_chunk(ChunkLayer::FIELD, &mut |key, payload| {
+        store.visit_chunks(ChunkLayer::FIELD, &mut |key, payload| {
             let mut p = Fnv1a64::new();
             p.write(&(payload.len() as u64).to_le_bytes());
             p.write(payload);

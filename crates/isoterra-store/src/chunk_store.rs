@@ -21,7 +21,7 @@ use crate::file::{
     parse_meta,
 };
 
-/// What [`ChunkStore::for_each_chunk`] calls with each stored chunk: its
+/// What [`ChunkStore::visit_chunks`] calls with each stored chunk: its
 /// key and payload. An error stops the walk and is returned.
 pub type ChunkVisitor<'a> = dyn FnMut(ChunkKey, &[u8]) -> Result<(), StoreError> + 'a;
 
@@ -115,11 +115,7 @@ pub trait ChunkStore {
     /// stops at the first error and returns it. The default reads
     /// [`chunk_keys`](Self::chunk_keys) and then each [`chunk`](Self::chunk);
     /// a backend that can stream rows does better.
-    fn for_each_chunk(
-        &self,
-        layer: ChunkLayer,
-        f: &mut ChunkVisitor<'_>,
-    ) -> Result<(), StoreError> {
+    fn visit_chunks(&self, layer: ChunkLayer, f: &mut ChunkVisitor<'_>) -> Result<(), StoreError> {
         for key in self.chunk_keys()? {
             if key.layer != layer {
                 continue;
@@ -256,11 +252,7 @@ impl ChunkStore for WorldFile {
         WorldFile::migrate_format(self, format_version, entries)
     }
 
-    fn for_each_chunk(
-        &self,
-        layer: ChunkLayer,
-        f: &mut ChunkVisitor<'_>,
-    ) -> Result<(), StoreError> {
+    fn visit_chunks(&self, layer: ChunkLayer, f: &mut ChunkVisitor<'_>) -> Result<(), StoreError> {
         WorldFile::for_each_chunk(self, layer, f)
     }
 
@@ -391,12 +383,12 @@ macro_rules! forward_chunk_store {
                 (**self).chunk_keys()
             }
 
-            fn for_each_chunk(
+            fn visit_chunks(
                 &self,
                 layer: ChunkLayer,
                 f: &mut ChunkVisitor<'_>,
             ) -> Result<(), StoreError> {
-                (**self).for_each_chunk(layer, f)
+                (**self).visit_chunks(layer, f)
             }
 
             fn put_chunks(&mut self, changes: &[ChunkChange]) -> Result<(), StoreError> {

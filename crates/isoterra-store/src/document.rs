@@ -234,7 +234,7 @@ impl<S: ChunkStore> Side2dDocument<S> {
         let mut materials = base_materials.clone();
         let layout = Layout::new(&params);
         let mut stored = BTreeSet::new();
-        store.for_each_chunk(ChunkLayer::FIELD, &mut |key, payload| {
+        store.visit_chunks(ChunkLayer::FIELD, &mut |key, payload| {
             let rect = layout.owned_rect_of_key(&key).ok_or_else(|| {
                 StoreError::corrupt(
                     loc,

@@ -186,7 +186,7 @@ impl<S: ChunkStore> HeightmapDocument<S> {
             .map_err(|e| StoreError::corrupt(loc, format!("the stored parameters: {e}")))?;
         let n = params.chunk_cells;
         let mut stored = BTreeSet::new();
-        store.for_each_chunk(ChunkLayer::FIELD, &mut |key, payload| {
+        store.visit_chunks(ChunkLayer::FIELD, &mut |key, payload| {
             if key.z != 0 || key.lod != 0 {
                 return Err(StoreError::corrupt(
                     loc,

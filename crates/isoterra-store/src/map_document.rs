@@ -223,7 +223,7 @@ impl<S: ChunkStore> MapDocument<S> {
         let mut layers = generated.clone();
         let layout = Layout::of(&params);
         let mut stored = BTreeSet::new();
-        store.for_each_chunk(ChunkLayer::FIELD, &mut |key, payload| {
+        store.visit_chunks(ChunkLayer::FIELD, &mut |key, payload| {
             let chunk = layout.chunk_of_key(&key).ok_or_else(|| {
                 StoreError::corrupt(
                     loc,

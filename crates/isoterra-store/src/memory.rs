@@ -261,7 +261,7 @@ impl ChunkStore for MemoryStore {
         Ok(self.chunks.keys().copied().collect())
     }
 
-    fn for_each_chunk(
+    fn visit_chunks(
         &self,
         layer: crate::ChunkLayer,
         f: &mut ChunkVisitor<'_>,

@@ -268,7 +268,7 @@ impl<S: ChunkStore> VoxelDocument<S> {
             .map_err(|e| StoreError::corrupt(loc, format!("the voxel parameters: {e}")))?;
         let n = params.chunk_cells;
         let mut stored = BTreeSet::new();
-        store.for_each_chunk(ChunkLayer::FIELD, &mut |key, payload| {
+        store.visit_chunks(ChunkLayer::FIELD, &mut |key, payload| {
             let c = [key.x, key.y, key.z];
             let name = format!("chunk ({}, {}, {}, lod {})", key.x, key.y, key.z, key.lod);
             if key.lod != 0 {

@@ -349,12 +349,8 @@ impl<S: ChunkStore> ChunkStore for Failing<S> {
         self.inner.chunk_keys()
     }
 
-    fn for_each_chunk(
-        &self,
-        layer: ChunkLayer,
-        f: &mut ChunkVisitor<'_>,
-    ) -> Result<(), StoreError> {
-        self.inner.for_each_chunk(layer, f)
+    fn visit_chunks(&self, layer: ChunkLayer, f: &mut ChunkVisitor<'_>) -> Result<(), StoreError> {
+        self.inner.visit_chunks(layer, f)
     }
 
     fn put_chunks(&mut self, changes: &[ChunkChange]) -> Result<(), StoreError> {
