@@ -767,35 +767,26 @@ impl Doc {
     pub fn commit(&mut self, stamps: &[Stamp]) -> Result<(Option<i64>, usize), Reject> {
         match self {
             Doc::Side2d(d) => {
-                let brushes: Vec<Brush> = stamps
-                    .iter()
-                    .filter_map(|s| match s {
-                        Stamp::Side2d(b) => Some(*b),
-                        _ => None,
-                    })
-                    .collect();
+                let brushes = stamps_of(stamps, |s| match s {
+                    Stamp::Side2d(b) => Some(*b),
+                    _ => None,
+                });
                 let o = d.stroke_stamps(&brushes).map_err(store_reject)?;
                 Ok((o.id, o.changed_nodes))
             }
             Doc::Heightmap(d) => {
-                let brushes: Vec<HeightBrush> = stamps
-                    .iter()
-                    .filter_map(|s| match s {
-                        Stamp::Height(b) => Some(*b),
-                        _ => None,
-                    })
-                    .collect();
+                let brushes = stamps_of(stamps, |s| match s {
+                    Stamp::Height(b) => Some(*b),
+                    _ => None,
+                });
                 let o = d.stroke_stamps(&brushes).map_err(store_reject)?;
                 Ok((o.id, o.changed_nodes))
             }
             Doc::Voxel(d) => {
-                let brushes: Vec<VoxelBrush> = stamps
-                    .iter()
-                    .filter_map(|s| match s {
-                        Stamp::Voxel(b) => Some(*b),
-                        _ => None,
-                    })
-                    .collect();
+                let brushes = stamps_of(stamps, |s| match s {
+                    Stamp::Voxel(b) => Some(*b),
+                    _ => None,
+                });
                 let o = d.stroke_stamps(&brushes).map_err(store_reject)?;
                 Ok((o.id, o.changed_nodes))
             }
@@ -1395,4 +1386,9 @@ pub(crate) fn map_frames(
         &w.indices,
     );
     Some([terrain, water])
+}
+
+/// The brushes of one kind among a stroke's stamps, in order.
+fn stamps_of<B>(stamps: &[Stamp], pick: impl Fn(&Stamp) -> Option<B>) -> Vec<B> {
+    stamps.iter().filter_map(pick).collect()
 }
