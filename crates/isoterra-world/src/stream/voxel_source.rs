@@ -867,17 +867,18 @@ fn check_chunk(params: &VoxelParams, chunk: &VoxelChunk) -> Result<(), WorldErro
     Ok(())
 }
 
-/// Copies the nodes of edited chunk `c` that a `dims` grid of global nodes
-/// `origin + i * step` holds into `out`.
-fn overlay_values(
-    out: &mut [f32],
+/// Calls `f(src, dst)` for every node of edited chunk `c` that a `dims`
+/// grid of global nodes `origin + i * step` holds: `src` indexes the chunk's
+/// `n³` owned nodes, `dst` the grid (x fastest).
+fn for_each_owned_node(
     c: ChunkCoord,
-    ch: &VoxelChunk,
     n: i64,
     origin: [i64; 3],
     step: i64,
     dims: [usize; 3],
+    mut f: impl FnMut(usize, usize),
 ) {
+    // Per axis, the grid indices whose node the chunk owns.
     let mut range = [(0usize, 0usize); 3];
     for a in 0..3 {
         let lo = i64::from(c[a]) * n;
@@ -897,10 +898,26 @@ fn overlay_values(
             let ly = (origin[1] + j as i64 * step - base[1]) as usize;
             for i in range[0].0..=range[0].1 {
                 let lx = (origin[0] + i as i64 * step - base[0]) as usize;
-                out[(k * dims[1] + j) * dims[0] + i] = ch.density.get((lz * nu + ly) * nu + lx);
+                f((lz * nu + ly) * nu + lx, (k * dims[1] + j) * dims[0] + i);
             }
         }
     }
+}
+
+/// Copies the nodes of edited chunk `c` that a `dims` grid of global nodes
+/// `origin + i * step` holds into `out`.
+fn overlay_values(
+    out: &mut [f32],
+    c: ChunkCoord,
+    ch: &VoxelChunk,
+    n: i64,
+    origin: [i64; 3],
+    step: i64,
+    dims: [usize; 3],
+) {
+    for_each_owned_node(c, n, origin, step, dims, |src, dst| {
+        out[dst] = ch.density.get(src);
+    });
 }
 
 /// Copies the nodes of edited chunk `c` that the grid samples into it.
@@ -915,35 +932,12 @@ fn overlay(
     w: usize,
     mats: bool,
 ) {
-    // Per axis, the grid indices whose node the chunk owns.
-    let mut range = [(0usize, 0usize); 3];
-    for a in 0..3 {
-        let lo = i64::from(c[a]) * n;
-        let hi = lo + n - 1;
-        let first = (lo - g0[a] + step - 1).div_euclid(step).max(0);
-        let last = (hi - g0[a]).div_euclid(step).min(w as i64 - 1);
-        if first > last {
-            return;
+    for_each_owned_node(c, n, g0, step, [w; 3], |src, dst| {
+        s.values[dst] = ch.density.get(src);
+        if mats {
+            s.mats[dst] = ch.materials.get(src);
         }
-        range[a] = (first as usize, last as usize);
-    }
-    let base = c.map(|v| i64::from(v) * n);
-    let nu = n as usize;
-    for k in range[2].0..=range[2].1 {
-        let lz = (g0[2] + k as i64 * step - base[2]) as usize;
-        for j in range[1].0..=range[1].1 {
-            let ly = (g0[1] + j as i64 * step - base[1]) as usize;
-            for i in range[0].0..=range[0].1 {
-                let lx = (g0[0] + i as i64 * step - base[0]) as usize;
-                let src = (lz * nu + ly) * nu + lx;
-                let dst = (k * w + j) * w + i;
-                s.values[dst] = ch.density.get(src);
-                if mats {
-                    s.mats[dst] = ch.materials.get(src);
-                }
-            }
-        }
-    }
+    });
 }
 
 impl ChunkSource for VoxelSource {
