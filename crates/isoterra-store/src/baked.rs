@@ -799,27 +799,7 @@ impl ChunkBaker {
         source: &BakeSource<'_>,
         key: &ChunkKey,
     ) -> Result<BakedChunk, StoreError> {
-        if key.lod > source.max_lod() {
-            return Err(StoreError::input(
-                "lod",
-                format!(
-                    "{} is beyond the coarsest level {}",
-                    key.lod,
-                    source.max_lod()
-                ),
-            ));
-        }
-        let layers = if matches!(source, BakeSource::Map(_)) {
-            2
-        } else {
-            1
-        };
-        if key.layer.0 >= layers {
-            return Err(StoreError::input(
-                "layer",
-                format!("a {} world bakes layers below {layers}", source.kind()),
-            ));
-        }
+        source.check_lod_and_layer(key)?;
         match source {
             BakeSource::Map(w) => {
                 let [cw, cd] = w.chunk_count();
@@ -991,6 +971,33 @@ fn unbounded_axis(lo: i64, hi: i64, n: i64, axis: &str) -> Result<(i32, i32), St
 }
 
 impl BakeSource<'_> {
+    /// Refuses a key whose LOD this kind does not have or whose layer it
+    /// does not bake.
+    fn check_lod_and_layer(&self, key: &ChunkKey) -> Result<(), StoreError> {
+        if key.lod > self.max_lod() {
+            return Err(StoreError::input(
+                "lod",
+                format!(
+                    "{} is beyond the coarsest level {}",
+                    key.lod,
+                    self.max_lod()
+                ),
+            ));
+        }
+        let layers = if matches!(self, BakeSource::Map(_)) {
+            2
+        } else {
+            1
+        };
+        if key.layer.0 >= layers {
+            return Err(StoreError::input(
+                "layer",
+                format!("a {} world bakes layers below {layers}", self.kind()),
+            ));
+        }
+        Ok(())
+    }
+
     /// The storage chunks the bake of `key` reads (its [input
     /// box](BakeInputBox)), from how each kind meshes a chunk:
     ///
@@ -1019,27 +1026,7 @@ impl BakeSource<'_> {
     /// have, a layer it does not bake, `z != 0` for a 2D kind) or whose inputs
     /// lie beyond chunk coordinate ±2^31.
     pub fn input_box(&self, key: &ChunkKey) -> Result<BakeInputBox, StoreError> {
-        if key.lod > self.max_lod() {
-            return Err(StoreError::input(
-                "lod",
-                format!(
-                    "{} is beyond the coarsest level {}",
-                    key.lod,
-                    self.max_lod()
-                ),
-            ));
-        }
-        let layers = if matches!(self, BakeSource::Map(_)) {
-            2
-        } else {
-            1
-        };
-        if key.layer.0 >= layers {
-            return Err(StoreError::input(
-                "layer",
-                format!("a {} world bakes layers below {layers}", self.kind()),
-            ));
-        }
+        self.check_lod_and_layer(key)?;
         if self.region_axes() == 2 && key.z != 0 {
             return Err(StoreError::input(
                 "chunk",
