@@ -20,6 +20,7 @@
 //! | [`world`]  | `isoterra-world`  | the side2d, heightmap and voxel worlds: chunks, brushes, edits, queries |
 //! | [`store`]  | `isoterra-store`  | the world file (SQLite), an in-memory store, chunk codec, stroke log, one document per kind over either |
 //! | [`export`] | `isoterra-export` | PNG, SVG, collider JSON, glb, OBJ, PLY, PNG16/R16, `.npy` input |
+//! | [`kind`]   | `isoterra-kind`   | one document API over every world kind: create, open, stroke, undo, export, tool schema |
 //!
 //! Conventions shared by every crate: a node is solid when `value >= iso`
 //! (default `iso = 0`, positive inside); fields are corner-sampled, row-major,
@@ -48,6 +49,7 @@
 
 pub use isoterra_export as export;
 pub use isoterra_field as field;
+pub use isoterra_kind as kind;
 pub use isoterra_mesh as mesh;
 pub use isoterra_store as store;
 pub use isoterra_world as world;

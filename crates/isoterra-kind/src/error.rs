@@ -1,0 +1,43 @@
+//! The one error type of this crate.
+
+use isoterra_store::StoreError;
+use thiserror::Error;
+
+/// What can go wrong in the kind layer.
+///
+/// A failed call changes nothing: neither the world file nor the world
+/// held in memory.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum KindError {
+    /// A parameter is out of range, malformed or does not apply to this
+    /// world kind; the message names it.
+    #[error("{0}")]
+    Invalid(String),
+    /// The tool is not one of this kind's tools.
+    #[error("unknown tool `{tool}` for {kind} worlds (tools: {tools})")]
+    UnknownTool {
+        /// The tool asked for.
+        tool: String,
+        /// The world kind.
+        kind: &'static str,
+        /// The kind's tools, separated by commas.
+        tools: String,
+    },
+    /// The world kind is not one this build knows.
+    #[error("unknown world kind `{0}` (map, side2d, heightmap, voxel)")]
+    UnknownKind(String),
+    /// Reading or writing the world failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// An export could not be written.
+    #[error(transparent)]
+    Export(#[from] isoterra_export::ExportError),
+}
+
+impl KindError {
+    /// An [`Invalid`](KindError::Invalid) error with `message`.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        KindError::Invalid(message.into())
+    }
+}
