@@ -27,6 +27,23 @@ pub enum KindError {
     /// The world kind is not one this build knows.
     #[error("unknown world kind `{0}` (map, side2d, heightmap, voxel)")]
     UnknownKind(String),
+    /// The world holds a kind this build does not know.
+    #[error(
+        "{location} holds a `{kind}` world, which this isoterra cannot open (it knows side2d, heightmap, voxel, map)"
+    )]
+    Unsupported {
+        /// The file or store.
+        location: String,
+        /// The kind it records.
+        kind: String,
+    },
+    /// No stroke of that name is open.
+    #[error("no such open stroke")]
+    UnknownStroke,
+    /// A request is larger than this build allows; the message says what
+    /// the limit is.
+    #[error("{0}")]
+    TooLarge(String),
     /// Reading or writing the world failed.
     #[error(transparent)]
     Store(#[from] StoreError),

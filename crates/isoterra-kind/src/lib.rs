@@ -5,13 +5,36 @@
 //! file, whatever it holds" is written here once, so that the command line,
 //! the editor and the engine plugin cannot disagree:
 //!
-//! - [`WorldKind`]: the kinds, their names and what each offers.
+//! - [`WorldKind`]: the kinds and their names.
+//! - [`NewWorld`]: a new world's kind, seed, size and preset, with each
+//!   kind's defaults and limits ([`NewWorld::defaults`]).
+//! - [`Document`]: a world of any kind over a store (the world file by
+//!   default): open or create, strokes drawn live dab by dab and committed
+//!   whole ([`Document::begin_stroke`], [`Document::dab`],
+//!   [`Document::end_stroke`]) or in one call ([`Document::stroke`]), undo,
+//!   redo, history, info and content hash, and exports to every format the
+//!   kind offers ([`Document::export`], [`ExportFormat::of`]).
+//! - [`schema`]: the tools of every kind with their parameters, ranges,
+//!   defaults and colours, and the stroke limits. Validation reads it, the
+//!   editor sends it to the browser, the command line takes its defaults.
 //!
 //! The layer sits above `isoterra-store` and `isoterra-export` and below the
 //! apps. It does no I/O of its own beyond what the store does.
 
+mod create;
+mod document;
 mod error;
+mod export;
 mod kind;
+pub mod schema;
+mod stroke;
 
+pub use create::{KindDefaults, MAP_SIZE, MAX_SEED, NewWorld, SIDE2D_SIZE, WorldParams};
+pub use document::{AnyDocument, Committed, Document, History, StrokeId};
 pub use error::KindError;
+pub use export::{
+    ExportFile, ExportFormat, ExportRequest, Exported, FileRole, MAX_EXPORT_CHUNKS,
+    MAX_EXPORT_NODES,
+};
 pub use kind::WorldKind;
+pub use stroke::{Stamp, StrokeSpec, Template, checked_point};

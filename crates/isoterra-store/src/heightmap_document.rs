@@ -251,6 +251,34 @@ impl<S: ChunkStore> HeightmapDocument<S> {
         &mut self.core.kind.world
     }
 
+    /// Applies a sculpt brush to the world in memory only, without recording it:
+    /// a live preview of a stroke still being drawn. Returns the edit that
+    /// [`revert_preview`](Self::revert_preview) takes back. The store does
+    /// not change; take every preview back before the next stroke, undo or
+    /// redo, which record what the world holds.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] for an invalid brush; nothing changes then.
+    pub fn preview(&mut self, brush: &HeightBrush) -> Result<HeightEdit, StoreError> {
+        Ok(self.core.kind.world.apply_brush(brush)?)
+    }
+
+    /// Takes back an edit returned by [`preview`](Self::preview). Previews
+    /// must be taken back in the reverse order of their application.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] when the edit does not fit this world; nothing
+    /// changes then.
+    pub fn revert_preview(&mut self, edit: &HeightEdit) -> Result<(), StoreError> {
+        Ok(self
+            .core
+            .kind
+            .world
+            .apply_edit(edit, isoterra_world::EditDirection::Backward)?)
+    }
+
     /// The world's parameters.
     pub fn params(&self) -> &HeightmapParams {
         self.world().params()

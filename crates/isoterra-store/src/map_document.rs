@@ -297,6 +297,34 @@ impl<S: ChunkStore> MapDocument<S> {
         &mut self.core.kind.world
     }
 
+    /// Applies a stroke to the world in memory only, without recording it:
+    /// a live preview of a stroke still being drawn. Returns the edit that
+    /// [`revert_preview`](Self::revert_preview) takes back. The store does
+    /// not change; take every preview back before the next stroke, undo or
+    /// redo, which record what the world holds.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] for an invalid stroke; nothing changes then.
+    pub fn preview(&mut self, stroke: &MapStroke) -> Result<MapEdit, StoreError> {
+        Ok(self.core.kind.world.apply_stroke(stroke)?)
+    }
+
+    /// Takes back an edit returned by [`preview`](Self::preview). Previews
+    /// must be taken back in the reverse order of their application.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::World`] when the edit does not fit this world; nothing
+    /// changes then.
+    pub fn revert_preview(&mut self, edit: &MapEdit) -> Result<(), StoreError> {
+        Ok(self
+            .core
+            .kind
+            .world
+            .apply_edit(edit, isoterra_world::EditDirection::Backward)?)
+    }
+
     /// The chunks touched since the last call (see [`MapWorld::take_dirty`]).
     pub fn take_dirty(&mut self) -> Vec<([u32; 2], LayerMask)> {
         self.world_mut().take_dirty()

@@ -202,6 +202,48 @@ impl MapWorld {
         Ok(edit)
     }
 
+    /// `brush` with the targets it takes "under the first dab" fixed at
+    /// `first` (in cells), as a stroke starting there fixes them: a plateau
+    /// without a height gets the height of the node nearest `first`, a
+    /// cliff tool without a level gets one above (cliff-up) or below
+    /// (cliff-down) that node's level. A stroke drawn dab by dab (a live
+    /// preview) uses this so that every dab agrees with the whole stroke.
+    ///
+    /// # Errors
+    ///
+    /// [`WorldError::InvalidParameter`] `"level"` when a cliff tool's
+    /// target level leaves `0..=15`.
+    pub fn resolve_brush(&self, brush: &MapBrush, first: [f32; 2]) -> Result<MapBrush, WorldError> {
+        let node = self.nearest_node(first);
+        let mut b = *brush;
+        match b.tool {
+            MapTool::Plateau if b.height.is_none() => b.height = Some(self.layers.height[node]),
+            MapTool::CliffUp | MapTool::CliffDown => {
+                let target = match b.level {
+                    Some(l) => i32::from(l),
+                    None => {
+                        let base = i32::from(self.layers.level_of(node));
+                        if b.tool == MapTool::CliffUp {
+                            base + 1
+                        } else {
+                            base - 1
+                        }
+                    }
+                };
+                if !(0..=i32::from(MAX_LEVEL)).contains(&target) {
+                    return Err(WorldError::param(
+                        "level",
+                        target,
+                        "the target cliff level must lie in 0..=15",
+                    ));
+                }
+                b.level = Some(target as u8);
+            }
+            _ => {}
+        }
+        Ok(b)
+    }
+
     /// The edit `stroke` would make, without changing the world.
     ///
     /// # Errors
@@ -654,13 +696,11 @@ enum PlanKind {
 
 impl Plan {
     fn new(world: &MapWorld, brush: &MapBrush, first: [f32; 2]) -> Result<Self, WorldError> {
-        let first_node = world.nearest_node(first);
+        let brush = &world.resolve_brush(brush, first)?;
         let kind = match brush.tool {
             MapTool::Raise => PlanKind::Raise(1.0),
             MapTool::Lower => PlanKind::Raise(-1.0),
-            MapTool::Plateau => {
-                PlanKind::Plateau(brush.height.unwrap_or(world.layers.height[first_node]))
-            }
+            MapTool::Plateau => PlanKind::Plateau(brush.height.unwrap_or(0.0)),
             MapTool::Smooth => PlanKind::Smooth,
             MapTool::Noise => {
                 let params = FbmParams::DEFAULT
@@ -669,25 +709,7 @@ impl Plan {
                 PlanKind::Noise(Fbm::new(&params, world.params.seed ^ NOISE_TOOL_SALT)?)
             }
             MapTool::CliffUp | MapTool::CliffDown => {
-                let target = match brush.level {
-                    Some(l) => i32::from(l),
-                    None => {
-                        let base = i32::from(world.layers.level_of(first_node));
-                        if brush.tool == MapTool::CliffUp {
-                            base + 1
-                        } else {
-                            base - 1
-                        }
-                    }
-                };
-                if !(0..=i32::from(MAX_LEVEL)).contains(&target) {
-                    return Err(WorldError::param(
-                        "level",
-                        target,
-                        "the target cliff level must lie in 0..=15",
-                    ));
-                }
-                PlanKind::Cliff(target as f32)
+                PlanKind::Cliff(f32::from(brush.level.unwrap_or(0)))
             }
             MapTool::Ramp => PlanKind::Ramp,
             MapTool::WaterRaise | MapTool::WaterLower => PlanKind::Water {

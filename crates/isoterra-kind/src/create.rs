@@ -1,0 +1,289 @@
+//! New worlds: what a user picks (kind, seed, size, preset, chunk and cell
+//! size), the defaults and limits of each kind, and the parameters that
+//! make the world.
+
+use isoterra_field::{HeightParams, HeightPreset, Side2dGen, Side2dPreset, VoxelGen, VoxelPreset};
+use isoterra_world::{HeightmapParams, MapParams, MapPreset, Side2dParams, VoxelParams};
+
+use crate::{KindError, WorldKind};
+
+/// Side-view sizes a new world may have, in cells per axis.
+pub const SIDE2D_SIZE: [u32; 2] = [16, 4096];
+/// Map sizes a new world may have, in cells per axis.
+pub const MAP_SIZE: [u32; 2] = [16, isoterra_field::map::MAX_MAP_CELLS];
+/// Largest seed a new world takes (seeds are 32-bit everywhere a user
+/// types one).
+pub const MAX_SEED: u64 = u32::MAX as u64;
+
+/// A new world as a user asks for it. Every field left `None` takes the
+/// kind's default ([`NewWorld::defaults`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewWorld {
+    /// The kind of world.
+    pub kind: WorldKind,
+    /// The generator seed, `0..=`[`MAX_SEED`]. Default value: `1`.
+    pub seed: u64,
+    /// Size in cells, `[width, height]` (side2d) or `[width, depth]` (map);
+    /// endless kinds take none.
+    pub size: Option<[u32; 2]>,
+    /// The generator preset's name.
+    pub preset: Option<String>,
+    /// Cells per chunk side.
+    pub chunk: Option<u32>,
+    /// World units per cell.
+    pub cell_size: Option<f32>,
+}
+
+/// The defaults of one kind, as [`NewWorld::defaults`] gives them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KindDefaults {
+    /// The default size, for bounded kinds.
+    pub size: Option<[u32; 2]>,
+    /// The smallest and largest size per axis, for bounded kinds.
+    pub size_range: Option<[u32; 2]>,
+    /// The default preset.
+    pub preset: &'static str,
+    /// Every preset's name.
+    pub presets: &'static [&'static str],
+    /// The default cells per chunk side.
+    pub chunk: u32,
+}
+
+impl NewWorld {
+    /// A world of `kind` with every default.
+    pub fn new(kind: WorldKind) -> Self {
+        NewWorld {
+            kind,
+            seed: 1,
+            size: None,
+            preset: None,
+            chunk: None,
+            cell_size: None,
+        }
+    }
+
+    /// Sets the seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Sets the size.
+    pub fn with_size(mut self, size: [u32; 2]) -> Self {
+        self.size = Some(size);
+        self
+    }
+
+    /// Sets the preset.
+    pub fn with_preset(mut self, preset: impl Into<String>) -> Self {
+        self.preset = Some(preset.into());
+        self
+    }
+
+    /// The defaults of `kind`.
+    pub fn defaults(kind: WorldKind) -> KindDefaults {
+        match kind {
+            WorldKind::Side2d => KindDefaults {
+                size: Some([256, 128]),
+                size_range: Some(SIDE2D_SIZE),
+                preset: "hills",
+                presets: &["hills", "caves", "cellular"],
+                chunk: 32,
+            },
+            WorldKind::Heightmap => KindDefaults {
+                size: None,
+                size_range: None,
+                preset: "hills",
+                presets: &["hills", "mountains", "islands"],
+                chunk: HeightmapParams::DEFAULT.chunk_cells,
+            },
+            WorldKind::Voxel => KindDefaults {
+                size: None,
+                size_range: None,
+                preset: "caves",
+                presets: &["caves", "overhangs", "planet"],
+                chunk: VoxelParams::DEFAULT.chunk_cells,
+            },
+            WorldKind::Map => KindDefaults {
+                size: Some([
+                    MapParams::DEFAULT.width_cells,
+                    MapParams::DEFAULT.depth_cells,
+                ]),
+                size_range: Some(MAP_SIZE),
+                preset: MapParams::DEFAULT.preset.name(),
+                presets: &["island", "plateaus", "blank"],
+                chunk: MapParams::DEFAULT.chunk_cells,
+            },
+        }
+    }
+
+    /// The world's parameters, checked: the seed, the size against the
+    /// kind's range, the preset against its presets, the cell size.
+    ///
+    /// # Errors
+    ///
+    /// [`KindError::Invalid`] naming the first bad value.
+    pub fn params(&self) -> Result<WorldParams, KindError> {
+        let d = NewWorld::defaults(self.kind);
+        if self.seed > MAX_SEED {
+            return Err(KindError::invalid(format!(
+                "seed must be in 0..={MAX_SEED}, got {}",
+                self.seed
+            )));
+        }
+        let size = match (self.size, d.size_range) {
+            (None, _) => d.size,
+            (Some(_), None) => {
+                return Err(KindError::invalid(format!(
+                    "{} worlds are endless; a size does not apply",
+                    self.kind
+                )));
+            }
+            (Some([w, h]), Some([lo, hi])) => {
+                if ![w, h].iter().all(|v| (lo..=hi).contains(v)) {
+                    return Err(KindError::invalid(format!(
+                        "size must be in {lo}..={hi} cells on each axis, got {w}x{h}"
+                    )));
+                }
+                Some([w, h])
+            }
+        };
+        let preset = self.preset.as_deref().unwrap_or(d.preset);
+        let unknown = || {
+            KindError::invalid(format!(
+                "unknown {} preset `{preset}`; valid presets: {}",
+                self.kind,
+                d.presets.join(", ")
+            ))
+        };
+        let cell = self.cell_size.unwrap_or(1.0);
+        if !(cell.is_finite() && cell > 0.0 && cell <= 1.0e4) {
+            return Err(KindError::invalid(format!(
+                "cell size must be a finite number in (0, 10000], got {cell}"
+            )));
+        }
+        let chunk = self.chunk.unwrap_or(d.chunk);
+        let seed = self.seed;
+        Ok(match self.kind {
+            WorldKind::Side2d => {
+                let [w, h] = size.unwrap_or([256, 128]);
+                let preset: Side2dPreset = preset.parse().map_err(|_| unknown())?;
+                let generator = Side2dGen::DEFAULT
+                    .with_preset(preset)
+                    .with_seed(seed)
+                    .with_width_cells(w)
+                    .with_height_cells(h)
+                    .with_cell_size(cell);
+                WorldParams::Side2d(
+                    Side2dParams::DEFAULT
+                        .with_generator(generator)
+                        .with_chunk_cells(chunk),
+                )
+            }
+            WorldKind::Heightmap => {
+                let preset = HeightPreset::from_name(preset).ok_or_else(unknown)?;
+                WorldParams::Heightmap(
+                    HeightmapParams::DEFAULT
+                        .with_generator(HeightParams::preset(preset))
+                        .with_seed(seed)
+                        .with_chunk_cells(chunk)
+                        .with_cell_size(cell),
+                )
+            }
+            WorldKind::Voxel => {
+                if cell != 1.0 {
+                    return Err(KindError::invalid(
+                        "voxel worlds have one world unit per cell; --cell-size does not apply",
+                    ));
+                }
+                let preset: VoxelPreset = preset.parse().map_err(|_| unknown())?;
+                WorldParams::Voxel(
+                    VoxelParams::DEFAULT
+                        .with_generator(VoxelGen::new(preset, seed))
+                        .with_chunk_cells(chunk),
+                )
+            }
+            WorldKind::Map => {
+                let [w, h] = size.unwrap_or([256, 256]);
+                let preset: MapPreset = preset.parse().map_err(|_| unknown())?;
+                let mut params = MapParams::DEFAULT
+                    .with_size(w, h)
+                    .with_seed(seed)
+                    .with_preset(preset)
+                    .with_chunk_cells(chunk);
+                params.mesh.cell_size = cell;
+                WorldParams::Map(params)
+            }
+        })
+    }
+}
+
+/// The parameters of a world of any kind.
+// Parameters are small plain values copied once per world; boxing the
+// larger ones would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WorldParams {
+    /// A side-view world.
+    Side2d(Side2dParams),
+    /// A heightmap world.
+    Heightmap(HeightmapParams),
+    /// A voxel world.
+    Voxel(VoxelParams),
+    /// A map world.
+    Map(MapParams),
+}
+
+impl WorldParams {
+    /// The kind these parameters make.
+    pub fn kind(&self) -> WorldKind {
+        match self {
+            WorldParams::Side2d(_) => WorldKind::Side2d,
+            WorldParams::Heightmap(_) => WorldKind::Heightmap,
+            WorldParams::Voxel(_) => WorldKind::Voxel,
+            WorldParams::Map(_) => WorldKind::Map,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_bad_values_are_named() {
+        for kind in WorldKind::ALL {
+            let p = NewWorld::new(kind).params().unwrap();
+            assert_eq!(p.kind(), kind);
+            for preset in NewWorld::defaults(kind).presets {
+                NewWorld::new(kind).with_preset(*preset).params().unwrap();
+            }
+            let e = NewWorld::new(kind).with_preset("volcano").params();
+            assert!(e.unwrap_err().to_string().contains("volcano"));
+        }
+        assert!(
+            NewWorld::new(WorldKind::Side2d)
+                .with_size([8, 32])
+                .params()
+                .is_err()
+        );
+        assert!(
+            NewWorld::new(WorldKind::Map)
+                .with_size([32, 100_000])
+                .params()
+                .is_err()
+        );
+        assert!(
+            NewWorld::new(WorldKind::Voxel)
+                .with_size([32, 32])
+                .params()
+                .is_err()
+        );
+        assert!(
+            NewWorld::new(WorldKind::Map)
+                .with_seed(1 << 40)
+                .params()
+                .is_err()
+        );
+    }
+}

@@ -1,0 +1,756 @@
+//! A world of any kind over a store, with strokes drawn live.
+//!
+//! [`Document`] wraps the four typed documents of `isoterra-store`. Every
+//! edit goes through it: a stroke is begun ([`Document::begin_stroke`]),
+//! placed dab by dab ([`Document::dab`], each dab a live preview applied
+//! to the world in memory through the typed document) and ended
+//! ([`Document::end_stroke`]), which commits it as one durable stroke.
+//! Several strokes may be open at once (several users of one editor): their
+//! previews are applied in the order the dabs came. When one ends, every
+//! preview is taken back, the stroke is recorded on its own and the
+//! previews of the strokes still open are applied again, so the store
+//! always holds exactly the finished strokes in the order they finished
+//! and replaying its log gives the world in memory. Undo, redo and exports
+//! run with the previews lifted the same way.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use isoterra_store::{
+    ChunkStore, HeightmapDocument, MapDocument, Side2dDocument, StoreError, VoxelDocument,
+    WorldFile,
+};
+use isoterra_world::{Brush, HeightBrush, MapBrush, MapStroke, VoxelBrush};
+use serde_json::Value;
+
+use crate::create::{NewWorld, WorldParams};
+use crate::schema::{self, Limits, ToolSpec};
+use crate::stroke::{
+    Params, Preview, Stamp, StrokeSpec, Template, checked_point, find_tool, height_tool, map_shape,
+    map_tool, pathing_bits, plain_shape, ranged, side2d_tool, voxel_tool,
+};
+use crate::{KindError, WorldKind};
+
+/// The typed document of a world, whatever its kind.
+#[derive(Debug)]
+pub enum AnyDocument<S: ChunkStore = WorldFile> {
+    /// A side-view world.
+    Side2d(Box<Side2dDocument<S>>),
+    /// A heightmap world.
+    Heightmap(Box<HeightmapDocument<S>>),
+    /// A voxel world.
+    Voxel(Box<VoxelDocument<S>>),
+    /// A map world.
+    Map(Box<MapDocument<S>>),
+}
+
+/// Names an open stroke of a [`Document`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StrokeId(u64);
+
+/// What a finished stroke did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Committed {
+    /// The stroke's id in the log; `None` when it changed nothing (and so
+    /// was not recorded).
+    pub id: Option<i64>,
+    /// Nodes it changed.
+    pub changed_nodes: usize,
+}
+
+/// Where the history stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct History {
+    /// Whether there is a stroke to undo.
+    pub can_undo: bool,
+    /// Whether there is an undone stroke to redo.
+    pub can_redo: bool,
+    /// Strokes done (the undo position).
+    pub strokes: u64,
+}
+
+impl History {
+    /// The history as the editor's messages carry it.
+    pub fn json(&self) -> Value {
+        serde_json::json!({
+            "can_undo": self.can_undo, "can_redo": self.can_redo, "strokes": self.strokes,
+        })
+    }
+}
+
+#[derive(Debug)]
+struct OpenStroke {
+    template: Template,
+    stamps: Vec<Stamp>,
+    first: Option<[f32; 3]>,
+}
+
+#[derive(Debug)]
+struct Applied {
+    stroke: StrokeId,
+    stamp: Stamp,
+    preview: Preview,
+}
+
+/// A world of any kind tied to its store, with the strokes being drawn.
+#[derive(Debug)]
+pub struct Document<S: ChunkStore = WorldFile> {
+    doc: AnyDocument<S>,
+    open: BTreeMap<StrokeId, OpenStroke>,
+    previews: Vec<Applied>,
+    next: u64,
+}
+
+fn store_kind_error(e: StoreError) -> KindError {
+    KindError::Store(e)
+}
+
+impl Document<WorldFile> {
+    /// Opens the world file at `path`, whatever kind it holds.
+    ///
+    /// # Errors
+    ///
+    /// Store errors (no such file, not a world file, damaged), and
+    /// [`KindError::Unsupported`] for a kind this build does not know.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, KindError> {
+        let path = path.as_ref();
+        let kind = isoterra_store::detect_kind(path)?;
+        let kind = WorldKind::from_name(&kind).ok_or_else(|| KindError::Unsupported {
+            location: path.display().to_string(),
+            kind,
+        })?;
+        Ok(Document::wrap(match kind {
+            WorldKind::Side2d => AnyDocument::Side2d(Box::new(Side2dDocument::open(path)?)),
+            WorldKind::Heightmap => {
+                AnyDocument::Heightmap(Box::new(HeightmapDocument::open(path)?))
+            }
+            WorldKind::Voxel => AnyDocument::Voxel(Box::new(VoxelDocument::open(path)?)),
+            WorldKind::Map => AnyDocument::Map(Box::new(MapDocument::open(path)?)),
+        }))
+    }
+
+    /// Creates a world file at `path` (which must not exist) as `new` asks.
+    ///
+    /// # Errors
+    ///
+    /// [`KindError::Invalid`] for bad parameters (nothing is created), and
+    /// store errors.
+    pub fn create(path: impl AsRef<Path>, new: &NewWorld) -> Result<Self, KindError> {
+        let path = path.as_ref();
+        Ok(Document::wrap(match new.params()? {
+            WorldParams::Side2d(p) => {
+                AnyDocument::Side2d(Box::new(Side2dDocument::create(path, &p)?))
+            }
+            WorldParams::Heightmap(p) => {
+                AnyDocument::Heightmap(Box::new(HeightmapDocument::create(path, &p)?))
+            }
+            WorldParams::Voxel(p) => AnyDocument::Voxel(Box::new(VoxelDocument::create(path, &p)?)),
+            WorldParams::Map(p) => AnyDocument::Map(Box::new(MapDocument::create(path, &p)?)),
+        }))
+    }
+
+    /// The world file.
+    pub fn file(&self) -> &WorldFile {
+        self.store()
+    }
+
+    /// Finishes every open stroke and closes the file, reporting any error
+    /// met while doing so.
+    ///
+    /// # Errors
+    ///
+    /// Store errors.
+    pub fn close(mut self) -> Result<(), KindError> {
+        self.end_all_strokes();
+        match self.doc {
+            AnyDocument::Side2d(d) => d.close()?,
+            AnyDocument::Heightmap(d) => d.close()?,
+            AnyDocument::Voxel(d) => d.close()?,
+            AnyDocument::Map(d) => d.close()?,
+        }
+        Ok(())
+    }
+}
+
+impl<S: ChunkStore> Document<S> {
+    /// A document over `doc`, with no stroke open.
+    pub fn wrap(doc: AnyDocument<S>) -> Self {
+        Document {
+            doc,
+            open: BTreeMap::new(),
+            previews: Vec::new(),
+            next: 0,
+        }
+    }
+
+    /// Opens the world held in `store`, whatever its kind.
+    ///
+    /// # Errors
+    ///
+    /// As [`Document::open`].
+    pub fn open_in(store: S) -> Result<Self, KindError> {
+        let meta = store.meta()?;
+        let kind = WorldKind::from_name(&meta.kind).ok_or_else(|| KindError::Unsupported {
+            location: store.location().display().to_string(),
+            kind: meta.kind.clone(),
+        })?;
+        Ok(Document::wrap(match kind {
+            WorldKind::Side2d => AnyDocument::Side2d(Box::new(Side2dDocument::open_in(store)?)),
+            WorldKind::Heightmap => {
+                AnyDocument::Heightmap(Box::new(HeightmapDocument::open_in(store)?))
+            }
+            WorldKind::Voxel => AnyDocument::Voxel(Box::new(VoxelDocument::open_in(store)?)),
+            WorldKind::Map => AnyDocument::Map(Box::new(MapDocument::open_in(store)?)),
+        }))
+    }
+
+    /// Creates the world `new` asks for in `store` (which must be empty).
+    ///
+    /// # Errors
+    ///
+    /// As [`Document::create`].
+    pub fn create_in(store: S, new: &NewWorld) -> Result<Self, KindError> {
+        Ok(Document::wrap(match new.params()? {
+            WorldParams::Side2d(p) => {
+                AnyDocument::Side2d(Box::new(Side2dDocument::create_in(store, &p)?))
+            }
+            WorldParams::Heightmap(p) => {
+                AnyDocument::Heightmap(Box::new(HeightmapDocument::create_in(store, &p)?))
+            }
+            WorldParams::Voxel(p) => {
+                AnyDocument::Voxel(Box::new(VoxelDocument::create_in(store, &p)?))
+            }
+            WorldParams::Map(p) => AnyDocument::Map(Box::new(MapDocument::create_in(store, &p)?)),
+        }))
+    }
+
+    /// The world's kind.
+    pub fn kind(&self) -> WorldKind {
+        match &self.doc {
+            AnyDocument::Side2d(_) => WorldKind::Side2d,
+            AnyDocument::Heightmap(_) => WorldKind::Heightmap,
+            AnyDocument::Voxel(_) => WorldKind::Voxel,
+            AnyDocument::Map(_) => WorldKind::Map,
+        }
+    }
+
+    /// The typed document, for what only one kind has (its world, for
+    /// meshing and streaming). Edits go through this document instead.
+    pub fn typed(&self) -> &AnyDocument<S> {
+        &self.doc
+    }
+
+    /// The typed document, mutably: for meshing and streaming (mesh caches,
+    /// dirty sets, loading chunks). Edits made through it directly bypass
+    /// the history; draw them as strokes instead.
+    pub fn typed_mut(&mut self) -> &mut AnyDocument<S> {
+        &mut self.doc
+    }
+
+    /// The store holding the world.
+    pub fn store(&self) -> &S {
+        match &self.doc {
+            AnyDocument::Side2d(d) => d.store(),
+            AnyDocument::Heightmap(d) => d.store(),
+            AnyDocument::Voxel(d) => d.store(),
+            AnyDocument::Map(d) => d.store(),
+        }
+    }
+
+    /// The info record (what `isoterra info` prints) as JSON.
+    pub fn info_json(&self) -> Value {
+        let v = match &self.doc {
+            AnyDocument::Side2d(d) => serde_json::to_value(d.info()),
+            AnyDocument::Heightmap(d) => serde_json::to_value(d.info()),
+            AnyDocument::Voxel(d) => serde_json::to_value(d.info()),
+            AnyDocument::Map(d) => serde_json::to_value(d.info()),
+        };
+        v.unwrap_or(Value::Null)
+    }
+
+    /// Where the history stands.
+    pub fn history(&self) -> History {
+        let (total, pos, redo) = match &self.doc {
+            AnyDocument::Side2d(d) => {
+                let i = d.info();
+                (i.strokes_total, i.undo_position, i.redo_available)
+            }
+            AnyDocument::Heightmap(d) => {
+                let i = d.info();
+                (i.strokes_total, i.undo_position, i.redo_available)
+            }
+            AnyDocument::Voxel(d) => {
+                let i = d.info();
+                (i.strokes_total, i.undo_position, i.redo_available)
+            }
+            AnyDocument::Map(d) => {
+                let i = d.info();
+                (i.strokes_total, i.undo_position, i.redo_available)
+            }
+        };
+        History {
+            can_undo: pos > 0,
+            can_redo: redo && total > pos,
+            strokes: pos,
+        }
+    }
+
+    /// A hash of the world's current contents: equal contents give equal
+    /// hashes whatever the history. Open strokes' previews count.
+    pub fn content_hash(&self) -> String {
+        match &self.doc {
+            AnyDocument::Side2d(d) => d.content_hash(),
+            AnyDocument::Heightmap(d) => d.content_hash(),
+            AnyDocument::Voxel(d) => d.content_hash(),
+            AnyDocument::Map(d) => d.content_hash(),
+        }
+    }
+
+    /// The tools of this world, with their parameters.
+    pub fn tools(&self) -> Vec<ToolSpec> {
+        let materials = match &self.doc {
+            AnyDocument::Side2d(d) => d.world().table().len(),
+            _ => 256,
+        };
+        schema::tools(self.kind(), materials)
+    }
+
+    /// The limits every stroke obeys.
+    pub fn limits(&self) -> Limits {
+        Limits::of(self.kind())
+    }
+
+    // ----- strokes -----
+
+    /// Checks a stroke against the tool schema and the world.
+    ///
+    /// # Errors
+    ///
+    /// [`KindError::UnknownTool`], or [`KindError::Invalid`] naming the bad
+    /// value (radius, strength, shape or a parameter).
+    pub fn template(&self, spec: &StrokeSpec) -> Result<Template, KindError> {
+        let limits = self.limits();
+        let radius = ranged("radius", spec.radius, limits.radius[0], limits.radius[1])? as f32;
+        let strength = ranged(
+            "strength",
+            spec.strength,
+            limits.strength[0],
+            limits.strength[1],
+        )? as f32;
+        let kind = self.kind();
+        let tools = self.tools();
+        let tool = &tools[find_tool(kind, &tools, &spec.tool)?];
+        let params = Params::new(tool, &spec.params);
+        let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
+        let mut normal = None;
+        let stamp = match &self.doc {
+            AnyDocument::Side2d(_) => {
+                let shape = plain_shape(kind, spec.shape.as_deref())?;
+                let material = params.number("material")?.unwrap_or(0.0) as u8;
+                let brush = Brush::new(side2d_tool(tool.name), [0.0, 0.0], radius)
+                    .with_shape(shape)
+                    .with_strength(strength)
+                    .with_material(material);
+                brush.validate().map_err(invalid)?;
+                Stamp::Side2d(brush)
+            }
+            AnyDocument::Heightmap(d) => {
+                // Heightmap brushes are round: the shape is checked, not used.
+                plain_shape(kind, spec.shape.as_deref())?;
+                let mut brush = HeightBrush::new(height_tool(tool.name), [0.0, 0.0], radius)
+                    .with_strength(strength);
+                if let Some(h) = params.number("height")? {
+                    brush = brush.with_target_height(Some(h as f32));
+                }
+                if let Some(s) = params.number("seed")? {
+                    brush = brush.with_seed(s as u64);
+                }
+                brush.validate(d.params().cell_size).map_err(invalid)?;
+                Stamp::Heightmap(brush)
+            }
+            AnyDocument::Voxel(_) => {
+                plain_shape(kind, spec.shape.as_deref())?;
+                let vtool = voxel_tool(tool.name);
+                let material = params.number("material")?.unwrap_or(0.0) as u8;
+                if vtool == isoterra_world::VoxelTool::Flatten {
+                    let n = params.vector3("normal")?;
+                    let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+                    if len <= 1e-3 {
+                        return Err(KindError::invalid(
+                            "params.normal (--normal) must not be the zero vector",
+                        ));
+                    }
+                    normal = Some([
+                        (n[0] / len) as f32,
+                        (n[1] / len) as f32,
+                        (n[2] / len) as f32,
+                    ]);
+                }
+                let brush = VoxelBrush::new(vtool, [0.0; 3], radius)
+                    .with_strength(strength)
+                    .with_material(material);
+                brush.validate().map_err(invalid)?;
+                Stamp::Voxel(brush)
+            }
+            AnyDocument::Map(d) => {
+                let cs = d.params().mesh.cell_size;
+                let mtool = map_tool(tool.name)?;
+                let mut brush = MapBrush::new(mtool, radius / cs)
+                    .with_shape(map_shape(spec.shape.as_deref())?)
+                    .with_strength(strength)
+                    .with_height(params.number("height")?.map(|h| h as f32))
+                    .with_level(params.number("level")?.map(|l| l as u8));
+                if let Some(t) = params.number("texture")? {
+                    brush = brush.with_texture(t as u8);
+                }
+                if mtool == isoterra_world::MapTool::Pathing {
+                    let flags = params.flags("pathing")?;
+                    if flags.is_empty() {
+                        return Err(KindError::invalid(
+                            "params.pathing names no flag; use a list of walk, fly, build",
+                        ));
+                    }
+                    brush = brush
+                        .with_pathing(pathing_bits(&flags))
+                        .with_pathing_set(!params.boolean("clear")?);
+                }
+                brush.validate().map_err(invalid)?;
+                Stamp::Map(brush, [0.0, 0.0])
+            }
+        };
+        Ok(Template { stamp, normal })
+    }
+
+    /// Begins a stroke: checks it (see [`template`](Self::template)) and
+    /// opens it. Nothing changes until its first dab.
+    ///
+    /// # Errors
+    ///
+    /// As [`template`](Self::template).
+    pub fn begin_stroke(&mut self, spec: &StrokeSpec) -> Result<StrokeId, KindError> {
+        let template = self.template(spec)?;
+        Ok(self.begin_template(template))
+    }
+
+    /// Opens a stroke of an already checked template.
+    pub fn begin_template(&mut self, template: Template) -> StrokeId {
+        let id = StrokeId(self.next);
+        self.next += 1;
+        self.open.insert(
+            id,
+            OpenStroke {
+                template,
+                stamps: Vec::new(),
+                first: None,
+            },
+        );
+        id
+    }
+
+    /// Whether `stroke` is open.
+    pub fn is_open(&self, stroke: StrokeId) -> bool {
+        self.open.contains_key(&stroke)
+    }
+
+    /// Strokes open now.
+    pub fn open_strokes(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Places a dab of `stroke` at `at` (world units: `[x, y, 0]` side view,
+    /// `[x, y, z]` voxel, `[x, _, z]` heightmap and map) and shows it: the
+    /// world in memory changes, the store does not until the stroke ends.
+    ///
+    /// # Errors
+    ///
+    /// [`KindError::UnknownStroke`] for a stroke that is not open,
+    /// [`KindError::TooLarge`] past [`MAX_DABS_PER_STROKE`](schema::MAX_DABS_PER_STROKE)
+    /// dabs, [`KindError::Invalid`] for a bad point or a dab the world
+    /// refuses; nothing changes then.
+    pub fn dab(&mut self, stroke: StrokeId, at: [f64; 3]) -> Result<(), KindError> {
+        let open = self.open.get(&stroke).ok_or(KindError::UnknownStroke)?;
+        if open.stamps.len() >= self.limits().dabs_per_stroke {
+            return Err(KindError::TooLarge(format!(
+                "a stroke holds at most {} dabs",
+                self.limits().dabs_per_stroke
+            )));
+        }
+        let (template, first) = (open.template, open.first);
+        let stamp = stamp_of(&self.doc, &template, at, first)?;
+        let preview = self.preview(&stamp)?;
+        if let Some(open) = self.open.get_mut(&stroke) {
+            open.stamps.push(stamp);
+            open.first
+                .get_or_insert([at[0] as f32, at[1] as f32, at[2] as f32]);
+        }
+        self.previews.push(Applied {
+            stroke,
+            stamp,
+            preview,
+        });
+        Ok(())
+    }
+
+    /// Ends `stroke`: records its dabs as one stroke, committed to the store
+    /// before this returns.
+    ///
+    /// # Errors
+    ///
+    /// [`KindError::UnknownStroke`] for a stroke that is not open; store
+    /// errors (the stroke is then dropped, and the world holds what the
+    /// store holds plus the other open strokes).
+    pub fn end_stroke(&mut self, stroke: StrokeId) -> Result<Committed, KindError> {
+        let open = self.open.remove(&stroke).ok_or(KindError::UnknownStroke)?;
+        self.with_previews_lifted(|doc| commit(doc, &open.stamps))
+    }
+
+    /// Drops `stroke` and takes its dabs back; nothing is recorded.
+    pub fn cancel_stroke(&mut self, stroke: StrokeId) {
+        if self.open.remove(&stroke).is_some() {
+            self.with_previews_lifted(|_| ());
+        }
+    }
+
+    /// Ends every open stroke, in the order they were begun; the results
+    /// in that order.
+    pub fn end_all_strokes(&mut self) -> Vec<Result<Committed, KindError>> {
+        let ids: Vec<StrokeId> = self.open.keys().copied().collect();
+        ids.into_iter().map(|id| self.end_stroke(id)).collect()
+    }
+
+    /// Draws a whole stroke: `spec` with a dab at each point of `dabs`, then
+    /// committed. On a map, a stroke with two points or more is dragged
+    /// along the path with dabs a quarter of the radius apart (at least a
+    /// quarter cell), as a mouse drag would place them.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`begin_stroke`](Self::begin_stroke), [`dab`](Self::dab) and
+    /// [`end_stroke`](Self::end_stroke); nothing changes on error.
+    pub fn stroke(&mut self, spec: &StrokeSpec, dabs: &[[f64; 3]]) -> Result<Committed, KindError> {
+        let template = self.template(spec)?;
+        let dabs = self.path_dabs(&template, dabs)?;
+        let max = self.limits().dabs_per_stroke;
+        if dabs.len() > max {
+            return Err(KindError::TooLarge(format!(
+                "a stroke holds at most {max} dabs"
+            )));
+        }
+        self.with_previews_lifted(|doc| {
+            let first = dabs
+                .first()
+                .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32]);
+            let stamps = dabs
+                .iter()
+                .map(|at| stamp_of(doc, &template, *at, first))
+                .collect::<Result<Vec<_>, _>>()?;
+            commit(doc, &stamps)
+        })
+    }
+
+    /// The dabs of a stroke drawn through `points`.
+    fn path_dabs(&self, t: &Template, points: &[[f64; 3]]) -> Result<Vec<[f64; 3]>, KindError> {
+        let (Stamp::Map(b, _), AnyDocument::Map(d), true) = (t.stamp, &self.doc, points.len() >= 2)
+        else {
+            return Ok(points.to_vec());
+        };
+        let cs = f64::from(d.params().mesh.cell_size);
+        let mut cells = Vec::with_capacity(points.len());
+        for p in points {
+            let p = checked_point("at", *p)?;
+            cells.push([p[0] / cs as f32, p[2] / cs as f32]);
+        }
+        let spacing = (b.radius / 4.0).max(0.25);
+        let along =
+            MapStroke::along(b, &cells, spacing).map_err(|e| KindError::invalid(e.to_string()))?;
+        Ok(along
+            .dabs
+            .iter()
+            .map(|c| [f64::from(c[0]) * cs, 0.0, f64::from(c[1]) * cs])
+            .collect())
+    }
+
+    /// Undoes the last stroke; its id, or `None` when there is none.
+    ///
+    /// # Errors
+    ///
+    /// Store errors; nothing changes then.
+    pub fn undo(&mut self) -> Result<Option<i64>, KindError> {
+        self.with_previews_lifted(|doc| {
+            Ok(match doc {
+                AnyDocument::Side2d(d) => d.undo()?,
+                AnyDocument::Heightmap(d) => d.undo()?,
+                AnyDocument::Voxel(d) => d.undo()?,
+                AnyDocument::Map(d) => d.undo()?,
+            })
+        })
+    }
+
+    /// Redoes the last undone stroke; its id, or `None` when there is none.
+    ///
+    /// # Errors
+    ///
+    /// Store errors; nothing changes then.
+    pub fn redo(&mut self) -> Result<Option<i64>, KindError> {
+        self.with_previews_lifted(|doc| {
+            Ok(match doc {
+                AnyDocument::Side2d(d) => d.redo()?,
+                AnyDocument::Heightmap(d) => d.redo()?,
+                AnyDocument::Voxel(d) => d.redo()?,
+                AnyDocument::Map(d) => d.redo()?,
+            })
+        })
+    }
+
+    /// Runs `f` on the typed document with every preview taken back, then
+    /// applies the previews of the strokes still open again.
+    pub(crate) fn with_previews_lifted<T>(
+        &mut self,
+        f: impl FnOnce(&mut AnyDocument<S>) -> T,
+    ) -> T {
+        let applied = std::mem::take(&mut self.previews);
+        for a in applied.iter().rev() {
+            revert(&mut self.doc, &a.preview);
+        }
+        let out = f(&mut self.doc);
+        for a in applied {
+            if !self.open.contains_key(&a.stroke) {
+                continue;
+            }
+            if let Ok(preview) = self.preview(&a.stamp) {
+                self.previews.push(Applied { preview, ..a });
+            }
+        }
+        out
+    }
+
+    /// Applies a stamp in memory only.
+    fn preview(&mut self, s: &Stamp) -> Result<Preview, KindError> {
+        let refused = |e: StoreError| match e {
+            StoreError::World(w) => KindError::invalid(w.to_string()),
+            other => store_kind_error(other),
+        };
+        match (&mut self.doc, s) {
+            (AnyDocument::Side2d(d), Stamp::Side2d(b)) => {
+                d.preview(b).map(Preview::Side2d).map_err(refused)
+            }
+            (AnyDocument::Heightmap(d), Stamp::Heightmap(b)) => {
+                d.preview(b).map(Preview::Heightmap).map_err(refused)
+            }
+            (AnyDocument::Voxel(d), Stamp::Voxel(b)) => {
+                d.preview(b).map(Preview::Voxel).map_err(refused)
+            }
+            (AnyDocument::Map(d), Stamp::Map(b, at)) => d
+                .preview(&MapStroke::dab(*b, *at))
+                .map(Preview::Map)
+                .map_err(refused),
+            _ => Err(KindError::invalid("the stroke does not fit this world")),
+        }
+    }
+}
+
+/// The stamp of a dab at `at` (world units, checked); `first` is the
+/// stroke's first dab (map targets and the voxel flatten plane are
+/// fixed there).
+fn stamp_of<S: ChunkStore>(
+    doc: &AnyDocument<S>,
+    t: &Template,
+    at: [f64; 3],
+    first: Option<[f32; 3]>,
+) -> Result<Stamp, KindError> {
+    let p = checked_point("at", at)?;
+    Ok(match (t.stamp, doc) {
+        (Stamp::Map(b, _), AnyDocument::Map(d)) => {
+            let cs = d.params().mesh.cell_size;
+            let cell = [p[0] / cs, p[2] / cs];
+            let origin = first.map_or(cell, |f| [f[0] / cs, f[2] / cs]);
+            let b = d
+                .world()
+                .resolve_brush(&b, origin)
+                .map_err(|e| KindError::invalid(e.to_string()))?;
+            Stamp::Map(b, cell)
+        }
+        (Stamp::Side2d(b), _) => Stamp::Side2d(b.with_center([p[0], p[1]])),
+        (Stamp::Heightmap(b), _) => Stamp::Heightmap(b.with_center([p[0], p[2]])),
+        (Stamp::Voxel(mut b), _) => {
+            b.center = p;
+            if let Some(n) = t.normal {
+                let o = first.unwrap_or(p);
+                b = b.with_plane(n, n[0] * o[0] + n[1] * o[1] + n[2] * o[2]);
+            }
+            Stamp::Voxel(b)
+        }
+        _ => return Err(KindError::invalid("the stroke does not fit this world")),
+    })
+}
+
+/// Takes a preview back (it came from this world, so it fits).
+fn revert<S: ChunkStore>(doc: &mut AnyDocument<S>, p: &Preview) {
+    let reverted = match (doc, p) {
+        (AnyDocument::Side2d(d), Preview::Side2d(e)) => d.revert_preview(e),
+        (AnyDocument::Heightmap(d), Preview::Heightmap(e)) => d.revert_preview(e),
+        (AnyDocument::Voxel(d), Preview::Voxel(e)) => d.revert_preview(e),
+        (AnyDocument::Map(d), Preview::Map(e)) => d.revert_preview(e),
+        _ => Ok(()),
+    };
+    debug_assert!(reverted.is_ok(), "a preview did not revert: {reverted:?}");
+}
+
+/// Records a whole stroke (no previews applied).
+fn commit<S: ChunkStore>(
+    doc: &mut AnyDocument<S>,
+    stamps: &[Stamp],
+) -> Result<Committed, KindError> {
+    fn of<B: Copy>(stamps: &[Stamp], pick: impl Fn(&Stamp) -> Option<B>) -> Vec<B> {
+        stamps.iter().filter_map(pick).collect()
+    }
+    let refused = |e: StoreError| match e {
+        StoreError::World(w) => KindError::invalid(w.to_string()),
+        other => store_kind_error(other),
+    };
+    let (id, changed_nodes) = match doc {
+        AnyDocument::Side2d(d) => {
+            let b = of(stamps, |s| match s {
+                Stamp::Side2d(b) => Some(*b),
+                _ => None,
+            });
+            let o = d.stroke_stamps(&b).map_err(refused)?;
+            (o.id, o.changed_nodes)
+        }
+        AnyDocument::Heightmap(d) => {
+            let b = of(stamps, |s| match s {
+                Stamp::Heightmap(b) => Some(*b),
+                _ => None,
+            });
+            let o = d.stroke_stamps(&b).map_err(refused)?;
+            (o.id, o.changed_nodes)
+        }
+        AnyDocument::Voxel(d) => {
+            let b = of(stamps, |s| match s {
+                Stamp::Voxel(b) => Some(*b),
+                _ => None,
+            });
+            let o = d.stroke_stamps(&b).map_err(refused)?;
+            (o.id, o.changed_nodes)
+        }
+        AnyDocument::Map(d) => {
+            let mut brush = None;
+            let mut dabs = Vec::with_capacity(stamps.len());
+            for s in stamps {
+                if let Stamp::Map(b, at) = s {
+                    brush.get_or_insert(*b);
+                    dabs.push(*at);
+                }
+            }
+            let Some(brush) = brush else {
+                return Ok(Committed {
+                    id: None,
+                    changed_nodes: 0,
+                });
+            };
+            let o = d.stroke(&MapStroke::new(brush, dabs)).map_err(refused)?;
+            (o.id, o.changed_nodes)
+        }
+    };
+    Ok(Committed { id, changed_nodes })
+}
