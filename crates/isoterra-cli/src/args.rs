@@ -68,15 +68,17 @@ pub struct NewArgs {
     /// Generator seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Size in cells, WIDTHxHEIGHT (side2d, map).
-    #[arg(long, default_value = "256x128")]
-    pub size: String,
+    /// Size in cells, WIDTHxHEIGHT (side2d, default 256x128; map, default
+    /// 256x256).
+    #[arg(long)]
+    pub size: Option<String>,
     /// Generator preset: side2d caves|hills|cellular (default hills), voxel
     /// caves|overhangs|planet (default caves), heightmap hills|mountains|islands
     /// (default hills), map island|plateaus|blank (default island).
     #[arg(long)]
     pub preset: Option<String>,
-    /// Cells per chunk side (default 64 for map worlds, 32 for the others).
+    /// Cells per chunk side (default 64 for map and heightmap worlds, 32 for
+    /// side2d and voxel worlds).
     #[arg(long)]
     pub chunk: Option<u32>,
     /// World units per cell.
@@ -122,22 +124,28 @@ pub struct StrokeArgs {
     /// Brush radius in world units.
     #[arg(long, allow_hyphen_values = true)]
     pub radius: f32,
-    /// Brush shape (side2d).
+    /// Brush shape (side2d, map; diamond is for maps).
     #[arg(long, value_enum, default_value = "circle")]
     pub shape: Shape,
     /// Strength in (0, 1].
     #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     pub strength: f32,
-    /// Material id that a fill, add or paint uses.
-    #[arg(long, default_value_t = 0)]
-    pub material: u8,
+    /// Material id that a fill, add or paint uses (default: the tool's, 0 for
+    /// fill and add, 1 for voxel paint).
+    #[arg(long)]
+    pub material: Option<u8>,
     /// Heightmap flatten: the target height (default: the height at the centre).
     #[arg(long, allow_hyphen_values = true)]
     pub height: Option<f32>,
-    /// Voxel flatten: the plane's normal, X,Y,Z (the plane passes through --at).
-    #[arg(long, allow_hyphen_values = true, default_value = "0,1,0")]
-    pub normal: String,
-    /// Map: drag the brush from --at to this point, X,Z.
+    /// Voxel flatten: the plane's normal, X,Y,Z (the plane passes through
+    /// --at; default 0,1,0).
+    #[arg(long, allow_hyphen_values = true)]
+    pub normal: Option<String>,
+    /// Heightmap noise: the seed of the bumps (default 0).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Drag the brush from --at to this point (same form as --at), with
+    /// dabs a quarter of the radius apart.
     #[arg(long, allow_hyphen_values = true)]
     pub to: Option<String>,
     /// Map paint: the texture id (0..=15).

@@ -306,6 +306,24 @@ impl<S: ChunkStore> Document<S> {
         }
     }
 
+    /// What a baked chunk of this world reads and how it is meshed.
+    pub fn bake_source(&self) -> isoterra_store::BakeSource<'_> {
+        match &self.doc {
+            AnyDocument::Side2d(d) => isoterra_store::BakeSource::Side2d(d.world()),
+            AnyDocument::Heightmap(d) => isoterra_store::BakeSource::Heightmap(d.world()),
+            AnyDocument::Voxel(d) => isoterra_store::BakeSource::Voxel(d.world()),
+            AnyDocument::Map(d) => isoterra_store::BakeSource::Map(d.world()),
+        }
+    }
+
+    /// Meshes every dirty chunk of a side-view world now (bounded kinds
+    /// with a mesh cache); other kinds mesh on demand and ignore this.
+    pub fn rebuild(&mut self) {
+        if let AnyDocument::Side2d(d) = &mut self.doc {
+            d.rebuild();
+        }
+    }
+
     /// The tools of this world, with their parameters.
     pub fn tools(&self) -> Vec<ToolSpec> {
         let materials = match &self.doc {
@@ -519,9 +537,9 @@ impl<S: ChunkStore> Document<S> {
     }
 
     /// Draws a whole stroke: `spec` with a dab at each point of `dabs`, then
-    /// committed. On a map, a stroke with two points or more is dragged
-    /// along the path with dabs a quarter of the radius apart (at least a
-    /// quarter cell), as a mouse drag would place them.
+    /// committed. A stroke with two points or more is dragged along the
+    /// path with dabs a quarter of the radius apart (at least a quarter
+    /// cell), as a mouse drag would place them.
     ///
     /// # Errors
     ///
@@ -548,26 +566,57 @@ impl<S: ChunkStore> Document<S> {
         })
     }
 
-    /// The dabs of a stroke drawn through `points`.
+    /// The dabs of a stroke dragged through `points`: a quarter of the
+    /// radius apart (at least a quarter cell), both ends included. A map
+    /// places them as [`MapStroke::along`] does.
     fn path_dabs(&self, t: &Template, points: &[[f64; 3]]) -> Result<Vec<[f64; 3]>, KindError> {
-        let (Stamp::Map(b, _), AnyDocument::Map(d), true) = (t.stamp, &self.doc, points.len() >= 2)
-        else {
+        if points.len() < 2 {
             return Ok(points.to_vec());
-        };
-        let cs = f64::from(d.params().mesh.cell_size);
-        let mut cells = Vec::with_capacity(points.len());
-        for p in points {
-            let p = checked_point("at", *p)?;
-            cells.push([p[0] / cs as f32, p[2] / cs as f32]);
         }
-        let spacing = (b.radius / 4.0).max(0.25);
-        let along =
-            MapStroke::along(b, &cells, spacing).map_err(|e| KindError::invalid(e.to_string()))?;
-        Ok(along
-            .dabs
-            .iter()
-            .map(|c| [f64::from(c[0]) * cs, 0.0, f64::from(c[1]) * cs])
-            .collect())
+        for p in points {
+            checked_point("at", *p)?;
+        }
+        if let (Stamp::Map(b, _), AnyDocument::Map(d)) = (t.stamp, &self.doc) {
+            let cs = f64::from(d.params().mesh.cell_size);
+            let cells: Vec<[f32; 2]> = points
+                .iter()
+                .map(|p| [(p[0] / cs) as f32, (p[2] / cs) as f32])
+                .collect();
+            let spacing = (b.radius / 4.0).max(0.25);
+            let along = MapStroke::along(b, &cells, spacing)
+                .map_err(|e| KindError::invalid(e.to_string()))?;
+            return Ok(along
+                .dabs
+                .iter()
+                .map(|c| [f64::from(c[0]) * cs, 0.0, f64::from(c[1]) * cs])
+                .collect());
+        }
+        let (radius, cell) = match (t.stamp, &self.doc) {
+            (Stamp::Side2d(b), AnyDocument::Side2d(d)) => {
+                (b.radius, d.params().generator.cell_size)
+            }
+            (Stamp::Heightmap(b), AnyDocument::Heightmap(d)) => (b.radius, d.params().cell_size),
+            (Stamp::Voxel(b), _) => (b.radius, 1.0),
+            _ => return Err(KindError::invalid("the stroke does not fit this world")),
+        };
+        let spacing = f64::from((radius / 4.0).max(0.25 * cell));
+        let max = self.limits().dabs_per_stroke;
+        let mut dabs = vec![points[0]];
+        for w in points.windows(2) {
+            let d = [w[1][0] - w[0][0], w[1][1] - w[0][1], w[1][2] - w[0][2]];
+            let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            let steps = (len / spacing).ceil().max(1.0);
+            if steps > max as f64 {
+                return Err(KindError::TooLarge(format!(
+                    "a stroke holds at most {max} dabs"
+                )));
+            }
+            for k in 1..=steps as usize {
+                let f = k as f64 / steps;
+                dabs.push([w[0][0] + d[0] * f, w[0][1] + d[1] * f, w[0][2] + d[2] * f]);
+            }
+        }
+        Ok(dabs)
     }
 
     /// Undoes the last stroke; its id, or `None` when there is none.

@@ -595,3 +595,36 @@ fn mesh_file(
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_parse_and_bad_ones_are_refused() {
+        let f = "X0,Y0,Z0,X1,Y1,Z1";
+        assert_eq!(
+            region("0,0,0,4,5,6", 3, f).unwrap(),
+            (vec![0.0, 0.0, 0.0], vec![4.0, 5.0, 6.0])
+        );
+        assert!(region("0,0,0,4,5", 3, f).is_err());
+        assert!(region("5,0,0,4,5,6", 3, f).is_err());
+        assert!(region("nan,0,1,1", 2, f).is_err());
+        assert!(region("1e30,0,1e31,1", 2, f).is_err());
+        assert!(region("inf,0,1,1", 2, f).is_err());
+        assert_eq!(
+            region("1,2,1,2", 2, f).unwrap(),
+            (vec![1.0, 2.0], vec![1.0, 2.0])
+        );
+    }
+
+    #[test]
+    fn every_kind_exports_and_formats_round_trip() {
+        for kind in WorldKind::ALL {
+            assert!(!ExportFormat::of(kind).is_empty());
+        }
+        for f in ExportFormat::ALL {
+            assert_eq!(f.name().parse::<ExportFormat>().unwrap(), f);
+        }
+    }
+}

@@ -36,8 +36,8 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use crate::args::BakeArgs;
-use crate::commands::doc::Doc;
 use crate::commands::write_atomic;
+use isoterra::kind::Document;
 
 /// Chunks per commit at most.
 const BATCH_CHUNKS: usize = 64;
@@ -48,31 +48,11 @@ const JOURNAL: &str = "bake-journal.jsonl";
 /// The manifest of a folder bake.
 const MANIFEST: &str = "manifest.json";
 
-/// The world file inside an open document.
-pub(crate) fn world_file(doc: &Doc) -> &WorldFile {
-    match doc {
-        Doc::Side2d(d) => d.file(),
-        Doc::Voxel(d) => d.file(),
-        Doc::Heightmap(d) => d.file(),
-        Doc::Map(d) => d.file(),
-    }
-}
-
-/// The bake source of an open document.
-pub(crate) fn bake_source(doc: &Doc) -> BakeSource<'_> {
-    match doc {
-        Doc::Side2d(d) => BakeSource::Side2d(d.world()),
-        Doc::Voxel(d) => BakeSource::Voxel(d.world()),
-        Doc::Heightmap(d) => BakeSource::Heightmap(d.world()),
-        Doc::Map(m) => BakeSource::Map(m.world()),
-    }
-}
-
 /// The content hash `info --hash` prints: the world's content hash, combined
 /// with the baked chunks when there are any.
-pub(crate) fn stored_hash(doc: &Doc) -> anyhow::Result<String> {
+pub(crate) fn stored_hash(doc: &Document) -> anyhow::Result<String> {
     let world = doc.content_hash();
-    Ok(world_file(doc).stored_content_hash(&world)?)
+    Ok(doc.file().stored_content_hash(&world)?)
 }
 
 /// What a worker hands back for one chunk.
@@ -119,16 +99,14 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
     };
     let part = a.part.as_deref().map(parse_part).transpose()?;
     let coords = region_numbers(&a.region)?;
-    let mut doc = Doc::open(&a.file)?;
+    let mut doc = super::edit::open(&a.file)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .context("cannot start the worker threads")?;
-    if let Doc::Side2d(d) = &mut doc {
-        pool.install(|| d.rebuild());
-    }
-    let source = bake_source(&doc);
-    let file = world_file(&doc);
+    pool.install(|| doc.rebuild());
+    let source = doc.bake_source();
+    let file = doc.file();
     let axes = source.region_axes();
     if coords.len() != 2 * axes {
         bail!(

@@ -153,7 +153,7 @@ fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
 }
 
 fn edit(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
-    let params = side2d_params(7, 4096, 1024, Side2dPreset::Hills, 32, 1.0);
+    let params = side2d_params(7, 4096, 1024, Side2dPreset::Hills, 32, 1.0)?;
     let mut world = Side2dWorld::generate(&params).context("cannot generate the bench world")?;
     world.rebuild(None);
     // Alternate dig and its undo so every repetition does the same work.

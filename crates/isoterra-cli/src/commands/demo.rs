@@ -21,7 +21,7 @@ pub fn run(a: &DemoArgs) -> anyhow::Result<()> {
             std::fs::remove_file(&p).with_context(|| format!("cannot replace {}", p.display()))?;
         }
     }
-    let params = side2d_params(a.seed, 512, 256, Side2dPreset::Hills, 32, 1.0);
+    let params = side2d_params(a.seed, 512, 256, Side2dPreset::Hills, 32, 1.0)?;
     let mut doc = Side2dDocument::create(&file, &params)
         .with_context(|| format!("cannot create {}", file.display()))?;
     println!(

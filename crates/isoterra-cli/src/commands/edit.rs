@@ -2,73 +2,114 @@
 
 use std::path::Path;
 
-use anyhow::{Context, bail};
-use isoterra::world::{
-    Brush, BrushShape, BrushTool, HeightBrush, HeightTool, VoxelBrush, VoxelTool,
-};
+use anyhow::Context;
+use isoterra::kind::{Document, StrokeSpec, WorldKind};
+use serde_json::{Value, json};
 
 use crate::args::{Shape, StrokeArgs};
-use crate::commands::doc::Doc;
 use crate::commands::parse;
 
+/// Opens a world file of any kind.
+pub fn open(path: &Path) -> anyhow::Result<Document> {
+    Document::open(path).with_context(|| format!("cannot open {}", path.display()))
+}
+
+/// A point typed on the command line as the world point a dab takes:
+/// `X,Y` (side2d) → `[x, y, 0]`, `X,Y,Z` (voxel), `X,Z` (heightmap, map)
+/// → `[x, 0, z]`.
+fn world_point(kind: WorldKind, text: &str) -> anyhow::Result<[f64; 3]> {
+    Ok(match kind {
+        WorldKind::Voxel => parse::point3(text)?.map(f64::from),
+        WorldKind::Side2d => {
+            let [x, y] = parse::point(text)?;
+            [f64::from(x), f64::from(y), 0.0]
+        }
+        WorldKind::Heightmap | WorldKind::Map => {
+            let [x, z] = parse::point(text)?;
+            [f64::from(x), 0.0, f64::from(z)]
+        }
+    })
+}
+
+/// The stroke the flags ask for, with the parameters given on the command
+/// line (the rest take the tool schema's defaults).
+fn spec(a: &StrokeArgs) -> anyhow::Result<StrokeSpec> {
+    let mut spec =
+        StrokeSpec::new(a.tool.clone(), f64::from(a.radius)).with_strength(f64::from(a.strength));
+    spec.shape = Some(
+        match a.shape {
+            Shape::Circle => "circle",
+            Shape::Square => "square",
+            Shape::Diamond => "diamond",
+        }
+        .to_string(),
+    );
+    let p = &mut spec.params;
+    if let Some(m) = a.material {
+        p.insert("material".into(), json!(m));
+    }
+    if let Some(h) = a.height {
+        p.insert("height".into(), json!(h));
+    }
+    if let Some(n) = &a.normal {
+        let n = parse::point3(n).context("--normal")?;
+        p.insert("normal".into(), json!(n));
+    }
+    if let Some(t) = a.texture {
+        p.insert("texture".into(), json!(t));
+    }
+    if let Some(l) = a.level {
+        p.insert("level".into(), json!(l));
+    }
+    if let Some(s) = a.seed {
+        p.insert("seed".into(), json!(s));
+    }
+    if let Some(flags) = &a.pathing {
+        p.insert("pathing".into(), pathing_flags(flags)?);
+    }
+    if a.clear {
+        p.insert("clear".into(), json!(true));
+    }
+    Ok(spec)
+}
+
+/// Parses `walk,fly,build` (or `all`) into the schema's flag list.
+fn pathing_flags(text: &str) -> anyhow::Result<Value> {
+    let mut flags: Vec<&str> = Vec::new();
+    for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        match word.to_ascii_lowercase().as_str() {
+            "all" => flags.extend(["walk", "fly", "build"]),
+            "walk" => flags.push("walk"),
+            "fly" => flags.push("fly"),
+            "build" => flags.push("build"),
+            _ => anyhow::bail!(
+                "unknown pathing flag `{word}` in `{text}`; use walk, fly, build or all"
+            ),
+        }
+    }
+    if flags.is_empty() {
+        anyhow::bail!("--pathing `{text}` names no flag; use a list of walk, fly, build");
+    }
+    Ok(json!(flags))
+}
+
 pub fn stroke(a: &StrokeArgs) -> anyhow::Result<()> {
-    let mut doc = Doc::open(&a.file)?;
-    let (id, changed) = match &mut doc {
-        Doc::Map(d) => return super::map::stroke(d, a),
-        Doc::Side2d(d) => {
-            let tool: BrushTool = a.tool.parse()?;
-            let center = parse::point(&a.at)?;
-            let shape = match a.shape {
-                Shape::Circle => BrushShape::Circle,
-                Shape::Square => BrushShape::Square,
-                Shape::Diamond => bail!("side2d brushes are circle or square"),
-            };
-            let brush = Brush::new(tool, center, a.radius)
-                .with_shape(shape)
-                .with_strength(a.strength)
-                .with_material(a.material);
-            let outcome = d.stroke(&brush).context("stroke refused")?;
-            (outcome.id, outcome.changed_nodes)
-        }
-        Doc::Voxel(d) => {
-            let tool: VoxelTool = a.tool.parse()?;
-            let center = parse::point3(&a.at)?;
-            let mut brush = VoxelBrush::new(tool, center, a.radius)
-                .with_strength(a.strength)
-                .with_material(a.material);
-            if tool == VoxelTool::Flatten {
-                let n = parse::point3(&a.normal).context("--normal")?;
-                let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-                if len == 0.0 {
-                    bail!("--normal must not be the zero vector");
-                }
-                let n = [n[0] / len, n[1] / len, n[2] / len];
-                let offset = n[0] * center[0] + n[1] * center[1] + n[2] * center[2];
-                brush = brush.with_plane(n, offset);
-            }
-            let outcome = d.stroke(&brush).context("stroke refused")?;
-            (outcome.id, outcome.changed_nodes)
-        }
-        Doc::Heightmap(d) => {
-            let tool: HeightTool = a.tool.parse()?;
-            let center = parse::point(&a.at)?;
-            let mut brush = HeightBrush::new(tool, center, a.radius).with_strength(a.strength);
-            if let Some(h) = a.height {
-                brush = brush.with_target_height(Some(h));
-            }
-            let outcome = d.stroke(&brush).context("stroke refused")?;
-            (outcome.id, outcome.changed_nodes)
-        }
-    };
-    match id {
-        Some(id) => println!("stroke {id}: {changed} nodes changed"),
+    let mut doc = open(&a.file)?;
+    let kind = doc.kind();
+    let mut dabs = vec![world_point(kind, &a.at)?];
+    if let Some(to) = &a.to {
+        dabs.push(world_point(kind, to).context("--to")?);
+    }
+    let done = doc.stroke(&spec(a)?, &dabs).context("stroke refused")?;
+    match done.id {
+        Some(id) => println!("stroke {id}: {} nodes changed", done.changed_nodes),
         None => println!("stroke changed nothing; nothing recorded"),
     }
     Ok(())
 }
 
 pub fn undo(file: &Path) -> anyhow::Result<()> {
-    match Doc::open(file)?.undo()? {
+    match open(file)?.undo()? {
         Some(id) => println!("undid stroke {id}"),
         None => println!("nothing to undo"),
     }
@@ -76,7 +117,7 @@ pub fn undo(file: &Path) -> anyhow::Result<()> {
 }
 
 pub fn redo(file: &Path) -> anyhow::Result<()> {
-    match Doc::open(file)?.redo()? {
+    match open(file)?.redo()? {
         Some(id) => println!("redid stroke {id}"),
         None => println!("nothing to redo"),
     }

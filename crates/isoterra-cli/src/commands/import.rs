@@ -5,7 +5,6 @@ use isoterra::export::{HeightImage, import_png8, import_png16, import_r16};
 use isoterra::store::HeightmapDocument;
 
 use crate::args::ImportArgs;
-use crate::commands::new::heightmap_params;
 use crate::commands::parse;
 
 pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
@@ -35,7 +34,14 @@ pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
             bail!("cannot import `.{other}` files; give a .png (16- or 8-bit grayscale) or .r16")
         }
     };
-    let params = heightmap_params(1, "hills", 64, a.cell_size)?;
+    let new = isoterra::kind::NewWorld {
+        chunk: Some(64),
+        cell_size: Some(a.cell_size),
+        ..isoterra::kind::NewWorld::new(isoterra::kind::WorldKind::Heightmap)
+    };
+    let isoterra::kind::WorldParams::Heightmap(params) = new.params()? else {
+        bail!("expected heightmap parameters");
+    };
     let mut doc = HeightmapDocument::create(&a.out, &params)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
     if let Err(e) = doc.set_heights([0, 0], image.dims, &image.heights) {

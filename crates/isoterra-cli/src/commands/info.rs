@@ -1,35 +1,46 @@
 //! `isoterra info`
 
+use isoterra::kind::AnyDocument;
+use isoterra::world::{PathingGrid, PathingRules, pathing_grid};
+
 use crate::args::InfoArgs;
-use crate::commands::doc::Doc;
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
-    let doc = Doc::open(&a.file)?;
+    let doc = super::edit::open(&a.file)?;
     let hash = if a.hash {
         Some(super::bake::stored_hash(&doc)?)
     } else {
         None
     };
-    if let Doc::Map(d) = &doc {
-        return super::map::info(d, a, hash);
+    let mut info = doc.info_json();
+    // A map also says how much of it can be walked on and built on.
+    if let AnyDocument::Map(d) = doc.typed() {
+        let rules = PathingRules::DEFAULT.with_level_height(d.params().mesh.level_height);
+        let grid = pathing_grid(d.world().layers(), &rules)?;
+        info["walkable_cells"] = grid.count(PathingGrid::WALK).into();
+        info["buildable_cells"] = grid.count(PathingGrid::BUILD).into();
     }
-    let info = doc.info_json()?;
     if a.json {
-        let mut value = info;
         if let Some(hash) = hash {
-            value["hash"] = serde_json::Value::String(hash);
+            info["hash"] = serde_json::Value::String(hash);
         }
-        println!("{}", serde_json::to_string(&value)?);
+        println!("{}", serde_json::to_string(&info)?);
         return Ok(());
     }
-    println!("{:<14} {}", "file:", a.file.display());
+    // Labels are padded to the longest of the kind's fields.
+    let width = if matches!(doc.typed(), AnyDocument::Map(_)) {
+        16
+    } else {
+        14
+    };
+    println!("{:<width$} {}", "file:", a.file.display());
     if let serde_json::Value::Object(map) = &info {
         for (k, v) in map {
             let v = match v {
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            println!("{:<14} {v}", format!("{}:", k.replace('_', " ")));
+            println!("{:<width$} {v}", format!("{}:", k.replace('_', " ")));
         }
     }
     if let Some(hash) = hash {

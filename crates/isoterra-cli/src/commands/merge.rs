@@ -27,8 +27,7 @@ use isoterra::store::{BakeInputs, BakedRow, ChunkKey, ChunkStore, decode_baked};
 use serde_json::json;
 
 use crate::args::MergeArgs;
-use crate::commands::bake::{bake_source, open_store, world_file};
-use crate::commands::doc::Doc;
+use crate::commands::bake::open_store;
 
 /// Keys listed per page while walking a part.
 const PAGE: usize = 512;
@@ -99,9 +98,9 @@ pub fn run(a: &MergeArgs) -> anyhow::Result<()> {
 
     // The input stamp each chunk has in FILE now: rows recording it are
     // current (the parts hold the same world, so theirs are the same).
-    let doc = Doc::open(&a.file)?;
-    let source = bake_source(&doc);
-    let inputs = BakeInputs::read(world_file(&doc))
+    let doc = super::edit::open(&a.file)?;
+    let source = doc.bake_source();
+    let inputs = BakeInputs::read(doc.file())
         .with_context(|| format!("cannot read the chunks of {}", a.file.display()))?;
     let current = |k: &ChunkKey| inputs.stamp(&source, k).ok();
 

@@ -6,7 +6,6 @@ mod bench_map;
 mod bench_stream;
 mod contour;
 mod demo;
-mod doc;
 mod edit;
 mod export;
 mod import;

@@ -1,85 +1,89 @@
 //! `isoterra new`
 
-use anyhow::{Context, bail};
-use isoterra::field::{HeightParams, HeightPreset, Side2dGen, Side2dPreset, VoxelGen, VoxelPreset};
-use isoterra::store::{HeightmapDocument, Side2dDocument, VoxelDocument};
-use isoterra::world::{HeightmapParams, Side2dParams, VoxelParams};
+use anyhow::Context;
+use isoterra::field::Side2dPreset;
+use isoterra::kind::{AnyDocument, Document, NewWorld, WorldKind};
+use isoterra::world::Side2dParams;
 
 use crate::args::{Kind, NewArgs};
 use crate::commands::parse;
 
+/// The kind layer's kind of a `--kind` value.
+pub fn world_kind(kind: Kind) -> WorldKind {
+    match kind {
+        Kind::Side2d => WorldKind::Side2d,
+        Kind::Voxel => WorldKind::Voxel,
+        Kind::Heightmap => WorldKind::Heightmap,
+        Kind::Map => WorldKind::Map,
+    }
+}
+
 pub fn run(a: &NewArgs) -> anyhow::Result<()> {
-    match a.kind {
-        Kind::Map => super::map::new(a)?,
-        Kind::Side2d => {
-            let (w, h) = parse::size(&a.size)?;
-            let preset: Side2dPreset = a.preset.as_deref().unwrap_or("hills").parse()?;
-            let params = side2d_params(a.seed, w, h, preset, a.chunk.unwrap_or(32), a.cell_size);
-            let doc = Side2dDocument::create(&a.file, &params)
-                .with_context(|| format!("cannot create {}", a.file.display()))?;
-            let info = doc.info();
+    let kind = world_kind(a.kind);
+    let size = match &a.size {
+        Some(text) => {
+            let (w, h) = parse::size(text)?;
+            Some([w, h])
+        }
+        None => None,
+    };
+    let new = NewWorld {
+        kind,
+        seed: a.seed,
+        size,
+        preset: a.preset.clone(),
+        chunk: a.chunk,
+        cell_size: Some(a.cell_size),
+    };
+    let doc = Document::create(&a.file, &new)
+        .with_context(|| format!("cannot create {}", a.file.display()))?;
+    let file = a.file.display();
+    let seed = a.seed;
+    match doc.typed() {
+        AnyDocument::Side2d(d) => {
+            let info = d.info();
             println!(
-                "created {} (side2d, {}x{} cells, seed {}, preset {}, {} chunks)",
-                a.file.display(),
-                w,
-                h,
-                a.seed,
-                preset,
-                info.chunks_total
+                "created {file} (side2d, {}x{} cells, seed {seed}, preset {}, {} chunks)",
+                info.width_cells, info.height_cells, info.preset, info.chunks_total
             );
         }
-        Kind::Voxel => {
-            if a.cell_size != 1.0 {
-                bail!("voxel worlds have one world unit per cell; --cell-size does not apply");
-            }
-            let preset: VoxelPreset = a.preset.as_deref().unwrap_or("caves").parse()?;
-            let params = VoxelParams::DEFAULT
-                .with_generator(VoxelGen::new(preset, a.seed))
-                .with_chunk_cells(a.chunk.unwrap_or(32));
-            VoxelDocument::create(&a.file, &params)
-                .with_context(|| format!("cannot create {}", a.file.display()))?;
+        AnyDocument::Voxel(d) => {
+            let info = d.info();
             println!(
-                "created {} (voxel, endless, seed {}, preset {}, chunks of {}^3 cells)",
-                a.file.display(),
-                a.seed,
-                preset,
-                a.chunk.unwrap_or(32)
+                "created {file} (voxel, endless, seed {seed}, preset {}, chunks of {}^3 cells)",
+                info.preset,
+                d.params().chunk_cells
             );
         }
-        Kind::Heightmap => {
-            let name = a.preset.as_deref().unwrap_or("hills");
-            let params = heightmap_params(a.seed, name, a.chunk.unwrap_or(32), a.cell_size)?;
-            let doc = HeightmapDocument::create(&a.file, &params)
-                .with_context(|| format!("cannot create {}", a.file.display()))?;
-            let [lo, hi] = doc.info().height_range;
+        AnyDocument::Heightmap(d) => {
+            let [lo, hi] = d.info().height_range;
+            let preset = new
+                .preset
+                .as_deref()
+                .unwrap_or(NewWorld::defaults(kind).preset);
             println!(
-                "created {} (heightmap, endless, seed {}, preset {name}, chunks of {} cells, heights {lo}..{hi})",
-                a.file.display(),
-                a.seed,
-                a.chunk.unwrap_or(32)
+                "created {file} (heightmap, endless, seed {seed}, preset {preset}, chunks of {} cells, heights {lo}..{hi})",
+                d.params().chunk_cells
+            );
+        }
+        AnyDocument::Map(d) => {
+            let info = d.info();
+            let p = d.params();
+            println!(
+                "created {file} (map, {}x{} cells, seed {seed}, preset {}, {}x{} chunks)",
+                p.width_cells,
+                p.depth_cells,
+                p.preset.name(),
+                info.chunks[0],
+                info.chunks[1]
             );
         }
     }
     Ok(())
 }
 
-/// Heightmap parameters for a preset name (`hills`, `mountains`, `islands`).
-pub fn heightmap_params(
-    seed: u64,
-    preset: &str,
-    chunk: u32,
-    cell_size: f32,
-) -> anyhow::Result<HeightmapParams> {
-    let preset = HeightPreset::from_name(preset).with_context(|| {
-        format!("unknown heightmap preset `{preset}`; valid presets: hills, mountains, islands")
-    })?;
-    Ok(HeightmapParams::DEFAULT
-        .with_generator(HeightParams::preset(preset))
-        .with_seed(seed)
-        .with_chunk_cells(chunk)
-        .with_cell_size(cell_size))
-}
-
+/// Side-view parameters of a seed, size and preset (the bench and demo
+/// worlds), through the kind layer's checks and defaults.
 pub fn side2d_params(
     seed: u64,
     width: u32,
@@ -87,14 +91,17 @@ pub fn side2d_params(
     preset: Side2dPreset,
     chunk: u32,
     cell_size: f32,
-) -> Side2dParams {
-    let generator = Side2dGen::DEFAULT
-        .with_preset(preset)
-        .with_seed(seed)
-        .with_width_cells(width)
-        .with_height_cells(height)
-        .with_cell_size(cell_size);
-    Side2dParams::DEFAULT
-        .with_generator(generator)
-        .with_chunk_cells(chunk)
+) -> anyhow::Result<Side2dParams> {
+    let new = NewWorld {
+        kind: WorldKind::Side2d,
+        seed,
+        size: Some([width, height]),
+        preset: Some(preset.to_string()),
+        chunk: Some(chunk),
+        cell_size: Some(cell_size),
+    };
+    match new.params()? {
+        isoterra::kind::WorldParams::Side2d(p) => Ok(p),
+        other => anyhow::bail!("expected side2d parameters, got {:?}", other.kind()),
+    }
 }

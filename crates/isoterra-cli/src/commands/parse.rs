@@ -68,34 +68,6 @@ pub fn range(text: &str) -> anyhow::Result<[f32; 2]> {
     Ok([a, b])
 }
 
-/// Parses `X0,Z0,X1,Z1` into a finite rectangle with `lo <= hi`.
-pub fn region2(text: &str) -> anyhow::Result<([f32; 2], [f32; 2])> {
-    let parts: Vec<&str> = text.split(',').collect();
-    if parts.len() != 4 {
-        bail!("region `{text}` is not X0,Z0,X1,Z1");
-    }
-    let lo = point(&parts[..2].join(","))?;
-    let hi = point(&parts[2..].join(","))?;
-    if lo[0] > hi[0] || lo[1] > hi[1] {
-        bail!("region `{text}` is inverted: X0,Z0 must be <= X1,Z1");
-    }
-    Ok((lo, hi))
-}
-
-/// Parses `X0,Y0,Z0,X1,Y1,Z1` into a finite box with `lo <= hi`.
-pub fn region3(text: &str) -> anyhow::Result<([f32; 3], [f32; 3])> {
-    let parts: Vec<&str> = text.split(',').collect();
-    if parts.len() != 6 {
-        bail!("region `{text}` is not X0,Y0,Z0,X1,Y1,Z1");
-    }
-    let lo = point3(&parts[..3].join(","))?;
-    let hi = point3(&parts[3..].join(","))?;
-    if (0..3).any(|a| lo[a] > hi[a]) {
-        bail!("region `{text}` is inverted: each of X0,Y0,Z0 must be <= X1,Y1,Z1");
-    }
-    Ok((lo, hi))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,16 +83,10 @@ mod tests {
     }
 
     #[test]
-    fn points3_and_regions() {
+    fn points3() {
         assert_eq!(point3("1,-2,3.5").unwrap(), [1.0, -2.0, 3.5]);
         assert!(point3("1,2").is_err());
         assert!(point3("1,2,nan").is_err());
-        assert_eq!(
-            region3("0,0,0,4,5,6").unwrap(),
-            ([0.0, 0.0, 0.0], [4.0, 5.0, 6.0])
-        );
-        assert!(region3("0,0,0,4,5").is_err());
-        assert!(region3("5,0,0,4,5,6").is_err());
     }
 
     #[test]
