@@ -6,10 +6,13 @@
 pub enum EditorError {
     /// The world file could not be opened, created or written.
     #[error(transparent)]
-    Store(#[from] isoterra_store::StoreError),
+    Store(#[from] isoterra::store::StoreError),
     /// A world could not be built from the parameters given.
     #[error(transparent)]
-    World(#[from] isoterra_world::WorldError),
+    World(#[from] isoterra::world::WorldError),
+    /// A world could not be opened or created through the kind layer.
+    #[error(transparent)]
+    Kind(#[from] isoterra::kind::KindError),
     /// A socket or thread could not be set up.
     #[error("{0}")]
     Io(#[from] std::io::Error),

@@ -44,7 +44,7 @@ pub use frame::{FRAME_HEADER_BYTES, FRAME_MAGIC, FrameHeader, encode_frame, pars
 /// The largest text message a client may send, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 /// The most dabs one stroke may hold.
-pub const MAX_DABS_PER_STROKE: usize = 10_000;
+pub const MAX_DABS_PER_STROKE: usize = isoterra::kind::schema::MAX_DABS_PER_STROKE;
 /// The protocol version this server speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
 
@@ -186,7 +186,7 @@ impl Drop for ServerHandle {
 pub async fn serve(options: EditorOptions) -> Result<ServerHandle, EditorError> {
     let file = options.file.clone();
     let budget = options.mesh_budget;
-    let doc = tokio::task::spawn_blocking(move || kinds::Doc::open_or_create(&file))
+    let doc = tokio::task::spawn_blocking(move || kinds::open_or_create(&file))
         .await
         .map_err(|e| EditorError::Io(std::io::Error::other(e.to_string())))??;
     let listener = tokio::net::TcpListener::bind(SocketAddr::new(options.host, options.port))

@@ -206,26 +206,6 @@ pub(crate) fn point(name: &str, p: [f64; 3], limit: f64) -> Result<[f32; 3], Rej
     Ok(out)
 }
 
-/// A tool parameter (a number) from `params`, or its default.
-pub(crate) fn param_number(
-    params: &Map<String, Value>,
-    name: &str,
-    lo: f64,
-    hi: f64,
-    default: f64,
-) -> Result<f64, Reject> {
-    match params.get(name) {
-        None | Some(Value::Null) => Ok(default),
-        Some(Value::Number(n)) => {
-            let v = n.as_f64().unwrap_or(f64::NAN);
-            ranged(&format!("params.{name}"), v, lo, hi).map(f64::from)
-        }
-        Some(other) => Err(Reject::invalid(format!(
-            "params.{name} must be a number, got {other}"
-        ))),
-    }
-}
-
 /// The `error` message.
 pub(crate) fn error_json(req: Option<&str>, stroke: Option<&str>, reject: &Reject) -> String {
     let mut v = json!({
@@ -286,12 +266,5 @@ mod tests {
         assert!(ranged("strength", 2.0, 0.0, 1.0).is_err());
         assert_eq!(ranged("strength", 0.5, 0.0, 1.0), Ok(0.5));
         assert!(point("at", [0.0, 1e12, 0.0], 1e9).is_err());
-        let mut params = Map::new();
-        params.insert("height".into(), json!(3.0));
-        params.insert("bad".into(), json!("x"));
-        assert_eq!(param_number(&params, "height", -10.0, 10.0, 0.0), Ok(3.0));
-        assert_eq!(param_number(&params, "missing", -10.0, 10.0, 1.5), Ok(1.5));
-        assert!(param_number(&params, "bad", -10.0, 10.0, 0.0).is_err());
-        assert!(param_number(&params, "height", -1.0, 1.0, 0.0).is_err());
     }
 }

@@ -2,13 +2,11 @@
 //! in arrival order, remeshes dirty chunks within a time budget and sends
 //! frames and replies to the clients.
 //!
-//! Strokes in progress are previews: their dabs are applied to the world in
-//! memory as they arrive (so every client sees them at once), in the order
-//! they came. When a stroke ends, every preview is taken back, the stroke is
-//! recorded on its own (one durable transaction), and the previews of the
-//! strokes still open are applied again. The file therefore always holds
-//! exactly the finished strokes, in the order they finished, and replaying
-//! its stroke log gives the world in memory.
+//! Strokes go through the kind layer's document: their dabs are live
+//! previews there (so every client sees them at once), and a stroke that
+//! ends is recorded on its own, one durable transaction, while the other
+//! open strokes stay shown. The file therefore always holds exactly the
+//! finished strokes, in the order they finished.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -16,15 +14,16 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use isoterra_world::StreamViewer;
+use isoterra::kind::{AnyDocument, NewWorld, StrokeId, StrokeSpec, WorldKind};
+use isoterra::world::StreamViewer;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc::UnboundedSender, oneshot};
 
-use crate::kinds::{self, CreateError, Doc, Download, Preview, Stamp, Template};
+use crate::kinds::{self, Doc, Download, reject};
 use crate::motion::Motion;
 use crate::protocol::{self, ClientMsg, Reject, error_json};
 use crate::stream::{self, HeightStream, Polled, Stream, VoxelStream};
-use crate::{EditorError, MAX_DABS_PER_STROKE, PROTOCOL_VERSION};
+use crate::{EditorError, PROTOCOL_VERSION};
 
 /// What a connection sends its writer.
 #[derive(Debug, Clone)]
@@ -75,20 +74,11 @@ pub(crate) fn spawn(
     Ok((tx, handle))
 }
 
-/// A stroke being drawn.
+/// A stroke being drawn: its id in the document, and the request id of
+/// its `stroke_begin`.
 struct OpenStroke {
-    template: Template,
-    stamps: Vec<Stamp>,
-    first: Option<[f32; 3]>,
+    id: StrokeId,
     req: Option<String>,
-}
-
-/// A dab applied in memory.
-struct Applied {
-    client: u64,
-    stroke: String,
-    stamp: Stamp,
-    preview: Preview,
 }
 
 #[derive(Default)]
@@ -121,7 +111,6 @@ struct World {
     path: PathBuf,
     budget: Duration,
     clients: BTreeMap<u64, Client>,
-    previews: Vec<Applied>,
     /// Side view: the chunk versions every client holds.
     side_sent: HashMap<[u32; 2], u64>,
     /// Voxel and heightmap: the stream every client's camera drives, and
@@ -132,8 +121,8 @@ struct World {
     /// Map: chunks waiting to be meshed, and the latest frames of each.
     map_queue: VecDeque<[u32; 2]>,
     map_frames: HashMap<[u32; 2], [Bytes; 2]>,
-    map_mesher: isoterra_mesh::MapMesher,
-    map_out: isoterra_mesh::MapMeshOutput,
+    map_mesher: isoterra::mesh::MapMesher,
+    map_out: isoterra::mesh::MapMeshOutput,
     remesh_ms: f64,
     last_status: Instant,
     shutdown: bool,
@@ -156,15 +145,14 @@ impl World {
             path,
             budget,
             clients: BTreeMap::new(),
-            previews: Vec::new(),
             side_sent: HashMap::new(),
             vx: None,
             hm: None,
             viewers_changed: false,
             map_queue: VecDeque::new(),
             map_frames: HashMap::new(),
-            map_mesher: isoterra_mesh::MapMesher::new(),
-            map_out: isoterra_mesh::MapMeshOutput::default(),
+            map_mesher: isoterra::mesh::MapMesher::new(),
+            map_out: isoterra::mesh::MapMeshOutput::default(),
             remesh_ms: 0.0,
             last_status: Instant::now(),
             shutdown: false,
@@ -217,7 +205,7 @@ impl World {
             }
         }
         self.clients.clear();
-        if let Some(Doc::Heightmap(d)) = self.doc.take() {
+        if let Some(d) = self.doc.take() {
             let _ = d.close();
         }
     }
@@ -228,13 +216,13 @@ impl World {
         self.vx = None;
         self.hm = None;
         self.viewers_changed = false;
-        match self.doc.as_mut() {
-            Some(Doc::Map(d)) => d.world_mut().mark_all_dirty(),
-            Some(Doc::Voxel(d)) => match VoxelStream::voxel(d.world()) {
+        match self.doc.as_mut().map(Doc::typed_mut) {
+            Some(AnyDocument::Map(d)) => d.world_mut().mark_all_dirty(),
+            Some(AnyDocument::Voxel(d)) => match VoxelStream::voxel(d.world()) {
                 Ok(vx) => self.vx = Some(vx),
                 Err(e) => eprintln!("error: cannot stream the voxel world: {e}"),
             },
-            Some(Doc::Heightmap(d)) => {
+            Some(AnyDocument::Heightmap(d)) => {
                 // Everything the stream needs is in its own source.
                 let _ = d.world_mut().take_dirty();
                 match HeightStream::heightmap(d.world(), d.info().height_range) {
@@ -259,19 +247,19 @@ impl World {
     }
 
     fn has_work(&self) -> bool {
-        match self.doc_ref() {
-            Doc::Side2d(d) => d.world().dirty_count() > 0,
-            Doc::Heightmap(d) => {
+        match self.doc_ref().typed() {
+            AnyDocument::Side2d(d) => d.world().dirty_count() > 0,
+            AnyDocument::Heightmap(d) => {
                 d.world().dirty_count() > 0
                     || self.viewers_changed
                     || self.hm.as_ref().is_some_and(Stream::has_events)
             }
-            Doc::Voxel(d) => {
+            AnyDocument::Voxel(d) => {
                 d.world().dirty_count() > 0
                     || self.viewers_changed
                     || self.vx.as_ref().is_some_and(Stream::has_events)
             }
-            Doc::Map(_) => !self.map_queue.is_empty(),
+            AnyDocument::Map(_) => !self.map_queue.is_empty(),
         }
     }
 
@@ -291,13 +279,12 @@ impl World {
                 region,
                 reply,
             } => {
-                let result =
-                    self.with_previews_lifted(|doc| kinds::export(doc, &format, region.as_deref()));
+                let result = kinds::export(self.doc(), &format, region.as_deref());
                 let _ = reply.send(result);
             }
             Command::Info { reply } => {
                 let doc = self.doc_ref();
-                let mut v = doc.world_json(&self.path);
+                let mut v = kinds::world_json(doc, &self.path);
                 v["content_hash"] = json!(doc.content_hash());
                 v["history"] = doc.history().json();
                 let _ = reply.send(v);
@@ -312,11 +299,11 @@ impl World {
             "type": "welcome",
             "protocol": PROTOCOL_VERSION,
             "client_id": id,
-            "kind": doc.kind_name(),
-            "world": doc.world_json(&self.path),
-            "tools": doc.tools_json(),
-            "limits": doc.limits_json(),
-            "exports": doc.exports(),
+            "kind": doc.kind().name(),
+            "world": kinds::world_json(doc, &self.path),
+            "tools": kinds::tools_json(doc),
+            "limits": kinds::limits_json(doc),
+            "exports": kinds::exports(doc),
             "history": doc.history().json(),
         })
     }
@@ -333,7 +320,9 @@ impl World {
 
     /// Sends a newly welcomed client what the bounded kinds already meshed.
     fn send_world_to(&mut self, id: u64) {
-        if let (Some(Doc::Map(_)), Some(client)) = (self.doc.as_ref(), self.clients.get_mut(&id)) {
+        if let (Some(WorldKind::Map), Some(client)) =
+            (self.doc.as_ref().map(Doc::kind), self.clients.get_mut(&id))
+        {
             let mut chunks: Vec<_> = self.map_frames.iter().collect();
             chunks.sort_by_key(|(c, _)| [c[1], c[0]]);
             for (_, frames) in chunks {
@@ -344,7 +333,7 @@ impl World {
             }
             return;
         }
-        let Some(Doc::Side2d(d)) = self.doc.as_ref() else {
+        let Some(AnyDocument::Side2d(d)) = self.doc.as_ref().map(Doc::typed) else {
             return;
         };
         let Some(client) = self.clients.get_mut(&id) else {
@@ -403,8 +392,8 @@ impl World {
                         kinds::VIEW_DISTANCE[0],
                         kinds::VIEW_DISTANCE[1],
                     )?,
-                    None => match self.doc_ref() {
-                        Doc::Heightmap(d) => d.params().view_distance,
+                    None => match self.doc_ref().typed() {
+                        AnyDocument::Heightmap(d) => d.params().view_distance,
                         _ => 128.0,
                     },
                 };
@@ -437,10 +426,17 @@ impl World {
                 Ok(())
             }
             ClientMsg::StrokeBegin(b) => {
-                let template = self.doc_ref().template(&b)?;
+                let spec = StrokeSpec {
+                    tool: b.tool.clone(),
+                    radius: b.radius,
+                    strength: b.strength,
+                    shape: b.shape.clone(),
+                    params: b.params.clone().unwrap_or_default(),
+                };
+                let template = self.doc_ref().template(&spec).map_err(reject)?;
                 let client = self
                     .clients
-                    .get_mut(&id)
+                    .get(&id)
                     .ok_or_else(|| Reject::bad_message("not connected"))?;
                 if client.strokes.contains_key(&b.stroke) {
                     return Err(Reject::invalid(format!(
@@ -456,15 +452,12 @@ impl World {
                         ),
                     ));
                 }
-                client.strokes.insert(
-                    b.stroke,
-                    OpenStroke {
-                        template,
-                        stamps: Vec::new(),
-                        first: None,
-                        req,
-                    },
-                );
+                let stroke_id = self.doc().begin_template(template);
+                if let Some(client) = self.clients.get_mut(&id) {
+                    client
+                        .strokes
+                        .insert(b.stroke, OpenStroke { id: stroke_id, req });
+                }
                 Ok(())
             }
             ClientMsg::Dab { stroke, at } => {
@@ -474,32 +467,8 @@ impl World {
                         format!("no open stroke `{stroke}`"),
                     ));
                 };
-                if open.stamps.len() >= MAX_DABS_PER_STROKE {
-                    return Err(Reject::new(
-                        "too_large",
-                        format!("a stroke holds at most {MAX_DABS_PER_STROKE} dabs"),
-                    ));
-                }
-                let (template, first) = (open.template, open.first);
-                let stamp = self.doc_ref().stamp(&template, at, first)?;
-                let preview = self.doc().preview(&stamp)?;
-                if let Some(open) = self
-                    .clients
-                    .get_mut(&id)
-                    .and_then(|c| c.strokes.get_mut(&stroke))
-                {
-                    open.stamps.push(stamp);
-                    if open.first.is_none() {
-                        open.first = Some([at[0] as f32, at[1] as f32, at[2] as f32]);
-                    }
-                }
-                self.previews.push(Applied {
-                    client: id,
-                    stroke,
-                    stamp,
-                    preview,
-                });
-                Ok(())
+                let stroke_id = open.id;
+                self.doc().dab(stroke_id, at).map_err(reject)
             }
             ClientMsg::StrokeEnd { stroke } => {
                 if !self
@@ -517,44 +486,21 @@ impl World {
             }
             ClientMsg::Undo | ClientMsg::Redo => {
                 let undo = matches!(msg, ClientMsg::Undo);
-                let result =
-                    self.with_previews_lifted(|doc| if undo { doc.undo() } else { doc.redo() });
-                let stroke = result?;
+                let result = if undo {
+                    self.doc().undo()
+                } else {
+                    self.doc().redo()
+                };
+                let stroke = result.map_err(reject)?;
                 let action = if undo { "undo" } else { "redo" };
                 self.broadcast_history(id, action, stroke, req.as_deref());
                 Ok(())
             }
             ClientMsg::NewWorld(nw) => {
                 let seed = nw.seed.unwrap_or(1);
-                if seed > u64::from(u32::MAX) {
-                    return Err(Reject::invalid("seed must be in 0..=4294967295"));
-                }
                 self.new_world(&nw.kind, seed, nw.size, nw.preset.as_deref())
             }
         }
-    }
-
-    /// Takes every preview back, runs `f` on the document, and applies the
-    /// previews of the strokes still open again.
-    fn with_previews_lifted<T>(&mut self, f: impl FnOnce(&mut Doc) -> T) -> T {
-        let applied = std::mem::take(&mut self.previews);
-        for a in applied.iter().rev() {
-            self.doc().revert(&a.preview);
-        }
-        let out = f(self.doc());
-        for a in applied {
-            let still_open = self
-                .clients
-                .get(&a.client)
-                .is_some_and(|c| c.strokes.contains_key(&a.stroke));
-            if !still_open {
-                continue;
-            }
-            if let Ok(preview) = self.doc().preview(&a.stamp) {
-                self.previews.push(Applied { preview, ..a });
-            }
-        }
-        out
     }
 
     fn end_stroke(&mut self, id: u64, stroke: &str, req: Option<String>) {
@@ -565,10 +511,11 @@ impl World {
         else {
             return;
         };
-        let result = self.with_previews_lifted(|doc| doc.commit(&open.stamps));
+        let result = self.doc().end_stroke(open.id);
         let req = req.or(open.req);
         match result {
-            Ok((stroke_id, changed)) => {
+            Ok(done) => {
+                let (stroke_id, changed) = (done.id, done.changed_nodes);
                 let history = self.doc_ref().history();
                 if let Some(c) = self.clients.get(&id) {
                     let mut ack = json!({
@@ -589,7 +536,7 @@ impl World {
                     }
                 }
             }
-            Err(r) => self.reply_error(id, req.as_deref(), Some(stroke), &r),
+            Err(e) => self.reply_error(id, req.as_deref(), Some(stroke), &reject(e)),
         }
     }
 
@@ -631,27 +578,27 @@ impl World {
         size: Option<[u32; 2]>,
         preset: Option<&str>,
     ) -> Result<(), Reject> {
-        // Check the request before touching the file: a world built in memory.
-        check_new_world(kind, seed, size, preset)?;
+        // Check the request before touching the file.
+        let new = check_new_world(kind, seed, size, preset)?;
         // Open strokes are dropped with the world they were drawn on.
-        let applied = std::mem::take(&mut self.previews);
-        for a in applied.iter().rev() {
-            self.doc().revert(&a.preview);
-        }
         for c in self.clients.values_mut() {
-            c.strokes.clear();
+            for (_, open) in c.strokes.drain() {
+                if let Some(doc) = self.doc.as_mut() {
+                    doc.cancel_stroke(open.id);
+                }
+            }
         }
-        if let Some(Doc::Heightmap(d)) = self.doc.take() {
+        if let Some(d) = self.doc.take() {
             let _ = d.close();
         }
         let backup = free_backup(&self.path);
         let renamed = std::fs::rename(&self.path, &backup);
         let created = match &renamed {
-            Ok(()) => Doc::create(&self.path, kind, seed, size, preset),
-            Err(e) => Err(CreateError::Reject(Reject::new(
+            Ok(()) => Doc::create(&self.path, &new).map_err(reject),
+            Err(e) => Err(Reject::new(
                 "storage",
                 format!("cannot move the world file aside: {e}"),
-            ))),
+            )),
         };
         let result = match created {
             Ok(doc) => {
@@ -663,13 +610,13 @@ impl World {
                     let _ = std::fs::remove_file(&self.path);
                     let _ = std::fs::rename(&backup, &self.path);
                 }
-                match Doc::open_or_create(&self.path) {
+                match kinds::open_or_create(&self.path) {
                     Ok(doc) => self.doc = Some(doc),
                     Err(_) => {
                         // The old file is gone: start a fresh default world
                         // rather than run without one.
                         let _ = std::fs::remove_file(&self.path);
-                        match Doc::open_or_create(&self.path) {
+                        match kinds::open_or_create(&self.path) {
                             Ok(doc) => self.doc = Some(doc),
                             Err(err) => {
                                 eprintln!("error: cannot reopen the world file: {err}");
@@ -679,10 +626,7 @@ impl World {
                         }
                     }
                 }
-                Err(match e {
-                    CreateError::Reject(r) => r,
-                    CreateError::Store(s) => Reject::new("storage", s.to_string()),
-                })
+                Err(e)
             }
         };
         // Everyone starts over with the (new or reopened) world.
@@ -712,11 +656,11 @@ impl World {
 
     fn tick(&mut self) {
         let start = Instant::now();
-        match self.doc_ref() {
-            Doc::Side2d(_) => self.tick_side2d(),
-            Doc::Heightmap(_) => self.tick_heightmap(),
-            Doc::Voxel(_) => self.tick_voxel(),
-            Doc::Map(_) => self.tick_map(start),
+        match self.doc_ref().kind() {
+            WorldKind::Side2d => self.tick_side2d(),
+            WorldKind::Heightmap => self.tick_heightmap(),
+            WorldKind::Voxel => self.tick_voxel(),
+            WorldKind::Map => self.tick_map(start),
         }
         let ms = start.elapsed().as_secs_f64() * 1e3;
         if ms > 0.05 {
@@ -737,7 +681,7 @@ impl World {
 
     fn tick_side2d(&mut self) {
         let budget = self.budget;
-        let Some(Doc::Side2d(d)) = self.doc.as_mut() else {
+        let Some(AnyDocument::Side2d(d)) = self.doc.as_mut().map(Doc::typed_mut) else {
             return;
         };
         if d.world().dirty_count() > 0 {
@@ -767,13 +711,13 @@ impl World {
 
     fn tick_map(&mut self, start: Instant) {
         let budget = self.budget;
-        let Some(Doc::Map(d)) = self.doc.as_mut() else {
+        let Some(AnyDocument::Map(d)) = self.doc.as_mut().map(Doc::typed_mut) else {
             return;
         };
         for (chunk, mask) in d.take_dirty() {
             // Pathing bits do not show in the meshes.
             let only_pathing =
-                mask == isoterra_field::LayerMask::of(isoterra_field::MapLayer::Pathing);
+                mask == isoterra::field::LayerMask::of(isoterra::field::MapLayer::Pathing);
             if !only_pathing && !self.map_queue.contains(&chunk) {
                 self.map_queue.push_back(chunk);
             }
@@ -823,7 +767,7 @@ impl World {
 
     fn tick_heightmap(&mut self) {
         let viewers = self.take_viewers();
-        let Some(Doc::Heightmap(d)) = self.doc.as_mut() else {
+        let Some(AnyDocument::Heightmap(d)) = self.doc.as_mut().map(Doc::typed_mut) else {
             return;
         };
         let Some(hm) = self.hm.as_mut() else {
@@ -849,7 +793,7 @@ impl World {
 
     fn tick_voxel(&mut self) {
         let viewers = self.take_viewers();
-        let Some(Doc::Voxel(d)) = self.doc.as_mut() else {
+        let Some(AnyDocument::Voxel(d)) = self.doc.as_mut().map(Doc::typed_mut) else {
             return;
         };
         let Some(vx) = self.vx.as_mut() else {
@@ -895,7 +839,7 @@ impl World {
 
 /// Sends what a stream poll gave to every client watching it; a client
 /// with its first camera gets every chunk shown so far instead.
-fn broadcast<S: isoterra_world::ChunkSource<Output = Bytes>>(
+fn broadcast<S: isoterra::world::ChunkSource<Output = Bytes>>(
     clients: &mut BTreeMap<u64, Client>,
     stream: &Stream<S>,
     polled: Polled,
@@ -923,28 +867,24 @@ fn broadcast<S: isoterra_world::ChunkSource<Output = Bytes>>(
     }
 }
 
-/// Validates a `new_world` request without touching any file.
+/// Checks a `new_world` request without touching any file.
 fn check_new_world(
     kind: &str,
     seed: u64,
     size: Option<[u32; 2]>,
     preset: Option<&str>,
-) -> Result<(), Reject> {
-    let dir = std::env::temp_dir().join(format!(
-        "isoterra-editor-check-{}-{}",
-        std::process::id(),
-        seed
-    ));
-    let _ = std::fs::create_dir_all(&dir);
-    let probe = dir.join("probe.isoterra");
-    let _ = std::fs::remove_file(&probe);
-    let result = match Doc::create(&probe, kind, seed, size, preset) {
-        Ok(_) => Ok(()),
-        Err(CreateError::Reject(r)) => Err(r),
-        Err(CreateError::Store(e)) => Err(Reject::invalid(e.to_string())),
+) -> Result<NewWorld, Reject> {
+    let kind: WorldKind = kind.parse().map_err(reject)?;
+    let new = NewWorld {
+        kind,
+        seed,
+        size,
+        preset: preset.map(str::to_string),
+        chunk: None,
+        cell_size: None,
     };
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+    new.params().map_err(reject)?;
+    Ok(new)
 }
 
 /// `FILE.bak-N` with the first free `N`.

@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use axum::body::Bytes;
-use isoterra_world::{
+use isoterra::world::{
     CancelFlag, ChunkCoord, ChunkRequest, ChunkSource, HeightmapSource, HeightmapWorld,
     StreamConfig, StreamEvent, StreamScheduler, StreamViewer, VoxelChunkMesh, VoxelSource,
     VoxelWorld, WorldError,
@@ -301,7 +301,7 @@ impl Stream<HeightFrames> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use isoterra_world::VoxelParams;
+    use isoterra::world::VoxelParams;
 
     fn settle<S: ChunkSource<Output = Bytes>>(s: &mut Stream<S>) -> Polled {
         let mut all = Polled::default();
@@ -337,7 +337,7 @@ mod tests {
         let first = settle(&mut s);
         assert_eq!(first.frames.len(), s.shown());
         assert!(first.unloads.is_empty());
-        use isoterra_world::{VoxelBrush, VoxelTool};
+        use isoterra::world::{VoxelBrush, VoxelTool};
         let dig = VoxelBrush::new(VoxelTool::Dig, [8.0, 8.0, 8.0], 3.0);
         if world.apply_brush(&dig).unwrap().nodes.is_empty() {
             let add = VoxelBrush::new(VoxelTool::Add, [8.0, 8.0, 8.0], 3.0);

@@ -116,7 +116,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 /// Replays the log of `path` into a fresh world of the same parameters at
 /// `fresh`; returns its content hash.
 fn replay(kind: Kind, path: &std::path::Path, fresh_dir: &std::path::Path) -> (String, usize) {
-    let file = isoterra_store::WorldFile::open(path).unwrap();
+    let file = isoterra::store::WorldFile::open(path).unwrap();
     let fresh = create_world(fresh_dir, kind);
     let mut replayed = 0;
     let mut id = 1;
@@ -124,12 +124,12 @@ fn replay(kind: Kind, path: &std::path::Path, fresh_dir: &std::path::Path) -> (S
     let mut seen = 0;
     let hash = match kind {
         Kind::Side2d => {
-            let mut doc = isoterra_store::Side2dDocument::open(&fresh).unwrap();
+            let mut doc = isoterra::store::Side2dDocument::open(&fresh).unwrap();
             while seen < total {
                 if let Some(rec) = file.stroke(id).unwrap() {
                     seen += 1;
                     assert!(!rec.undone);
-                    let stamps: Vec<isoterra_world::Brush> =
+                    let stamps: Vec<isoterra::world::Brush> =
                         serde_json::from_value(rec.params.clone()).unwrap();
                     assert!(doc.stroke_stamps(&stamps).unwrap().id.is_some());
                     replayed += 1;
@@ -139,12 +139,12 @@ fn replay(kind: Kind, path: &std::path::Path, fresh_dir: &std::path::Path) -> (S
             doc.content_hash()
         }
         Kind::Map => {
-            let mut doc = isoterra_store::MapDocument::open(&fresh).unwrap();
+            let mut doc = isoterra::store::MapDocument::open(&fresh).unwrap();
             while seen < total {
                 if let Some(rec) = file.stroke(id).unwrap() {
                     seen += 1;
                     assert!(!rec.undone);
-                    let stroke: isoterra_world::MapStroke =
+                    let stroke: isoterra::world::MapStroke =
                         serde_json::from_value(rec.params.clone()).unwrap();
                     assert!(doc.stroke(&stroke).unwrap().id.is_some());
                     replayed += 1;
@@ -188,7 +188,7 @@ fn load(kind: Kind) {
 
         // Nothing lost: every acknowledged stroke is in the log, in effect.
         let recorded: Vec<i64> = ids.iter().flatten().copied().collect();
-        let file = isoterra_store::WorldFile::open(&path).unwrap();
+        let file = isoterra::store::WorldFile::open(&path).unwrap();
         for id in &recorded {
             let rec = file.stroke(*id).unwrap().expect("acked stroke in the log");
             assert!(!rec.undone);
@@ -203,8 +203,8 @@ fn load(kind: Kind) {
         assert_eq!(replayed, recorded.len());
         assert_eq!(Value::String(replayed_hash.clone()), server_hash, "{kind:?}");
         let reopened = match kind {
-            Kind::Side2d => isoterra_store::Side2dDocument::open(&path).unwrap().content_hash(),
-            _ => isoterra_store::MapDocument::open(&path).unwrap().content_hash(),
+            Kind::Side2d => isoterra::store::Side2dDocument::open(&path).unwrap().content_hash(),
+            _ => isoterra::store::MapDocument::open(&path).unwrap().content_hash(),
         };
         assert_eq!(reopened, replayed_hash);
 

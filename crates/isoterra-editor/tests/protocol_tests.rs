@@ -95,7 +95,7 @@ fn strokes_make_frames_and_are_on_disk_before_the_ack() {
             assert!(ack["changed_nodes"].as_u64().unwrap() > 0);
             assert_eq!(ack["history"]["can_undo"], true);
             // The ack came after the commit: a second handle sees the stroke.
-            let file = isoterra_store::WorldFile::open(&path).unwrap();
+            let file = isoterra::store::WorldFile::open(&path).unwrap();
             let rec = file.stroke(id).unwrap().expect("stroke in the log");
             assert!(!rec.undone);
             drop(file);
@@ -461,7 +461,7 @@ fn a_connection_closing_mid_stroke_ends_its_stroke() {
         }
         assert!(found);
         server.shutdown().await;
-        let doc = isoterra_store::Side2dDocument::open(&path).unwrap();
+        let doc = isoterra::store::Side2dDocument::open(&path).unwrap();
         assert_eq!(doc.info().undo_position, 1);
     });
 }
@@ -581,7 +581,7 @@ fn new_world_replaces_the_file_and_keeps_a_backup() {
         let mut backup = path.as_os_str().to_os_string();
         backup.push(".bak-1");
         assert!(std::path::PathBuf::from(backup).exists());
-        assert_eq!(isoterra_store::detect_kind(&path).unwrap(), "heightmap");
+        assert_eq!(isoterra::store::detect_kind(&path).unwrap(), "heightmap");
         server.shutdown().await;
     });
 }
@@ -670,16 +670,16 @@ fn overlapping_strokes_and_undo_keep_memory_and_file_equal() {
             server.shutdown().await;
             // The file, reopened, holds exactly what the server held.
             let reopened = match kind {
-                Kind::Side2d => isoterra_store::Side2dDocument::open(&path)
+                Kind::Side2d => isoterra::store::Side2dDocument::open(&path)
                     .unwrap()
                     .content_hash(),
-                Kind::Heightmap => isoterra_store::HeightmapDocument::open(&path)
+                Kind::Heightmap => isoterra::store::HeightmapDocument::open(&path)
                     .unwrap()
                     .content_hash(),
-                Kind::Voxel => isoterra_store::VoxelDocument::open(&path)
+                Kind::Voxel => isoterra::store::VoxelDocument::open(&path)
                     .unwrap()
                     .content_hash(),
-                Kind::Map => isoterra_store::MapDocument::open(&path)
+                Kind::Map => isoterra::store::MapDocument::open(&path)
                     .unwrap()
                     .content_hash(),
             };

@@ -2,8 +2,8 @@
 //! several stamps recorded as one stroke equal the stamps recorded one by
 //! one, undo as one step, and a preview taken back leaves no trace.
 
-use isoterra_store::{HeightmapDocument, Side2dDocument, VoxelDocument};
-use isoterra_world::{
+use isoterra::store::{HeightmapDocument, Side2dDocument, VoxelDocument};
+use isoterra::world::{
     Brush, BrushTool, HeightBrush, HeightTool, HeightmapParams, Side2dParams, VoxelBrush,
     VoxelParams, VoxelTool,
 };

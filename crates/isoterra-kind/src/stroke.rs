@@ -331,3 +331,47 @@ pub(crate) fn map_tool(name: &str) -> Result<MapTool, KindError> {
     name.parse::<MapTool>()
         .map_err(|e| KindError::invalid(e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::ParamSpec;
+    use serde_json::json;
+
+    fn tool(min: f64, max: f64, default: Option<f64>) -> ToolSpec {
+        ToolSpec {
+            name: "t",
+            description: "a test tool",
+            color: "#000000",
+            key: 't',
+            params: vec![ParamSpec {
+                name: "height",
+                kind: ParamKind::Number {
+                    min,
+                    max,
+                    default,
+                    integer: false,
+                },
+                description: "a height",
+            }],
+        }
+    }
+
+    #[test]
+    fn number_params_take_their_range_and_default() {
+        let mut given = Map::new();
+        given.insert("height".into(), json!(3.0));
+        let t = tool(-10.0, 10.0, Some(1.5));
+        assert_eq!(Params::new(&t, &given).number("height").unwrap(), Some(3.0));
+        assert_eq!(
+            Params::new(&t, &Map::new()).number("height").unwrap(),
+            Some(1.5)
+        );
+        let narrow = tool(-1.0, 1.0, None);
+        assert!(Params::new(&narrow, &given).number("height").is_err());
+        given.insert("height".into(), json!("x"));
+        assert!(Params::new(&t, &given).number("height").is_err());
+        // A parameter the tool does not have reads as absent.
+        assert_eq!(Params::new(&t, &given).number("level").unwrap(), None);
+    }
+}

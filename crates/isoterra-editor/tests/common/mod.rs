@@ -34,33 +34,33 @@ pub fn create_world(dir: &Path, kind: Kind) -> PathBuf {
     let path = dir.join(format!("{kind:?}.isoterra").to_lowercase());
     match kind {
         Kind::Side2d => {
-            use isoterra_field::{Side2dGen, Side2dPreset};
+            use isoterra::field::{Side2dGen, Side2dPreset};
             let generator = Side2dGen::DEFAULT
                 .with_preset(Side2dPreset::Hills)
                 .with_seed(3)
                 .with_width_cells(128)
                 .with_height_cells(64);
-            let params = isoterra_world::Side2dParams::DEFAULT
+            let params = isoterra::world::Side2dParams::DEFAULT
                 .with_generator(generator)
                 .with_chunk_cells(32);
-            isoterra_store::Side2dDocument::create(&path, &params).expect("create side2d");
+            isoterra::store::Side2dDocument::create(&path, &params).expect("create side2d");
         }
         Kind::Heightmap => {
-            let params = isoterra_world::HeightmapParams::DEFAULT
+            let params = isoterra::world::HeightmapParams::DEFAULT
                 .with_seed(3)
                 .with_chunk_cells(32);
-            isoterra_store::HeightmapDocument::create(&path, &params).expect("create heightmap");
+            isoterra::store::HeightmapDocument::create(&path, &params).expect("create heightmap");
         }
         Kind::Voxel => {
-            let params = isoterra_world::VoxelParams::DEFAULT.with_chunk_cells(16);
-            isoterra_store::VoxelDocument::create(&path, &params).expect("create voxel");
+            let params = isoterra::world::VoxelParams::DEFAULT.with_chunk_cells(16);
+            isoterra::store::VoxelDocument::create(&path, &params).expect("create voxel");
         }
         Kind::Map => {
-            let params = isoterra_world::MapParams::DEFAULT
+            let params = isoterra::world::MapParams::DEFAULT
                 .with_size(96, 96)
                 .with_chunk_cells(32)
                 .with_seed(3);
-            isoterra_store::MapDocument::create(&path, &params).expect("create map");
+            isoterra::store::MapDocument::create(&path, &params).expect("create map");
         }
     }
     path

@@ -1,0 +1,95 @@
+//! Map worlds in the browser: the world description and the frames of a
+//! chunk, meshed by the world.
+
+use isoterra::mesh::{MapMeshOutput, MapMesher};
+use isoterra::store::{MapDocument, WorldFile};
+use serde_json::{Value, json};
+
+use super::srgb;
+use crate::frame::{KIND_MAP, LAYER_TERRAIN, LAYER_WATER, encode_frame};
+
+/// The kind's part of the `world` object.
+pub(super) fn world_json(d: &MapDocument<WorldFile>) -> Value {
+    let info = d.info();
+    let p = d.params();
+    let cs = p.mesh.cell_size;
+    let lh = p.mesh.level_height;
+    json!({
+        "seed": info.seed, "preset": info.preset,
+        "size": [p.width_cells, p.depth_cells],
+        "bounds": {
+            "min": [0.0, -p.mesh.chasm_depth - 64.0, 0.0],
+            "max": [p.width_cells as f32 * cs, f32::from(isoterra::field::map::MAX_LEVEL + 1) * lh + 64.0, p.depth_cells as f32 * cs],
+        },
+        "chunk_cells": p.chunk_cells, "cell_size": cs, "level_height": lh,
+        "textures": isoterra::export::MAP_PALETTE.iter().map(|c| srgb(*c, 1.0)).collect::<Vec<_>>(),
+    })
+}
+
+/// The frames of a map chunk: terrain coloured by splat (cliff walls darker)
+/// and water coloured and faded by depth. A chunk without water gets an
+/// empty water frame, which removes what a client held.
+pub(crate) fn map_frames(
+    doc: &MapDocument<WorldFile>,
+    chunk: [u32; 2],
+    mesher: &mut MapMesher,
+    out: &mut MapMeshOutput,
+) -> Option<[Vec<u8>; 2]> {
+    doc.world().mesh_chunk(chunk, mesher, out).ok()?;
+    let coord = [chunk[0] as i32, 0, chunk[1] as i32];
+    let t = &out.terrain;
+    let colors: Vec<[u8; 4]> = (0..t.positions.len())
+        .map(|i| {
+            let splat = t
+                .splat
+                .get(i)
+                .copied()
+                .unwrap_or(isoterra::field::Splat::single(0));
+            let blend = t.blend.get(i).copied().unwrap_or(0.0);
+            let c = isoterra::export::splat_color(splat, blend);
+            // Walls a little darker again, so cliffs read from above.
+            let dark = 1.0 - 0.3 * blend.clamp(0.0, 1.0);
+            srgb([c[0] * dark, c[1] * dark, c[2] * dark], 1.0)
+        })
+        .collect();
+    let terrain = encode_frame(
+        KIND_MAP,
+        LAYER_TERRAIN,
+        0,
+        coord,
+        &t.positions,
+        &t.normals,
+        &colors,
+        &t.indices,
+    );
+    let w = &out.water;
+    let shallow = [0.16f32, 0.55, 0.62];
+    let deep = isoterra::export::WATER_COLOR;
+    let water_colors: Vec<[u8; 4]> = (0..w.positions.len())
+        .map(|i| {
+            let depth = w.depth.get(i).copied().unwrap_or(0.0);
+            let k = if depth.is_finite() {
+                (depth / 3.0).clamp(0.0, 1.0)
+            } else {
+                1.0
+            };
+            let c = [
+                shallow[0] + (deep[0] - shallow[0]) * k,
+                shallow[1] + (deep[1] - shallow[1]) * k,
+                shallow[2] + (deep[2] - shallow[2]) * k,
+            ];
+            srgb(c, 0.35 + 0.5 * k)
+        })
+        .collect();
+    let water = encode_frame(
+        KIND_MAP,
+        LAYER_WATER,
+        0,
+        coord,
+        &w.positions,
+        &w.normals,
+        &water_colors,
+        &w.indices,
+    );
+    Some([terrain, water])
+}

@@ -1,0 +1,179 @@
+//! What the browser needs of the open world, per kind: its description,
+//! tool palette, limits and export list for `welcome`, the chunk frames of
+//! its meshes, and downloads. Everything else — strokes, history, exports,
+//! validation — is the kind layer's ([`isoterra::kind::Document`]).
+
+mod heightmap;
+mod map;
+mod side2d;
+mod voxel;
+
+use std::path::Path;
+
+use isoterra::kind::{
+    AnyDocument, Document, ExportFormat, ExportRequest, FileRole, KindError, NewWorld, WorldKind,
+};
+use isoterra::store::StoreError;
+use serde_json::{Value, json};
+
+use crate::EditorError;
+use crate::protocol::Reject;
+
+pub(crate) use heightmap::heightmap_frame;
+pub(crate) use map::map_frames;
+pub(crate) use side2d::side2d_frames;
+pub(crate) use voxel::voxel_frame;
+
+/// The open world.
+pub(crate) type Doc = Document;
+
+/// Largest coordinate a dab or camera may name.
+pub(crate) const COORD_LIMIT: f64 = isoterra::kind::schema::COORD_LIMIT;
+/// Largest view distance.
+pub(crate) const VIEW_DISTANCE: [f64; 2] = [1.0, 4000.0];
+/// The download format that is the map layer image's sidecar.
+const SIDECAR: &str = "png-layers-sidecar";
+
+/// A download.
+pub(crate) struct Download {
+    pub bytes: Vec<u8>,
+    pub content_type: &'static str,
+    pub file_name: String,
+}
+
+/// The protocol's error of a kind-layer error.
+pub(crate) fn reject(e: KindError) -> Reject {
+    match e {
+        KindError::UnknownTool { .. } => Reject::new("unknown_tool", e.to_string()),
+        KindError::UnknownStroke => Reject::new("unknown_stroke", e.to_string()),
+        KindError::TooLarge(m) => Reject::new("too_large", m),
+        KindError::Store(StoreError::World(w)) => Reject::invalid(w.to_string()),
+        KindError::Store(s) => Reject::new("storage", s.to_string()),
+        KindError::Export(x) => Reject::new("storage", x.to_string()),
+        other => Reject::invalid(other.to_string()),
+    }
+}
+
+/// Opens `path`, or creates the default world there (a map of the default
+/// preset) when it is missing.
+pub(crate) fn open_or_create(path: &Path) -> Result<Doc, EditorError> {
+    if !path.exists() {
+        let seed = isoterra::world::MapParams::DEFAULT.seed;
+        return Ok(Document::create(
+            path,
+            &NewWorld::new(WorldKind::Map).with_seed(seed),
+        )?);
+    }
+    Ok(Document::open(path)?)
+}
+
+/// The `world` object of `welcome` and `/api/info`.
+pub(crate) fn world_json(doc: &Doc, file: &Path) -> Value {
+    let file = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut v = match doc.typed() {
+        AnyDocument::Side2d(d) => side2d::world_json(d),
+        AnyDocument::Heightmap(d) => heightmap::world_json(d),
+        AnyDocument::Voxel(d) => voxel::world_json(d),
+        AnyDocument::Map(d) => map::world_json(d),
+    };
+    v["kind"] = json!(doc.kind().name());
+    v["file"] = json!(file);
+    v
+}
+
+/// The `tools` list of `welcome`, from the kind layer's schema.
+pub(crate) fn tools_json(doc: &Doc) -> Value {
+    Value::Array(doc.tools().iter().map(|t| t.json()).collect())
+}
+
+/// The `limits` object of `welcome`.
+pub(crate) fn limits_json(doc: &Doc) -> Value {
+    let l = doc.limits();
+    json!({
+        "radius": l.radius, "strength": l.strength,
+        "dabs_per_stroke": l.dabs_per_stroke,
+        "message_bytes": crate::MAX_MESSAGE_BYTES,
+        "coordinate": l.coordinate, "view_distance": VIEW_DISTANCE,
+    })
+}
+
+/// The downloads of this kind: its export formats, the map layer image
+/// followed by its sidecar as a download of its own.
+pub(crate) fn exports(doc: &Doc) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for f in doc.exports() {
+        out.push(f.name());
+        if *f == ExportFormat::PngLayers {
+            out.push(SIDECAR);
+        }
+    }
+    out
+}
+
+/// The region an endless world's download covers when none is given.
+fn default_region(kind: WorldKind) -> Option<&'static str> {
+    match kind {
+        WorldKind::Heightmap => Some("-128,-128,128,128"),
+        WorldKind::Voxel => Some("-32,-32,-32,32,32,32"),
+        _ => None,
+    }
+}
+
+/// A download of the open world in `format`; `region` is the optional
+/// `region` query value.
+pub(crate) fn export(
+    doc: &mut Doc,
+    format: &str,
+    region: Option<&str>,
+) -> Result<Download, Reject> {
+    let listed = exports(doc);
+    if !listed.contains(&format) {
+        return Err(Reject::invalid(format!(
+            "format `{format}` does not apply to {} worlds (formats: {})",
+            doc.kind(),
+            listed.join(", ")
+        )));
+    }
+    let (parsed, role) = if format == SIDECAR {
+        (ExportFormat::PngLayers, FileRole::Sidecar)
+    } else {
+        (format.parse().map_err(reject)?, FileRole::Main)
+    };
+    let region = region
+        .or_else(|| default_region(doc.kind()))
+        .filter(|_| !doc.kind().is_bounded());
+    let req = ExportRequest::new(parsed).with_region(region.map(str::to_string));
+    let out = doc.export(&req).map_err(reject)?;
+    let file = out
+        .files
+        .into_iter()
+        .find(|f| f.role == role)
+        .ok_or_else(|| Reject::new("storage", "the export made no such file"))?;
+    Ok(Download {
+        bytes: file.bytes,
+        content_type: file.content_type,
+        file_name: file.file_name.to_string(),
+    })
+}
+
+/// A linear colour as 8-bit sRGB with alpha `a`.
+pub(crate) fn srgb(c: [f32; 3], a: f32) -> [u8; 4] {
+    let g = |v: f32| {
+        let v = v.clamp(0.0, 1.0);
+        let s = if v <= 0.003_130_8 {
+            12.92 * v
+        } else {
+            1.055 * v.powf(1.0 / 2.4) - 0.055
+        };
+        (s * 255.0).round() as u8
+    };
+    [
+        g(c[0]),
+        g(c[1]),
+        g(c[2]),
+        (a.clamp(0.0, 1.0) * 255.0).round() as u8,
+    ]
+}
