@@ -168,37 +168,27 @@ pub struct FileArg {
     pub file: PathBuf,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    /// A picture: terrain coloured by material with contour lines.
-    Png,
-    /// The contours as SVG paths.
-    Svg,
-    /// Collider polylines as JSON.
-    Colliders,
-    /// glTF 2.0 binary, one node per chunk (voxel, heightmap).
-    Glb,
-    /// Wavefront OBJ, one object per chunk (voxel, heightmap).
-    Obj,
-    /// 16-bit grayscale PNG heightmap (heightmap).
-    Png16,
-    /// Raw little-endian 16-bit heightmap (heightmap).
-    R16,
-    /// 16-bit RGB layer image + JSON sidecar beside it (map).
-    PngLayers,
-    /// Tiled JSON map with level and pathing layers; TMX for a .tmx output (map).
-    Tiled,
-    /// Pathing grid as an RGB PNG (map).
-    Pathing,
+/// Parses an export format name (the kind layer's names).
+fn export_format(text: &str) -> Result<isoterra::kind::ExportFormat, String> {
+    text.parse().map_err(|_| {
+        let names: Vec<&str> = isoterra::kind::ExportFormat::ALL
+            .iter()
+            .map(|f| f.name())
+            .collect();
+        format!("valid formats: {}", names.join(", "))
+    })
 }
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The world file.
     pub file: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum)]
-    pub format: ExportFormat,
+    /// Output format: png, svg or colliders (side2d); png16, r16, glb or obj
+    /// (heightmap); glb or obj (voxel); glb, png-layers (a 16-bit RGB layer
+    /// image and a JSON sidecar beside it), tiled (JSON, or TMX for a .tmx
+    /// output) or pathing (map).
+    #[arg(long, value_parser = export_format)]
+    pub format: isoterra::kind::ExportFormat,
     /// Output file.
     #[arg(short = 'o', long = "out")]
     pub out: PathBuf,

@@ -167,7 +167,7 @@ export class Ui {
       b.setAttribute('role', 'radio');
       b.setAttribute('aria-checked', 'false');
       b.style.setProperty('--tool-color', t.color ?? '#888');
-      b.title = `${t.name}${t.key ? ` (key ${t.key})` : ''}`;
+      b.title = `${t.name}${t.description ? ` — ${t.description}` : ''}${t.key ? ` (key ${t.key})` : ''}`;
       const sw = document.createElement('span');
       sw.className = 'swatch';
       sw.style.background = t.color ?? '#888';

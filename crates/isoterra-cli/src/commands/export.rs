@@ -5,30 +5,14 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use isoterra::kind::{ExportFormat as Format, ExportRequest, FileRole, WorldKind};
 
-use crate::args::{ExportArgs, ExportFormat};
+use crate::args::ExportArgs;
 use crate::commands::{parse, write_atomic};
-
-/// The kind layer's format of a `--format` value.
-fn format(f: ExportFormat) -> Format {
-    match f {
-        ExportFormat::Png => Format::Png,
-        ExportFormat::Svg => Format::Svg,
-        ExportFormat::Colliders => Format::Colliders,
-        ExportFormat::Glb => Format::Glb,
-        ExportFormat::Obj => Format::Obj,
-        ExportFormat::Png16 => Format::Png16,
-        ExportFormat::R16 => Format::R16,
-        ExportFormat::PngLayers => Format::PngLayers,
-        ExportFormat::Tiled => Format::Tiled,
-        ExportFormat::Pathing => Format::Pathing,
-    }
-}
 
 pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
     let mut doc = super::edit::open(&a.file)?;
     let load_ms = ms(t0);
-    let mut req = ExportRequest::new(format(a.format)).with_region(a.region.clone());
+    let mut req = ExportRequest::new(a.format).with_region(a.region.clone());
     req.lod = a.lod;
     req.range = a.range.as_deref().map(parse::range).transpose()?;
     req.scale = a.scale;
