@@ -8,7 +8,7 @@
 //! open strokes stay shown. The file therefore always holds exactly the
 //! finished strokes, in the order they finished.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
@@ -118,11 +118,8 @@ struct World {
     vx: Option<VoxelStream>,
     hm: Option<HeightStream>,
     viewers_changed: bool,
-    /// Map: chunks waiting to be meshed, and the latest frames of each.
-    map_queue: VecDeque<[u32; 2]>,
-    map_frames: HashMap<[u32; 2], [Bytes; 2]>,
-    map_mesher: isoterra::mesh::MapMesher,
-    map_out: isoterra::mesh::MapMeshOutput,
+    /// Map: the chunk mesh versions every client holds.
+    map_sent: HashMap<[u32; 2], u64>,
     remesh_ms: f64,
     last_status: Instant,
     shutdown: bool,
@@ -149,10 +146,7 @@ impl World {
             vx: None,
             hm: None,
             viewers_changed: false,
-            map_queue: VecDeque::new(),
-            map_frames: HashMap::new(),
-            map_mesher: isoterra::mesh::MapMesher::new(),
-            map_out: isoterra::mesh::MapMeshOutput::default(),
+            map_sent: HashMap::new(),
             remesh_ms: 0.0,
             last_status: Instant::now(),
             shutdown: false,
@@ -259,7 +253,7 @@ impl World {
                     || self.viewers_changed
                     || self.vx.as_ref().is_some_and(Stream::has_events)
             }
-            AnyDocument::Map(_) => !self.map_queue.is_empty(),
+            AnyDocument::Map(d) => d.world().stale_count() > 0,
         }
     }
 
@@ -320,14 +314,15 @@ impl World {
 
     /// Sends a newly welcomed client what the bounded kinds already meshed.
     fn send_world_to(&mut self, id: u64) {
-        if let (Some(WorldKind::Map), Some(client)) =
-            (self.doc.as_ref().map(Doc::kind), self.clients.get_mut(&id))
+        if let (Some(AnyDocument::Map(d)), Some(client)) =
+            (self.doc.as_ref().map(Doc::typed), self.clients.get_mut(&id))
         {
-            let mut chunks: Vec<_> = self.map_frames.iter().collect();
-            chunks.sort_by_key(|(c, _)| [c[1], c[0]]);
-            for (_, frames) in chunks {
-                for f in frames {
-                    client.send(Out::Binary(f.clone()));
+            for m in d.world().chunk_meshes() {
+                if self.map_sent.get(&m.coord) != Some(&m.version) {
+                    continue;
+                }
+                for f in kinds::map_frames(m) {
+                    client.send(Out::Binary(Bytes::from(f)));
                 }
                 client.chunks += 1;
             }
@@ -631,8 +626,7 @@ impl World {
         };
         // Everyone starts over with the (new or reopened) world.
         self.side_sent.clear();
-        self.map_queue.clear();
-        self.map_frames.clear();
+        self.map_sent.clear();
         self.start_meshing();
         let ids: Vec<u64> = self.clients.keys().copied().collect();
         for id in ids {
@@ -660,7 +654,7 @@ impl World {
             WorldKind::Side2d => self.tick_side2d(),
             WorldKind::Heightmap => self.tick_heightmap(),
             WorldKind::Voxel => self.tick_voxel(),
-            WorldKind::Map => self.tick_map(start),
+            WorldKind::Map => self.tick_map(),
         }
         let ms = start.elapsed().as_secs_f64() * 1e3;
         if ms > 0.05 {
@@ -709,26 +703,24 @@ impl World {
         }
     }
 
-    fn tick_map(&mut self, start: Instant) {
+    fn tick_map(&mut self) {
         let budget = self.budget;
         let Some(AnyDocument::Map(d)) = self.doc.as_mut().map(Doc::typed_mut) else {
             return;
         };
-        for (chunk, mask) in d.take_dirty() {
-            // Pathing bits do not show in the meshes.
-            let only_pathing =
-                mask == isoterra::field::LayerMask::of(isoterra::field::MapLayer::Pathing);
-            if !only_pathing && !self.map_queue.contains(&chunk) {
-                self.map_queue.push_back(chunk);
-            }
+        // The world's rebuild queue, as for side views: only chunks whose
+        // meshes changed get a new version, and those are sent.
+        if d.world().stale_count() > 0
+            && let Err(e) = d.world_mut().rebuild(Some(budget))
+        {
+            eprintln!("error: cannot mesh the map: {e}");
         }
-        while let Some(chunk) = self.map_queue.pop_front() {
-            let Some(frames) = kinds::map_frames(d, chunk, &mut self.map_mesher, &mut self.map_out)
-            else {
+        for m in d.world().chunk_meshes() {
+            if self.map_sent.get(&m.coord) == Some(&m.version) {
                 continue;
-            };
-            let frames = frames.map(Bytes::from);
-            let is_new = !self.map_frames.contains_key(&chunk);
+            }
+            let is_new = self.map_sent.insert(m.coord, m.version).is_none();
+            let frames = kinds::map_frames(m).map(Bytes::from);
             for c in self.clients.values_mut() {
                 for f in &frames {
                     c.send(Out::Binary(f.clone()));
@@ -736,10 +728,6 @@ impl World {
                 if is_new {
                     c.chunks += 1;
                 }
-            }
-            self.map_frames.insert(chunk, frames);
-            if start.elapsed() >= budget {
-                break;
             }
         }
     }

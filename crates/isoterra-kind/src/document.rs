@@ -296,7 +296,9 @@ impl<S: ChunkStore> Document<S> {
     }
 
     /// A hash of the world's current contents: equal contents give equal
-    /// hashes whatever the history. Open strokes' previews count.
+    /// hashes whatever the history. Take it with no stroke open: a voxel
+    /// world's hash covers its stored chunks only, so open previews show
+    /// in the other kinds' hashes but not in a voxel world's.
     pub fn content_hash(&self) -> String {
         match &self.doc {
             AnyDocument::Side2d(d) => d.content_hash(),
@@ -498,8 +500,12 @@ impl<S: ChunkStore> Document<S> {
         let preview = self.preview(&stamp)?;
         if let Some(open) = self.open.get_mut(&stroke) {
             open.stamps.push(stamp);
-            open.first
-                .get_or_insert([at[0] as f32, at[1] as f32, at[2] as f32]);
+            if open.first.is_none() {
+                open.first = Some([at[0] as f32, at[1] as f32, at[2] as f32]);
+                // Targets taken under the first dab are fixed now, against
+                // the world as it was before this stroke showed anything.
+                open.template = template.fixed_by(&stamp);
+            }
         }
         self.previews.push(Applied {
             stroke,
@@ -555,13 +561,16 @@ impl<S: ChunkStore> Document<S> {
             )));
         }
         self.with_previews_lifted(|doc| {
-            let first = dabs
-                .first()
-                .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32]);
-            let stamps = dabs
-                .iter()
-                .map(|at| stamp_of(doc, &template, *at, first))
-                .collect::<Result<Vec<_>, _>>()?;
+            let Some(at0) = dabs.first().copied() else {
+                return commit(doc, &[]);
+            };
+            let first_stamp = stamp_of(doc, &template, at0, None)?;
+            let fixed = template.fixed_by(&first_stamp);
+            let first = Some([at0[0] as f32, at0[1] as f32, at0[2] as f32]);
+            let mut stamps = vec![first_stamp];
+            for at in &dabs[1..] {
+                stamps.push(stamp_of(doc, &fixed, *at, first)?);
+            }
             commit(doc, &stamps)
         })
     }
@@ -712,11 +721,15 @@ fn stamp_of<S: ChunkStore>(
         (Stamp::Map(b, _), AnyDocument::Map(d)) => {
             let cs = d.params().mesh.cell_size;
             let cell = [p[0] / cs, p[2] / cs];
-            let origin = first.map_or(cell, |f| [f[0] / cs, f[2] / cs]);
-            let b = d
-                .world()
-                .resolve_brush(&b, origin)
-                .map_err(|e| KindError::invalid(e.to_string()))?;
+            // The first dab fixes the targets (see Template::fixed_by);
+            // later dabs reuse them.
+            let b = if first.is_none() {
+                d.world()
+                    .resolve_brush(&b, cell)
+                    .map_err(|e| KindError::invalid(e.to_string()))?
+            } else {
+                b
+            };
             Stamp::Map(b, cell)
         }
         (Stamp::Side2d(b), _) => Stamp::Side2d(b.with_center([p[0], p[1]])),

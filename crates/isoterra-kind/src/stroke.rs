@@ -94,6 +94,19 @@ pub struct Template {
 }
 
 impl Template {
+    /// This template with the targets its first dab fixed (a map tool's
+    /// plateau height or cliff level): the template later dabs are placed
+    /// with.
+    pub(crate) fn fixed_by(self, first: &Stamp) -> Template {
+        match (self.stamp, first) {
+            (Stamp::Map(..), Stamp::Map(b, _)) => Template {
+                stamp: Stamp::Map(*b, [0.0, 0.0]),
+                ..self
+            },
+            _ => self,
+        }
+    }
+
     /// The tool's name.
     pub fn tool(&self) -> &'static str {
         match self.stamp {

@@ -74,8 +74,8 @@ pub use heightmap::{
 };
 pub use islands::Island;
 pub use map::{
-    MAX_MAP_BRUSH_RADIUS, MAX_MAP_HEIGHT, MAX_STROKE_DABS, MapBrush, MapBrushShape, MapEdit,
-    MapParams, MapPreset, MapStroke, MapTool, MapWorld,
+    MAX_MAP_BRUSH_RADIUS, MAX_MAP_HEIGHT, MAX_STROKE_DABS, MapBrush, MapBrushShape, MapChunkMesh,
+    MapEdit, MapParams, MapPreset, MapStroke, MapTool, MapWorld,
 };
 pub use map_query::{
     DEFAULT_COLLIDER_TOLERANCE, LevelContour, PathingGrid, PathingRules, high_ground, level_at,

@@ -703,3 +703,58 @@ fn attribute_refresh_checks_its_chunk() {
     world.refresh_chunk_attributes([0, 0], &mut all[0]).unwrap();
     assert!(all[0] == before);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The world's own rebuild queue: after random strokes of any tool and
+    /// a rebuild (in slices of any budget), every cached mesh equals a
+    /// fresh mesh of its chunk, and exactly the chunks whose meshes can
+    /// have changed got a new version (pathing-only changes keep theirs).
+    #[test]
+    fn rebuild_keeps_the_mesh_cache_equal_to_fresh_meshes(
+        preset in preset_strategy(),
+        seed in 0u64..1000,
+        strokes in proptest::collection::vec(
+            (tool_strategy(), 1.0f32..10.0, 0.0f32..40.0, 0.0f32..33.0),
+            1..4,
+        ),
+        sliced in any::<bool>(),
+    ) {
+        let mut world = MapWorld::new(&small(preset, seed)).unwrap();
+        let [cw, cd] = world.chunk_count();
+        prop_assert_eq!(world.stale_count(), (cw * cd) as usize);
+        world.rebuild(None).unwrap();
+        prop_assert_eq!(world.stale_count(), 0);
+        let before: Vec<(u64, [u32; 2])> =
+            world.chunk_meshes().map(|m| (m.version, m.coord)).collect();
+        prop_assert_eq!(before.len(), (cw * cd) as usize);
+        world.take_dirty();
+        let mut touched = vec![LayerMask::default(); (cw * cd) as usize];
+        for (tool, radius, x, z) in strokes {
+            let b = MapBrush::new(tool, radius).with_level(Some(2)).with_texture(5);
+            if world.apply_stroke(&MapStroke::dab(b, [x, z])).is_err() {
+                continue;
+            }
+            for (c, mask) in world.take_dirty() {
+                let k = (c[1] * cw + c[0]) as usize;
+                touched[k] = touched[k].union(mask);
+            }
+        }
+        if sliced {
+            // A zero budget still makes progress: one chunk per call.
+            while world.stale_count() > 0 {
+                prop_assert!(world.rebuild(Some(std::time::Duration::ZERO)).unwrap() >= 1);
+            }
+        } else {
+            world.rebuild(None).unwrap();
+        }
+        let fresh = meshes(&world);
+        for (k, m) in world.chunk_meshes().enumerate() {
+            prop_assert!(m.mesh == fresh[k], "chunk {:?}", m.coord);
+            let mask = touched[k];
+            let changed = mask.affects_geometry() || mask.contains(MapLayer::Splat);
+            prop_assert_eq!(m.version != before[k].0, changed, "chunk {:?} {:?}", m.coord, mask);
+        }
+    }
+}

@@ -1,8 +1,8 @@
 //! Map worlds in the browser: the world description and the frames of a
-//! chunk, meshed by the world.
+//! chunk, from the meshes the world keeps.
 
-use isoterra::mesh::{MapMeshOutput, MapMesher};
 use isoterra::store::{MapDocument, WorldFile};
+use isoterra::world::MapChunkMesh;
 use serde_json::{Value, json};
 
 use super::srgb;
@@ -29,14 +29,9 @@ pub(super) fn world_json(d: &MapDocument<WorldFile>) -> Value {
 /// The frames of a map chunk: terrain coloured by splat (cliff walls darker)
 /// and water coloured and faded by depth. A chunk without water gets an
 /// empty water frame, which removes what a client held.
-pub(crate) fn map_frames(
-    doc: &MapDocument<WorldFile>,
-    chunk: [u32; 2],
-    mesher: &mut MapMesher,
-    out: &mut MapMeshOutput,
-) -> Option<[Vec<u8>; 2]> {
-    doc.world().mesh_chunk(chunk, mesher, out).ok()?;
-    let coord = [chunk[0] as i32, 0, chunk[1] as i32];
+pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
+    let out = &chunk.mesh;
+    let coord = [chunk.coord[0] as i32, 0, chunk.coord[1] as i32];
     let t = &out.terrain;
     let colors: Vec<[u8; 4]> = (0..t.positions.len())
         .map(|i| {
@@ -91,5 +86,5 @@ pub(crate) fn map_frames(
         &water_colors,
         &w.indices,
     );
-    Some([terrain, water])
+    [terrain, water]
 }

@@ -14,4 +14,4 @@ pub use brush::{
 };
 pub use edit::MapEdit;
 pub use params::{MapParams, MapPreset};
-pub use world::MapWorld;
+pub use world::{MapChunkMesh, MapWorld};

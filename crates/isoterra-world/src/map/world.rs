@@ -54,6 +54,24 @@ pub struct MapWorld {
     layers: MapLayers,
     /// Dirty layer bits per chunk, row-major (z, then x).
     dirty: Vec<u8>,
+    /// The same bits for the world's own mesh cache: what changed in each
+    /// chunk since [`rebuild`](Self::rebuild) last meshed it.
+    stale: Vec<u8>,
+    /// The mesh cache, one slot per chunk (row-major), filled by
+    /// [`rebuild`](Self::rebuild).
+    meshes: Vec<Option<MapChunkMesh>>,
+}
+
+/// A chunk's meshes as [`MapWorld::rebuild`] last made them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapChunkMesh {
+    /// The chunk's coordinate.
+    pub coord: [u32; 2],
+    /// Counts the rebuilds of this chunk, from 1: a viewer that holds
+    /// version `v` holds these meshes.
+    pub version: u64,
+    /// Terrain and water meshes.
+    pub mesh: MapMeshOutput,
 }
 
 impl MapWorld {
@@ -93,10 +111,13 @@ impl MapWorld {
 
     fn with_layers(params: MapParams, layers: MapLayers) -> Self {
         let [cw, cd] = params.chunk_count();
+        let n = cw as usize * cd as usize;
         MapWorld {
             params,
             layers,
-            dirty: vec![LayerMask::ALL.0; cw as usize * cd as usize],
+            dirty: vec![LayerMask::ALL.0; n],
+            stale: vec![LayerMask::ALL.0; n],
+            meshes: vec![None; n],
         }
     }
 
@@ -327,6 +348,9 @@ impl MapWorld {
         let mut dirty = std::mem::take(&mut self.dirty);
         self.mark(edit, &mut dirty);
         self.dirty = dirty;
+        let mut stale = std::mem::take(&mut self.stale);
+        self.mark(edit, &mut stale);
+        self.stale = stale;
     }
 
     /// ORs the layer bits of `edit` into `masks` (one per chunk, row-major)
@@ -383,6 +407,74 @@ impl MapWorld {
     /// options in a viewer).
     pub fn mark_all_dirty(&mut self) {
         self.dirty.fill(LayerMask::ALL.0);
+        self.stale.fill(LayerMask::ALL.0);
+    }
+
+    /// Chunks whose cached meshes are out of date (see
+    /// [`rebuild`](Self::rebuild)).
+    pub fn stale_count(&self) -> usize {
+        self.stale.iter().filter(|m| **m != 0).count()
+    }
+
+    /// Brings the world's mesh cache up to date, chunk by chunk in
+    /// row-major order, until `budget` is spent (`None`: all of them): a
+    /// chunk whose geometry changed is meshed again, one where only
+    /// splats changed gets its attributes refreshed in place, one where
+    /// only pathing changed keeps its meshes. Each chunk meshed or
+    /// refreshed gets a new [`MapChunkMesh::version`]. Returns how many
+    /// chunks it rebuilt; chunks left over stay queued for the next call.
+    /// This queue is separate from [`take_dirty`](Self::take_dirty)'s.
+    ///
+    /// # Errors
+    ///
+    /// [`WorldError::Mesh`] from the mesher; the chunk stays queued.
+    pub fn rebuild(&mut self, budget: Option<std::time::Duration>) -> Result<usize, WorldError> {
+        let start = std::time::Instant::now();
+        let cw = self.chunk_count()[0] as usize;
+        let mut done = 0;
+        for k in 0..self.stale.len() {
+            let mask = LayerMask(self.stale[k]);
+            if mask.0 == 0 {
+                continue;
+            }
+            if budget.is_some_and(|b| done > 0 && start.elapsed() >= b) {
+                break;
+            }
+            let coord = [(k % cw) as u32, (k / cw) as u32];
+            let mut slot = self.meshes[k].take();
+            let result = match &mut slot {
+                Some(m) if !mask.affects_geometry() => {
+                    if mask.contains(MapLayer::Splat) {
+                        m.version += 1;
+                        self.refresh_chunk_attributes(coord, &mut m.mesh)
+                    } else {
+                        Ok(())
+                    }
+                }
+                _ => {
+                    let mut mesh = slot.take().map(|m| (m.version, m.mesh)).unwrap_or_default();
+                    mesh.1.clear();
+                    let r = with_mesher(|mesher| self.mesh_chunk(coord, mesher, &mut mesh.1));
+                    slot = Some(MapChunkMesh {
+                        coord,
+                        version: mesh.0 + 1,
+                        mesh: mesh.1,
+                    });
+                    r
+                }
+            };
+            self.meshes[k] = slot;
+            result?;
+            self.stale[k] = 0;
+            done += 1;
+        }
+        Ok(done)
+    }
+
+    /// The cached meshes of every chunk that [`rebuild`](Self::rebuild) has
+    /// meshed, in row-major chunk order.
+    pub fn chunk_meshes(&self) -> impl Iterator<Item = &MapChunkMesh> {
+        self.meshes.iter().flatten()
     }
 
     /// Meshes chunk `chunk` (its cells, see [`chunk_cells`](Self::chunk_cells))
