@@ -20,14 +20,13 @@ use isoterra_store::{
     ChunkStore, HeightmapDocument, MapDocument, Side2dDocument, StoreError, VoxelDocument,
     WorldFile,
 };
-use isoterra_world::{Brush, HeightBrush, MapBrush, MapStroke, VoxelBrush};
+use isoterra_world::MapStroke;
 use serde_json::Value;
 
 use crate::create::{NewWorld, WorldParams};
 use crate::schema::{self, Limits, ToolSpec};
 use crate::stroke::{
-    Params, Preview, Stamp, StrokeSpec, Template, checked_point, find_tool, height_tool, map_shape,
-    map_tool, pathing_bits, plain_shape, ranged, side2d_tool, voxel_tool,
+    Brief, Params, Preview, Stamp, StrokeSpec, Template, checked_point, find_tool, ranged,
 };
 use crate::{KindError, WorldKind};
 
@@ -361,84 +360,20 @@ impl<S: ChunkStore> Document<S> {
         let tools = self.tools();
         let tool = &tools[find_tool(kind, &tools, &spec.tool)?];
         let params = Params::new(tool, &spec.params);
-        let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
-        let mut normal = None;
-        let stamp = match &self.doc {
-            AnyDocument::Side2d(_) => {
-                let shape = plain_shape(kind, spec.shape.as_deref())?;
-                let material = params.number("material")?.unwrap_or(0.0) as u8;
-                let brush = Brush::new(side2d_tool(tool.name), [0.0, 0.0], radius)
-                    .with_shape(shape)
-                    .with_strength(strength)
-                    .with_material(material);
-                brush.validate().map_err(invalid)?;
-                Stamp::Side2d(brush)
-            }
-            AnyDocument::Heightmap(d) => {
-                // Heightmap brushes are round: the shape is checked, not used.
-                plain_shape(kind, spec.shape.as_deref())?;
-                let mut brush = HeightBrush::new(height_tool(tool.name), [0.0, 0.0], radius)
-                    .with_strength(strength);
-                if let Some(h) = params.number("height")? {
-                    brush = brush.with_target_height(Some(h as f32));
-                }
-                if let Some(s) = params.number("seed")? {
-                    brush = brush.with_seed(s as u64);
-                }
-                brush.validate(d.params().cell_size).map_err(invalid)?;
-                Stamp::Heightmap(brush)
-            }
-            AnyDocument::Voxel(_) => {
-                plain_shape(kind, spec.shape.as_deref())?;
-                let vtool = voxel_tool(tool.name);
-                let material = params.number("material")?.unwrap_or(0.0) as u8;
-                if vtool == isoterra_world::VoxelTool::Flatten {
-                    let n = params.vector3("normal")?;
-                    let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-                    if len <= 1e-3 {
-                        return Err(KindError::invalid(
-                            "params.normal (--normal) must not be the zero vector",
-                        ));
-                    }
-                    normal = Some([
-                        (n[0] / len) as f32,
-                        (n[1] / len) as f32,
-                        (n[2] / len) as f32,
-                    ]);
-                }
-                let brush = VoxelBrush::new(vtool, [0.0; 3], radius)
-                    .with_strength(strength)
-                    .with_material(material);
-                brush.validate().map_err(invalid)?;
-                Stamp::Voxel(brush)
-            }
-            AnyDocument::Map(d) => {
-                let cs = d.params().mesh.cell_size;
-                let mtool = map_tool(tool.name)?;
-                let mut brush = MapBrush::new(mtool, radius / cs)
-                    .with_shape(map_shape(spec.shape.as_deref())?)
-                    .with_strength(strength)
-                    .with_height(params.number("height")?.map(|h| h as f32))
-                    .with_level(params.number("level")?.map(|l| l as u8));
-                if let Some(t) = params.number("texture")? {
-                    brush = brush.with_texture(t as u8);
-                }
-                if mtool == isoterra_world::MapTool::Pathing {
-                    let flags = params.flags("pathing")?;
-                    if flags.is_empty() {
-                        return Err(KindError::invalid(
-                            "params.pathing names no flag; use a list of walk, fly, build",
-                        ));
-                    }
-                    brush = brush
-                        .with_pathing(pathing_bits(&flags))
-                        .with_pathing_set(!params.boolean("clear")?);
-                }
-                brush.validate().map_err(invalid)?;
-                Stamp::Map(brush, [0.0, 0.0])
-            }
+        let b = Brief {
+            kind,
+            tool,
+            params: &params,
+            radius,
+            strength,
+            shape: spec.shape.as_deref(),
         };
-        Ok(Template { stamp, normal })
+        match &self.doc {
+            AnyDocument::Side2d(d) => crate::side2d::template(d, &b),
+            AnyDocument::Heightmap(d) => crate::heightmap::template(d, &b),
+            AnyDocument::Voxel(d) => crate::voxel::template(d, &b),
+            AnyDocument::Map(d) => crate::map::template(d, &b),
+        }
     }
 
     /// Begins a stroke: checks it (see [`template`](Self::template)) and

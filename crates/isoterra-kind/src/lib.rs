@@ -25,9 +25,13 @@ mod create;
 mod document;
 mod error;
 mod export;
+mod heightmap;
 mod kind;
+mod map;
 pub mod schema;
+mod side2d;
 mod stroke;
+mod voxel;
 
 pub use create::{KindDefaults, MAP_SIZE, MAX_SEED, NewWorld, SIDE2D_SIZE, WorldParams};
 pub use document::{AnyDocument, Committed, Document, History, StrokeId};

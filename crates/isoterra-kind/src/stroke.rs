@@ -118,6 +118,19 @@ impl Template {
     }
 }
 
+/// A stroke request checked so far as every kind checks it: the tool
+/// found in the schema, radius and strength in range; what a kind's own
+/// template builder starts from.
+#[derive(Clone, Copy)]
+pub(crate) struct Brief<'a> {
+    pub kind: WorldKind,
+    pub tool: &'a ToolSpec,
+    pub params: &'a Params<'a>,
+    pub radius: f32,
+    pub strength: f32,
+    pub shape: Option<&'a str>,
+}
+
 /// The parameters of a stroke, read against its tool's schema.
 pub(crate) struct Params<'a> {
     tool: &'a ToolSpec,

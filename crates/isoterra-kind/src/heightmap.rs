@@ -1,0 +1,148 @@
+//! A heightmap world in the kind layer: its strokes' brushes and its exports.
+
+use isoterra_export::{GlbMesh, export_png16, export_r16};
+use isoterra_store::{ChunkStore, HeightmapDocument};
+use isoterra_world::{HeightBrush, MeshKey};
+use serde_json::json;
+
+use crate::export::{MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, mesh_file, region};
+use crate::stroke::{Brief, Stamp, height_tool, plain_shape};
+use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
+
+/// The template of a stroke of `tool` on a heightmap world.
+pub(crate) fn template<S: ChunkStore>(
+    d: &HeightmapDocument<S>,
+    b: &Brief<'_>,
+) -> Result<Template, KindError> {
+    let Brief {
+        kind,
+        tool,
+        params,
+        radius,
+        strength,
+        shape,
+    } = *b;
+    let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
+    let stamp = {
+        // Heightmap brushes are round: the shape is checked, not used.
+        plain_shape(kind, shape)?;
+        let mut brush =
+            HeightBrush::new(height_tool(tool.name), [0.0, 0.0], radius).with_strength(strength);
+        if let Some(h) = params.number("height")? {
+            brush = brush.with_target_height(Some(h as f32));
+        }
+        if let Some(s) = params.number("seed")? {
+            brush = brush.with_seed(s as u64);
+        }
+        brush.validate(d.params().cell_size).map_err(invalid)?;
+        Stamp::Heightmap(brush)
+    };
+    Ok(Template {
+        stamp,
+        normal: None,
+    })
+}
+
+/// Exports a heightmap world.
+pub(crate) fn export<S: ChunkStore>(
+    d: &mut HeightmapDocument<S>,
+    req: &ExportRequest,
+) -> Result<Exported, KindError> {
+    const FORM: &str = "X0,Z0,X1,Z1";
+    let text = req.region.as_deref().ok_or_else(|| {
+        KindError::invalid(
+            "a heightmap world is endless: say which part to export with --region X0,Z0,X1,Z1",
+        )
+    })?;
+    let (lo, hi) = region(text, 2, FORM)?;
+    let params = *d.params();
+    let cell = params.cell_size;
+    // Nodes covering the region, both ends included.
+    let first = [(lo[0] / cell).floor() as i64, (lo[1] / cell).floor() as i64];
+    let last = [(hi[0] / cell).ceil() as i64, (hi[1] / cell).ceil() as i64];
+    let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
+    match req.format {
+        ExportFormat::Png16 | ExportFormat::R16 => {
+            if req.lod != 0 {
+                return Err(KindError::invalid(
+                    "png16 and r16 export every node; --lod applies to glb and obj",
+                ));
+            }
+            let w = u32::try_from(last[0] - first[0] + 1).ok();
+            let h = u32::try_from(last[1] - first[1] + 1).ok();
+            let (Some(w), Some(h)) = (w, h) else {
+                return Err(KindError::TooLarge(format!(
+                    "region `{text}` is too large to export as one image"
+                )));
+            };
+            if u64::from(w) * u64::from(h) > MAX_EXPORT_NODES {
+                return Err(KindError::TooLarge(format!(
+                    "region `{text}` has {w}x{h} nodes; at most 2^28 fit in one export"
+                )));
+            }
+            let range = req.range.unwrap_or(d.info().height_range);
+            let mut heights = Vec::new();
+            d.world()
+                .region_heights(first, [w, h], &mut heights)
+                .map_err(invalid)?;
+            let counts = json!({ "width": w, "height": h, "range": range });
+            Ok(if req.format == ExportFormat::Png16 {
+                Exported::one(
+                    export_png16(&heights, [w, h], range)?,
+                    "image/png",
+                    "heightmap.png",
+                    counts,
+                )
+            } else {
+                Exported::one(
+                    export_r16(&heights, [w, h], range)?,
+                    "application/octet-stream",
+                    "heightmap.r16",
+                    counts,
+                )
+            })
+        }
+        _ => {
+            if req.range.is_some() {
+                return Err(KindError::invalid(
+                    "--range applies to png16 and r16 exports",
+                ));
+            }
+            if req.lod > params.max_lod() {
+                return Err(KindError::invalid(format!(
+                    "--lod {} is beyond this world's coarsest level {}",
+                    req.lod,
+                    params.max_lod()
+                )));
+            }
+            let n = i64::from(params.chunk_cells);
+            let c0 = [first[0].div_euclid(n), first[1].div_euclid(n)];
+            let c1 = [
+                (last[0] - 1).max(first[0]).div_euclid(n),
+                (last[1] - 1).max(first[1]).div_euclid(n),
+            ];
+            let count = (c1[0] - c0[0] + 1) * (c1[1] - c0[1] + 1);
+            if count > MAX_EXPORT_CHUNKS {
+                return Err(KindError::TooLarge(format!(
+                    "region `{text}` covers {count} chunks; export at most {MAX_EXPORT_CHUNKS} at a time"
+                )));
+            }
+            let mut meshes = Vec::new();
+            for cz in c0[1]..=c1[1] {
+                for cx in c0[0]..=c1[0] {
+                    let key =
+                        MeshKey::new([cx as i32, cz as i32], req.lod).with_neighbours([req.lod; 4]);
+                    let m = d.world_mut().mesh(&key).map_err(invalid)?;
+                    meshes.push((format!("chunk_{cx}_{cz}"), m));
+                }
+            }
+            let glb: Vec<GlbMesh> = meshes
+                .iter()
+                .map(|(name, m)| GlbMesh::from_heightmap(name, m))
+                .collect();
+            let triangles: usize = meshes.iter().map(|(_, m)| m.indices.len() / 3).sum();
+            let counts = json!({ "chunks": glb.len(), "triangles": triangles });
+            mesh_file(&glb, req.format, "heightmap", counts)
+        }
+    }
+}

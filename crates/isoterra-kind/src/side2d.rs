@@ -1,0 +1,90 @@
+//! A side-view world in the kind layer: its strokes' brushes and its exports.
+
+use isoterra_export::{PngOptions, polylines_json, polylines_svg, render_side2d_png};
+use isoterra_store::{ChunkStore, Side2dDocument};
+use isoterra_world::Brush;
+use serde_json::json;
+
+use crate::stroke::{Brief, Stamp, plain_shape, side2d_tool};
+use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
+
+/// The template of a stroke of `tool` on a side-view world.
+pub(crate) fn template<S: ChunkStore>(
+    _d: &Side2dDocument<S>,
+    b: &Brief<'_>,
+) -> Result<Template, KindError> {
+    let Brief {
+        kind,
+        tool,
+        params,
+        radius,
+        strength,
+        shape,
+    } = *b;
+    let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
+    let stamp = {
+        let shape = plain_shape(kind, shape)?;
+        let material = params.number("material")?.unwrap_or(0.0) as u8;
+        let brush = Brush::new(side2d_tool(tool.name), [0.0, 0.0], radius)
+            .with_shape(shape)
+            .with_strength(strength)
+            .with_material(material);
+        brush.validate().map_err(invalid)?;
+        Stamp::Side2d(brush)
+    };
+    Ok(Template {
+        stamp,
+        normal: None,
+    })
+}
+
+/// Exports a side-view world.
+pub(crate) fn export<S: ChunkStore>(
+    d: &mut Side2dDocument<S>,
+    req: &ExportRequest,
+) -> Result<Exported, KindError> {
+    if req.region.is_some() || req.lod != 0 || req.range.is_some() {
+        return Err(KindError::invalid(
+            "--region, --lod and --range apply to voxel and heightmap worlds; a side2d export covers the whole world",
+        ));
+    }
+    d.rebuild();
+    let world = d.world();
+    let contours = world.contours();
+    let counts = json!({ "contours": contours.len() });
+    Ok(match req.format {
+        ExportFormat::Png => {
+            let mut options = PngOptions::DEFAULT.with_iso(world.params().iso);
+            if let Some(s) = req.scale {
+                options = options.with_pixels_per_cell(s);
+            }
+            let bytes = render_side2d_png(
+                world.field(),
+                Some(world.materials()),
+                world.table(),
+                &contours,
+                &options,
+            )?;
+            Exported::one(bytes, "image/png", "world.png", counts)
+        }
+        ExportFormat::Svg => {
+            let f = world.field();
+            let [ox, oy] = f.origin();
+            let w = (f.width() - 1) as f32 * f.cell_size();
+            let h = (f.height() - 1) as f32 * f.cell_size();
+            let svg = polylines_svg(&contours, [ox, oy, w, h], &Default::default());
+            Exported::one(svg.into_bytes(), "image/svg+xml", "world.svg", counts)
+        }
+        _ => {
+            let colliders = world
+                .colliders(req.tolerance)
+                .map_err(|e| KindError::invalid(format!("cannot build colliders: {e}")))?;
+            Exported::one(
+                polylines_json(&colliders).into_bytes(),
+                "application/json",
+                "world.json",
+                counts,
+            )
+        }
+    })
+}

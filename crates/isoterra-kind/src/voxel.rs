@@ -1,0 +1,133 @@
+//! A voxel world in the kind layer: its strokes' brushes and its exports.
+
+use isoterra_export::GlbMesh;
+use isoterra_store::{ChunkStore, VoxelDocument};
+use isoterra_world::{VoxelBrush, VoxelChunkMesh, VoxelLodMesher, VoxelMesher};
+use serde_json::json;
+
+use crate::export::{MAX_EXPORT_CHUNKS, MeshParts, mesh_file, region};
+use crate::stroke::{Brief, Stamp, plain_shape, voxel_tool};
+use crate::{ExportRequest, Exported, KindError, Template};
+
+/// The template of a stroke of `tool` on a voxel world.
+pub(crate) fn template<S: ChunkStore>(
+    _d: &VoxelDocument<S>,
+    b: &Brief<'_>,
+) -> Result<Template, KindError> {
+    let Brief {
+        kind,
+        tool,
+        params,
+        radius,
+        strength,
+        shape,
+    } = *b;
+    let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
+    let mut normal = None;
+    let stamp = {
+        plain_shape(kind, shape)?;
+        let vtool = voxel_tool(tool.name);
+        let material = params.number("material")?.unwrap_or(0.0) as u8;
+        if vtool == isoterra_world::VoxelTool::Flatten {
+            let n = params.vector3("normal")?;
+            let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            if len <= 1e-3 {
+                return Err(KindError::invalid(
+                    "params.normal (--normal) must not be the zero vector",
+                ));
+            }
+            normal = Some([
+                (n[0] / len) as f32,
+                (n[1] / len) as f32,
+                (n[2] / len) as f32,
+            ]);
+        }
+        let brush = VoxelBrush::new(vtool, [0.0; 3], radius)
+            .with_strength(strength)
+            .with_material(material);
+        brush.validate().map_err(invalid)?;
+        Stamp::Voxel(brush)
+    };
+    Ok(Template { stamp, normal })
+}
+
+/// Exports a voxel world.
+pub(crate) fn export<S: ChunkStore>(
+    d: &mut VoxelDocument<S>,
+    req: &ExportRequest,
+) -> Result<Exported, KindError> {
+    const FORM: &str = "X0,Y0,Z0,X1,Y1,Z1";
+    let text = req.region.as_deref().ok_or_else(|| {
+        KindError::invalid(
+            "a voxel world is endless: say which part to export with --region X0,Y0,Z0,X1,Y1,Z1",
+        )
+    })?;
+    let (lo, hi) = region(text, 3, FORM)?;
+    let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
+    let (min, max) = d
+        .world()
+        .chunks_covering([lo[0], lo[1], lo[2]], [hi[0], hi[1], hi[2]])
+        .map_err(invalid)?;
+    let count: i64 = (0..3)
+        .map(|k| i64::from(max[k]) - i64::from(min[k]) + 1)
+        .product();
+    if count > MAX_EXPORT_CHUNKS {
+        return Err(KindError::TooLarge(format!(
+            "region `{text}` covers {count} chunks; export at most {MAX_EXPORT_CHUNKS} at a time"
+        )));
+    }
+    let mut names = Vec::new();
+    let mut parts: Vec<MeshParts> = Vec::new();
+    if req.lod == 0 {
+        // Meshed here, into buffers of their own: the world's
+        // dirty set (what a stream follows) and its mesh cache
+        // are left alone.
+        let (a, b) = (
+            min.map(|v| v.saturating_sub(1)),
+            max.map(|v| v.saturating_add(1)),
+        );
+        let mut need = Vec::new();
+        for z in a[2]..=b[2] {
+            for y in a[1]..=b[1] {
+                for x in a[0]..=b[0] {
+                    need.push([x, y, z]);
+                }
+            }
+        }
+        d.world_mut().load_chunks(&need);
+        let world = d.world();
+        let mut mesher = VoxelMesher::new();
+        for z in min[2]..=max[2] {
+            for y in min[1]..=max[1] {
+                for x in min[0]..=max[0] {
+                    let mut m = VoxelChunkMesh::default();
+                    world.mesh_chunk([x, y, z], &mut mesher, &mut m);
+                    if !m.is_empty() {
+                        names.push(format!("chunk_{x}_{y}_{z}"));
+                        parts.push((m.positions, m.normals, m.indices));
+                    }
+                }
+            }
+        }
+    } else {
+        // Coarser levels sample every 2^lod nodes; unedited
+        // chunks come straight from the generator.
+        let meshed = VoxelLodMesher::new()
+            .mesh_region(d.world(), min, max, req.lod)
+            .map_err(invalid)?;
+        for (c, m) in meshed {
+            if !m.indices.is_empty() {
+                names.push(format!("lod{}_chunk_{}_{}_{}", req.lod, c[0], c[1], c[2]));
+                parts.push((m.positions, m.normals, m.indices));
+            }
+        }
+    }
+    let glb: Vec<GlbMesh> = names
+        .iter()
+        .zip(&parts)
+        .map(|(n, (p, nr, i))| GlbMesh::new(n, p, i).with_normals(nr))
+        .collect();
+    let triangles: usize = parts.iter().map(|(_, _, i)| i.len() / 3).sum();
+    let counts = json!({ "chunks": glb.len(), "triangles": triangles });
+    mesh_file(&glb, req.format, "voxel", counts)
+}
