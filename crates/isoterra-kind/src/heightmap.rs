@@ -6,8 +6,64 @@ use isoterra_world::{HeightBrush, MeshKey};
 use serde_json::json;
 
 use crate::export::{MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, mesh_file, region};
+use crate::schema::{ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, height_tool, plain_shape};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
+
+/// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
+pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
+    vec![
+        tool(
+            "raise",
+            "#4caf50",
+            '1',
+            "Lifts the ground under the brush.",
+            vec![],
+        ),
+        tool(
+            "lower",
+            "#795548",
+            '2',
+            "Sinks the ground under the brush.",
+            vec![],
+        ),
+        tool(
+            "smooth",
+            "#2196f3",
+            '3',
+            "Evens out bumps under the brush.",
+            vec![],
+        ),
+        tool(
+            "flatten",
+            "#9c27b0",
+            '4',
+            "Pulls the ground toward one height.",
+            vec![ParamSpec::number(
+                "height",
+                -1.0e6,
+                1.0e6,
+                None,
+                false,
+                "The target height (default: the height under each dab's centre).",
+            )],
+        ),
+        tool(
+            "noise",
+            "#ffc107",
+            '5',
+            "Adds fractal bumps under the brush.",
+            vec![ParamSpec::number(
+                "seed",
+                0.0,
+                4_294_967_295.0,
+                Some(0.0),
+                true,
+                "The seed of the bumps.",
+            )],
+        ),
+    ]
+}
 
 /// The template of a stroke of `tool` on a heightmap world.
 pub(crate) fn template<S: ChunkStore>(

@@ -9,8 +9,122 @@ use isoterra_world::{MapBrush, PathingRules, pathing_grid};
 use serde_json::json;
 
 use crate::export::{ExportFile, FileRole};
+use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, map_shape, map_tool, pathing_bits};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
+
+/// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
+pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
+    let level = |d: &'static str| vec![ParamSpec::number("level", 0.0, 15.0, None, true, d)];
+    let height = |d: &'static str| vec![ParamSpec::number("height", -1.0e4, 1.0e4, None, false, d)];
+    vec![
+        tool(
+            "raise",
+            "#4caf50",
+            '1',
+            "Lifts the ground inside the brush.",
+            vec![],
+        ),
+        tool(
+            "lower",
+            "#795548",
+            '2',
+            "Sinks the ground inside the brush.",
+            vec![],
+        ),
+        tool(
+            "cliff-up",
+            "#f44336",
+            '3',
+            "Raises the cliff level by one (or to the chosen level).",
+            level("The target level (default: one above the level under the first dab)."),
+        ),
+        tool(
+            "cliff-down",
+            "#b71c1c",
+            '4',
+            "Lowers the cliff level by one (or to the chosen level).",
+            level("The target level (default: one below the level under the first dab)."),
+        ),
+        tool(
+            "ramp",
+            "#ffb300",
+            '5',
+            "Turns cliffs into walkable slopes between their levels.",
+            vec![],
+        ),
+        tool(
+            "smooth",
+            "#2196f3",
+            '6',
+            "Evens out the ground height.",
+            vec![],
+        ),
+        tool(
+            "plateau",
+            "#9c27b0",
+            '7',
+            "Levels the ground at one height.",
+            height("The height (default: the height under the first dab)."),
+        ),
+        tool(
+            "noise",
+            "#cddc39",
+            '8',
+            "Adds bumps where the ground is not a ramp.",
+            vec![],
+        ),
+        tool(
+            "water-raise",
+            "#00bcd4",
+            '9',
+            "Raises the water surface (floods low ground).",
+            height("The water height (default: a step above the current one)."),
+        ),
+        tool(
+            "water-lower",
+            "#1a237e",
+            '0',
+            "Lowers the water surface.",
+            height("The water height (default: a step below the current one)."),
+        ),
+        tool(
+            "paint",
+            "#e91e63",
+            '-',
+            "Paints a ground texture.",
+            vec![ParamSpec::number(
+                "texture",
+                0.0,
+                15.0,
+                Some(0.0),
+                true,
+                "The texture (0..=15 of the world's palette).",
+            )],
+        ),
+        tool(
+            "pathing",
+            "#9e9e9e",
+            '=',
+            "Blocks (or clears) walking, flying or building.",
+            vec![
+                ParamSpec {
+                    name: "pathing",
+                    kind: ParamKind::Flags {
+                        values: &["walk", "fly", "build"],
+                        default: &["build"],
+                    },
+                    description: "What to block.",
+                },
+                ParamSpec {
+                    name: "clear",
+                    kind: ParamKind::Bool { default: false },
+                    description: "Clear the flags instead of setting them.",
+                },
+            ],
+        ),
+    ]
+}
 
 /// The template of a stroke of `tool` on a map world.
 pub(crate) fn template<S: ChunkStore>(

@@ -5,8 +5,37 @@ use isoterra_store::{ChunkStore, Side2dDocument};
 use isoterra_world::Brush;
 use serde_json::json;
 
+use crate::schema::{ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, plain_shape, side2d_tool};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
+
+/// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
+pub(crate) fn tools(materials: usize) -> Vec<ToolSpec> {
+    let last = materials.saturating_sub(1) as f64;
+    vec![
+        tool(
+            "dig",
+            "#ff9800",
+            '1',
+            "Removes ground inside the brush.",
+            vec![],
+        ),
+        tool(
+            "fill",
+            "#4caf50",
+            '2',
+            "Adds ground of the chosen material inside the brush.",
+            vec![ParamSpec::number(
+                "material",
+                0.0,
+                last,
+                Some(0.0),
+                true,
+                "The material the new ground is made of.",
+            )],
+        ),
+    ]
+}
 
 /// The template of a stroke of `tool` on a side-view world.
 pub(crate) fn template<S: ChunkStore>(

@@ -6,8 +6,72 @@ use isoterra_world::{VoxelBrush, VoxelChunkMesh, VoxelLodMesher, VoxelMesher};
 use serde_json::json;
 
 use crate::export::{MAX_EXPORT_CHUNKS, MeshParts, mesh_file, region};
+use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, plain_shape, voxel_tool};
 use crate::{ExportRequest, Exported, KindError, Template};
+
+/// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
+pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
+    vec![
+        tool(
+            "dig",
+            "#ff9800",
+            '1',
+            "Carves a hole into the terrain.",
+            vec![],
+        ),
+        tool(
+            "add",
+            "#4caf50",
+            '2',
+            "Adds solid terrain of the chosen material.",
+            vec![ParamSpec::number(
+                "material",
+                0.0,
+                255.0,
+                Some(0.0),
+                true,
+                "The material of the added terrain.",
+            )],
+        ),
+        tool(
+            "smooth",
+            "#2196f3",
+            '3',
+            "Rounds off edges and noise.",
+            vec![],
+        ),
+        tool(
+            "flatten",
+            "#9c27b0",
+            '4',
+            "Pulls the surface toward a plane through the first dab.",
+            vec![ParamSpec {
+                name: "normal",
+                kind: ParamKind::Vector3 {
+                    min: -1.0,
+                    max: 1.0,
+                    default: [0.0, 1.0, 0.0],
+                },
+                description: "The plane's normal (it need not be of unit length).",
+            }],
+        ),
+        tool(
+            "paint",
+            "#e91e63",
+            '5',
+            "Changes the material of the surface, not its shape.",
+            vec![ParamSpec::number(
+                "material",
+                0.0,
+                255.0,
+                Some(1.0),
+                true,
+                "The material to paint.",
+            )],
+        ),
+    ]
+}
 
 /// The template of a stroke of `tool` on a voxel world.
 pub(crate) fn template<S: ChunkStore>(
