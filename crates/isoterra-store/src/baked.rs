@@ -39,7 +39,7 @@ use rusqlite::OptionalExtension;
 
 use crate::hash::Fnv1a64;
 use crate::wire::{Reader, Writer, pack_body, unpack_body};
-use crate::{ChunkKey, ChunkLayer, ChunkStore, StoreError, WorldFile};
+use crate::{BakedRow, ChunkKey, ChunkLayer, ChunkStore, StoreError, WorldFile};
 
 /// The layer of baked terrain (the kinds' one surface mesh).
 pub const BAKED_TERRAIN: ChunkLayer = ChunkLayer(0);
@@ -138,20 +138,6 @@ impl BakedChunk {
     pub fn content_hash(&self) -> Result<String, StoreError> {
         Ok(hash_body(self.collider.code(), &raw_body(self)?))
     }
-}
-
-/// A row of the `baked` table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BakedRow {
-    /// Which chunk (layer [`BAKED_TERRAIN`] for terrain).
-    pub key: ChunkKey,
-    /// The [input stamp](BakeInputs) the chunk was baked from; the row is
-    /// current while the chunk's stamp is still this.
-    pub source: String,
-    /// The content hash of the decoded payload.
-    pub hash: String,
-    /// The encoded payload ([`encode_baked`]).
-    pub payload: Vec<u8>,
 }
 
 impl BakedRow {
