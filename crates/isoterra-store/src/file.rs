@@ -66,7 +66,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
+mod baked_table;
+
 use crate::StoreError;
+use crate::baked::StampHasher;
 use crate::chunk_store::{
     BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore, ChunkVisitor, NewStroke,
     RESERVED_META_KEYS, StrokeCounts, StrokeRecord, WorldMeta, check_migration,
@@ -716,6 +719,36 @@ impl WorldFile {
             f(key, bytes)?;
         }
         Ok(())
+    }
+
+    /// The world stamp: 16 hex digits of FNV-1a 64 over the baked payload
+    /// version, the world's kind, format version, seed and parameters, and
+    /// every stored chunk (key and payload, in key order). Any edit (or
+    /// undo) that changes the stored chunks changes it, so two files with the
+    /// same stamp hold the same world and their baked rows are
+    /// interchangeable. Baked rows record the finer per-chunk input stamp of
+    /// [`BakeInputs`](crate::BakeInputs) instead, so that an edit makes only the chunks it can
+    /// change stale.
+    pub fn world_stamp(&self) -> Result<String, StoreError> {
+        let sql = |e| StoreError::sqlite(self.path(), e);
+        let mut h = StampHasher::new(|key| self.meta_entry(key))?;
+        let mut stmt = self
+            .connection()
+            .prepare("SELECT layer, x, y, z, lod, payload FROM chunks ORDER BY layer, x, y, z, lod")
+            .map_err(sql)?;
+        let mut rows = stmt.query([]).map_err(sql)?;
+        while let Some(row) = rows.next().map_err(sql)? {
+            let mut cols = [0i64; 5];
+            for (i, c) in cols.iter_mut().enumerate() {
+                *c = row.get(i).map_err(sql)?;
+            }
+            let p = row.get_ref(5).map_err(sql)?;
+            let bytes = p
+                .as_blob()
+                .map_err(|e| StoreError::corrupt(self.path(), format!("a chunk payload: {e}")))?;
+            h.chunk_columns(cols, bytes);
+        }
+        Ok(h.finish())
     }
 
     /// Writes chunk rows outside the stroke log (imports, bakes), atomically.

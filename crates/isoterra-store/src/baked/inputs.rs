@@ -1,0 +1,154 @@
+//! Input stamps: [`BakeInputs`] reads what a store's baked chunks are made
+//! from once per bake and gives each planned chunk the stamp its row
+//! records, so a bake after an edit redoes only the chunks the edit can
+//! have changed.
+
+use std::collections::BTreeMap;
+
+use super::chunk::BAKED_PAYLOAD_VERSION;
+use super::plan::{BakeInputBox, BakeSource};
+#[cfg(doc)]
+use crate::BakedRow;
+use crate::hash::Fnv1a64;
+use crate::{ChunkKey, ChunkLayer, ChunkStore, StoreError};
+
+/// The metadata entries a bake's result can depend on.
+const INPUT_META_KEYS: [&str; 5] = ["kind", "format_version", "seed", "params", "materials"];
+
+/// What baked chunks are made from, read once per bake: a hash of the
+/// world's metadata and the payload hash of every stored field chunk. From
+/// it, [`stamp`](Self::stamp) gives each baked chunk its input stamp
+/// cheaply.
+///
+/// # Input stamps
+///
+/// A baked chunk is a pure function of the world's metadata (kind, format
+/// version, seed, parameters and, for `side2d`, the material table), its key
+/// (position, LOD, layer) and the stored chunks in its [input
+/// box](BakeSource::input_box); an absent chunk is generated, so absence is
+/// an input too. The input stamp is 16 hex digits of FNV-1a 64 over the
+/// bytes `"ITIS"`, the baked payload version, the metadata hash, the key's
+/// five columns and, in ascending key order, every stored chunk of the box
+/// with the FNV-1a 64 hash of its payload. Baked rows record it as their
+/// [`source`](BakedRow::source): a bake skips a chunk whose row records the
+/// stamp it has now and rebakes it otherwise, so an edit rebakes only the
+/// chunks whose box holds a changed storage chunk, and an undo that brings
+/// the stored chunks back makes the earlier rows current again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BakeInputs {
+    meta: u64,
+    chunks: BTreeMap<ChunkKey, u64>,
+}
+
+impl BakeInputs {
+    /// Reads the metadata and every stored field chunk of `store` (one
+    /// payload at a time).
+    ///
+    /// # Errors
+    ///
+    /// Whatever reading the store gives.
+    pub fn read<S: ChunkStore + ?Sized>(store: &S) -> Result<Self, StoreError> {
+        let mut h = Fnv1a64::new();
+        h.write(b"ITBM");
+        h.write(&[BAKED_PAYLOAD_VERSION]);
+        for key in INPUT_META_KEYS {
+            match store.meta_entry(key)? {
+                None => h.write(&[0]),
+                Some(v) => {
+                    h.write(&[1]);
+                    h.write(&(v.len() as u64).to_le_bytes());
+                    h.write(v.as_bytes());
+                }
+            }
+        }
+        let mut chunks = BTreeMap::new();
+        store.visit_chunks(ChunkLayer::FIELD, &mut |key, payload| {
+            let mut p = Fnv1a64::new();
+            p.write(&(payload.len() as u64).to_le_bytes());
+            p.write(payload);
+            chunks.insert(key, p.finish());
+            Ok(())
+        })?;
+        Ok(BakeInputs {
+            meta: h.finish(),
+            chunks,
+        })
+    }
+
+    /// The metadata part of every input stamp, as 16 hex digits: equal for
+    /// two stores of the same world whatever their edits.
+    pub fn meta_stamp(&self) -> String {
+        format!("{:016x}", self.meta)
+    }
+
+    /// Number of stored field chunks read.
+    pub fn stored_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// The stored chunks in `b`, in ascending key order, with their payload
+    /// hashes.
+    pub fn stored_in(&self, b: &BakeInputBox) -> Vec<(ChunkKey, u64)> {
+        let span = (i64::from(b.max[0]) - i64::from(b.min[0]) + 1).max(0) as u64;
+        if span >= self.chunks.len() as u64 {
+            return self
+                .chunks
+                .iter()
+                .filter(|(k, _)| b.contains(k))
+                .map(|(k, h)| (*k, *h))
+                .collect();
+        }
+        let mut out = Vec::new();
+        for x in b.min[0]..=b.max[0] {
+            let lo = ChunkKey {
+                layer: ChunkLayer::FIELD,
+                x,
+                y: b.min[1],
+                z: i32::MIN,
+                lod: 0,
+            };
+            let hi = ChunkKey {
+                layer: ChunkLayer::FIELD,
+                x,
+                y: b.max[1],
+                z: i32::MAX,
+                lod: u8::MAX,
+            };
+            out.extend(
+                self.chunks
+                    .range(lo..=hi)
+                    .filter(|(k, _)| b.contains(k))
+                    .map(|(k, h)| (*k, *h)),
+            );
+        }
+        out
+    }
+
+    /// The input stamp of baked chunk `key` of `source` (see the type's
+    /// documentation). `source` must be the world the store holds.
+    ///
+    /// # Errors
+    ///
+    /// As [`BakeSource::input_box`].
+    pub fn stamp(&self, source: &BakeSource<'_>, key: &ChunkKey) -> Result<String, StoreError> {
+        let b = source.input_box(key)?;
+        let mut h = Fnv1a64::new();
+        h.write(b"ITIS");
+        h.write(&[BAKED_PAYLOAD_VERSION]);
+        h.write(&self.meta.to_le_bytes());
+        write_key(&mut h, key);
+        for (k, payload) in self.stored_in(&b) {
+            write_key(&mut h, &k);
+            h.write(&payload.to_le_bytes());
+        }
+        Ok(format!("{:016x}", h.finish()))
+    }
+}
+
+fn write_key(h: &mut Fnv1a64, k: &ChunkKey) {
+    h.write(&k.layer.0.to_le_bytes());
+    for v in [k.x, k.y, k.z] {
+        h.write(&v.to_le_bytes());
+    }
+    h.write(&[k.lod]);
+}
