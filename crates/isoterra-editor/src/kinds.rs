@@ -1325,7 +1325,7 @@ pub(crate) fn map_frames(
     out: &mut isoterra_mesh::MapMeshOutput,
 ) -> Option<[Vec<u8>; 2]> {
     let [x0, z0, x1, z1] = doc.world().chunk_cells(chunk)?;
-    let rect = isoterra_mesh::MapCellRect::new(x0, z0, x1, z1);
+    let rect = isoterra_mesh::CellRect::new(x0, z0, x1, z1);
     let options = mesh_options(doc.params());
     mesher
         .mesh(doc.world().layers(), rect, &options, out)

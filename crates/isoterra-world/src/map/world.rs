@@ -4,7 +4,7 @@ use isoterra_field::map::node_surface;
 use isoterra_field::{
     Fbm, FbmParams, LayerMask, MAX_LEVEL, MapLayer, MapLayers, NO_WATER, Noise2, Splat, level_index,
 };
-use isoterra_mesh::{MapCellRect, MapMeshOutput, MapMesher};
+use isoterra_mesh::{CellRect, MapMeshOutput, MapMesher};
 
 use super::brush::{MAX_MAP_HEIGHT, MapBrush, MapStroke, MapTool};
 use super::edit::{LayerChange, MapEdit, read_raw, write_raw};
@@ -369,7 +369,7 @@ impl MapWorld {
         };
         mesher.mesh(
             &self.layers,
-            MapCellRect::new(x0, z0, x1, z1),
+            CellRect::new(x0, z0, x1, z1),
             &self.params.mesh,
             out,
         )?;
