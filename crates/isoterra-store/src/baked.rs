@@ -46,10 +46,10 @@ mod inputs;
 mod plan;
 
 pub use baker::{ChunkBaker, bake_chunks};
+pub(crate) use chunk::{BAKED_MAGIC, decode_row};
 pub use chunk::{
     BAKED_PAYLOAD_VERSION, BAKED_TERRAIN, BAKED_WATER, BakedChunk, BakedCollider, BakedHeightfield,
     BakedPolyline, decode_baked, encode_baked,
 };
-pub(crate) use chunk::{BakedHasher, StampHasher};
 pub use inputs::BakeInputs;
 pub use plan::{BakeInputBox, BakePlan, BakeSource, MAX_BAKE_CHUNKS};

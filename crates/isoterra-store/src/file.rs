@@ -69,13 +69,13 @@ use std::time::Duration;
 mod baked_table;
 
 use crate::StoreError;
-use crate::baked::StampHasher;
 use crate::chunk_store::{
     BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore, ChunkVisitor, NewStroke,
     RESERVED_META_KEYS, StrokeCounts, StrokeRecord, WorldMeta, check_migration,
     initial_meta_entries, meta_params_json, now_ms, parse_meta, stroke_params_json,
     validate_entries, validate_meta,
 };
+use crate::hash::StampHasher;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 
 /// An open world file.

@@ -5,12 +5,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::StoreError;
-use crate::baked::{BakedHasher, StampHasher};
+use crate::baked::decode_row;
 use crate::chunk_store::{
     BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore, ChunkVisitor, NewStroke, StrokeCounts,
     StrokeRecord, WorldMeta, check_migration, initial_meta_entries, meta_params_json, now_ms,
     stroke_params_json, validate_entries, validate_meta,
 };
+use crate::hash::{BakedHasher, StampHasher};
 
 /// A world held in memory: metadata, chunk rows, the stroke log with its
 /// undo position, and baked rows, in ordered maps.
@@ -412,7 +413,8 @@ impl ChunkStore for MemoryStore {
     fn baked_content_hash(&self) -> Result<Option<String>, StoreError> {
         let mut h = BakedHasher::new();
         for row in self.baked.values() {
-            h.row(&self.location, row)?;
+            let (_, hash) = decode_row(&self.location, row)?;
+            h.row(&row.key, &hash);
         }
         Ok(h.finish())
     }

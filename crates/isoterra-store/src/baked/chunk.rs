@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use crate::hash::Fnv1a64;
+use crate::hash::baked_body_hash;
 use crate::wire::{Reader, Writer, pack_body, unpack_body};
 use crate::{BakedRow, ChunkKey, ChunkLayer, StoreError};
 
@@ -19,7 +19,8 @@ pub const BAKED_TERRAIN: ChunkLayer = ChunkLayer(0);
 pub const BAKED_WATER: ChunkLayer = ChunkLayer(1);
 /// The payload version [`encode_baked`] writes and [`decode_baked`] reads.
 pub const BAKED_PAYLOAD_VERSION: u8 = 1;
-const MAGIC: &[u8; 4] = b"ITBK";
+/// The first four bytes of every baked payload.
+pub(crate) const BAKED_MAGIC: &[u8; 4] = b"ITBK";
 const HEADER_LEN: usize = 12;
 const WHAT: &str = "baked chunk payload";
 
@@ -105,7 +106,7 @@ impl BakedChunk {
     /// The content hash of the chunk: 16 hex digits (see the module
     /// documentation); equal chunks have equal hashes.
     pub fn content_hash(&self) -> Result<String, StoreError> {
-        Ok(hash_body(self.collider.code(), &raw_body(self)?))
+        Ok(baked_body_hash(self.collider.code(), &raw_body(self)?))
     }
 }
 
@@ -124,14 +125,6 @@ impl BakedRow {
             payload,
         })
     }
-}
-
-fn hash_body(kind: u8, raw: &[u8]) -> String {
-    let mut h = Fnv1a64::new();
-    h.write(MAGIC);
-    h.write(&[BAKED_PAYLOAD_VERSION, kind]);
-    h.write(raw);
-    format!("{:016x}", h.finish())
 }
 
 fn len_u32(n: usize, what: &str) -> Result<u32, StoreError> {
@@ -254,11 +247,11 @@ fn raw_body(chunk: &BakedChunk) -> Result<Vec<u8>, StoreError> {
 pub fn encode_baked(chunk: &BakedChunk) -> Result<(Vec<u8>, String), StoreError> {
     let raw = raw_body(chunk)?;
     let kind = chunk.collider.code();
-    let hash = hash_body(kind, &raw);
+    let hash = baked_body_hash(kind, &raw);
     let raw_len = len_u32(raw.len(), "body bytes")?;
     let (body, flags) = pack_body(raw);
     let mut out = Writer::with_capacity(HEADER_LEN + body.len());
-    out.bytes(MAGIC);
+    out.bytes(BAKED_MAGIC);
     out.u8(BAKED_PAYLOAD_VERSION);
     out.u8(flags);
     out.u8(kind);
@@ -285,7 +278,7 @@ pub fn decode_baked(payload: &[u8]) -> Result<(BakedChunk, String), StoreError> 
             payload.len()
         ))
     })?;
-    if &header[0..4] != MAGIC {
+    if &header[0..4] != BAKED_MAGIC {
         return Err(bad("bad magic (not a baked chunk)".into()));
     }
     let (version, flags, kind, reserved) = (header[4], header[5], header[6], header[7]);
@@ -397,104 +390,29 @@ pub fn decode_baked(payload: &[u8]) -> Result<(BakedChunk, String), StoreError> 
             indices,
             collider,
         },
-        hash_body(kind, &raw),
+        baked_body_hash(kind, &raw),
     ))
 }
 
-/// The running world stamp (see [`WorldFile::world_stamp`](crate::WorldFile::world_stamp)), shared by
-/// every [`ChunkStore`](crate::ChunkStore) so that the same world gets the
-/// same stamp in any of them.
-pub(crate) struct StampHasher(Fnv1a64);
-
-impl StampHasher {
-    /// Starts a stamp with the world's metadata, read through `meta_entry`.
-    pub(crate) fn new(
-        meta_entry: impl Fn(&str) -> Result<Option<String>, StoreError>,
-    ) -> Result<Self, StoreError> {
-        let mut h = Fnv1a64::new();
-        h.write(b"ITWS");
-        h.write(&[BAKED_PAYLOAD_VERSION]);
-        for key in ["kind", "format_version", "seed", "params"] {
-            let v = meta_entry(key)?.unwrap_or_default();
-            h.write(&(v.len() as u64).to_le_bytes());
-            h.write(v.as_bytes());
-        }
-        Ok(StampHasher(h))
+/// Decodes a stored row's payload and checks it against the content hash
+/// the row records; returns the chunk and its hash. A payload that does not
+/// decode or does not match is [`StoreError::Corrupt`] at `location`.
+pub(crate) fn decode_row(
+    location: &Path,
+    row: &BakedRow,
+) -> Result<(BakedChunk, String), StoreError> {
+    let (chunk, hash) = decode_baked(&row.payload)
+        .map_err(|e| StoreError::corrupt(location, format!("baked chunk {:?}: {e}", row.key)))?;
+    if hash != row.hash {
+        return Err(StoreError::corrupt(
+            location,
+            format!(
+                "baked chunk {:?}: content hash {hash}, recorded {}",
+                row.key, row.hash
+            ),
+        ));
     }
-
-    /// Adds one stored chunk; chunks must come in ascending key order.
-    pub(crate) fn chunk(&mut self, key: &ChunkKey, payload: &[u8]) {
-        let cols = [
-            i64::from(key.layer.0),
-            i64::from(key.x),
-            i64::from(key.y),
-            i64::from(key.z),
-            i64::from(key.lod),
-        ];
-        self.chunk_columns(cols, payload);
-    }
-
-    /// As [`chunk`](Self::chunk), with the key as the five stored columns
-    /// `(layer, x, y, z, lod)`.
-    pub(crate) fn chunk_columns(&mut self, cols: [i64; 5], payload: &[u8]) {
-        for v in cols {
-            self.0.write(&v.to_le_bytes());
-        }
-        self.0.write(&(payload.len() as u64).to_le_bytes());
-        self.0.write(payload);
-    }
-
-    /// The stamp: 16 lowercase hex digits.
-    pub(crate) fn finish(&self) -> String {
-        format!("{:016x}", self.0.finish())
-    }
-}
-
-/// The running content hash of baked rows (see
-/// [`WorldFile::baked_content_hash`](crate::WorldFile::baked_content_hash)), shared by every store.
-pub(crate) struct BakedHasher {
-    h: Fnv1a64,
-    any: bool,
-}
-
-impl BakedHasher {
-    pub(crate) fn new() -> Self {
-        let mut h = Fnv1a64::new();
-        h.write(b"ITBH");
-        BakedHasher { h, any: false }
-    }
-
-    /// Adds one row, rows in ascending key order: decodes its payload and
-    /// checks it against the recorded hash ([`StoreError::Corrupt`] at
-    /// `location` otherwise).
-    pub(crate) fn row(&mut self, location: &Path, row: &BakedRow) -> Result<(), StoreError> {
-        let (_, hash) = decode_baked(&row.payload).map_err(|e| {
-            StoreError::corrupt(location, format!("baked chunk {:?}: {e}", row.key))
-        })?;
-        if hash != row.hash {
-            return Err(StoreError::corrupt(
-                location,
-                format!(
-                    "baked chunk {:?}: content hash {hash}, recorded {}",
-                    row.key, row.hash
-                ),
-            ));
-        }
-        let k = row.key;
-        self.h.write(&k.layer.0.to_le_bytes());
-        for v in [k.x, k.y, k.z] {
-            self.h.write(&v.to_le_bytes());
-        }
-        self.h.write(&[k.lod]);
-        self.h.write(hash.as_bytes());
-        self.any = true;
-        Ok(())
-    }
-
-    /// The hash, or `None` when no row was added.
-    pub(crate) fn finish(&self) -> Option<String> {
-        self.any.then(|| format!("{:016x}", self.h.finish()))
-    }
+    Ok((chunk, hash))
 }
 
 #[cfg(test)]

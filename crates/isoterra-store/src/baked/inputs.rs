@@ -5,11 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use super::chunk::BAKED_PAYLOAD_VERSION;
 use super::plan::{BakeInputBox, BakeSource};
 #[cfg(doc)]
 use crate::BakedRow;
-use crate::hash::Fnv1a64;
+use crate::hash::{input_meta_hash, input_stamp, payload_hash};
 use crate::{ChunkKey, ChunkLayer, ChunkStore, StoreError};
 
 /// The metadata entries a bake's result can depend on.
@@ -48,31 +47,13 @@ impl BakeInputs {
     ///
     /// Whatever reading the store gives.
     pub fn read<S: ChunkStore + ?Sized>(store: &S) -> Result<Self, StoreError> {
-        let mut h = Fnv1a64::new();
-        h.write(b"ITBM");
-        h.write(&[BAKED_PAYLOAD_VERSION]);
-        for key in INPUT_META_KEYS {
-            match store.meta_entry(key)? {
-                None => h.write(&[0]),
-                Some(v) => {
-                    h.write(&[1]);
-                    h.write(&(v.len() as u64).to_le_bytes());
-                    h.write(v.as_bytes());
-                }
-            }
-        }
+        let meta = input_meta_hash(&INPUT_META_KEYS, |key| store.meta_entry(key))?;
         let mut chunks = BTreeMap::new();
         store.visit_chunks(ChunkLayer::FIELD, &mut |key, payload| {
-            let mut p = Fnv1a64::new();
-            p.write(&(payload.len() as u64).to_le_bytes());
-            p.write(payload);
-            chunks.insert(key, p.finish());
+            chunks.insert(key, payload_hash(payload));
             Ok(())
         })?;
-        Ok(BakeInputs {
-            meta: h.finish(),
-            chunks,
-        })
+        Ok(BakeInputs { meta, chunks })
     }
 
     /// The metadata part of every input stamp, as 16 hex digits: equal for
@@ -132,23 +113,6 @@ impl BakeInputs {
     /// As [`BakeSource::input_box`].
     pub fn stamp(&self, source: &BakeSource<'_>, key: &ChunkKey) -> Result<String, StoreError> {
         let b = source.input_box(key)?;
-        let mut h = Fnv1a64::new();
-        h.write(b"ITIS");
-        h.write(&[BAKED_PAYLOAD_VERSION]);
-        h.write(&self.meta.to_le_bytes());
-        write_key(&mut h, key);
-        for (k, payload) in self.stored_in(&b) {
-            write_key(&mut h, &k);
-            h.write(&payload.to_le_bytes());
-        }
-        Ok(format!("{:016x}", h.finish()))
+        Ok(input_stamp(self.meta, key, self.stored_in(&b)))
     }
-}
-
-fn write_key(h: &mut Fnv1a64, k: &ChunkKey) {
-    h.write(&k.layer.0.to_le_bytes());
-    for v in [k.x, k.y, k.z] {
-        h.write(&v.to_le_bytes());
-    }
-    h.write(&[k.lod]);
 }

@@ -2,16 +2,16 @@
 //! list and read baked rows ([`BakedRow`]) and hash their contents.
 //!
 //! Only rows and payload bytes are handled here (the payload codec is
-//! [`decode_baked`]); what goes into a baked chunk is decided elsewhere.
+//! [`decode_baked`](crate::decode_baked)); what goes into a baked chunk is decided elsewhere.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::OptionalExtension;
 
 use super::WorldFile;
-use crate::baked::BakedHasher;
-use crate::hash::Fnv1a64;
-use crate::{BakedChunk, BakedRow, ChunkKey, ChunkLayer, StoreError, decode_baked};
+use crate::baked::decode_row;
+use crate::hash::{BakedHasher, stored_content_hash};
+use crate::{BakedChunk, BakedRow, ChunkKey, ChunkLayer, StoreError};
 
 impl WorldFile {
     /// Stores baked rows (inserting or replacing), in one transaction. Baked
@@ -84,17 +84,7 @@ impl WorldFile {
         let Some(row) = self.baked_row(key)? else {
             return Ok(None);
         };
-        let (chunk, hash) = decode_baked(&row.payload)
-            .map_err(|e| StoreError::corrupt(self.path(), format!("baked chunk {key:?}: {e}")))?;
-        if hash != row.hash {
-            return Err(StoreError::corrupt(
-                self.path(),
-                format!(
-                    "baked chunk {key:?}: content hash {hash}, recorded {}",
-                    row.hash
-                ),
-            ));
-        }
+        let (chunk, _) = decode_row(self.path(), &row)?;
         Ok(Some(chunk))
     }
 
@@ -283,7 +273,11 @@ impl WorldFile {
     pub fn baked_content_hash(&self) -> Result<Option<String>, StoreError> {
         let mut h = BakedHasher::new();
         let path = self.path().to_path_buf();
-        self.for_each_baked(|row| h.row(&path, &row))?;
+        self.for_each_baked(|row| {
+            let (_, hash) = decode_row(&path, &row)?;
+            h.row(&row.key, &hash);
+            Ok(())
+        })?;
         Ok(h.finish())
     }
 
@@ -298,13 +292,7 @@ impl WorldFile {
     pub fn stored_content_hash(&self, world_hash: &str) -> Result<String, StoreError> {
         Ok(match self.baked_content_hash()? {
             None => world_hash.to_string(),
-            Some(baked) => {
-                let mut h = Fnv1a64::new();
-                h.write(b"ITSH");
-                h.write(world_hash.as_bytes());
-                h.write(baked.as_bytes());
-                format!("{:016x}", h.finish())
-            }
+            Some(baked) => stored_content_hash(world_hash, &baked),
         })
     }
 }
