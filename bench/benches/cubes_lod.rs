@@ -39,6 +39,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group};
+use isoterra::field::hash::Fnv1a64;
 use isoterra::mesh::{CubesOptions, CubesOutput, LodChunkInput, LodMesher};
 
 const NODES: usize = 257;
@@ -146,18 +147,14 @@ fn mesh_all(mesher: &mut LodMesher, inputs: &[LodChunkInput<'_>], outs: &mut [Cu
 /// An FNV-1a digest of the meshes (positions, normals and indices, bit for
 /// bit), to compare two builds' outputs.
 fn digest(outs: &[CubesOutput]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    let mut eat = |v: u32| {
-        for b in v.to_le_bytes() {
-            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
-        }
-    };
+    let mut h = Fnv1a64::new();
+    let mut eat = |v: u32| h.write(&v.to_le_bytes());
     for o in outs {
         o.positions.iter().flatten().for_each(|c| eat(c.to_bits()));
         o.normals.iter().flatten().for_each(|c| eat(c.to_bits()));
         o.indices.iter().for_each(|&i| eat(i));
     }
-    h
+    h.finish()
 }
 
 fn bench(c: &mut Criterion) {

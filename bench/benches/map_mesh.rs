@@ -28,7 +28,8 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group};
 use isoterra::field::Splat;
 use isoterra::field::map::{MapLayers, NO_WATER};
-use isoterra::mesh::map::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
+use isoterra::mesh::CellRect;
+use isoterra::mesh::map::{MapMeshOptions, MapMeshOutput, MapMesher};
 
 /// Map side in cells.
 const SIDE: u32 = 512;
@@ -175,7 +176,7 @@ fn profile_from_env() -> bool {
     eprintln!(
         "{name}: {} x {} cells, {} terrain triangles, {} calls",
         rect.width(),
-        rect.depth(),
+        rect.height(),
         out.terrain.triangle_count(),
         n + 1
     );

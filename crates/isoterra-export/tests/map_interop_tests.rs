@@ -636,12 +636,12 @@ fn pathing_png_has_one_colour_per_bit_combination() {
 // ---------------------------------------------------------------------------
 
 use isoterra_export::{export_map_glb, map_mesh_glb, splat_color};
-use isoterra_mesh::{MapCellRect, MapMeshOptions, MapMeshOutput, MapMesher};
+use isoterra_mesh::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
 
 fn mesh_of(m: &MapLayers) -> MapMeshOutput {
     let mut out = MapMeshOutput::default();
     MapMesher::new()
-        .mesh(m, MapCellRect::whole(m), &MapMeshOptions::DEFAULT, &mut out)
+        .mesh(m, CellRect::whole(m), &MapMeshOptions::DEFAULT, &mut out)
         .unwrap();
     out
 }
@@ -755,7 +755,7 @@ fn map_glb_passes_the_khronos_validator() {
     MapMesher::new()
         .mesh(
             &m,
-            MapCellRect::whole(&m),
+            CellRect::whole(&m),
             &MapMeshOptions::DEFAULT.with_cell_size(2.0),
             &mut out,
         )

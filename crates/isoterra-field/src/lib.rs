@@ -13,7 +13,9 @@
 //!   batch fills that are bit-identical to the point API ([`noise`]);
 //! * heightmaps ([`HeightGen`], [`HeightCurve`]) and erosion ([`erosion`]);
 //! * separable [`blur`] and cellular-automaton caves ([`automaton_caves`]);
-//! * side-view world generators ([`generate_side2d`] with [`Side2dGen`]).
+//! * side-view world generators ([`generate_side2d`] with [`Side2dGen`]);
+//! * the content hash the other crates build their hashes and stamps from
+//!   ([`hash::Fnv1a64`]).
 //!
 //! Generation is a pure function of its parameters: no global random number
 //! generator, and the same bytes on every run and thread count.
@@ -28,6 +30,7 @@ pub mod erosion;
 mod error;
 mod field2;
 mod field3;
+pub mod hash;
 mod height;
 pub mod map;
 mod material;

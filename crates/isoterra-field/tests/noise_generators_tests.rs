@@ -2,6 +2,7 @@
 //! batch == lanes == point bit for bit, golden values, continuity and
 //! parameter errors.
 
+use isoterra_field::hash::Fnv1a64;
 use isoterra_field::noise::LANES;
 use isoterra_field::{
     Basis, Cellular, CellularReturn, FbmParams, FieldError, Fractal, FractalKind, FractalParams,
@@ -46,12 +47,11 @@ trait Both: Noise2 + Noise3 {}
 impl<T: Noise2 + Noise3> Both for T {}
 
 fn fnv(values: &[f32]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in values.iter().flat_map(|v| v.to_bits().to_le_bytes()) {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100_0000_01b3);
+    let mut h = Fnv1a64::new();
+    for v in values {
+        h.write(&v.to_bits().to_le_bytes());
     }
-    h
+    h.finish()
 }
 
 #[test]

@@ -21,6 +21,7 @@
 //! in the documentation of [`MarchingSquares`].
 
 mod cases;
+mod cells;
 mod contour;
 mod cubes;
 mod error;
@@ -33,6 +34,7 @@ mod squares;
 mod strip;
 mod tracer;
 
+pub use cells::{CellGrid, CellRect};
 pub use contour::{ContourJoiner, Polyline, signed_area};
 pub use cubes::{
     CellBox, CubesOptions, CubesOutput, LodChunkInput, LodMesher, MAX_LOD, MAX_LOD_CELLS,
@@ -44,13 +46,10 @@ pub use heightmap::{
     HeightmapOptions, morph_blend, sample_chunk_heights,
 };
 pub use key::{EdgeKey, KeyKind};
-pub use map::{
-    CellRect as MapCellRect, MapMeshBuffers, MapMeshOptions, MapMeshOutput, MapMesher, WaterBuffers,
-};
+pub use map::{MapMeshBuffers, MapMeshOptions, MapMeshOutput, MapMesher, WaterBuffers};
 pub use simplify::{Simplifier, simplify_greedy, simplify_rdp};
 pub use squares::{
-    CellRect, FillMesh, MarchingSquares, Segments, SquaresOptions, SquaresOutput, StripMesh,
-    Submesh,
+    FillMesh, MarchingSquares, Segments, SquaresOptions, SquaresOutput, StripMesh, Submesh,
 };
 pub use strip::{StripBuilder, edge_strip};
 pub use tracer::ContourTracer;

@@ -10,8 +10,8 @@
 //! are kept in per-row arrays indexed by column: welding needs no hash map.
 
 use crate::cases::{CASES, centre_is_solid, table_index};
+use crate::cells::CellRect;
 use crate::key::EdgeKey;
-use crate::squares::CellRect;
 
 /// An id slot that holds nothing.
 pub(crate) const NONE: u32 = u32::MAX;

@@ -3,50 +3,9 @@
 use isoterra_field::{Field2, MaterialGrid};
 
 use crate::MeshError;
+use crate::cells::CellRect;
 use crate::key::EdgeKey;
 use crate::scan::{NoSegs, NoTris, RowScratch, ScanInput, SegSink, TriSink};
-
-/// A rectangle of *cells*, `x0..x1` by `y0..y1` (half-open). Cell `(x, y)` has
-/// corners at nodes `(x, y)`, `(x+1, y)`, `(x, y+1)`, `(x+1, y+1)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct CellRect {
-    /// First cell column (inclusive).
-    pub x0: u32,
-    /// First cell row (inclusive).
-    pub y0: u32,
-    /// End cell column (exclusive).
-    pub x1: u32,
-    /// End cell row (exclusive).
-    pub y1: u32,
-}
-
-impl CellRect {
-    /// A rectangle from half-open bounds.
-    pub const fn new(x0: u32, y0: u32, x1: u32, y1: u32) -> Self {
-        CellRect { x0, y0, x1, y1 }
-    }
-
-    /// Every cell of `field`.
-    pub fn whole(field: &Field2) -> Self {
-        CellRect::new(0, 0, field.width() - 1, field.height() - 1)
-    }
-
-    /// True when the rectangle holds no cell.
-    pub const fn is_empty(&self) -> bool {
-        self.x1 <= self.x0 || self.y1 <= self.y0
-    }
-
-    /// Number of cell columns.
-    pub const fn width(&self) -> u32 {
-        self.x1.saturating_sub(self.x0)
-    }
-
-    /// Number of cell rows.
-    pub const fn height(&self) -> u32 {
-        self.y1.saturating_sub(self.y0)
-    }
-}
 
 /// Options for [`MarchingSquares`].
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -3,10 +3,11 @@
 use isoterra_field::Field2;
 
 use crate::MeshError;
+use crate::cells::CellRect;
 use crate::contour::{PolyWriter, Polyline, walk_chains};
 use crate::key::EdgeKey;
 use crate::scan::{NONE, NoTris, RowScratch, ScanInput, SegSink};
-use crate::squares::{CellRect, check_cells, check_iso};
+use crate::squares::{check_cells, check_iso};
 
 /// Extracts joined contour polylines from a field, as fast as possible.
 ///

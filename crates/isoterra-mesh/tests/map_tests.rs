@@ -4,8 +4,9 @@ use std::collections::HashMap;
 
 use isoterra_field::Splat;
 use isoterra_field::map::{MapLayers, NO_WATER, node_surface};
+use isoterra_mesh::CellRect;
 use isoterra_mesh::MeshError;
-use isoterra_mesh::map::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
+use isoterra_mesh::map::{MapMeshOptions, MapMeshOutput, MapMesher};
 use proptest::prelude::*;
 
 #[path = "support/counting_alloc.rs"]
@@ -1043,5 +1044,5 @@ fn options_defaults_and_setters() {
         (2.0, 3.0, 4.0)
     );
     let r = CellRect::new(1, 2, 4, 7);
-    assert_eq!((r.width(), r.depth(), r.is_empty()), (3, 5, false));
+    assert_eq!((r.width(), r.height(), r.is_empty()), (3, 5, false));
 }

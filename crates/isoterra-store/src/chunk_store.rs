@@ -10,16 +10,30 @@
 //! documents ([`Side2dDocument`](crate::Side2dDocument) and the other kinds)
 //! work over any of them; a shared server database is meant to be a third
 //! implementation of the same trait (see `docs/scaling.md`).
+//!
+//! The trait owns the data it speaks in (`types`: [`ChunkKey`],
+//! [`WorldMeta`], [`StrokeRecord`], [`BakedRow`], …) and the rules every
+//! backend applies alike (`rules`: metadata keys, stroke checks, reading
+//! metadata back), so the backends depend on this module and not on each
+//! other. Each backend implements the trait beside its own code.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::baked::BakedRow;
-use crate::error::StoreError;
-use crate::file::{
-    ChunkChange, ChunkKey, ChunkLayer, NewStroke, StrokeCounts, StrokeRecord, WorldFile, WorldMeta,
-    parse_meta,
+mod rules;
+mod types;
+
+pub(crate) use rules::{
+    RESERVED_META_KEYS, check_migration, initial_meta_entries, meta_params_json, now_ms,
+    parse_meta, stroke_params_json, validate_entries, validate_meta,
 };
+pub use types::{
+    BakedRow, ChunkChange, ChunkKey, ChunkLayer, NewStroke, StrokeCounts, StrokeRecord, WorldMeta,
+};
+
+#[cfg(doc)]
+use crate::WorldFile;
+use crate::error::StoreError;
 
 /// What [`ChunkStore::visit_chunks`] calls with each stored chunk: its
 /// key and payload. An error stops the walk and is returned.
@@ -211,127 +225,6 @@ pub trait ChunkStore {
     /// is baked. It does not depend on how or in which order the rows were
     /// written.
     fn baked_content_hash(&self) -> Result<Option<String>, StoreError>;
-}
-
-impl ChunkStore for WorldFile {
-    fn backend(&self) -> &'static str {
-        "sqlite"
-    }
-
-    fn location(&self) -> &Path {
-        self.path()
-    }
-
-    fn check_current(&self) -> Result<(), StoreError> {
-        WorldFile::check_current(self)
-    }
-
-    fn create_world(
-        &mut self,
-        _meta: &WorldMeta,
-        _entries: &[(&str, &str)],
-    ) -> Result<(), StoreError> {
-        Err(StoreError::AlreadyExists {
-            path: self.path().to_path_buf(),
-        })
-    }
-
-    fn meta_entry(&self, key: &str) -> Result<Option<String>, StoreError> {
-        WorldFile::meta_entry(self, key)
-    }
-
-    fn meta(&self) -> Result<WorldMeta, StoreError> {
-        WorldFile::meta(self)
-    }
-
-    fn migrate_format(
-        &mut self,
-        format_version: u32,
-        entries: &[(&str, &str)],
-    ) -> Result<(), StoreError> {
-        WorldFile::migrate_format(self, format_version, entries)
-    }
-
-    fn visit_chunks(&self, layer: ChunkLayer, f: &mut ChunkVisitor<'_>) -> Result<(), StoreError> {
-        WorldFile::for_each_chunk(self, layer, f)
-    }
-
-    fn chunk(&self, key: &ChunkKey) -> Result<Option<Vec<u8>>, StoreError> {
-        WorldFile::chunk(self, key)
-    }
-
-    fn chunk_keys(&self) -> Result<Vec<ChunkKey>, StoreError> {
-        // Read in (layer, x, y, z, lod) order, which is `ChunkKey`'s order.
-        WorldFile::chunk_keys(self)
-    }
-
-    fn put_chunks(&mut self, changes: &[ChunkChange]) -> Result<(), StoreError> {
-        WorldFile::put_chunks(self, changes)
-    }
-
-    fn commit_stroke(
-        &mut self,
-        stroke: &NewStroke,
-        changes: &[ChunkChange],
-    ) -> Result<i64, StoreError> {
-        WorldFile::commit_stroke(self, stroke, changes)
-    }
-
-    fn mark_undone(&mut self, id: i64, changes: &[ChunkChange]) -> Result<(), StoreError> {
-        WorldFile::mark_undone(self, id, changes)
-    }
-
-    fn mark_redone(&mut self, id: i64, changes: &[ChunkChange]) -> Result<(), StoreError> {
-        WorldFile::mark_redone(self, id, changes)
-    }
-
-    fn stroke(&self, id: i64) -> Result<Option<StrokeRecord>, StoreError> {
-        WorldFile::stroke(self, id)
-    }
-
-    fn last_done_stroke(&self) -> Result<Option<StrokeRecord>, StoreError> {
-        WorldFile::last_done_stroke(self)
-    }
-
-    fn first_undone_stroke(&self) -> Result<Option<StrokeRecord>, StoreError> {
-        WorldFile::first_undone_stroke(self)
-    }
-
-    fn stroke_counts(&self) -> Result<StrokeCounts, StoreError> {
-        WorldFile::stroke_counts(self)
-    }
-
-    fn world_stamp(&self) -> Result<String, StoreError> {
-        WorldFile::world_stamp(self)
-    }
-
-    fn put_baked(&mut self, rows: &[BakedRow]) -> Result<(), StoreError> {
-        WorldFile::put_baked(self, rows)
-    }
-
-    fn baked_row(&self, key: &ChunkKey) -> Result<Option<BakedRow>, StoreError> {
-        WorldFile::baked_row(self, key)
-    }
-
-    fn baked_keys_from(&self, source: &str) -> Result<BTreeSet<ChunkKey>, StoreError> {
-        WorldFile::baked_keys_from(self, source)
-    }
-
-    fn baked_sources(&self) -> Result<BTreeMap<ChunkKey, String>, StoreError> {
-        WorldFile::baked_sources(self)
-    }
-
-    fn baked_keys_after(
-        &self,
-        after: Option<&ChunkKey>,
-        limit: usize,
-    ) -> Result<Vec<ChunkKey>, StoreError> {
-        WorldFile::baked_keys_after(self, after, limit)
-    }
-
-    fn baked_content_hash(&self) -> Result<Option<String>, StoreError> {
-        WorldFile::baked_content_hash(self)
-    }
 }
 
 /// A store behind a pointer (`Box<dyn ChunkStore>`, `&mut MemoryStore`, …)

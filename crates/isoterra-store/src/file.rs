@@ -59,132 +59,24 @@
 //! consistent state. One host only: SQLite's locks are not reliable on
 //! network file systems (see `docs/scaling.md` for a shared server store).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
-use serde::{Deserialize, Serialize};
-
-use isoterra_world::EditDirection;
+mod baked_table;
 
 use crate::StoreError;
-
-/// Metadata every world file carries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WorldMeta {
-    /// The world kind, e.g. `"side2d"`; decides which document type reads the file.
-    pub kind: String,
-    /// Version of the kind's own data layout (chunk layers, parameter shape).
-    pub format_version: u32,
-    /// The generator seed.
-    pub seed: u64,
-    /// The generator parameters as JSON.
-    pub params: serde_json::Value,
-}
-
-/// A chunk layer: which kind of data a chunk row holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct ChunkLayer(pub u16);
-
-impl ChunkLayer {
-    /// Densities (and material ids) of the world's field.
-    pub const FIELD: ChunkLayer = ChunkLayer(0);
-}
-
-/// The coordinates of a stored chunk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct ChunkKey {
-    /// Which data the chunk holds.
-    pub layer: ChunkLayer,
-    /// Chunk column.
-    pub x: i32,
-    /// Chunk row.
-    pub y: i32,
-    /// Chunk slice (0 for 2D worlds).
-    pub z: i32,
-    /// Level of detail (0 = full resolution).
-    pub lod: u8,
-}
-
-impl ChunkKey {
-    /// The field chunk `(x, y)` of a 2D world (`z = 0`, `lod = 0`).
-    pub const fn field2(x: i32, y: i32) -> Self {
-        ChunkKey {
-            layer: ChunkLayer::FIELD,
-            x,
-            y,
-            z: 0,
-            lod: 0,
-        }
-    }
-}
-
-/// One change to the chunks table: a new payload, or `None` to delete the row.
-pub type ChunkChange = (ChunkKey, Option<Vec<u8>>);
-
-/// A stroke to append to the log.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewStroke {
-    /// The tool that made it (e.g. `"dig"`).
-    pub tool: String,
-    /// The tool's parameters as JSON.
-    pub params: serde_json::Value,
-    /// The encoded sparse delta (see [`encode_delta`](crate::encode_delta)).
-    pub delta: Vec<u8>,
-}
-
-/// A stroke read back from the log.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct StrokeRecord {
-    /// Its id: increasing with time, never reused.
-    pub id: i64,
-    /// The tool that made it.
-    pub tool: String,
-    /// The tool's parameters as JSON.
-    pub params: serde_json::Value,
-    /// The encoded sparse delta.
-    pub delta: Vec<u8>,
-    /// True when the stroke has been undone (it is in the redo tail).
-    pub undone: bool,
-    /// When it was recorded, in milliseconds since the Unix epoch.
-    pub created_ms: i64,
-}
-
-/// How many strokes the log holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StrokeCounts {
-    /// Strokes in effect (the undo position).
-    pub done: u64,
-    /// Undone strokes that can be redone.
-    pub undone: u64,
-}
-
-impl StrokeCounts {
-    /// All strokes in the log.
-    pub fn total(&self) -> u64 {
-        self.done + self.undone
-    }
-
-    /// Moves one stroke across the undo position: undone by `Backward`,
-    /// redone by `Forward`.
-    pub(crate) fn record_step(&mut self, dir: EditDirection) {
-        match dir {
-            EditDirection::Backward => {
-                self.done = self.done.saturating_sub(1);
-                self.undone += 1;
-            }
-            EditDirection::Forward => {
-                self.done += 1;
-                self.undone = self.undone.saturating_sub(1);
-            }
-        }
-    }
-}
+use crate::chunk_store::{
+    BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore, ChunkVisitor, NewStroke,
+    RESERVED_META_KEYS, StrokeCounts, StrokeRecord, WorldMeta, check_migration,
+    initial_meta_entries, meta_params_json, now_ms, parse_meta, stroke_params_json,
+    validate_entries, validate_meta,
+};
+use crate::hash::StampHasher;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 
 /// An open world file.
 ///
@@ -313,13 +205,6 @@ const TABLES: [&str; 4] = ["meta", "chunks", "strokes", "history"];
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
 fn wal_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_os_string();
     s.push("-wal");
@@ -337,14 +222,7 @@ impl WorldFile {
     pub const SCHEMA_VERSION: u32 = 2;
     /// The metadata keys every world file carries, which
     /// [`create_with_entries`](Self::create_with_entries) refuses as extra keys.
-    pub const RESERVED_META_KEYS: [&str; 6] = [
-        "kind",
-        "format_version",
-        "seed",
-        "params",
-        "created_ms",
-        "created_by",
-    ];
+    pub const RESERVED_META_KEYS: [&str; 6] = RESERVED_META_KEYS;
     /// `PRAGMA application_id` of every isoterra world file: `"ISOT"` in ASCII.
     pub const APPLICATION_ID: i32 = 0x4953_4F54;
 
@@ -843,6 +721,36 @@ impl WorldFile {
         Ok(())
     }
 
+    /// The world stamp: 16 hex digits of FNV-1a 64 over the baked payload
+    /// version, the world's kind, format version, seed and parameters, and
+    /// every stored chunk (key and payload, in key order). Any edit (or
+    /// undo) that changes the stored chunks changes it, so two files with the
+    /// same stamp hold the same world and their baked rows are
+    /// interchangeable. Baked rows record the finer per-chunk input stamp of
+    /// [`BakeInputs`](crate::BakeInputs) instead, so that an edit makes only the chunks it can
+    /// change stale.
+    pub fn world_stamp(&self) -> Result<String, StoreError> {
+        let sql = |e| StoreError::sqlite(self.path(), e);
+        let mut h = StampHasher::new(|key| self.meta_entry(key))?;
+        let mut stmt = self
+            .connection()
+            .prepare("SELECT layer, x, y, z, lod, payload FROM chunks ORDER BY layer, x, y, z, lod")
+            .map_err(sql)?;
+        let mut rows = stmt.query([]).map_err(sql)?;
+        while let Some(row) = rows.next().map_err(sql)? {
+            let mut cols = [0i64; 5];
+            for (i, c) in cols.iter_mut().enumerate() {
+                *c = row.get(i).map_err(sql)?;
+            }
+            let p = row.get_ref(5).map_err(sql)?;
+            let bytes = p
+                .as_blob()
+                .map_err(|e| StoreError::corrupt(self.path(), format!("a chunk payload: {e}")))?;
+            h.chunk_columns(cols, bytes);
+        }
+        Ok(h.finish())
+    }
+
     /// Writes chunk rows outside the stroke log (imports, bakes), atomically.
     pub fn put_chunks(&mut self, chunk_changes: &[ChunkChange]) -> Result<(), StoreError> {
         self.write(|tx, path| apply_chunk_changes(tx, path, chunk_changes))
@@ -1084,134 +992,6 @@ impl WorldFile {
     }
 }
 
-/// Checks a stroke to log (a tool name is required) and gives its
-/// parameters as the JSON text every store keeps.
-pub(crate) fn stroke_params_json(stroke: &NewStroke) -> Result<String, StoreError> {
-    if stroke.tool.is_empty() {
-        return Err(StoreError::input("stroke tool", "must not be empty"));
-    }
-    serde_json::to_string(&stroke.params).map_err(|source| StoreError::Json {
-        what: "stroke parameters",
-        source,
-    })
-}
-
-/// The world parameters of `meta` as the JSON text every store keeps.
-pub(crate) fn meta_params_json(meta: &WorldMeta) -> Result<String, StoreError> {
-    serde_json::to_string(&meta.params).map_err(|source| StoreError::Json {
-        what: "world parameters",
-        source,
-    })
-}
-
-/// The metadata entries every new world gets, `params` being
-/// [`meta_params_json`] of `meta`.
-pub(crate) fn initial_meta_entries(meta: &WorldMeta, params: &str) -> [(&'static str, String); 6] {
-    [
-        ("kind", meta.kind.clone()),
-        ("format_version", meta.format_version.to_string()),
-        ("seed", meta.seed.to_string()),
-        ("params", params.to_string()),
-        ("created_ms", now_ms().to_string()),
-        (
-            "created_by",
-            concat!("isoterra-store ", env!("CARGO_PKG_VERSION")).to_string(),
-        ),
-    ]
-}
-
-/// Reads [`WorldMeta`] through `get` (one raw entry by key); a missing or
-/// malformed entry is [`StoreError::Corrupt`] at `location`.
-pub(crate) fn parse_meta(
-    location: &Path,
-    get: impl Fn(&str) -> Result<Option<String>, StoreError>,
-) -> Result<WorldMeta, StoreError> {
-    let get = |key: &str| -> Result<String, StoreError> {
-        get(key)?
-            .ok_or_else(|| StoreError::corrupt(location, format!("metadata `{key}` is missing")))
-    };
-    let kind = get("kind")?;
-    let format_version = get("format_version")?
-        .parse::<u32>()
-        .map_err(|e| StoreError::corrupt(location, format!("metadata `format_version`: {e}")))?;
-    let seed = get("seed")?
-        .parse::<u64>()
-        .map_err(|e| StoreError::corrupt(location, format!("metadata `seed`: {e}")))?;
-    let params = serde_json::from_str(&get("params")?)
-        .map_err(|e| StoreError::corrupt(location, format!("metadata `params`: {e}")))?;
-    Ok(WorldMeta {
-        kind,
-        format_version,
-        seed,
-        params,
-    })
-}
-
-/// Checks a kind's format migration: the version must not go back and no
-/// entry may use a reserved key.
-pub(crate) fn check_migration(
-    current: u32,
-    format_version: u32,
-    entries: &[(&str, &str)],
-) -> Result<(), StoreError> {
-    if format_version < current {
-        return Err(StoreError::input(
-            "format version",
-            format!("{format_version} is older than the file's {current}"),
-        ));
-    }
-    if let Some((key, _)) = entries
-        .iter()
-        .find(|(k, _)| WorldFile::RESERVED_META_KEYS.contains(k))
-    {
-        return Err(StoreError::input(
-            "metadata key",
-            format!("`{key}` is reserved"),
-        ));
-    }
-    Ok(())
-}
-
-/// True for 1 to 64 ASCII letters, digits, `_` or `-`.
-fn is_plain_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 64
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-pub(crate) fn validate_entries(entries: &[(&str, &str)]) -> Result<(), StoreError> {
-    for (i, &(key, _)) in entries.iter().enumerate() {
-        let reason = if !is_plain_name(key) {
-            "use 1 to 64 ASCII letters, digits, `_` or `-`"
-        } else if WorldFile::RESERVED_META_KEYS.contains(&key) {
-            "every world file writes this entry itself; pick another key"
-        } else if entries[..i].iter().any(|&(k, _)| k == key) {
-            "given twice"
-        } else {
-            continue;
-        };
-        return Err(StoreError::input(
-            "metadata key",
-            format!("{key:?}: {reason}"),
-        ));
-    }
-    Ok(())
-}
-
-pub(crate) fn validate_meta(meta: &WorldMeta) -> Result<(), StoreError> {
-    if !is_plain_name(&meta.kind) {
-        return Err(StoreError::input(
-            "world kind",
-            format!(
-                "{:?}: use 1 to 64 ASCII letters, digits, `_` or `-`",
-                meta.kind
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// Durability and integrity settings applied to every connection.
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
@@ -1328,4 +1108,125 @@ fn apply_chunk_changes(
         .map_err(sql)?;
     }
     Ok(())
+}
+
+impl ChunkStore for WorldFile {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn location(&self) -> &Path {
+        self.path()
+    }
+
+    fn check_current(&self) -> Result<(), StoreError> {
+        WorldFile::check_current(self)
+    }
+
+    fn create_world(
+        &mut self,
+        _meta: &WorldMeta,
+        _entries: &[(&str, &str)],
+    ) -> Result<(), StoreError> {
+        Err(StoreError::AlreadyExists {
+            path: self.path().to_path_buf(),
+        })
+    }
+
+    fn meta_entry(&self, key: &str) -> Result<Option<String>, StoreError> {
+        WorldFile::meta_entry(self, key)
+    }
+
+    fn meta(&self) -> Result<WorldMeta, StoreError> {
+        WorldFile::meta(self)
+    }
+
+    fn migrate_format(
+        &mut self,
+        format_version: u32,
+        entries: &[(&str, &str)],
+    ) -> Result<(), StoreError> {
+        WorldFile::migrate_format(self, format_version, entries)
+    }
+
+    fn visit_chunks(&self, layer: ChunkLayer, f: &mut ChunkVisitor<'_>) -> Result<(), StoreError> {
+        WorldFile::for_each_chunk(self, layer, f)
+    }
+
+    fn chunk(&self, key: &ChunkKey) -> Result<Option<Vec<u8>>, StoreError> {
+        WorldFile::chunk(self, key)
+    }
+
+    fn chunk_keys(&self) -> Result<Vec<ChunkKey>, StoreError> {
+        // Read in (layer, x, y, z, lod) order, which is `ChunkKey`'s order.
+        WorldFile::chunk_keys(self)
+    }
+
+    fn put_chunks(&mut self, changes: &[ChunkChange]) -> Result<(), StoreError> {
+        WorldFile::put_chunks(self, changes)
+    }
+
+    fn commit_stroke(
+        &mut self,
+        stroke: &NewStroke,
+        changes: &[ChunkChange],
+    ) -> Result<i64, StoreError> {
+        WorldFile::commit_stroke(self, stroke, changes)
+    }
+
+    fn mark_undone(&mut self, id: i64, changes: &[ChunkChange]) -> Result<(), StoreError> {
+        WorldFile::mark_undone(self, id, changes)
+    }
+
+    fn mark_redone(&mut self, id: i64, changes: &[ChunkChange]) -> Result<(), StoreError> {
+        WorldFile::mark_redone(self, id, changes)
+    }
+
+    fn stroke(&self, id: i64) -> Result<Option<StrokeRecord>, StoreError> {
+        WorldFile::stroke(self, id)
+    }
+
+    fn last_done_stroke(&self) -> Result<Option<StrokeRecord>, StoreError> {
+        WorldFile::last_done_stroke(self)
+    }
+
+    fn first_undone_stroke(&self) -> Result<Option<StrokeRecord>, StoreError> {
+        WorldFile::first_undone_stroke(self)
+    }
+
+    fn stroke_counts(&self) -> Result<StrokeCounts, StoreError> {
+        WorldFile::stroke_counts(self)
+    }
+
+    fn world_stamp(&self) -> Result<String, StoreError> {
+        WorldFile::world_stamp(self)
+    }
+
+    fn put_baked(&mut self, rows: &[BakedRow]) -> Result<(), StoreError> {
+        WorldFile::put_baked(self, rows)
+    }
+
+    fn baked_row(&self, key: &ChunkKey) -> Result<Option<BakedRow>, StoreError> {
+        WorldFile::baked_row(self, key)
+    }
+
+    fn baked_keys_from(&self, source: &str) -> Result<BTreeSet<ChunkKey>, StoreError> {
+        WorldFile::baked_keys_from(self, source)
+    }
+
+    fn baked_sources(&self) -> Result<BTreeMap<ChunkKey, String>, StoreError> {
+        WorldFile::baked_sources(self)
+    }
+
+    fn baked_keys_after(
+        &self,
+        after: Option<&ChunkKey>,
+        limit: usize,
+    ) -> Result<Vec<ChunkKey>, StoreError> {
+        WorldFile::baked_keys_after(self, after, limit)
+    }
+
+    fn baked_content_hash(&self) -> Result<Option<String>, StoreError> {
+        WorldFile::baked_content_hash(self)
+    }
 }

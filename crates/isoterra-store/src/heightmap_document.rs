@@ -403,7 +403,7 @@ impl<S: ChunkStore> HeightmapDocument<S> {
                 h.write(&d.to_bits().to_le_bytes());
             }
         }
-        format!("{:016x}", h.finish())
+        h.hex()
     }
 
     /// A summary, as this handle last wrote or read it (no store access).

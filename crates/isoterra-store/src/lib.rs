@@ -95,20 +95,21 @@ mod write_behind;
 
 pub use baked::{
     BAKED_PAYLOAD_VERSION, BAKED_TERRAIN, BAKED_WATER, BakeInputBox, BakeInputs, BakePlan,
-    BakeSource, BakedChunk, BakedCollider, BakedHeightfield, BakedPolyline, BakedRow, ChunkBaker,
+    BakeSource, BakedChunk, BakedCollider, BakedHeightfield, BakedPolyline, ChunkBaker,
     MAX_BAKE_CHUNKS, bake_chunks, decode_baked, encode_baked,
 };
 pub use chunk_codec::{ChunkData, ChunkEncoding, decode_chunk, encode_chunk};
-pub use chunk_store::{ChunkStore, ChunkVisitor};
+pub use chunk_store::{
+    BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore, ChunkVisitor, NewStroke, StrokeCounts,
+    StrokeRecord, WorldMeta,
+};
 pub use delta_codec::{EditDelta, decode_delta, encode_delta};
 pub use document::{
     DocumentInfo, SIDE2D_FORMAT_VERSION, SIDE2D_KIND, SIDE2D_MATERIALS_KEY, Side2dDocument,
     StrokeOutcome, detect_kind, open_any,
 };
 pub use error::StoreError;
-pub use file::{
-    ChunkChange, ChunkKey, ChunkLayer, NewStroke, StrokeCounts, StrokeRecord, WorldFile, WorldMeta,
-};
+pub use file::WorldFile;
 pub use hash::field2_content_hash;
 pub use heightmap_document::{
     HEIGHTMAP_FORMAT_VERSION, HEIGHTMAP_KIND, HeightStrokeOutcome, HeightmapDocument,

@@ -4,16 +4,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::baked::{BakedHasher, StampHasher};
-use crate::chunk_store::ChunkVisitor;
-use crate::file::{
-    check_migration, initial_meta_entries, meta_params_json, now_ms, stroke_params_json,
-    validate_entries, validate_meta,
+use crate::StoreError;
+use crate::baked::decode_row;
+use crate::chunk_store::{
+    BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore, ChunkVisitor, NewStroke, StrokeCounts,
+    StrokeRecord, WorldMeta, check_migration, initial_meta_entries, meta_params_json, now_ms,
+    stroke_params_json, validate_entries, validate_meta,
 };
-use crate::{
-    BakedRow, ChunkChange, ChunkKey, ChunkStore, NewStroke, StoreError, StrokeCounts, StrokeRecord,
-    WorldMeta,
-};
+use crate::hash::{BakedHasher, StampHasher};
 
 /// A world held in memory: metadata, chunk rows, the stroke log with its
 /// undo position, and baked rows, in ordered maps.
@@ -261,11 +259,7 @@ impl ChunkStore for MemoryStore {
         Ok(self.chunks.keys().copied().collect())
     }
 
-    fn visit_chunks(
-        &self,
-        layer: crate::ChunkLayer,
-        f: &mut ChunkVisitor<'_>,
-    ) -> Result<(), StoreError> {
+    fn visit_chunks(&self, layer: ChunkLayer, f: &mut ChunkVisitor<'_>) -> Result<(), StoreError> {
         for (key, payload) in &self.chunks {
             if key.layer == layer {
                 f(*key, payload)?;
@@ -419,7 +413,8 @@ impl ChunkStore for MemoryStore {
     fn baked_content_hash(&self) -> Result<Option<String>, StoreError> {
         let mut h = BakedHasher::new();
         for row in self.baked.values() {
-            h.row(&self.location, row)?;
+            let (_, hash) = decode_row(&self.location, row)?;
+            h.row(&row.key, &hash);
         }
         Ok(h.finish())
     }

@@ -503,7 +503,7 @@ impl<S: ChunkStore> VoxelDocument<S> {
                 h.write(&chunk.materials.to_dense(len));
             }
         }
-        format!("{:016x}", h.finish())
+        h.hex()
     }
 }
 

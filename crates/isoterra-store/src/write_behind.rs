@@ -5,9 +5,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use crate::chunk_store::ChunkStore;
+use crate::chunk_store::{ChunkChange, ChunkKey, ChunkStore};
 use crate::error::StoreError;
-use crate::file::{ChunkChange, ChunkKey};
 
 /// Where a [`WriteBehind`] queue writes: anything that commits a batch of
 /// chunk changes atomically and durably. Every [`ChunkStore`] is one

@@ -11,19 +11,17 @@
 //! and say why in its description. Any other failure here is a determinism
 //! bug (a value that depends on the machine, the build or the path taken).
 
+use isoterra_field::hash::Fnv1a64;
 use isoterra_field::{HeightParams, HeightPreset};
 use isoterra_world::{HeightBrush, HeightTool, HeightmapParams, HeightmapWorld, MeshKey};
 
 /// FNV-1a, 64-bit, over the little-endian bytes of each word.
 fn fnv1a64(words: impl IntoIterator<Item = u32>) -> u64 {
-    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    let mut h = Fnv1a64::new();
     for w in words {
-        for b in w.to_le_bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01B3);
-        }
+        h.write(&w.to_le_bytes());
     }
-    h
+    h.finish()
 }
 
 fn world(preset: HeightPreset, seed: u64) -> HeightmapWorld {

@@ -17,7 +17,7 @@
 use std::time::Instant;
 
 use isoterra::field::LayerMask;
-use isoterra::mesh::{MapCellRect, MapMeshOptions, MapMeshOutput, MapMesher};
+use isoterra::mesh::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
 use isoterra::world::{
     EditDirection, MapBrush, MapParams, MapPreset, MapStroke, MapTool, MapWorld,
 };
@@ -171,7 +171,7 @@ pub fn run(reps: u32) -> anyhow::Result<Vec<MapSample>> {
         whole.clear();
         mesher.mesh(
             world.layers(),
-            MapCellRect::whole(world.layers()),
+            CellRect::whole(world.layers()),
             &opts,
             &mut whole,
         )?;

@@ -2,7 +2,7 @@
 //! splat palette, water as a separate translucent mesh.
 
 use isoterra_field::map::{MAX_TEXTURES, MapLayers, Splat};
-use isoterra_mesh::{MapCellRect, MapMeshOptions, MapMeshOutput, MapMesher};
+use isoterra_mesh::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
 
 use crate::{ExportError, GlbMaterial, GlbMesh, write_glb};
 
@@ -129,7 +129,7 @@ pub fn export_map_glb(map: &MapLayers, options: &MapMeshOptions) -> Result<Vec<u
     let mut mesher = MapMesher::new();
     let mut out = MapMeshOutput::default();
     mesher
-        .mesh(map, MapCellRect::whole(map), options, &mut out)
+        .mesh(map, CellRect::whole(map), options, &mut out)
         .map_err(|e| ExportError::param("map mesh", e, "the map cannot be meshed"))?;
     map_mesh_glb(&out)
 }

@@ -6,8 +6,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use isoterra_field::map::{MAX_LEVEL, MAX_TEXTURES, MapLayers};
 
-use super::{CellRect, MapMeshBuffers, MapMeshOptions, MapMeshOutput, WaterBuffers};
+use super::{MapMeshBuffers, MapMeshOptions, MapMeshOutput, WaterBuffers};
 use crate::MeshError;
+use crate::cells::CellRect;
 
 /// Largest magnitude accepted for option products, ground, height and water
 /// values: keeps every interpolation and sum finite.
@@ -699,7 +700,8 @@ struct WPt {
 ///
 /// ```
 /// use isoterra_field::map::MapLayers;
-/// use isoterra_mesh::map::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
+/// use isoterra_mesh::CellRect;
+/// use isoterra_mesh::map::{MapMeshOptions, MapMeshOutput, MapMesher};
 ///
 /// let mut layers = MapLayers::new(8, 8).unwrap();
 /// // A plateau one level up in the middle.
@@ -851,8 +853,8 @@ impl MapMesher {
         // Ground surface (`node_surface`, with the band computed without
         // `floorf`) and the water above it (NaN where dry) on the
         // rectangle's nodes and one more ring, so each node is done once.
-        let (ax0, az0) = (r.x0.saturating_sub(1), r.z0.saturating_sub(1));
-        let (ax1, az1) = ((r.x1 + 1).min(nx - 1), (r.z1 + 1).min(nz - 1));
+        let (ax0, az0) = (r.x0.saturating_sub(1), r.y0.saturating_sub(1));
+        let (ax1, az1) = ((r.x1 + 1).min(nx - 1), (r.y1 + 1).min(nz - 1));
         let aw = (ax1 - ax0 + 1) as usize;
         let mut surface = std::mem::take(&mut self.surface);
         let mut wet = std::mem::take(&mut self.wet);
@@ -917,13 +919,13 @@ impl MapMesher {
             }
             if best.is_nan() { own } else { best }
         };
-        let n = (r.width() as usize + 1) * (r.depth() as usize + 1);
+        let n = (r.width() as usize + 1) * (r.height() as usize + 1);
         self.nodes.reserve(n);
         self.node_class.reserve(n);
         self.water_nodes.reserve(n);
         let mut has_water = false;
         let mut local = 0u32;
-        for z in r.z0..=r.z1 {
+        for z in r.y0..=r.y1 {
             let (zm, zp) = (z.saturating_sub(1), (z + 1).min(nz - 1));
             let zinv = inv[(zp - zm) as usize - 1];
             let (rm, r0, rp) = (zm as usize * row, z as usize * row, zp as usize * row);
@@ -1011,7 +1013,7 @@ impl MapMesher {
         out.blend.reserve(n);
         out.splat_node.reserve(n);
         out.indices
-            .reserve(6 * geo.rect.width() as usize * geo.rect.depth() as usize);
+            .reserve(6 * geo.rect.width() as usize * geo.rect.height() as usize);
         let mut emit = Emit {
             out,
             map: &mut self.map,
@@ -1022,8 +1024,8 @@ impl MapMesher {
         let nw = geo.nw;
         let nodes = geo.nodes;
         let class = &self.node_class;
-        for cz in r.z0..r.z1 {
-            let base = (cz - r.z0) as usize * nw;
+        for cz in r.y0..r.y1 {
+            let base = (cz - r.y0) as usize * nw;
             // Classes of the cell row's lower and upper nodes.
             let (ka, kb) = (&class[base..base + nw], &class[base + nw..base + 2 * nw]);
             // The right-hand vertices of the previous cell when it was a
@@ -1082,8 +1084,8 @@ impl MapMesher {
         let r = geo.rect;
         let nw = geo.nw;
         let cs = geo.cs as f64;
-        for cz in r.z0..r.z1 {
-            let base = (cz - r.z0) as usize * nw;
+        for cz in r.y0..r.y1 {
+            let base = (cz - r.y0) as usize * nw;
             for cx in r.x0..r.x1 {
                 let i0 = base + (cx - r.x0) as usize;
                 let idx = [i0, i0 + 1, i0 + 1 + nw, i0 + nw];
@@ -1397,17 +1399,17 @@ fn check_rect(layers: &MapLayers, r: CellRect) -> Result<(), MeshError> {
     if r.is_empty() {
         return Err(MeshError::param(
             "cells",
-            format!("{}..{} x {}..{}", r.x0, r.x1, r.z0, r.z1),
+            format!("{}..{} x {}..{}", r.x0, r.x1, r.y0, r.y1),
             "the cell rectangle must hold at least one cell (x0 < x1 and z0 < z1)",
         ));
     }
     let [nx, nz] = layers.nodes();
-    if r.x1 > layers.width_cells() || r.z1 > layers.depth_cells() {
+    if r.x1 > layers.width_cells() || r.y1 > layers.depth_cells() {
         return Err(MeshError::RegionOutOfBounds {
             x0: r.x0,
-            y0: r.z0,
+            y0: r.y0,
             x1: r.x1,
-            y1: r.z1,
+            y1: r.y1,
             width: nx,
             height: nz,
         });
@@ -1435,7 +1437,7 @@ fn check_nodes(layers: &MapLayers, r: CellRect) -> Result<(), MeshError> {
     }
     let [nx, nz] = layers.nodes();
     let (xa, xb) = (r.x0.saturating_sub(1), (r.x1 + 1).min(nx - 1));
-    let (za, zb) = (r.z0.saturating_sub(1), (r.z1 + 1).min(nz - 1));
+    let (za, zb) = (r.y0.saturating_sub(1), (r.y1 + 1).min(nz - 1));
     let row = nx as usize;
     for z in za..=zb {
         let range = z as usize * row + xa as usize..=z as usize * row + xb as usize;

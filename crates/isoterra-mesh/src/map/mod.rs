@@ -85,6 +85,7 @@ mod mesher;
 pub use mesher::MapMesher;
 
 use isoterra_field::Splat;
+#[cfg(doc)]
 use isoterra_field::map::MapLayers;
 
 /// Options for [`MapMesher`].
@@ -134,50 +135,6 @@ impl MapMeshOptions {
 impl Default for MapMeshOptions {
     fn default() -> Self {
         Self::DEFAULT
-    }
-}
-
-/// A half-open rectangle of map cells `[x0, x1) x [z0, z1)`.
-///
-/// Meshing it reads the nodes `[x0, x1] x [z0, z1]` plus one more ring (for
-/// normals) where the map has it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct CellRect {
-    /// First cell column (inclusive).
-    pub x0: u32,
-    /// First cell row along z (inclusive).
-    pub z0: u32,
-    /// End cell column (exclusive).
-    pub x1: u32,
-    /// End cell row along z (exclusive).
-    pub z1: u32,
-}
-
-impl CellRect {
-    /// A rectangle from half-open bounds.
-    pub const fn new(x0: u32, z0: u32, x1: u32, z1: u32) -> Self {
-        CellRect { x0, z0, x1, z1 }
-    }
-
-    /// Every cell of the map.
-    pub fn whole(layers: &MapLayers) -> Self {
-        CellRect::new(0, 0, layers.width_cells(), layers.depth_cells())
-    }
-
-    /// True when the rectangle holds no cell.
-    pub const fn is_empty(&self) -> bool {
-        self.x1 <= self.x0 || self.z1 <= self.z0
-    }
-
-    /// Number of cell columns.
-    pub const fn width(&self) -> u32 {
-        self.x1.saturating_sub(self.x0)
-    }
-
-    /// Number of cell rows along z.
-    pub const fn depth(&self) -> u32 {
-        self.z1.saturating_sub(self.z0)
     }
 }
 

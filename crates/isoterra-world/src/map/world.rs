@@ -1,10 +1,11 @@
 //! The map world: layers, presets, strokes, undo and dirty tracking.
 
+use isoterra_field::hash::Fnv1a64;
 use isoterra_field::map::node_surface;
 use isoterra_field::{
     Fbm, FbmParams, LayerMask, MAX_LEVEL, MapLayer, MapLayers, NO_WATER, Noise2, Splat, level_index,
 };
-use isoterra_mesh::{MapCellRect, MapMeshOutput, MapMesher};
+use isoterra_mesh::{CellRect, MapMeshOutput, MapMesher};
 
 use super::brush::{MAX_MAP_HEIGHT, MapBrush, MapStroke, MapTool};
 use super::edit::{LayerChange, MapEdit, read_raw, write_raw};
@@ -503,7 +504,7 @@ impl MapWorld {
         };
         mesher.mesh(
             &self.layers,
-            MapCellRect::new(x0, z0, x1, z1),
+            CellRect::new(x0, z0, x1, z1),
             &self.params.mesh,
             out,
         )?;
@@ -583,7 +584,7 @@ impl MapWorld {
     /// order (`f32` bits little-endian, splat bytes, pathing bytes). Equal
     /// layers give equal hashes whatever the history.
     pub fn content_hash(&self) -> String {
-        let mut h = Fnv::new();
+        let mut h = Fnv1a64::new();
         h.write(b"ITMP");
         h.write(&self.layers.width_cells().to_le_bytes());
         h.write(&self.layers.depth_cells().to_le_bytes());
@@ -597,7 +598,7 @@ impl MapWorld {
             h.write(&s.to_bytes());
         }
         h.write(&l.pathing);
-        format!("{:016x}", h.0)
+        h.hex()
     }
 
     /// Node rectangle `[x0, z0, x1, z1]` (inclusive) a dab can touch, or
@@ -674,23 +675,6 @@ fn collect_masks(masks: &[u8], chunks_x: u32) -> Vec<([u32; 2], LayerMask)> {
             ([k % chunks_x, k / chunks_x], LayerMask(m))
         })
         .collect()
-}
-
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = self.0;
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self.0 = h;
-    }
 }
 
 /// The layer values of a stroke's rectangle while its dabs are applied.
