@@ -68,11 +68,13 @@ pub mod prelude {
     pub use isoterra_store::{
         HeightmapDocument, MapDocument, MemoryStore, Side2dDocument, VoxelDocument, WorldFile,
     };
+    #[cfg(feature = "parallel")]
+    pub use isoterra_world::StreamScheduler;
     pub use isoterra_world::{
         Brush, BrushShape, BrushTool, Edit, EditDirection, HeightBrush, HeightTool,
         HeightmapParams, HeightmapWorld, MapBrush, MapParams, MapStroke, MapTool, MapWorld,
-        Side2dParams, Side2dWorld, StreamScheduler, StreamViewer, Viewer, VoxelBrush, VoxelParams,
-        VoxelTool, VoxelWorld,
+        Side2dParams, Side2dWorld, StreamViewer, Viewer, VoxelBrush, VoxelParams, VoxelTool,
+        VoxelWorld,
     };
 }
 
