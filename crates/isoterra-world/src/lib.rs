@@ -98,9 +98,8 @@ pub use chunk::Side2dChunk;
 pub use edit::{Edit, EditDirection};
 pub use error::WorldError;
 pub use heightmap::{
-    ChunkStreamer, Frustum, HeightBrush, HeightEdit, HeightTool, HeightmapParams, HeightmapWorld,
-    MAX_BRUSH_RADIUS_NODES, MAX_NODE_COORD, MAX_SCULPT_HEIGHT, MeshKey, MeshReady, StreamUpdate,
-    Viewer, neighbour_lods, select_chunks,
+    Frustum, HeightBrush, HeightEdit, HeightTool, HeightmapParams, HeightmapWorld,
+    MAX_BRUSH_RADIUS_NODES, MAX_NODE_COORD, MAX_SCULPT_HEIGHT, MeshKey, MeshReady, neighbour_lods,
 };
 pub use islands::Island;
 pub use map::{

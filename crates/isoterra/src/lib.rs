@@ -84,8 +84,7 @@ pub mod prelude {
     pub use isoterra_world::{
         Brush, BrushShape, BrushTool, Edit, EditDirection, HeightBrush, HeightTool,
         HeightmapParams, HeightmapWorld, MapBrush, MapParams, MapStroke, MapTool, MapWorld,
-        Side2dParams, Side2dWorld, StreamViewer, Viewer, VoxelBrush, VoxelParams, VoxelTool,
-        VoxelWorld,
+        Side2dParams, Side2dWorld, StreamViewer, VoxelBrush, VoxelParams, VoxelTool, VoxelWorld,
     };
 }
 
