@@ -75,33 +75,23 @@
 //!
 //! This crate does no I/O.
 
-mod brush;
-mod chain;
-mod chunk;
-mod contours;
 mod edit;
 mod error;
 mod heightmap;
-mod islands;
 mod map;
 mod map_query;
-mod params;
 #[cfg(feature = "parry2d")]
 mod parry;
-mod query;
 mod side2d;
 mod stream;
 mod voxel;
 
-pub use brush::{Brush, BrushShape, BrushTool};
-pub use chunk::Side2dChunk;
 pub use edit::{Edit, EditDirection};
 pub use error::WorldError;
 pub use heightmap::{
     Frustum, HeightBrush, HeightEdit, HeightTool, HeightmapParams, HeightmapWorld,
     MAX_BRUSH_RADIUS_NODES, MAX_NODE_COORD, MAX_SCULPT_HEIGHT, MeshKey, MeshReady, neighbour_lods,
 };
-pub use islands::Island;
 pub use map::{
     MAX_MAP_BRUSH_RADIUS, MAX_MAP_HEIGHT, MAX_STROKE_DABS, MapBrush, MapBrushShape, MapEdit,
     MapParams, MapPreset, MapStroke, MapTool, MapWorld,
@@ -110,11 +100,12 @@ pub use map_query::{
     DEFAULT_COLLIDER_TOLERANCE, LevelContour, PathingGrid, PathingRules, high_ground, level_at,
     level_colliders, line_of_sight, pathing_grid,
 };
-pub use params::Side2dParams;
 #[cfg(feature = "parry2d")]
 pub use parry::{parry_oriented_polylines, parry_polylines};
-pub use query::RayHit;
-pub use side2d::{RebuildReport, Side2dWorld};
+pub use side2d::{
+    Brush, BrushShape, BrushTool, Island, RayHit, RebuildReport, Side2dChunk, Side2dParams,
+    Side2dWorld,
+};
 pub use stream::{
     CancelFlag, ChunkCoord, ChunkRequest, ChunkSource, Dim, HeightmapChunk, HeightmapEdits,
     HeightmapSource, Side2dSource, SlotId, StreamConfig, StreamEvent, StreamViewer, VoxelEdits,
