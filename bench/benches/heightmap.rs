@@ -12,7 +12,9 @@
 //! seed 1, 64-cell chunks, unit cells, default LOD rings) and a viewer in the
 //! middle of chunk `[0, 0]` whose view distance (140) selects exactly the
 //! 5 x 5 chunks around it; the rings give LOD 0 to 21 of them and LOD 1 to
-//! the four corners, stitched to their neighbours as the streamer would ask.
+//! the four corners, stitched to their neighbours as the streaming scheduler
+//! would ask (the selection is `desired_chunks` on the grid of the world's
+//! `HeightmapSource::stream_config`).
 //! Timed: `generate` (the heights every mesh reads, apron included, on one
 //! thread), `generate_mesh_1t` (selection, heights and meshes on one thread
 //! with one reused mesher) and `generate_mesh_rayon` (`build_meshes` on
@@ -30,7 +32,8 @@ use isoterra::mesh::{
     sample_chunk_heights,
 };
 use isoterra::world::{
-    HeightmapParams, HeightmapWorld, MeshKey, Viewer, neighbour_lods, select_chunks,
+    HeightmapParams, HeightmapSource, HeightmapWorld, MeshKey, StreamConfig, StreamViewer,
+    desired_chunks, neighbour_lods,
 };
 
 /// Cells per chunk side at LOD 0.
@@ -102,12 +105,24 @@ fn world_params() -> HeightmapParams {
         .with_chunk_cells(CELLS)
 }
 
+/// The streaming configuration of the world's chunk grid.
+fn stream_config(params: &HeightmapParams) -> StreamConfig {
+    HeightmapSource::new(params).unwrap().stream_config()
+}
+
 /// The stitched mesh keys of the 5 x 5 chunks around a viewer in the middle
-/// of chunk `[0, 0]`.
-fn neighbourhood(params: &HeightmapParams) -> Vec<MeshKey> {
+/// of chunk `[0, 0]`, with the world's LOD rings.
+fn neighbourhood(params: &HeightmapParams, config: &StreamConfig) -> Vec<MeshKey> {
     let half = CELLS as f32 / 2.0;
-    let viewer = Viewer::new([half, 0.0, half], 140.0);
-    let selection = select_chunks(params, &[viewer]).unwrap();
+    let rings = (0..params.max_lod())
+        .map(|k| params.lod_distance * (1u32 << k) as f32)
+        .collect();
+    let viewer = StreamViewer::new([half, 0.0, half], 140.0).with_lod_distances(rings);
+    let selection: Vec<([i32; 2], u8)> = desired_chunks(&[viewer], config)
+        .unwrap()
+        .into_iter()
+        .map(|(c, lod)| ([c[0], c[1]], lod))
+        .collect();
     let neighbours = neighbour_lods(&selection);
     selection
         .iter()
@@ -118,7 +133,8 @@ fn neighbourhood(params: &HeightmapParams) -> Vec<MeshKey> {
 
 fn world_neighbourhood(c: &mut Criterion) {
     let params = world_params();
-    let keys = neighbourhood(&params);
+    let config = stream_config(&params);
+    let keys = neighbourhood(&params, &config);
     assert_eq!(keys.len(), 25);
     assert!(
         keys.iter()
@@ -133,7 +149,7 @@ fn world_neighbourhood(c: &mut Criterion) {
         b.iter(|| {
             let world = HeightmapWorld::new(black_box(&params)).unwrap();
             let mut n = 0;
-            for k in neighbourhood(&params) {
+            for k in neighbourhood(&params, &config) {
                 world.chunk_heights(k.chunk, k.lod, &mut heights).unwrap();
                 n += heights.len();
             }
@@ -147,7 +163,7 @@ fn world_neighbourhood(c: &mut Criterion) {
         b.iter(|| {
             let world = HeightmapWorld::new(black_box(&params)).unwrap();
             let mut n = 0;
-            for k in neighbourhood(&params) {
+            for k in neighbourhood(&params, &config) {
                 world
                     .build_mesh_into(&k, &mut mesher, &mut heights, &mut mesh)
                     .unwrap();
@@ -160,7 +176,7 @@ fn world_neighbourhood(c: &mut Criterion) {
         b.iter(|| {
             let world = HeightmapWorld::new(black_box(&params)).unwrap();
             world
-                .build_meshes(&neighbourhood(&params))
+                .build_meshes(&neighbourhood(&params, &config))
                 .into_iter()
                 .map(|m| m.unwrap().indices.len())
                 .sum::<usize>()

@@ -20,13 +20,21 @@ pub enum Command {
     New(NewArgs),
     /// Print what a world file holds.
     Info(InfoArgs),
-    /// Apply one brush stroke (dig or fill) and save it.
+    /// Apply one brush stroke with a tool of the world's kind and save it.
+    ///
+    /// side2d digs and fills; heightmap raises, lowers, smooths, flattens and
+    /// adds noise; voxel digs, adds, smooths, flattens and paints; map shapes
+    /// ground and cliffs, ramps, water, textures and pathing (see --tool).
     Stroke(StrokeArgs),
     /// Undo the last stroke.
     Undo(FileArg),
     /// Redo the last undone stroke.
     Redo(FileArg),
-    /// Export a world as PNG, SVG contours or collider JSON.
+    /// Export a world in one of its kind's formats (see --format).
+    ///
+    /// side2d: png, svg (contours), colliders (JSON); heightmap: png16, r16,
+    /// glb, obj (of a --region); voxel: glb, obj (of a --region); map: glb,
+    /// png-layers, tiled (JSON or TMX), pathing (PNG).
     Export(ExportArgs),
     /// Contour a 2D .npy array.
     Contour(ContourArgs),
@@ -118,7 +126,8 @@ pub struct StrokeArgs {
     /// smooth|noise|cliff-up|cliff-down|ramp|water|water-lower|paint|pathing.
     #[arg(long)]
     pub tool: String,
-    /// Brush centre in world units: X,Y (side2d), X,Y,Z (voxel) or X,Z (heightmap).
+    /// Brush centre in world units: X,Y (side2d), X,Y,Z (voxel) or X,Z
+    /// (heightmap, map).
     #[arg(long, allow_hyphen_values = true)]
     pub at: String,
     /// Brush radius in world units.

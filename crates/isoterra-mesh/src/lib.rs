@@ -1,5 +1,15 @@
-//! Meshers for isoterra: marching squares today (fill mesh, contour segments,
-//! chaining, simplification, edge strips), marching cubes and heightmap meshes later.
+//! Meshers for isoterra, one family per world kind:
+//!
+//! * marching squares for `side2d` (fill mesh, contour segments, chaining,
+//!   simplification, edge strips);
+//! * marching cubes for `voxel` ([`MarchingCubes`]: welded, watertight
+//!   isosurfaces of 3D grids) with LOD transition cells between chunks of
+//!   different levels of detail ([`LodMesher`]);
+//! * heightmap chunk meshes with levels of detail, stitched seams, skirts,
+//!   morph factors and heightfield colliders for `heightmap`
+//!   ([`HeightmapMesher`]);
+//! * the one-pass cliff mesher of `map` worlds: terraced ground, cliff walls,
+//!   ramps, chasms and water ([`MapMesher`], in [`map`]).
 //!
 //! Meshers are structs that own scratch buffers and are reused across chunks.
 //! Output goes to plain arrays (`Vec<[f32; 3]>`, `Vec<u32>`). This crate does no I/O.

@@ -1,10 +1,37 @@
-//! Chunked worlds over one density field, brushes, undoable edits, queries
-//! and colliders for isoterra.
+//! Chunked worlds, brushes, undoable edits, queries, colliders and
+//! streaming for isoterra.
 //!
-//! Today this crate holds the `side2d` world kind, [`Side2dWorld`]: a 2D
-//! side-view density grid (Worms, Terraria-like diggers, Noita-like caves)
-//! with a material per node, split into chunks that cache their marching
-//! squares fill meshes, contours and colliders.
+//! Four world kinds, each split into chunks:
+//!
+//! * `side2d`, [`Side2dWorld`]: a bounded 2D side-view density grid (Worms,
+//!   Terraria-like diggers, Noita-like caves) with a material per node; its
+//!   chunks cache marching squares fill meshes, contours and colliders, and
+//!   it finds floating islands. [`Brush`] digs and fills.
+//! * `map`, [`MapWorld`]: a bounded top-down map (War3 World Editor style)
+//!   with cliff levels 0–15, ramps, ground height, water, texture paint and
+//!   pathing flags, meshed in one pass per chunk; pathing grids, line of
+//!   sight and level colliders. A [`MapStroke`] is one [`MapBrush`] applied
+//!   at a row of dabs.
+//! * `heightmap`, [`HeightmapWorld`]: endless ground from a height generator
+//!   plus an edit layer; LOD chunk meshes stitched across levels,
+//!   heightfield colliders and frustum culling. [`HeightBrush`] sculpts.
+//! * `voxel`, [`VoxelWorld`]: endless 3D density with caves and overhangs,
+//!   meshed by marching cubes, and at coarser LODs with transition cells
+//!   where levels meet ([`VoxelLodMesher`]). [`VoxelBrush`] digs, adds,
+//!   smooths, flattens and paints.
+//!
+//! Every edit returns a delta ([`Edit`], [`MapEdit`], [`HeightEdit`],
+//! [`Edit3`]) that `apply_edit` plays backward or forward, giving back the
+//! exact bytes.
+//!
+//! Streaming is shared by the kinds: [`StreamViewer`]s (a player, a camera)
+//! want the chunks within their view distance, at LODs from distance rings,
+//! with prefetch along their velocity, unload hysteresis and the 2:1 rule
+//! between neighbours ([`desired_chunks`]). With the `parallel` feature a
+//! [`StreamScheduler`] builds them through a [`ChunkSource`]
+//! ([`Side2dSource`], [`HeightmapSource`], [`VoxelSource`]) on a thread
+//! pool without blocking the calling thread, hands them out as
+//! [`StreamEvent`]s and rebuilds first the chunks an edit invalidated.
 //!
 //! Conventions (shared by every isoterra crate): a node is solid when
 //! `value >= iso` (default 0, positive inside, values in `[-1, 1]`); fields
@@ -36,43 +63,35 @@
 //!
 //! # Features
 //!
-//! * `parallel` (default): chunk rebuilds and on-the-fly contour meshing fan
-//!   out over rayon's threads; results do not depend on the thread count.
-//! * `serde`: `Serialize` / `Deserialize` for [`Side2dParams`], [`Brush`],
-//!   [`Edit`] and the small enums (the world file stores them as JSON).
+//! * `parallel` (default): the [`StreamScheduler`] and its thread pool;
+//!   chunk rebuilds and meshing of every kind fan out over rayon's threads.
+//!   Results do not depend on the thread count.
+//! * `serde`: `Serialize` / `Deserialize` for the parameters and brushes of
+//!   every kind, [`MapStroke`], the side2d, heightmap and voxel edits
+//!   ([`Edit`], [`HeightEdit`], [`Edit3`]), the streaming settings and the
+//!   small enums (the world file stores parameters and strokes as JSON).
 //! * `parry2d`: `parry_polylines` / `parry_oriented_polylines`, turning
 //!   collider polylines into parry2d shapes.
 //!
 //! This crate does no I/O.
 
-mod brush;
-mod chain;
-mod chunk;
-mod contours;
 mod edit;
 mod error;
 mod heightmap;
-mod islands;
 mod map;
 mod map_query;
-mod params;
 #[cfg(feature = "parry2d")]
 mod parry;
-mod query;
 mod side2d;
 mod stream;
 mod voxel;
 
-pub use brush::{Brush, BrushShape, BrushTool};
-pub use chunk::Side2dChunk;
 pub use edit::{Edit, EditDirection};
 pub use error::WorldError;
 pub use heightmap::{
-    ChunkStreamer, Frustum, HeightBrush, HeightEdit, HeightTool, HeightmapParams, HeightmapWorld,
-    MAX_BRUSH_RADIUS_NODES, MAX_NODE_COORD, MAX_SCULPT_HEIGHT, MeshKey, MeshReady, StreamUpdate,
-    Viewer, neighbour_lods, select_chunks,
+    Frustum, HeightBrush, HeightEdit, HeightTool, HeightmapParams, HeightmapWorld,
+    MAX_BRUSH_RADIUS_NODES, MAX_NODE_COORD, MAX_SCULPT_HEIGHT, MeshKey, MeshReady, neighbour_lods,
 };
-pub use islands::Island;
 pub use map::{
     MAX_MAP_BRUSH_RADIUS, MAX_MAP_HEIGHT, MAX_STROKE_DABS, MapBrush, MapBrushShape, MapChunkMesh,
     MapEdit, MapParams, MapPreset, MapStroke, MapTool, MapWorld,
@@ -81,11 +100,12 @@ pub use map_query::{
     DEFAULT_COLLIDER_TOLERANCE, LevelContour, PathingGrid, PathingRules, high_ground, level_at,
     level_colliders, line_of_sight, pathing_grid,
 };
-pub use params::Side2dParams;
 #[cfg(feature = "parry2d")]
 pub use parry::{parry_oriented_polylines, parry_polylines};
-pub use query::RayHit;
-pub use side2d::{RebuildReport, Side2dWorld};
+pub use side2d::{
+    Brush, BrushShape, BrushTool, Island, RayHit, RebuildReport, Side2dChunk, Side2dParams,
+    Side2dWorld,
+};
 pub use stream::{
     CancelFlag, ChunkCoord, ChunkRequest, ChunkSource, Dim, HeightmapChunk, HeightmapEdits,
     HeightmapSource, Side2dSource, SlotId, StreamConfig, StreamEvent, StreamViewer, VoxelEdits,

@@ -1,5 +1,6 @@
-//! Tests of the heightmap world kind: selection, 2:1, streaming, sculpting
-//! with exact undo, dirty tracking, seams, culling and thread determinism.
+//! Tests of the heightmap world kind: selection with the world's LOD rings,
+//! 2:1, streaming with hysteresis, sculpting with exact undo, dirty
+//! tracking, seams, culling and thread determinism.
 
 use std::collections::{BTreeMap, BTreeSet};
 #[cfg(feature = "parallel")]
@@ -7,8 +8,8 @@ use std::sync::Arc;
 
 use isoterra_mesh::HeightChunkInput;
 use isoterra_world::{
-    ChunkStreamer, EditDirection, Frustum, HeightBrush, HeightTool, HeightmapParams,
-    HeightmapWorld, MeshKey, Viewer, neighbour_lods, select_chunks,
+    EditDirection, Frustum, HeightBrush, HeightTool, HeightmapParams, HeightmapSource,
+    HeightmapWorld, MeshKey, StreamViewer, WorldError, desired_chunks, neighbour_lods,
 };
 use proptest::prelude::*;
 
@@ -25,6 +26,33 @@ fn small() -> HeightmapParams {
 
 fn world() -> HeightmapWorld {
     HeightmapWorld::new(&small()).unwrap()
+}
+
+/// A viewer at `at` seeing `distance` far, with the world's LOD rings (LOD
+/// `k` from `lod_distance * 2^(k-1)`).
+fn viewer(p: &HeightmapParams, at: [f32; 3], distance: f32) -> StreamViewer {
+    let rings = (0..p.max_lod())
+        .map(|k| p.lod_distance * (1u32 << k) as f32)
+        .collect();
+    StreamViewer::new(at, distance).with_lod_distances(rings)
+}
+
+/// The chunks and LODs that viewers at `(position, view distance)` want on
+/// the world's grid ([`HeightmapSource::stream_config`]), as heightmap chunk
+/// coordinates, sorted.
+fn select(
+    p: &HeightmapParams,
+    viewers: &[([f32; 3], f32)],
+) -> Result<Vec<([i32; 2], u8)>, WorldError> {
+    let config = HeightmapSource::new(p)?.stream_config();
+    let viewers: Vec<StreamViewer> = viewers.iter().map(|&(at, d)| viewer(p, at, d)).collect();
+    Ok(desired_chunks(&viewers, &config)?
+        .into_iter()
+        .map(|(c, lod)| {
+            assert_eq!(c[2], 0, "a heightmap grid is flat");
+            ([c[0], c[1]], lod)
+        })
+        .collect())
 }
 
 fn bits(v: &[f32]) -> Vec<u32> {
@@ -109,8 +137,8 @@ fn shared_borders_have_identical_heights_and_normals() {
 #[test]
 fn selection_covers_view_distance_and_takes_finest_lod() {
     let p = small();
-    let v = Viewer::new([4.0, 0.0, 4.0], 64.0);
-    let sel = select_chunks(&p, &[v]).unwrap();
+    let v = ([4.0, 0.0, 4.0], 64.0);
+    let sel = select(&p, &[v]).unwrap();
     let map: BTreeMap<[i32; 2], u8> = sel.iter().copied().collect();
     assert_eq!(map[&[0, 0]], 0);
     assert!(map.values().any(|&l| l == 2));
@@ -128,8 +156,8 @@ fn selection_covers_view_distance_and_takes_finest_lod() {
         }
     }
     // A second viewer makes its own neighbourhood fine.
-    let far = Viewer::new([100.0, 0.0, 4.0], 64.0);
-    let both: BTreeMap<[i32; 2], u8> = select_chunks(&p, &[v, far]).unwrap().into_iter().collect();
+    let far = ([100.0, 0.0, 4.0], 64.0);
+    let both: BTreeMap<[i32; 2], u8> = select(&p, &[v, far]).unwrap().into_iter().collect();
     assert_eq!(both[&[12, 0]], 0);
     assert_eq!(both[&[0, 0]], 0);
 }
@@ -137,10 +165,10 @@ fn selection_covers_view_distance_and_takes_finest_lod() {
 #[test]
 fn bad_viewers_are_errors() {
     let p = small();
-    assert!(select_chunks(&p, &[Viewer::new([f32::NAN, 0.0, 0.0], 64.0)]).is_err());
-    assert!(select_chunks(&p, &[Viewer::new([0.0; 3], -1.0)]).is_err());
-    assert!(select_chunks(&p, &[Viewer::new([0.0; 3], 1.0e7)]).is_err());
-    assert!(select_chunks(&p, &[]).unwrap().is_empty());
+    assert!(select(&p, &[([f32::NAN, 0.0, 0.0], 64.0)]).is_err());
+    assert!(select(&p, &[([0.0; 3], -1.0)]).is_err());
+    assert!(select(&p, &[([0.0; 3], 1.0e7)]).is_err());
+    assert!(select(&p, &[]).unwrap().is_empty());
 }
 
 proptest! {
@@ -151,20 +179,24 @@ proptest! {
         viewers in proptest::collection::vec((-80.0f32..80.0, -80.0f32..80.0, 8.0f32..60.0), 1..4)
     ) {
         let p = small();
-        let vs: Vec<Viewer> = viewers.iter().map(|&(x, z, d)| Viewer::new([x, 0.0, z], d)).collect();
-        let sel = select_chunks(&p, &vs).unwrap();
+        let vs: Vec<([f32; 3], f32)> = viewers.iter().map(|&(x, z, d)| ([x, 0.0, z], d)).collect();
+        let sel = select(&p, &vs).unwrap();
         let map: BTreeMap<[i32; 2], u8> = sel.iter().copied().collect();
         for (&c, &lod) in &map {
             prop_assert!(lod <= p.max_lod());
-            // Never coarser than the finest ring any viewer gives it.
-            let ring = vs.iter().map(|v| {
-                let size = 8.0f32;
+            // Never coarser than the finest ring any viewer gives it (the
+            // rings of `ring_lod`, at the distance in f64 as the selection
+            // measures it).
+            let ring = vs.iter().map(|(at, _)| {
+                let size = 8.0f64;
                 let ax = |ci: i32, q: f32| {
-                    let lo = ci as f32 * size;
-                    (lo - q).max(q - (lo + size)).max(0.0)
+                    let lo = f64::from(ci) * size;
+                    (lo - f64::from(q)).max(f64::from(q) - (lo + size)).max(0.0)
                 };
-                let (dx, dz) = (ax(c[0], v.position[0]), ax(c[1], v.position[2]));
-                p.ring_lod((dx * dx + dz * dz).sqrt())
+                let (dx, dz) = (ax(c[0], at[0]), ax(c[1], at[2]));
+                let d = (dx * dx + dz * dz).sqrt();
+                let rings = (0..p.max_lod()).filter(|&k| f64::from(p.lod_distance * (1u32 << k) as f32) <= d);
+                rings.count() as u8
             }).min().unwrap();
             prop_assert!(lod <= ring);
             for d in [[1, 0], [0, 1]] {
@@ -389,7 +421,7 @@ fn frustum_culls_boxes_outside() {
     assert!(Frustum::from_view_projection(&bad).is_err());
 
     let w = world();
-    let sel = select_chunks(&small(), &[Viewer::new([0.0, 10.0, 0.0], 64.0)]).unwrap();
+    let sel = select(&small(), &[([0.0, 10.0, 0.0], 64.0)]).unwrap();
     let kept = w.cull(&sel, &vp).unwrap();
     assert!(!kept.is_empty() && kept.len() < sel.len());
     let kept: BTreeSet<[i32; 2]> = kept.iter().map(|(c, _)| *c).collect();
@@ -422,37 +454,72 @@ fn chunk_boxes_hold_every_vertex() {
     }
 }
 
+/// The scheduler over a heightmap source keeps a chunk that leaves the view
+/// distance until it is `unload_hysteresis` farther, and the chunks it holds
+/// keep the 2:1 rule.
+#[cfg(feature = "parallel")]
 #[test]
-fn streamer_waits_for_movement_and_unloads_with_hysteresis() {
+fn streamed_chunks_unload_with_hysteresis() {
+    use isoterra_world::{StreamEvent, StreamScheduler};
+
     let p = small();
-    let mut s = ChunkStreamer::new();
-    let v = Viewer::new([4.0, 0.0, 4.0], 32.0);
-    let first = s.update(&p, &[v]).unwrap();
-    assert!(!first.load.is_empty() && first.unload.is_empty());
-    assert_eq!(s.loaded(), select_chunks(&p, &[v]).unwrap());
-    // Below the move threshold: nothing happens.
-    let small_move = s.update(&p, &[v.with_position([6.0, 0.0, 5.0])]).unwrap();
-    assert!(small_move.is_empty());
+    let source = HeightmapSource::new(&p).unwrap().with_colliders(false);
+    let config = source.stream_config().with_threads(2);
+    assert_eq!(config.unload_hysteresis, p.unload_hysteresis);
+    let mut s = StreamScheduler::new(source, config).unwrap();
+    let held = |s: &StreamScheduler<HeightmapSource>| -> BTreeMap<[i32; 2], u8> {
+        s.shown()
+            .into_iter()
+            .map(|(c, lod, _)| ([c[0], c[1]], lod))
+            .collect()
+    };
+    let at = |x: f32| viewer(&p, [x, 0.0, 4.0], 32.0);
+
+    s.update(&[at(4.0)]).unwrap();
+    let first = s.wait();
+    assert!(
+        first
+            .iter()
+            .all(|e| matches!(e, StreamEvent::ChunkReady { .. }))
+    );
+    let want: BTreeMap<[i32; 2], u8> = select(&p, &[([4.0, 0.0, 4.0], 32.0)])
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(held(&s), want);
     // Move +x by 6 units: chunk [-4, 0] (square x in [-32, -24]) is now 34
     // away: beyond the view distance but inside the hysteresis band.
-    let moved = s.update(&p, &[v.with_position([10.0, 0.0, 4.0])]).unwrap();
-    assert!(moved.unload.is_empty(), "{moved:?}");
-    assert!(s.lod([-4, 0]).is_some());
+    s.update(&[at(10.0)]).unwrap();
+    let moved = s.wait();
+    assert!(
+        !moved
+            .iter()
+            .any(|e| matches!(e, StreamEvent::ChunkUnloaded { .. })),
+        "{} events",
+        moved.len()
+    );
+    assert!(held(&s).contains_key(&[-4, 0]));
     // Far enough: it unloads.
-    let gone = s.update(&p, &[v.with_position([20.0, 0.0, 4.0])]).unwrap();
-    assert!(gone.unload.contains(&[-4, 0]));
-    assert!(s.lod([-4, 0]).is_none());
-    // Loaded set still obeys 2:1.
-    let map: BTreeMap<[i32; 2], u8> = s.loaded().into_iter().collect();
+    s.update(&[at(20.0)]).unwrap();
+    let gone = s.wait();
+    assert!(
+        gone.iter()
+            .any(|e| matches!(e, StreamEvent::ChunkUnloaded { coord, .. } if *coord == [-4, 0, 0]))
+    );
+    let map = held(&s);
+    assert!(!map.contains_key(&[-4, 0]));
+    // The held set still obeys 2:1.
     for (c, l) in &map {
-        if let Some(n) = map.get(&[c[0] + 1, c[1]]) {
-            assert!(l.abs_diff(*n) <= 1);
+        for n in [[c[0] + 1, c[1]], [c[0], c[1] + 1]] {
+            if let Some(nl) = map.get(&n) {
+                assert!(l.abs_diff(*nl) <= 1, "{c:?} {l} vs {n:?} {nl}");
+            }
         }
     }
 }
 
 fn mesh_keys() -> Vec<MeshKey> {
-    let sel = select_chunks(&small(), &[Viewer::new([3.0, 0.0, -2.0], 40.0)]).unwrap();
+    let sel = select(&small(), &[([3.0, 0.0, -2.0], 40.0)]).unwrap();
     let nb = neighbour_lods(&sel);
     sel.iter()
         .zip(nb)
@@ -601,7 +668,7 @@ proptest! {
         let mut w = world();
         w.apply_brush(&HeightBrush::new(HeightTool::Noise, [x, z], 10.0).with_strength(1.0))
             .unwrap();
-        let sel = select_chunks(&p, &[Viewer::new([x, 0.0, z], 40.0)]).unwrap();
+        let sel = select(&p, &[([x, 0.0, z], 40.0)]).unwrap();
         let nbs = neighbour_lods(&sel);
         let map: BTreeMap<[i32; 2], (u8, [u8; 4])> = sel
             .iter()

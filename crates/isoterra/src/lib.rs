@@ -2,13 +2,15 @@
 //!
 //! Terrain described by a density field: generate it from noise, edit it with
 //! brushes and undo, mesh it (marching squares, marching cubes, heightmap LOD
-//! chunks), build colliders, save it to one SQLite file and export it (PNG,
-//! SVG, collider JSON, glb, OBJ, PLY, 16-bit heightmaps).
+//! chunks, cliff maps), build colliders, stream chunks around viewers, save it
+//! to one SQLite file and export it (PNG, SVG, collider JSON, glb, OBJ, PLY,
+//! 16-bit heightmaps, Tiled maps).
 //!
-//! Three world kinds share the field, brushes, store and exporters:
-//! `side2d` (side-view destructible ground), `heightmap` (endless ground with
-//! LOD chunks and sculpting) and `voxel` (endless 3D density with caves and
-//! overhangs).
+//! Four world kinds share the field, brushes, store and exporters:
+//! `side2d` (side-view destructible ground), `map` (a top-down map with cliff
+//! levels, ramps, water, texture paint and pathing), `heightmap` (endless
+//! ground with LOD chunks and sculpting) and `voxel` (endless 3D density with
+//! caves and overhangs).
 //!
 //! This crate only re-exports the workspace's crates so that one dependency
 //! gives all of them:
@@ -16,16 +18,25 @@
 //! | module | crate | what it holds |
 //! |---|---|---|
 //! | [`field`]  | `isoterra-field`  | `Field2`/`Field3`, quantization, materials, noise, height and density generators, erosion |
-//! | [`mesh`]   | `isoterra-mesh`   | marching squares and cubes, heightmap LOD chunks, contour joining, simplification |
-//! | [`world`]  | `isoterra-world`  | the side2d, heightmap and voxel worlds: chunks, brushes, edits, queries |
-//! | [`store`]  | `isoterra-store`  | the world file (SQLite), an in-memory store, chunk codec, stroke log, one document per kind over either |
-//! | [`export`] | `isoterra-export` | PNG, SVG, collider JSON, glb, OBJ, PLY, PNG16/R16, `.npy` input |
+//! | [`mesh`]   | `isoterra-mesh`   | marching squares, marching cubes with LOD transition cells, heightmap LOD chunks, the map (cliff) mesher, contour joining, simplification |
+//! | [`world`]  | `isoterra-world`  | the side2d, map, heightmap and voxel worlds: chunks, brushes, edits, queries, colliders, streaming |
+//! | [`store`]  | `isoterra-store`  | the world file (SQLite), an in-memory store, chunk codec, stroke log, one document per kind over either, baked chunks |
+//! | [`export`] | `isoterra-export` | PNG, SVG, collider JSON, glb, OBJ, PLY, PNG16/R16, Tiled JSON/TMX, map layer PNGs, `.npy` input |
 //! | [`kind`]   | `isoterra-kind`   | one document API over every world kind: create, open, stroke, undo, export, tool schema |
 //!
 //! Conventions shared by every crate: a node is solid when `value >= iso`
 //! (default `iso = 0`, positive inside); fields are corner-sampled, row-major,
 //! x fastest; 2D axes are x right, y up; contours run counter-clockwise around
 //! solid and clockwise around holes.
+//!
+//! # Features
+//!
+//! * `parallel` (default): multi-threaded chunk building and the
+//!   `StreamScheduler`, on rayon, in every crate that has them. Without it
+//!   the work runs on the calling thread, `StreamScheduler` is absent and
+//!   rayon is not a dependency.
+//! * `parry2d`: parry2d shapes from collider polylines
+//!   (`world::parry_polylines`).
 //!
 //! ```no_run
 //! use isoterra::prelude::*;
@@ -68,11 +79,12 @@ pub mod prelude {
     pub use isoterra_store::{
         HeightmapDocument, MapDocument, MemoryStore, Side2dDocument, VoxelDocument, WorldFile,
     };
+    #[cfg(feature = "parallel")]
+    pub use isoterra_world::StreamScheduler;
     pub use isoterra_world::{
         Brush, BrushShape, BrushTool, Edit, EditDirection, HeightBrush, HeightTool,
         HeightmapParams, HeightmapWorld, MapBrush, MapParams, MapStroke, MapTool, MapWorld,
-        Side2dParams, Side2dWorld, StreamScheduler, StreamViewer, Viewer, VoxelBrush, VoxelParams,
-        VoxelTool, VoxelWorld,
+        Side2dParams, Side2dWorld, StreamViewer, VoxelBrush, VoxelParams, VoxelTool, VoxelWorld,
     };
 }
 

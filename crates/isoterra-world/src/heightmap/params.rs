@@ -23,7 +23,9 @@ const MAX_VIEW_CHUNKS_RADIUS: f32 = 256.0;
 /// (from the viewer to the nearest point of the chunk's square) gets LOD `0`
 /// when `d < lod_distance`, and LOD `k` when
 /// `lod_distance * 2^(k-1) <= d < lod_distance * 2^k`, capped at
-/// `lod_count - 1`.
+/// `lod_count - 1`; a [`StreamViewer`](crate::StreamViewer) gets these rings
+/// with `lod_distances` `[lod_distance, 2 * lod_distance, …]` (`lod_count -
+/// 1` of them), as [`ring_lod`](Self::ring_lod) counts them.
 ///
 /// The store saves this struct as JSON (with the `serde` feature); a missing
 /// field takes its default.
@@ -51,15 +53,21 @@ pub struct HeightmapParams {
     /// Outer radius of the LOD 0 ring in world units (finite, > 0); each
     /// further ring doubles it. Default value: `128.0`.
     pub lod_distance: f32,
-    /// Default view distance of a [`Viewer`](crate::Viewer), in world units:
-    /// finite, > 0, at most 256 chunks. Default value: `512.0`.
+    /// Default view distance of a viewer (the editor's camera uses it when
+    /// the client names none), in world units: finite, > 0, at most 256
+    /// chunks. Default value: `512.0`.
     pub view_distance: f32,
-    /// How far (world units) some viewer must move before the streamer
-    /// selects chunks again; finite, `>= 0`. Default value: `16.0`.
+    /// How far (world units) some viewer had to move before the old chunk
+    /// streamer selected chunks again; finite, `>= 0`. Nothing in isoterra
+    /// reads it now: the [`StreamScheduler`](crate::StreamScheduler) selects
+    /// at every update, and its unload hysteresis keeps chunks from
+    /// flickering. It stays so that parameters and world files that set it
+    /// still load. Default value: `16.0`.
     pub move_threshold: f32,
-    /// A loaded chunk stays loaded until it is farther than
-    /// `view_distance + unload_hysteresis` from every viewer; finite, `>= 0`.
-    /// Default value: `64.0`.
+    /// A streamed chunk stays loaded until it is farther than
+    /// `view_distance + unload_hysteresis` from every viewer (the
+    /// [`stream_config`](crate::HeightmapSource::stream_config) of the world
+    /// passes it on); finite, `>= 0`. Default value: `64.0`.
     pub unload_hysteresis: f32,
     /// Options of the chunk mesher (UV scale, stitching, skirts).
     /// Default value: `HeightmapOptions::DEFAULT`.

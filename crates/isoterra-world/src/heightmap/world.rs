@@ -255,17 +255,25 @@ type JobResult = (MeshKey, u64, Result<HeightmapMesh, WorldError>);
 ///
 /// ```
 /// use isoterra_world::{
-///     EditDirection, HeightBrush, HeightTool, HeightmapParams, HeightmapWorld, MeshKey, Viewer,
-///     neighbour_lods, select_chunks,
+///     EditDirection, HeightBrush, HeightTool, HeightmapParams, HeightmapSource, HeightmapWorld,
+///     MeshKey, StreamViewer, desired_chunks, neighbour_lods,
 /// };
 ///
 /// # fn main() -> Result<(), isoterra_world::WorldError> {
 /// let params = HeightmapParams::DEFAULT.with_seed(42).with_view_distance(128.0);
 /// let mut world = HeightmapWorld::new(&params)?;
 ///
-/// // Which chunks at which LOD around a viewer, and their stitched meshes.
-/// let viewer = Viewer::new([0.0, 20.0, 0.0], params.view_distance);
-/// let selection = select_chunks(&params, &[viewer])?;
+/// // Which chunks at which LOD around a viewer (with the world's LOD rings),
+/// // and their stitched meshes. A `StreamScheduler` over the
+/// // `HeightmapSource` would build and hand them out as the viewer moves.
+/// let config = HeightmapSource::from_world(&world)?.stream_config();
+/// let rings = (0..params.max_lod()).map(|k| params.lod_distance * (1u32 << k) as f32);
+/// let viewer = StreamViewer::new([0.0, 20.0, 0.0], params.view_distance)
+///     .with_lod_distances(rings.collect());
+/// let selection: Vec<([i32; 2], u8)> = desired_chunks(&[viewer], &config)?
+///     .into_iter()
+///     .map(|(c, lod)| ([c[0], c[1]], lod))
+///     .collect();
 /// for ((chunk, lod), neighbours) in selection.iter().zip(neighbour_lods(&selection)) {
 ///     world.request(MeshKey::new(*chunk, *lod).with_neighbours(neighbours))?;
 /// }

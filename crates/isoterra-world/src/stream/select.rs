@@ -61,6 +61,7 @@ impl Hasher for CoordHasher {
 /// A map keyed by chunk coordinate with [`CoordHasher`].
 pub(crate) type CoordMap<V> = HashMap<ChunkCoord, V, BuildHasherDefault<CoordHasher>>;
 /// A set of chunk coordinates with [`CoordHasher`].
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
 pub(crate) type CoordSet = HashSet<ChunkCoord, BuildHasherDefault<CoordHasher>>;
 
 /// A chunk coordinate on the streaming grid. Chunk `c` covers the world box

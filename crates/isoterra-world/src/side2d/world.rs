@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use isoterra_field::{Field2, MaterialGrid, MaterialTable, generate_side2d};
 use isoterra_mesh::{CellRect, SquaresOptions};
 
-use crate::brush::brush_edit;
-use crate::chunk::{ChunkScratch, RebuildInput, Side2dChunk, rebuild_chunk};
+use super::brush::brush_edit;
+use super::chunk::{ChunkScratch, RebuildInput, Side2dChunk, rebuild_chunk};
 use crate::edit::check_finite;
 use crate::{Brush, Edit, EditDirection, Side2dParams, WorldError};
 

@@ -4,7 +4,7 @@ use isoterra_mesh::{
     ContourJoiner, MarchingSquares, Polyline, Segments, Simplifier, SquaresOutput,
 };
 
-use crate::chunk::simplify_lines;
+use super::chunk::simplify_lines;
 use crate::{Side2dWorld, WorldError};
 
 impl Side2dWorld {

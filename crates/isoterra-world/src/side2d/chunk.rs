@@ -6,7 +6,7 @@ use isoterra_mesh::{
     SquaresOutput, StripBuilder, StripMesh,
 };
 
-use crate::chain::{ChainScratch, chain_into};
+use super::chain::{ChainScratch, chain_into};
 
 /// One chunk of a [`Side2dWorld`](crate::Side2dWorld): a rectangle of cells of
 /// the world's single field, and what was built from it.

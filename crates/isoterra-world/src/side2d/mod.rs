@@ -1,0 +1,20 @@
+//! The `side2d` world kind: a bounded 2D side-view density grid with a
+//! material per node, split into chunks that cache their marching squares
+//! fill meshes, contours and colliders; dig and fill brushes, point and ray
+//! queries, and floating islands.
+
+mod brush;
+mod chain;
+mod chunk;
+mod contours;
+mod islands;
+mod params;
+mod query;
+mod world;
+
+pub use brush::{Brush, BrushShape, BrushTool};
+pub use chunk::Side2dChunk;
+pub use islands::Island;
+pub use params::Side2dParams;
+pub use query::RayHit;
+pub use world::{RebuildReport, Side2dWorld};
