@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use isoterra::field::{Side2dGen, Side2dPreset};
-use isoterra::world::{Brush, BrushTool, EditDirection, Side2dParams, Side2dWorld};
+use isoterra::world::{EditDirection, Side2dBrush, Side2dParams, Side2dTool, Side2dWorld};
 
 fn world() -> Side2dWorld {
     let spec = Side2dGen::DEFAULT
@@ -30,14 +30,14 @@ fn world() -> Side2dWorld {
 }
 
 /// Brushes of radius 8 centred on the surface at a few columns.
-fn brushes(world: &Side2dWorld) -> Vec<Brush> {
+fn brushes(world: &Side2dWorld) -> Vec<Side2dBrush> {
     [2048.0f32, 2040.0, 2032.0, 1000.3, 3000.7]
         .into_iter()
         .map(|x| {
             let y = world
                 .raycast([x, 1023.0], [x, 0.0])
                 .map_or(700.0, |h| h.point[1]);
-            Brush::new(BrushTool::Dig, [x, y], 8.0)
+            Side2dBrush::new(Side2dTool::Dig, [x, y], 8.0)
         })
         .collect()
 }

@@ -129,7 +129,7 @@ fn replay(kind: Kind, path: &std::path::Path, fresh_dir: &std::path::Path) -> (S
                 if let Some(rec) = file.stroke(id).unwrap() {
                     seen += 1;
                     assert!(!rec.undone);
-                    let stamps: Vec<isoterra::world::Brush> =
+                    let stamps: Vec<isoterra::world::Side2dBrush> =
                         serde_json::from_value(rec.params.clone()).unwrap();
                     assert!(doc.stroke_stamps(&stamps).unwrap().id.is_some());
                     replayed += 1;

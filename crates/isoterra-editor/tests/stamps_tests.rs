@@ -4,7 +4,7 @@
 
 use isoterra::store::{HeightmapDocument, Side2dDocument, VoxelDocument};
 use isoterra::world::{
-    Brush, BrushTool, HeightBrush, HeightTool, HeightmapParams, Side2dParams, VoxelBrush,
+    HeightBrush, HeightTool, HeightmapParams, Side2dBrush, Side2dParams, Side2dTool, VoxelBrush,
     VoxelParams, VoxelTool,
 };
 
@@ -17,9 +17,9 @@ fn side2d_params() -> Side2dParams {
 fn side2d_previews_leave_no_trace_and_stamps_equal_single_strokes() {
     let dir = tempfile::tempdir().unwrap();
     let stamps = [
-        Brush::new(BrushTool::Dig, [30.0, 20.0], 5.0),
-        Brush::new(BrushTool::Fill, [34.0, 22.0], 3.0).with_material(2),
-        Brush::new(BrushTool::Dig, [38.0, 20.0], 4.0),
+        Side2dBrush::new(Side2dTool::Dig, [30.0, 20.0], 5.0),
+        Side2dBrush::new(Side2dTool::Fill, [34.0, 22.0], 3.0).with_material(2),
+        Side2dBrush::new(Side2dTool::Dig, [38.0, 20.0], 4.0),
     ];
     let mut one = Side2dDocument::create(dir.path().join("a.isoterra"), &side2d_params()).unwrap();
     let generated = one.content_hash();
@@ -40,7 +40,7 @@ fn side2d_previews_leave_no_trace_and_stamps_equal_single_strokes() {
     one.undo().unwrap();
     assert_eq!(one.content_hash(), generated);
     assert!(
-        one.preview(&Brush::new(BrushTool::Dig, [f32::NAN, 1.0], 3.0))
+        one.preview(&Side2dBrush::new(Side2dTool::Dig, [f32::NAN, 1.0], 3.0))
             .is_err()
     );
     assert_eq!(one.content_hash(), generated);

@@ -2,7 +2,7 @@
 
 use isoterra_export::{PngOptions, polylines_json, polylines_svg, render_side2d_png};
 use isoterra_store::{ChunkStore, Side2dDocument};
-use isoterra_world::Brush;
+use isoterra_world::Side2dBrush;
 use serde_json::json;
 
 use crate::schema::{ParamSpec, ToolSpec, tool};
@@ -54,7 +54,7 @@ pub(crate) fn template<S: ChunkStore>(
     let stamp = {
         let shape = plain_shape(kind, shape)?;
         let material = params.number("material")?.unwrap_or(0.0) as u8;
-        let brush = Brush::new(side2d_tool(tool.name), [0.0, 0.0], radius)
+        let brush = Side2dBrush::new(side2d_tool(tool.name), [0.0, 0.0], radius)
             .with_shape(shape)
             .with_strength(strength)
             .with_material(material);

@@ -4,8 +4,8 @@
 
 use isoterra_field::PathingOverride;
 use isoterra_world::{
-    Brush, BrushShape, BrushTool, Edit, Edit3, HeightBrush, HeightEdit, HeightTool, MapBrush,
-    MapBrushShape, MapEdit, MapTool, VoxelBrush, VoxelTool,
+    HeightBrush, HeightEdit, HeightTool, MapBrush, MapBrushShape, MapEdit, MapTool, Side2dBrush,
+    Side2dBrushShape, Side2dEdit, Side2dTool, VoxelBrush, VoxelEdit, VoxelTool,
 };
 use serde_json::{Map, Value};
 
@@ -65,7 +65,7 @@ impl StrokeSpec {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stamp {
     /// A side-view brush.
-    Side2d(Brush),
+    Side2d(Side2dBrush),
     /// A heightmap brush.
     Heightmap(HeightBrush),
     /// A voxel brush.
@@ -78,9 +78,9 @@ pub enum Stamp {
 /// A stamp applied in memory only, to take back.
 #[derive(Debug, Clone)]
 pub(crate) enum Preview {
-    Side2d(Edit),
+    Side2d(Side2dEdit),
     Heightmap(HeightEdit),
-    Voxel(Edit3),
+    Voxel(VoxelEdit),
     Map(MapEdit),
 }
 
@@ -288,10 +288,13 @@ pub(crate) fn find_tool(
 }
 
 /// The brush shape of a side-view or heightmap stroke.
-pub(crate) fn plain_shape(kind: WorldKind, shape: Option<&str>) -> Result<BrushShape, KindError> {
+pub(crate) fn plain_shape(
+    kind: WorldKind,
+    shape: Option<&str>,
+) -> Result<Side2dBrushShape, KindError> {
     match shape {
-        None | Some("circle") => Ok(BrushShape::Circle),
-        Some("square") => Ok(BrushShape::Square),
+        None | Some("circle") => Ok(Side2dBrushShape::Circle),
+        Some("square") => Ok(Side2dBrushShape::Square),
         Some(other) => Err(KindError::invalid(format!(
             "shape must be `circle` or `square` for {kind} brushes (`diamond` is for maps), got `{other}`"
         ))),
@@ -311,11 +314,11 @@ pub(crate) fn map_shape(shape: Option<&str>) -> Result<MapBrushShape, KindError>
 }
 
 /// Side-view tool names to tools.
-pub(crate) fn side2d_tool(name: &str) -> BrushTool {
+pub(crate) fn side2d_tool(name: &str) -> Side2dTool {
     if name == "fill" {
-        BrushTool::Fill
+        Side2dTool::Fill
     } else {
-        BrushTool::Dig
+        Side2dTool::Dig
     }
 }
 

@@ -21,7 +21,7 @@
 //! decode. The round-trip is exact (bit for bit).
 
 use isoterra_field::NodeRect;
-use isoterra_world::Edit;
+use isoterra_world::Side2dEdit;
 
 use crate::StoreError;
 use crate::wire::{FLAG_MATERIALS, FLAG_ZSTD, Reader, Writer, pack_body, unpack_body};
@@ -34,14 +34,14 @@ const WHAT: &str = "stroke delta";
 /// The sparse change one stroke made: which nodes, and their values and
 /// material ids before and after.
 ///
-/// This is the world crate's [`Edit`] under the name the codec uses: the
+/// This is the world crate's [`Side2dEdit`] under the name the codec uses: the
 /// document layer stores edits as they are. `mat_before` / `mat_after` are
-/// either both empty (no materials) or one per node; [`Edit::validate`]
+/// either both empty (no materials) or one per node; [`Side2dEdit::validate`]
 /// states every invariant the codec relies on.
-pub type EditDelta = Edit;
+pub type EditDelta = Side2dEdit;
 
 /// Encodes a delta. Fails only when the delta breaks its invariants
-/// (see [`Edit::validate`]).
+/// (see [`Side2dEdit::validate`]).
 pub fn encode_delta(delta: &EditDelta) -> Result<Vec<u8>, StoreError> {
     delta
         .validate()

@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use isoterra_field::{Field2, MaterialGrid, MaterialTable, NodeRect, generate_side2d};
 use isoterra_world::{
-    Brush, Edit, EditDirection, RebuildReport, Side2dParams, Side2dWorld, WorldError,
+    EditDirection, RebuildReport, Side2dBrush, Side2dEdit, Side2dParams, Side2dWorld, WorldError,
 };
 use serde::Serialize;
 
@@ -346,7 +346,7 @@ impl<S: ChunkStore> Side2dDocument<S> {
     /// that came back to their generated state are deleted rather than
     /// stored. A new stroke drops the redo tail. If the commit fails, the
     /// edit is reverted in memory and the error returned.
-    pub fn stroke(&mut self, brush: &Brush) -> Result<StrokeOutcome, StoreError> {
+    pub fn stroke(&mut self, brush: &Side2dBrush) -> Result<StrokeOutcome, StoreError> {
         self.core.check_current()?;
         let params = to_json("brush", brush)?;
         let edit = self.core.kind.world.apply_brush(brush)?;
@@ -363,7 +363,7 @@ impl<S: ChunkStore> Side2dDocument<S> {
     /// separate strokes. The stroke's tool is the stamps' tool, or `"mixed"`;
     /// its parameters are the list of brushes. No stamps, or stamps that
     /// change nothing, record nothing.
-    pub fn stroke_stamps(&mut self, stamps: &[Brush]) -> Result<StrokeOutcome, StoreError> {
+    pub fn stroke_stamps(&mut self, stamps: &[Side2dBrush]) -> Result<StrokeOutcome, StoreError> {
         self.core.check_current()?;
         let params = to_json("brush stamps", &stamps)?;
         let edits = self
@@ -383,7 +383,7 @@ impl<S: ChunkStore> Side2dDocument<S> {
     /// world holds.
     ///
     /// An invalid brush is a [`StoreError::World`] error and changes nothing.
-    pub fn preview(&mut self, brush: &Brush) -> Result<Edit, StoreError> {
+    pub fn preview(&mut self, brush: &Side2dBrush) -> Result<Side2dEdit, StoreError> {
         Ok(self.core.kind.world.apply_brush(brush)?)
     }
 
@@ -394,7 +394,7 @@ impl<S: ChunkStore> Side2dDocument<S> {
     ///
     /// [`StoreError::World`] when the edit does not fit this world; nothing
     /// changes then.
-    pub fn revert_preview(&mut self, edit: &Edit) -> Result<(), StoreError> {
+    pub fn revert_preview(&mut self, edit: &Side2dEdit) -> Result<(), StoreError> {
         Ok(self
             .core
             .kind
@@ -405,7 +405,7 @@ impl<S: ChunkStore> Side2dDocument<S> {
     /// One edit from edits applied in order: every node once, its value
     /// before the first edit and its current value; nodes that ended where
     /// they started are left out.
-    fn merge(&self, edits: &[Edit]) -> Edit {
+    fn merge(&self, edits: &[Side2dEdit]) -> Side2dEdit {
         let mut first: std::collections::BTreeMap<u32, (f32, u8)> = Default::default();
         for e in edits {
             for (k, &i) in e.nodes.iter().enumerate() {
@@ -416,7 +416,7 @@ impl<S: ChunkStore> Side2dDocument<S> {
         let values = world.field().values();
         let ids = world.materials().ids();
         let w = world.field().width();
-        let mut out = Edit::default();
+        let mut out = Side2dEdit::default();
         for (i, (before, mat_before)) in first {
             let (after, mat_after) = (values[i as usize], ids[i as usize]);
             if after.to_bits() == before.to_bits() && mat_after == mat_before {
@@ -437,7 +437,7 @@ impl<S: ChunkStore> Side2dDocument<S> {
     /// reverts it when the commit fails.
     fn record(
         &mut self,
-        edit: Edit,
+        edit: Side2dEdit,
         tool: &str,
         params: serde_json::Value,
     ) -> Result<StrokeOutcome, StoreError> {
@@ -489,23 +489,23 @@ impl<S: ChunkStore> Side2dDocument<S> {
 }
 
 impl EditKind for Side2dKind {
-    type Edit = Edit;
+    type Edit = Side2dEdit;
 
-    fn encode(&self, edit: &Edit) -> Result<Vec<u8>, StoreError> {
+    fn encode(&self, edit: &Side2dEdit) -> Result<Vec<u8>, StoreError> {
         encode_delta(edit)
     }
 
-    fn decode(&self, delta: &[u8]) -> Result<Edit, StoreError> {
+    fn decode(&self, delta: &[u8]) -> Result<Side2dEdit, StoreError> {
         decode_delta(delta)
     }
 
-    fn apply(&mut self, edit: &Edit, dir: EditDirection) -> Result<(), StoreError> {
+    fn apply(&mut self, edit: &Side2dEdit, dir: EditDirection) -> Result<(), StoreError> {
         Ok(self.world.apply_edit(edit, dir)?)
     }
 
     fn apply_logged(
         &mut self,
-        edit: &Edit,
+        edit: &Side2dEdit,
         dir: EditDirection,
         _location: &Path,
         _id: i64,
@@ -526,7 +526,7 @@ impl EditKind for Side2dKind {
     /// The chunk rows to write for the storage chunks owning the edit's
     /// nodes: the encoded chunk, or a delete when it equals the generated
     /// base.
-    fn chunk_changes(&self, edit: &Edit) -> Result<Vec<ChunkChange>, StoreError> {
+    fn chunk_changes(&self, edit: &Side2dEdit) -> Result<Vec<ChunkChange>, StoreError> {
         let layout = Layout::new(self.world.params());
         let w = self.world.field().width();
         let touched: BTreeSet<(u32, u32)> = edit

@@ -26,7 +26,7 @@
 //!
 //! ```
 //! use isoterra_store::Side2dDocument;
-//! use isoterra_world::{Brush, BrushTool, Side2dParams};
+//! use isoterra_world::{Side2dBrush, Side2dTool, Side2dParams};
 //!
 //! # fn main() -> Result<(), isoterra_store::StoreError> {
 //! # let dir = std::env::temp_dir().join(format!("isoterra-store-doc-{}", std::process::id()));
@@ -36,7 +36,7 @@
 //! let mut doc = Side2dDocument::create(&path, &Side2dParams::DEFAULT)?;
 //! let generated = doc.content_hash();
 //! // On disk when it returns.
-//! let outcome = doc.stroke(&Brush::new(BrushTool::Fill, [40.0, 60.0], 6.0))?;
+//! let outcome = doc.stroke(&Side2dBrush::new(Side2dTool::Fill, [40.0, 60.0], 6.0))?;
 //! doc.undo()?;
 //! assert_eq!(doc.content_hash(), generated);
 //! drop(doc);
@@ -62,11 +62,11 @@
 //!
 //! ```
 //! use isoterra_store::{MemoryStore, Side2dDocument};
-//! use isoterra_world::{Brush, BrushTool, Side2dParams};
+//! use isoterra_world::{Side2dBrush, Side2dTool, Side2dParams};
 //!
 //! # fn main() -> Result<(), isoterra_store::StoreError> {
 //! let mut doc = Side2dDocument::create_in(MemoryStore::new(), &Side2dParams::DEFAULT)?;
-//! doc.stroke(&Brush::new(BrushTool::Fill, [40.0, 60.0], 6.0))?;
+//! doc.stroke(&Side2dBrush::new(Side2dTool::Fill, [40.0, 60.0], 6.0))?;
 //! let edited = doc.content_hash();
 //! let doc = Side2dDocument::open_in(doc.into_store())?;
 //! assert_eq!(doc.content_hash(), edited);

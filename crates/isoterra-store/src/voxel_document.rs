@@ -27,7 +27,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use isoterra_world::{
-    Edit3, EditDirection, RebuildReport, VoxelBrush, VoxelParams, VoxelWorld, WorldError,
+    EditDirection, RebuildReport, VoxelBrush, VoxelEdit, VoxelParams, VoxelWorld, WorldError,
 };
 use serde::Serialize;
 
@@ -76,8 +76,8 @@ const DELTA_NODE_BYTES: usize = 34;
 /// # Errors
 ///
 /// [`StoreError::InvalidInput`] when the edit is malformed
-/// ([`Edit3::validate`]) or too large for one delta.
-pub fn encode_delta3(edit: &Edit3) -> Result<Vec<u8>, StoreError> {
+/// ([`VoxelEdit::validate`]) or too large for one delta.
+pub fn encode_delta3(edit: &VoxelEdit) -> Result<Vec<u8>, StoreError> {
     edit.validate()
         .map_err(|e| StoreError::input("voxel edit", e.to_string()))?;
     let n = edit.nodes.len();
@@ -110,7 +110,7 @@ pub fn encode_delta3(edit: &Edit3) -> Result<Vec<u8>, StoreError> {
 /// # Errors
 ///
 /// [`StoreError::CorruptData`] for anything that is not a well-formed delta.
-pub fn decode_delta3(payload: &[u8]) -> Result<Edit3, StoreError> {
+pub fn decode_delta3(payload: &[u8]) -> Result<VoxelEdit, StoreError> {
     let bad = |reason: &str| StoreError::data(DELTA_WHAT, reason.to_string());
     if payload.len() < DELTA_HEADER_LEN || &payload[..4] != DELTA_MAGIC {
         return Err(bad("missing header or wrong magic"));
@@ -127,7 +127,7 @@ pub fn decode_delta3(payload: &[u8]) -> Result<Edit3, StoreError> {
         return Err(bad("node count larger than the body"));
     }
     let n = n as usize;
-    let mut edit = Edit3::default();
+    let mut edit = VoxelEdit::default();
     for _ in 0..n {
         let mut p = [0i64; 3];
         for c in &mut p {
@@ -336,7 +336,7 @@ impl<S: ChunkStore> VoxelDocument<S> {
     /// # Errors
     ///
     /// [`StoreError::World`] for an invalid brush; nothing changes then.
-    pub fn preview(&mut self, brush: &VoxelBrush) -> Result<Edit3, StoreError> {
+    pub fn preview(&mut self, brush: &VoxelBrush) -> Result<VoxelEdit, StoreError> {
         Ok(self.core.kind.world.apply_brush(brush)?)
     }
 
@@ -347,7 +347,7 @@ impl<S: ChunkStore> VoxelDocument<S> {
     ///
     /// [`StoreError::World`] when the edit does not fit this world; nothing
     /// changes then.
-    pub fn revert_preview(&mut self, edit: &Edit3) -> Result<(), StoreError> {
+    pub fn revert_preview(&mut self, edit: &VoxelEdit) -> Result<(), StoreError> {
         Ok(self
             .core
             .kind
@@ -422,7 +422,7 @@ impl<S: ChunkStore> VoxelDocument<S> {
             }
         }
         // Keyed by (z, y, x), the order an edit lists its nodes in.
-        let mut edit = Edit3::default();
+        let mut edit = VoxelEdit::default();
         for ([gz, gy, gx], (before, mat_before)) in first {
             let g = [gx, gy, gz];
             let Some((after, mat_after)) = self.world().node(g) else {
@@ -445,7 +445,7 @@ impl<S: ChunkStore> VoxelDocument<S> {
     /// reverts it when the commit fails.
     fn record(
         &mut self,
-        edit: Edit3,
+        edit: VoxelEdit,
         tool: &str,
         params: serde_json::Value,
     ) -> Result<VoxelStrokeOutcome, StoreError> {
@@ -508,24 +508,24 @@ impl<S: ChunkStore> VoxelDocument<S> {
 }
 
 impl EditKind for VoxelKind {
-    type Edit = Edit3;
+    type Edit = VoxelEdit;
 
-    fn encode(&self, edit: &Edit3) -> Result<Vec<u8>, StoreError> {
+    fn encode(&self, edit: &VoxelEdit) -> Result<Vec<u8>, StoreError> {
         encode_delta3(edit)
     }
 
-    fn decode(&self, delta: &[u8]) -> Result<Edit3, StoreError> {
+    fn decode(&self, delta: &[u8]) -> Result<VoxelEdit, StoreError> {
         decode_delta3(delta)
     }
 
-    fn apply(&mut self, edit: &Edit3, dir: EditDirection) -> Result<(), StoreError> {
+    fn apply(&mut self, edit: &VoxelEdit, dir: EditDirection) -> Result<(), StoreError> {
         let applied: Result<(), WorldError> = self.world.apply_edit(edit, dir);
         Ok(applied?)
     }
 
     fn apply_logged(
         &mut self,
-        edit: &Edit3,
+        edit: &VoxelEdit,
         dir: EditDirection,
         _location: &Path,
         _id: i64,
@@ -554,7 +554,7 @@ impl EditKind for VoxelKind {
 
     /// The chunk rows for every chunk owning a node of `edit`: its payload,
     /// or a deletion when it equals the generated chunk.
-    fn chunk_changes(&self, edit: &Edit3) -> Result<Vec<ChunkChange>, StoreError> {
+    fn chunk_changes(&self, edit: &VoxelEdit) -> Result<Vec<ChunkChange>, StoreError> {
         let coords: BTreeSet<[i32; 3]> = edit
             .nodes
             .iter()

@@ -14,7 +14,7 @@ use isoterra_store::{
     StoreError, VoxelDocument, WorldFile, bake_chunks, decode_baked, encode_baked,
 };
 use isoterra_world::{
-    Brush, BrushTool, HeightBrush, HeightTool, HeightmapParams, MapParams, Side2dParams,
+    HeightBrush, HeightTool, HeightmapParams, MapParams, Side2dBrush, Side2dParams, Side2dTool,
     VoxelBrush, VoxelParams, VoxelTool,
 };
 use proptest::prelude::*;
@@ -295,7 +295,7 @@ fn the_world_stamp_follows_the_edits() {
 
     let mut side = Side2dDocument::create(dir.path().join("s.isoterra"), &side_params()).unwrap();
     let t0 = side.file().world_stamp().unwrap();
-    side.stroke(&Brush::new(BrushTool::Dig, [20.0, 20.0], 5.0))
+    side.stroke(&Side2dBrush::new(Side2dTool::Dig, [20.0, 20.0], 5.0))
         .unwrap();
     assert_ne!(side.file().world_stamp().unwrap(), t0);
 }
@@ -958,10 +958,10 @@ fn check_side2d_rounds(rounds: &[Vec<RandomStroke>]) {
         {
             let mut doc = Side2dDocument::open_in(&mut store).unwrap();
             for &(tool, at, r, undo) in round {
-                let tool = [BrushTool::Dig, BrushTool::Fill, BrushTool::Dig][tool as usize];
+                let tool = [Side2dTool::Dig, Side2dTool::Fill, Side2dTool::Dig][tool as usize];
                 // Spread the centres over the 64 x 40 world.
                 let at = [(at[0] + 16.0) * 1.6, at[1] + 16.0];
-                doc.stroke(&Brush::new(tool, at, r * 1.5)).unwrap();
+                doc.stroke(&Side2dBrush::new(tool, at, r * 1.5)).unwrap();
                 if undo {
                     doc.undo().unwrap();
                 }

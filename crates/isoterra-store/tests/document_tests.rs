@@ -11,7 +11,9 @@ use isoterra_store::{
     SIDE2D_MATERIALS_KEY, Side2dDocument, StoreError, WorldFile, WorldMeta, detect_kind,
     encode_chunk, field2_content_hash, open_any,
 };
-use isoterra_world::{Brush, BrushShape, BrushTool, EditDirection, Side2dParams, Side2dWorld};
+use isoterra_world::{
+    EditDirection, Side2dBrush, Side2dBrushShape, Side2dParams, Side2dTool, Side2dWorld,
+};
 use proptest::prelude::*;
 
 /// A small hills world: 64 x 32 cells in chunks of `chunk` cells.
@@ -32,12 +34,12 @@ fn temp() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
 }
 
-fn dig(x: f32, y: f32, r: f32) -> Brush {
-    Brush::new(BrushTool::Dig, [x, y], r)
+fn dig(x: f32, y: f32, r: f32) -> Side2dBrush {
+    Side2dBrush::new(Side2dTool::Dig, [x, y], r)
 }
 
-fn fill(x: f32, y: f32, r: f32) -> Brush {
-    Brush::new(BrushTool::Fill, [x, y], r).with_material(2)
+fn fill(x: f32, y: f32, r: f32) -> Side2dBrush {
+    Side2dBrush::new(Side2dTool::Fill, [x, y], r).with_material(2)
 }
 
 /// The world's exact bytes: value bits and material ids.
@@ -55,7 +57,7 @@ fn hash_of(world: &Side2dWorld) -> String {
 
 /// A stroke that surely changes something: a dig in the solid lower half and
 /// a fill in the empty upper half.
-fn strokes() -> [Brush; 2] {
+fn strokes() -> [Side2dBrush; 2] {
     [dig(20.0, 8.0, 4.0), fill(44.0, 26.0, 3.0)]
 }
 
@@ -720,8 +722,8 @@ fn real_file(dir: &Path) -> Vec<u8> {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Stroke(Brush),
-    Stamps(Vec<Brush>),
+    Stroke(Side2dBrush),
+    Stamps(Vec<Side2dBrush>),
     Undo,
     Redo,
     Reopen,
@@ -734,7 +736,7 @@ fn changed_nodes(a: &(Vec<u32>, Vec<u8>), b: &(Vec<u32>, Vec<u8>)) -> usize {
         .count()
 }
 
-fn brush_strategy() -> impl Strategy<Value = Brush> {
+fn brush_strategy() -> impl Strategy<Value = Side2dBrush> {
     (
         any::<bool>(),
         any::<bool>(),
@@ -745,19 +747,19 @@ fn brush_strategy() -> impl Strategy<Value = Brush> {
         0u8..5,
     )
         .prop_map(|(fill, square, x, y, r, s, m)| {
-            Brush::new(
+            Side2dBrush::new(
                 if fill {
-                    BrushTool::Fill
+                    Side2dTool::Fill
                 } else {
-                    BrushTool::Dig
+                    Side2dTool::Dig
                 },
                 [x, y],
                 r,
             )
             .with_shape(if square {
-                BrushShape::Square
+                Side2dBrushShape::Square
             } else {
-                BrushShape::Circle
+                Side2dBrushShape::Circle
             })
             .with_strength(s)
             .with_material(m)
@@ -791,8 +793,8 @@ proptest! {
         let mut doc = Side2dDocument::create(&path, &p).unwrap();
         let mut model = Side2dWorld::generate(&p).unwrap();
         // Each recorded stroke is the list of edits the model applied for it.
-        let mut done: Vec<Vec<isoterra_world::Edit>> = Vec::new();
-        let mut undone: Vec<Vec<isoterra_world::Edit>> = Vec::new();
+        let mut done: Vec<Vec<isoterra_world::Side2dEdit>> = Vec::new();
+        let mut undone: Vec<Vec<isoterra_world::Side2dEdit>> = Vec::new();
         for op in ops {
             match op {
                 Op::Stroke(_) | Op::Stamps(_) => {
@@ -933,7 +935,7 @@ fn a_custom_indestructible_material_is_honoured_after_reopen() {
     // A steel block in the empty upper half.
     let at = [44.0, 26.0];
     assert!(!doc.world().is_solid(at));
-    let block = Brush::new(BrushTool::Fill, at, 3.0).with_material(5);
+    let block = Side2dBrush::new(Side2dTool::Fill, at, 3.0).with_material(5);
     assert!(doc.stroke(&block).unwrap().changed_nodes > 0);
     assert!(doc.world().is_solid(at));
     let steel: Vec<usize> = (0..doc.world().materials().ids().len())
@@ -951,7 +953,8 @@ fn a_custom_indestructible_material_is_honoured_after_reopen() {
             .collect()
     };
     let before = values(&doc);
-    doc.stroke(&Brush::new(BrushTool::Dig, at, 4.0)).unwrap();
+    doc.stroke(&Side2dBrush::new(Side2dTool::Dig, at, 4.0))
+        .unwrap();
     assert_eq!(values(&doc), before, "the dig changed steel nodes");
     assert!(doc.world().is_solid(at));
 

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use isoterra_field::{Side2dGen, Side2dPreset};
 use isoterra_store::{Side2dDocument, StoreError};
-use isoterra_world::{Brush, BrushTool, Side2dParams};
+use isoterra_world::{Side2dBrush, Side2dParams, Side2dTool};
 
 const WORKER_FILE_ENV: &str = "ISOTERRA_DURABILITY_WORKER_FILE";
 const WORKER_SEED_ENV: &str = "ISOTERRA_DURABILITY_WORKER_SEED";
@@ -83,11 +83,11 @@ fn durability_worker() {
         let roll = rng.below(10);
         let (op, id) = if roll < 6 {
             let tool = if rng.below(2) == 0 {
-                BrushTool::Dig
+                Side2dTool::Dig
             } else {
-                BrushTool::Fill
+                Side2dTool::Fill
             };
-            let brush = Brush::new(
+            let brush = Side2dBrush::new(
                 tool,
                 [rng.unit() * 64.0, rng.unit() * 32.0],
                 2.0 + rng.unit() * 3.0,
@@ -377,11 +377,11 @@ fn shared_file_worker() {
     while acked < SHARED_WORKER_STROKES && attempts < 10_000 {
         attempts += 1;
         let tool = if rng.below(2) == 0 {
-            BrushTool::Dig
+            Side2dTool::Dig
         } else {
-            BrushTool::Fill
+            Side2dTool::Fill
         };
-        let brush = Brush::new(tool, [rng.unit() * 64.0, rng.unit() * 32.0], 3.0);
+        let brush = Side2dBrush::new(tool, [rng.unit() * 64.0, rng.unit() * 32.0], 3.0);
         match doc.stroke(&brush) {
             Ok(out) => {
                 if let Some(id) = out.id {
@@ -498,7 +498,7 @@ fn the_allowed_window_is_one_operation() {
     let mut doc = Side2dDocument::create(&path, &params()).unwrap();
     let mut ids = Vec::new();
     for x in [10.0, 30.0, 50.0] {
-        let brush = Brush::new(BrushTool::Dig, [x, 6.0], 4.0);
+        let brush = Side2dBrush::new(Side2dTool::Dig, [x, 6.0], 4.0);
         ids.push(doc.stroke(&brush).unwrap().id.unwrap());
     }
     assert_eq!(doc.undo().unwrap(), Some(ids[2]));
@@ -557,11 +557,11 @@ fn opening_during_commits_sees_one_consistent_state() {
             let mut n = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) && n < 2_000 {
                 let tool = if n % 2 == 0 {
-                    BrushTool::Dig
+                    Side2dTool::Dig
                 } else {
-                    BrushTool::Fill
+                    Side2dTool::Fill
                 };
-                let brush = Brush::new(tool, [rng.unit() * 64.0, rng.unit() * 32.0], 3.0);
+                let brush = Side2dBrush::new(tool, [rng.unit() * 64.0, rng.unit() * 32.0], 3.0);
                 doc.stroke(&brush).unwrap();
                 if n % 3 == 0 {
                     doc.undo().unwrap();

@@ -17,7 +17,7 @@ use isoterra_field::{MaterialTable, Side2dGen, Side2dPreset};
 use isoterra_store::{
     SIDE2D_FORMAT_VERSION, SIDE2D_MATERIALS_KEY, Side2dDocument, WorldFile, open_any,
 };
-use isoterra_world::{Brush, BrushTool, Side2dParams};
+use isoterra_world::{Side2dBrush, Side2dParams, Side2dTool};
 
 /// The content hash of the fixture's world with its one stroke done.
 const PINNED_HASH_DONE: &str = "eaf52eba447cc0bf";
@@ -55,7 +55,7 @@ fn write_side2d_v1_fixture() {
     let _ = std::fs::remove_file(&out);
     let mut doc = Side2dDocument::create(&out, &tiny_params()).unwrap();
     let id = doc
-        .stroke(&Brush::new(BrushTool::Dig, [8.0, 3.0], 2.5))
+        .stroke(&Side2dBrush::new(Side2dTool::Dig, [8.0, 3.0], 2.5))
         .unwrap()
         .id;
     assert!(id.is_some(), "the fixture's stroke changed nothing");

@@ -14,8 +14,8 @@ use isoterra_store::{
     VoxelDocument, WorldFile, WorldMeta,
 };
 use isoterra_world::{
-    Brush, BrushTool, HeightBrush, HeightTool, HeightmapParams, MapBrush, MapParams, MapStroke,
-    MapTool, Side2dParams, VoxelBrush, VoxelParams, VoxelTool,
+    HeightBrush, HeightTool, HeightmapParams, MapBrush, MapParams, MapStroke, MapTool, Side2dBrush,
+    Side2dParams, Side2dTool, VoxelBrush, VoxelParams, VoxelTool,
 };
 use proptest::prelude::*;
 
@@ -85,13 +85,13 @@ trait TestDoc {
     fn chunk_store(&self) -> &dyn ChunkStore;
 }
 
-fn side2d_brush((t, x, y, r): (u8, f32, f32, f32)) -> Brush {
+fn side2d_brush((t, x, y, r): (u8, f32, f32, f32)) -> Side2dBrush {
     let tool = if t % 2 == 0 {
-        BrushTool::Dig
+        Side2dTool::Dig
     } else {
-        BrushTool::Fill
+        Side2dTool::Fill
     };
-    Brush::new(tool, [x * 64.0, y * 32.0], r).with_material(2)
+    Side2dBrush::new(tool, [x * 64.0, y * 32.0], r).with_material(2)
 }
 
 fn voxel_brush((t, x, y, r): (u8, f32, f32, f32)) -> VoxelBrush {

@@ -6,7 +6,7 @@ use isoterra_store::{
     ChunkKey, ChunkLayer, Side2dDocument, StoreError, VoxelDocument, WorldFile, decode_delta3,
     encode_delta3,
 };
-use isoterra_world::{Edit3, Side2dParams, VoxelBrush, VoxelParams, VoxelTool};
+use isoterra_world::{Side2dParams, VoxelBrush, VoxelEdit, VoxelParams, VoxelTool};
 use proptest::prelude::*;
 
 fn temp() -> tempfile::TempDir {
@@ -199,7 +199,7 @@ fn other_kinds_are_refused() {
 
 #[test]
 fn damaged_deltas_are_errors() {
-    let edit = Edit3 {
+    let edit = VoxelEdit {
         nodes: vec![[-4, 2, 3], [1, 2, 3], [0, 0, 9]],
         before: vec![0.5, -1.0, 0.25],
         after: vec![-0.5, 1.0, 0.0],
@@ -232,7 +232,7 @@ proptest! {
     ) {
         let mut items: Vec<_> = raw.into_iter().collect();
         items.sort_by_key(|(p, _)| [p[2], p[1], p[0]]);
-        let mut edit = Edit3::default();
+        let mut edit = VoxelEdit::default();
         for (p, (b, a, mb, ma)) in items {
             edit.nodes.push(p);
             edit.before.push(b);

@@ -15,7 +15,7 @@ use crate::WorldError;
 /// exact bytes.
 #[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct Edit {
+pub struct Side2dEdit {
     /// The smallest node rectangle holding every changed node; empty when
     /// nothing changed.
     pub rect: NodeRect,
@@ -31,7 +31,7 @@ pub struct Edit {
     pub mat_after: Vec<u8>,
 }
 
-impl Edit {
+impl Side2dEdit {
     /// True when the edit changed nothing.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
@@ -86,8 +86,8 @@ impl Edit {
     }
 
     /// The edit that undoes this one (before and after swapped).
-    pub fn inverse(&self) -> Edit {
-        Edit {
+    pub fn inverse(&self) -> Side2dEdit {
+        Side2dEdit {
             rect: self.rect,
             nodes: self.nodes.clone(),
             before: self.after.clone(),
@@ -110,7 +110,7 @@ pub(crate) fn check_finite(values: &[f32], nodes: &[u32], side: &str) -> Result<
     }
 }
 
-/// Which side of an [`Edit`] to write.
+/// Which side of an edit (of any kind: [`Side2dEdit`], [`HeightEdit`](crate::HeightEdit), [`VoxelEdit`](crate::VoxelEdit), [`MapEdit`](crate::MapEdit)) to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(
     feature = "serde",
@@ -138,8 +138,8 @@ impl EditDirection {
 mod tests {
     use super::*;
 
-    fn sample() -> Edit {
-        Edit {
+    fn sample() -> Side2dEdit {
+        Side2dEdit {
             rect: NodeRect::new(1, 1, 4, 2),
             nodes: vec![5, 6, 7],
             before: vec![0.5, 0.25, -0.5],
@@ -156,13 +156,13 @@ mod tests {
         e.mat_before.clear();
         e.mat_after.clear();
         e.validate().unwrap();
-        Edit::default().validate().unwrap();
+        Side2dEdit::default().validate().unwrap();
         assert_eq!(sample().inverse().inverse(), sample());
     }
 
     #[test]
     fn validate_names_what_is_wrong() {
-        type Damage = fn(&mut Edit);
+        type Damage = fn(&mut Side2dEdit);
         let cases: [(&str, Damage); 5] = [
             ("`after`", |e| {
                 e.after.pop();

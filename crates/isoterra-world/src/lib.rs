@@ -6,7 +6,7 @@
 //! * `side2d`, [`Side2dWorld`]: a bounded 2D side-view density grid (Worms,
 //!   Terraria-like diggers, Noita-like caves) with a material per node; its
 //!   chunks cache marching squares fill meshes, contours and colliders, and
-//!   it finds floating islands. [`Brush`] digs and fills.
+//!   it finds floating islands. [`Side2dBrush`] digs and fills.
 //! * `map`, [`MapWorld`]: a bounded top-down map (War3 World Editor style)
 //!   with cliff levels 0–15, ramps, ground height, water, texture paint and
 //!   pathing flags, meshed in one pass per chunk; pathing grids, line of
@@ -20,8 +20,8 @@
 //!   where levels meet ([`VoxelLodMesher`]). [`VoxelBrush`] digs, adds,
 //!   smooths, flattens and paints.
 //!
-//! Every edit returns a delta ([`Edit`], [`MapEdit`], [`HeightEdit`],
-//! [`Edit3`]) that `apply_edit` plays backward or forward, giving back the
+//! Every edit returns a delta ([`Side2dEdit`], [`MapEdit`], [`HeightEdit`],
+//! [`VoxelEdit`]) that `apply_edit` plays backward or forward, giving back the
 //! exact bytes.
 //!
 //! Streaming is shared by the kinds: [`StreamViewer`]s (a player, a camera)
@@ -39,7 +39,7 @@
 //! counter-clockwise around solid and clockwise around holes.
 //!
 //! ```
-//! use isoterra_world::{Brush, BrushTool, EditDirection, Side2dParams, Side2dWorld};
+//! use isoterra_world::{Side2dBrush, Side2dTool, EditDirection, Side2dParams, Side2dWorld};
 //! use isoterra_field::{Field2, MaterialGrid};
 //!
 //! # fn main() -> Result<(), isoterra_world::WorldError> {
@@ -53,7 +53,7 @@
 //! let mut world = Side2dWorld::from_parts(&params, field, materials)?;
 //!
 //! // Dig a round hole and undo it.
-//! let edit = world.apply_brush(&Brush::new(BrushTool::Dig, [32.0, 20.0], 6.0))?;
+//! let edit = world.apply_brush(&Side2dBrush::new(Side2dTool::Dig, [32.0, 20.0], 6.0))?;
 //! assert!(!world.is_solid([32.0, 18.0]));
 //! world.apply_edit(&edit, EditDirection::Backward)?;
 //! assert!(world.is_solid([32.0, 18.0]));
@@ -68,7 +68,7 @@
 //!   Results do not depend on the thread count.
 //! * `serde`: `Serialize` / `Deserialize` for the parameters and brushes of
 //!   every kind, [`MapStroke`], the side2d, heightmap and voxel edits
-//!   ([`Edit`], [`HeightEdit`], [`Edit3`]), the streaming settings and the
+//!   ([`Side2dEdit`], [`HeightEdit`], [`VoxelEdit`]), the streaming settings and the
 //!   small enums (the world file stores parameters and strokes as JSON).
 //! * `parry2d`: `parry_polylines` / `parry_oriented_polylines`, turning
 //!   collider polylines into parry2d shapes.
@@ -86,7 +86,7 @@ mod side2d;
 mod stream;
 mod voxel;
 
-pub use edit::{Edit, EditDirection};
+pub use edit::{EditDirection, Side2dEdit};
 pub use error::WorldError;
 pub use heightmap::{
     Frustum, HeightBrush, HeightEdit, HeightTool, HeightmapParams, HeightmapWorld,
@@ -103,8 +103,8 @@ pub use map_query::{
 #[cfg(feature = "parry2d")]
 pub use parry::{parry_oriented_polylines, parry_polylines};
 pub use side2d::{
-    Brush, BrushShape, BrushTool, Island, RayHit, RebuildReport, Side2dChunk, Side2dParams,
-    Side2dWorld,
+    Island, RayHit, RebuildReport, Side2dBrush, Side2dBrushShape, Side2dChunk, Side2dParams,
+    Side2dTool, Side2dWorld,
 };
 pub use stream::{
     CancelFlag, ChunkCoord, ChunkRequest, ChunkSource, Dim, HeightmapChunk, HeightmapEdits,
@@ -114,7 +114,7 @@ pub use stream::{
 #[cfg(feature = "parallel")]
 pub use stream::{StreamScheduler, StreamStats};
 pub use voxel::{
-    Edit3, VoxelBrush, VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh, VoxelHit,
-    VoxelLodChunk, VoxelLodMesher, VoxelLodParams, VoxelMesher, VoxelParams, VoxelTool, VoxelWorld,
-    select_voxel_lods, voxel_lod_transitions,
+    VoxelBrush, VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh, VoxelEdit,
+    VoxelHit, VoxelLodChunk, VoxelLodMesher, VoxelLodParams, VoxelMesher, VoxelParams, VoxelTool,
+    VoxelWorld, select_voxel_lods, voxel_lod_transitions,
 };

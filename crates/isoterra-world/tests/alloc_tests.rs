@@ -4,7 +4,7 @@
 //! allocations of the thread that asks for it.
 
 use isoterra_field::{Side2dGen, Side2dPreset};
-use isoterra_world::{Brush, BrushTool, EditDirection, Side2dParams, Side2dWorld};
+use isoterra_world::{EditDirection, Side2dBrush, Side2dParams, Side2dTool, Side2dWorld};
 
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
@@ -50,7 +50,7 @@ fn lines(world: &Side2dWorld) -> usize {
 
 /// Runs dig / rebuild / undo / rebuild cycles and returns the allocations
 /// the rebuilds made in the last five cycles, after three to warm up.
-fn rebuild_allocations(world: &mut Side2dWorld, brush: &Brush) -> u64 {
+fn rebuild_allocations(world: &mut Side2dWorld, brush: &Side2dBrush) -> u64 {
     let mut total = 0;
     for round in 0..8 {
         // The world is single-chunk-batch sized here, so rebuilds run on
@@ -74,7 +74,7 @@ fn rebuild_allocations(world: &mut Side2dWorld, brush: &Brush) -> u64 {
 fn a_dig_that_adds_a_cave_loop_and_its_undo_allocate_nothing_in_rebuild() {
     for strip in [0.0, 0.5] {
         let mut world = world(strip);
-        let brush = Brush::new(BrushTool::Dig, solid_spot(&world), 2.5);
+        let brush = Side2dBrush::new(Side2dTool::Dig, solid_spot(&world), 2.5);
         let before = lines(&world);
         world
             .apply_brush(&brush)
@@ -94,6 +94,6 @@ fn a_dig_that_adds_a_cave_loop_and_its_undo_allocate_nothing_in_rebuild() {
 #[test]
 fn a_surface_dig_and_its_undo_allocate_nothing_in_rebuild() {
     let mut world = world(0.5);
-    let brush = Brush::new(BrushTool::Dig, [64.0, 30.0], 8.0);
+    let brush = Side2dBrush::new(Side2dTool::Dig, [64.0, 30.0], 8.0);
     assert_eq!(rebuild_allocations(&mut world, &brush), 0);
 }

@@ -5,7 +5,9 @@ mod common;
 
 use common::*;
 use isoterra_field::{NodeRect, Side2dPreset};
-use isoterra_world::{Brush, BrushShape, BrushTool, EditDirection, Side2dWorld, WorldError};
+use isoterra_world::{
+    EditDirection, Side2dBrush, Side2dBrushShape, Side2dTool, Side2dWorld, WorldError,
+};
 use proptest::prelude::*;
 
 fn preset() -> impl Strategy<Value = Side2dPreset> {
@@ -23,10 +25,13 @@ fn world() -> impl Strategy<Value = Side2dWorld> {
 }
 
 /// A brush somewhere around a 64 x 48 world (sometimes partly or fully outside).
-fn brush() -> impl Strategy<Value = Brush> {
+fn brush() -> impl Strategy<Value = Side2dBrush> {
     (
-        prop_oneof![Just(BrushTool::Dig), Just(BrushTool::Fill)],
-        prop_oneof![Just(BrushShape::Circle), Just(BrushShape::Square)],
+        prop_oneof![Just(Side2dTool::Dig), Just(Side2dTool::Fill)],
+        prop_oneof![
+            Just(Side2dBrushShape::Circle),
+            Just(Side2dBrushShape::Square)
+        ],
         -10.0f32..74.0,
         -10.0f32..58.0,
         0.05f32..12.0,
@@ -34,7 +39,7 @@ fn brush() -> impl Strategy<Value = Brush> {
         0u8..5,
     )
         .prop_map(|(tool, shape, x, y, r, s, m)| {
-            Brush::new(tool, [x, y], r)
+            Side2dBrush::new(tool, [x, y], r)
                 .with_shape(shape)
                 .with_strength(s)
                 .with_material(m)
@@ -42,7 +47,7 @@ fn brush() -> impl Strategy<Value = Brush> {
 }
 
 /// The node rectangle a brush may touch: nodes within radius + one cell.
-fn reach(world: &Side2dWorld, b: &Brush) -> NodeRect {
+fn reach(world: &Side2dWorld, b: &Side2dBrush) -> NodeRect {
     let cs = world.field().cell_size();
     let r = b.radius + cs;
     let lo = |c: f32| ((c - r) / cs).ceil().max(0.0) as u32;
@@ -96,10 +101,10 @@ proptest! {
         let iso = w.params().iso;
         for k in 0..edit.nodes.len() {
             match b.tool {
-                BrushTool::Dig => prop_assert!(edit.after[k] <= edit.before[k]),
-                BrushTool::Fill => prop_assert!(edit.after[k] >= edit.before[k]),
+                Side2dTool::Dig => prop_assert!(edit.after[k] <= edit.before[k]),
+                Side2dTool::Fill => prop_assert!(edit.after[k] >= edit.before[k]),
             }
-            if b.tool == BrushTool::Dig || edit.before[k] >= iso || edit.after[k] < iso {
+            if b.tool == Side2dTool::Dig || edit.before[k] >= iso || edit.after[k] < iso {
                 prop_assert_eq!(edit.mat_after[k], edit.mat_before[k]);
             } else {
                 prop_assert_eq!(edit.mat_after[k], b.material);

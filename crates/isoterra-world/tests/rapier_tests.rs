@@ -4,7 +4,7 @@
 
 use isoterra_field::{Side2dGen, Side2dPreset};
 use isoterra_mesh::Polyline;
-use isoterra_world::{Brush, BrushTool, Side2dParams, Side2dWorld};
+use isoterra_world::{Side2dBrush, Side2dParams, Side2dTool, Side2dWorld};
 use rapier2d::prelude::*;
 
 const W: u32 = 160;
@@ -146,7 +146,7 @@ fn balls_rest_on_the_terrain_and_fall_into_a_dug_crater() {
     let crater_r = 6.0;
     let crater = [cx, cy - 1.0];
     let edit = world
-        .apply_brush(&Brush::new(BrushTool::Dig, crater, crater_r))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Dig, crater, crater_r))
         .unwrap();
     assert!(!edit.is_empty());
     world.rebuild(None);

@@ -228,7 +228,7 @@ fn generated_world() -> VoxelWorld {
 /// a node the edit changed (its normal stencil `[c*N - 1, c*N + N + 1]` for
 /// a density change, its cells `[c*N, c*N + N]` for a material change),
 /// searched over chunks `-6..=6`.
-fn chunks_reading_changes(edit: &isoterra_world::Edit3) -> BTreeSet<[i32; 3]> {
+fn chunks_reading_changes(edit: &isoterra_world::VoxelEdit) -> BTreeSet<[i32; 3]> {
     let n = N as i64;
     let mut want = BTreeSet::new();
     for cz in -6..=6 {
@@ -733,7 +733,7 @@ fn an_edit_spread_over_far_apart_chunks_applies_and_undoes_exactly() {
         v
     };
     let k = nodes.len();
-    let edit = isoterra_world::Edit3 {
+    let edit = isoterra_world::VoxelEdit {
         nodes: nodes.clone(),
         before: vec![-1.0; k],
         after: vec![0.5, 0.25, -0.5, 1.0],

@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::*;
 use isoterra_field::{Field2, Material, MaterialGrid, MaterialTable, NodeRect, Side2dPreset};
 use isoterra_world::{
-    Brush, BrushTool, Edit, EditDirection, Side2dParams, Side2dWorld, WorldError,
+    EditDirection, Side2dBrush, Side2dEdit, Side2dParams, Side2dTool, Side2dWorld, WorldError,
 };
 
 // ---------------------------------------------------------------- construction
@@ -123,7 +123,7 @@ fn dig_then_undo_restores_exact_bytes_and_redo_the_after_state() {
     let mut world = generated(Side2dPreset::Caves, 11, 96, 64, 16);
     let before = snapshot(&world);
     let edit = world
-        .apply_brush(&Brush::new(BrushTool::Dig, [40.3, 30.7], 7.5))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Dig, [40.3, 30.7], 7.5))
         .unwrap();
     assert!(!edit.is_empty());
     check_edit_shape(&world, &edit);
@@ -144,7 +144,7 @@ fn dig_then_undo_restores_exact_bytes_and_redo_the_after_state() {
 fn fill_sets_material_only_where_nodes_become_solid() {
     let mut world = flat_world(40, 40, 16, 10.0);
     let edit = world
-        .apply_brush(&Brush::new(BrushTool::Fill, [20.0, 10.0], 5.0).with_material(2))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Fill, [20.0, 10.0], 5.0).with_material(2))
         .unwrap();
     check_edit_shape(&world, &edit);
     let iso = world.params().iso;
@@ -167,14 +167,14 @@ fn fill_sets_material_only_where_nodes_become_solid() {
 fn strength_blends_toward_the_target() {
     let mut world = world_from_fn(30, 30, 16, |_, _| 1.0);
     let edit = world
-        .apply_brush(&Brush::new(BrushTool::Dig, [15.0, 15.0], 4.0).with_strength(0.5))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Dig, [15.0, 15.0], 4.0).with_strength(0.5))
         .unwrap();
     // Centre: target -1, old 1 -> 0.
     assert_eq!(world.field().get(15, 15), 0.0);
     assert!(!edit.is_empty());
     // A second half-strength stroke goes halfway again.
     world
-        .apply_brush(&Brush::new(BrushTool::Dig, [15.0, 15.0], 4.0).with_strength(0.5))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Dig, [15.0, 15.0], 4.0).with_strength(0.5))
         .unwrap();
     assert_eq!(world.field().get(15, 15), -0.5);
 }
@@ -183,11 +183,11 @@ fn strength_blends_toward_the_target() {
 fn square_brush_uses_chebyshev_distance() {
     let mut a = world_from_fn(40, 40, 16, |_, _| 1.0);
     let mut b = a.clone();
-    a.apply_brush(&Brush::new(BrushTool::Dig, [20.0, 20.0], 6.0))
+    a.apply_brush(&Side2dBrush::new(Side2dTool::Dig, [20.0, 20.0], 6.0))
         .unwrap();
     b.apply_brush(
-        &Brush::new(BrushTool::Dig, [20.0, 20.0], 6.0)
-            .with_shape(isoterra_world::BrushShape::Square),
+        &Side2dBrush::new(Side2dTool::Dig, [20.0, 20.0], 6.0)
+            .with_shape(isoterra_world::Side2dBrushShape::Square),
     )
     .unwrap();
     // The corner (25, 25): distance 7.07 for the circle, 5 for the square.
@@ -209,7 +209,7 @@ fn brushes_skip_border_and_indestructible_nodes() {
     let mut world = Side2dWorld::from_parts(&p, field, mats).unwrap();
     let before = snapshot(&world);
     let edit = world
-        .apply_brush(&Brush::new(BrushTool::Dig, [20.0, 2.0], 9.0))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Dig, [20.0, 2.0], 9.0))
         .unwrap();
     check_edit_shape(&world, &edit);
     let after = snapshot(&world);
@@ -231,7 +231,7 @@ fn brushes_skip_border_and_indestructible_nodes() {
     mats.set(10, 10, 3).unwrap();
     let mut world = Side2dWorld::from_parts(&p, field, mats).unwrap();
     world
-        .apply_brush(&Brush::new(BrushTool::Fill, [10.0, 10.0], 3.0))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Fill, [10.0, 10.0], 3.0))
         .unwrap();
     assert_eq!(world.field().get(10, 10), -1.0);
     assert_eq!(world.field().get(11, 10), 1.0);
@@ -242,7 +242,7 @@ fn bad_brushes_change_nothing() {
     let mut world = generated(Side2dPreset::Hills, 2, 64, 32, 16);
     world.rebuild_all();
     let before = snapshot(&world);
-    let ok = Brush::new(BrushTool::Dig, [30.0, 20.0], 4.0);
+    let ok = Side2dBrush::new(Side2dTool::Dig, [30.0, 20.0], 4.0);
     for bad in [
         ok.with_radius(f32::NAN),
         ok.with_radius(f32::INFINITY),
@@ -256,7 +256,7 @@ fn bad_brushes_change_nothing() {
         ok.with_center([f32::NAN, 3.0]),
         ok.with_center([1.0, f32::INFINITY]),
         ok.with_material(99),
-        ok.with_tool(BrushTool::Fill).with_material(5),
+        ok.with_tool(Side2dTool::Fill).with_material(5),
     ] {
         let err = world.apply_brush(&bad).unwrap_err();
         assert!(
@@ -275,7 +275,7 @@ fn brush_outside_the_world_is_an_empty_edit() {
     let before = snapshot(&world);
     for c in [[-50.0, 10.0], [10.0, 500.0], [1e30, -1e30], [-3.0, -3.0]] {
         let edit = world
-            .apply_brush(&Brush::new(BrushTool::Dig, c, 2.0))
+            .apply_brush(&Side2dBrush::new(Side2dTool::Dig, c, 2.0))
             .unwrap();
         assert!(edit.is_empty(), "{c:?}");
         assert!(edit.rect.is_empty());
@@ -284,7 +284,7 @@ fn brush_outside_the_world_is_an_empty_edit() {
     assert_eq!(world.dirty_count(), 0);
     // A brush in the air changes nothing either.
     let edit = world
-        .apply_brush(&Brush::new(BrushTool::Dig, [16.0, 25.0], 2.0))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Dig, [16.0, 25.0], 2.0))
         .unwrap();
     assert!(edit.is_empty());
 }
@@ -293,12 +293,12 @@ fn brush_outside_the_world_is_an_empty_edit() {
 fn apply_edit_rejects_malformed_edits_and_changes_nothing() {
     let mut world = flat_world(32, 32, 8, 10.0);
     let edit = world
-        .apply_brush(&Brush::new(BrushTool::Dig, [16.0, 10.0], 3.0))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Dig, [16.0, 10.0], 3.0))
         .unwrap();
     world.rebuild_all();
     let state = snapshot(&world);
     let w = world.field().width();
-    let mut cases: Vec<Edit> = Vec::new();
+    let mut cases: Vec<Side2dEdit> = Vec::new();
     let mut e = edit.clone();
     e.before.pop();
     cases.push(e);
@@ -335,7 +335,7 @@ fn apply_edit_rejects_malformed_edits_and_changes_nothing() {
     assert!(world.apply_edit(&e, EditDirection::Forward).is_ok());
     // An empty edit is fine.
     world
-        .apply_edit(&Edit::default(), EditDirection::Backward)
+        .apply_edit(&Side2dEdit::default(), EditDirection::Backward)
         .unwrap();
 }
 
@@ -356,11 +356,11 @@ fn dirty_chunks_are_exactly_those_touching_changed_nodes() {
     {
         world.rebuild_all();
         let tool = if i % 2 == 0 {
-            BrushTool::Dig
+            Side2dTool::Dig
         } else {
-            BrushTool::Fill
+            Side2dTool::Fill
         };
-        let edit = world.apply_brush(&Brush::new(tool, c, r)).unwrap();
+        let edit = world.apply_brush(&Side2dBrush::new(tool, c, r)).unwrap();
         assert_eq!(
             dirty_set(&world),
             chunks_touching(&world, &edit.nodes),
@@ -378,7 +378,7 @@ fn a_node_on_a_chunk_corner_dirties_four_chunks() {
     let mut world = flat_world(64, 64, 16, 30.0);
     world.rebuild_all();
     let w = world.field().width();
-    let make = |x: u32, y: u32, old: f32| Edit {
+    let make = |x: u32, y: u32, old: f32| Side2dEdit {
         rect: NodeRect::new(x, y, x + 1, y + 1),
         nodes: vec![y * w + x],
         before: vec![old],
@@ -449,11 +449,11 @@ fn rebuilt_chunks_equal_fresh_rebuilds() {
         .enumerate()
     {
         let tool = if k % 2 == 0 {
-            BrushTool::Dig
+            Side2dTool::Dig
         } else {
-            BrushTool::Fill
+            Side2dTool::Fill
         };
-        world.apply_brush(&Brush::new(tool, c, 6.0)).unwrap();
+        world.apply_brush(&Side2dBrush::new(tool, c, 6.0)).unwrap();
         world.rebuild(Some(Duration::ZERO));
     }
     world.rebuild_all();
@@ -501,10 +501,13 @@ fn rebuild_output_does_not_depend_on_thread_count() {
 
 #[test]
 fn steady_dig_and_rebuild_reuses_chunk_buffers() {
-    steady_loop_reuses_buffers(|_| Brush::new(BrushTool::Dig, [64.0, 30.0], 8.0), false);
+    steady_loop_reuses_buffers(
+        |_| Side2dBrush::new(Side2dTool::Dig, [64.0, 30.0], 8.0),
+        false,
+    );
 }
 
-fn steady_loop_reuses_buffers(pick: impl Fn(&Side2dWorld) -> Brush, new_loop: bool) {
+fn steady_loop_reuses_buffers(pick: impl Fn(&Side2dWorld) -> Side2dBrush, new_loop: bool) {
     // Point buffers move between a chunk's polylines and its spare ones when
     // a dig changes how many polylines it has; `alloc_tests.rs` checks them
     // by counting allocations.
@@ -624,10 +627,10 @@ fn contours_of_a_partly_dirty_world_match_too() {
     let mut world = generated(Side2dPreset::Caves, 12, 96, 64, 16);
     world.rebuild_all();
     world
-        .apply_brush(&Brush::new(BrushTool::Dig, [48.0, 32.0], 9.0))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Dig, [48.0, 32.0], 9.0))
         .unwrap();
     world
-        .apply_brush(&Brush::new(BrushTool::Fill, [20.0, 50.0], 5.0))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Fill, [20.0, 50.0], 5.0))
         .unwrap();
     assert!(world.dirty_count() > 0);
     let whole = summary(&whole_field_contours(&world));
@@ -756,7 +759,7 @@ fn strips_follow_the_contours_when_enabled() {
     );
     // Digging rebuilds the strip with the chunk.
     let e = on
-        .apply_brush(&Brush::new(BrushTool::Dig, [48.0, 32.0], 6.0))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Dig, [48.0, 32.0], 6.0))
         .unwrap();
     on.rebuild_all();
     for [cx, cy] in chunks_touching(&on, &e.nodes) {
@@ -804,7 +807,7 @@ fn dug_holes_are_round() {
     let mut world = world_from_fn(64, 64, 16, |_, _| 1.0);
     let (c, r) = ([31.3, 32.6], 9.0);
     world
-        .apply_brush(&Brush::new(BrushTool::Dig, c, r))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Dig, c, r))
         .unwrap();
     let lines = world.contours();
     // The outer boundary and the hole.
@@ -949,7 +952,7 @@ fn digging_under_a_ledge_makes_an_island() {
     });
     assert!(world.islands().is_empty());
     world
-        .apply_brush(&Brush::new(BrushTool::Dig, [32.0, 16.0], 5.0))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Dig, [32.0, 16.0], 5.0))
         .unwrap();
     let islands = world.islands();
     assert_eq!(islands.len(), 1);
@@ -1035,15 +1038,15 @@ fn params_brush_and_edit_round_trip_through_json() {
     assert_eq!(back, p);
     let partial: Side2dParams = serde_json::from_str("{\"chunk_cells\": 8}").unwrap();
     assert_eq!(partial, Side2dParams::DEFAULT.with_chunk_cells(8));
-    let b =
-        Brush::new(BrushTool::Fill, [1.0, 2.0], 3.0).with_shape(isoterra_world::BrushShape::Square);
+    let b = Side2dBrush::new(Side2dTool::Fill, [1.0, 2.0], 3.0)
+        .with_shape(isoterra_world::Side2dBrushShape::Square);
     let s = serde_json::to_string(&b).unwrap();
     assert!(s.contains("\"fill\"") && s.contains("\"square\""), "{s}");
-    assert_eq!(serde_json::from_str::<Brush>(&s).unwrap(), b);
+    assert_eq!(serde_json::from_str::<Side2dBrush>(&s).unwrap(), b);
     let mut world = flat_world(16, 16, 8, 6.0);
     let e = world
-        .apply_brush(&Brush::new(BrushTool::Dig, [8.0, 6.0], 2.0))
+        .apply_brush(&Side2dBrush::new(Side2dTool::Dig, [8.0, 6.0], 2.0))
         .unwrap();
-    let back: Edit = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
+    let back: Side2dEdit = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
     assert_eq!(back, e);
 }

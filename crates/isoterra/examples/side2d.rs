@@ -37,7 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Dig a round hole into the ground; the stroke is in the file when
     // `stroke` returns.
-    let dig = Brush::new(BrushTool::Dig, [128.0, 70.0], 16.0);
+    let dig = Side2dBrush::new(Side2dTool::Dig, [128.0, 70.0], 16.0);
     let outcome = doc.stroke(&dig)?;
     let id = outcome.id.ok_or("the dig changed nothing")?;
     println!("stroke {id}: dug {} nodes", outcome.changed_nodes);

@@ -48,7 +48,7 @@
 //! let mut world = Side2dWorld::generate(&params)?;
 //!
 //! // Dig a round hole and rebuild the meshes of the chunks it touched.
-//! let edit = world.apply_brush(&Brush::new(BrushTool::Dig, [128.0, 90.0], 8.0))?;
+//! let edit = world.apply_brush(&Side2dBrush::new(Side2dTool::Dig, [128.0, 90.0], 8.0))?;
 //! world.rebuild(None);
 //! println!("changed {} nodes", edit.nodes.len());
 //!
@@ -82,9 +82,10 @@ pub mod prelude {
     #[cfg(feature = "parallel")]
     pub use isoterra_world::StreamScheduler;
     pub use isoterra_world::{
-        Brush, BrushShape, BrushTool, Edit, EditDirection, HeightBrush, HeightTool,
-        HeightmapParams, HeightmapWorld, MapBrush, MapParams, MapStroke, MapTool, MapWorld,
-        Side2dParams, Side2dWorld, StreamViewer, VoxelBrush, VoxelParams, VoxelTool, VoxelWorld,
+        EditDirection, HeightBrush, HeightTool, HeightmapParams, HeightmapWorld, MapBrush,
+        MapParams, MapStroke, MapTool, MapWorld, Side2dBrush, Side2dBrushShape, Side2dEdit,
+        Side2dParams, Side2dTool, Side2dWorld, StreamViewer, VoxelBrush, VoxelParams, VoxelTool,
+        VoxelWorld,
     };
 }
 

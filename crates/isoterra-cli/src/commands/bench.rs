@@ -18,7 +18,7 @@ use isoterra::mesh::{
     SquaresOptions, SquaresOutput,
 };
 use isoterra::world::{
-    Brush, BrushTool, Side2dWorld, VoxelChunkMesh, VoxelMesher, VoxelParams, VoxelWorld,
+    Side2dBrush, Side2dTool, Side2dWorld, VoxelChunkMesh, VoxelMesher, VoxelParams, VoxelWorld,
 };
 
 use crate::args::{BenchArgs, BenchGroup};
@@ -161,7 +161,7 @@ fn edit(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
     let surface = world
         .raycast([2048.0, 1023.0], [2048.0, 0.0])
         .context("the bench world has no ground under x = 2048")?;
-    let brush = Brush::new(BrushTool::Dig, [2048.0, surface.point[1] - 4.0], 8.0);
+    let brush = Side2dBrush::new(Side2dTool::Dig, [2048.0, surface.point[1] - 4.0], 8.0);
     let mut times = Vec::new();
     for i in 0..=reps {
         let s = Instant::now();

@@ -3,7 +3,7 @@
 use anyhow::Context;
 use isoterra::export::{PngOptions, render_side2d_png};
 use isoterra::store::Side2dDocument;
-use isoterra::world::{Brush, BrushTool};
+use isoterra::world::{Side2dBrush, Side2dTool};
 
 use isoterra::field::Side2dPreset;
 
@@ -39,7 +39,7 @@ pub fn run(a: &DemoArgs) -> anyhow::Result<()> {
         let y = surface_y(&doc, x).unwrap_or(160.0);
         let r = 10.0 + 4.0 * i as f32;
         if doc
-            .stroke(&Brush::new(BrushTool::Dig, [x, y], r))?
+            .stroke(&Side2dBrush::new(Side2dTool::Dig, [x, y], r))?
             .id
             .is_some()
         {
@@ -50,7 +50,7 @@ pub fn run(a: &DemoArgs) -> anyhow::Result<()> {
     for k in 0..5 {
         let x = 300.0 + 6.0 * k as f32;
         let y = surface_y(&doc, x).unwrap_or(160.0);
-        let b = Brush::new(BrushTool::Fill, [x, y + 2.0], 6.0).with_material(2);
+        let b = Side2dBrush::new(Side2dTool::Fill, [x, y + 2.0], 6.0).with_material(2);
         if doc.stroke(&b)?.id.is_some() {
             strokes += 1;
         }

@@ -19,7 +19,7 @@ use std::str::FromStr;
 
 use isoterra_field::{Field2, MaterialGrid, MaterialTable, NodeRect};
 
-use crate::{Edit, WorldError};
+use crate::{Side2dEdit, WorldError};
 
 /// Gives a field-less enum `ALL`, a lowercase `name()`, `Display` (the name)
 /// and a case-insensitive `FromStr` whose error lists the valid names.
@@ -71,7 +71,7 @@ macro_rules! named_enum {
     derive(serde::Serialize, serde::Deserialize),
     serde(rename_all = "lowercase")
 )]
-pub enum BrushTool {
+pub enum Side2dTool {
     /// Removes solid: `new = min(old, iso - s)`.
     #[default]
     Dig,
@@ -80,7 +80,7 @@ pub enum BrushTool {
     Fill,
 }
 
-named_enum!(BrushTool, "tool", [Dig => "dig", Fill => "fill"]);
+named_enum!(Side2dTool, "tool", [Dig => "dig", Fill => "fill"]);
 
 /// The outline of a brush.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -89,7 +89,7 @@ named_enum!(BrushTool, "tool", [Dig => "dig", Fill => "fill"]);
     derive(serde::Serialize, serde::Deserialize),
     serde(rename_all = "lowercase")
 )]
-pub enum BrushShape {
+pub enum Side2dBrushShape {
     /// A disc: Euclidean distance.
     #[default]
     Circle,
@@ -97,7 +97,7 @@ pub enum BrushShape {
     Square,
 }
 
-named_enum!(BrushShape, "shape", [Circle => "circle", Square => "square"]);
+named_enum!(Side2dBrushShape, "shape", [Circle => "circle", Square => "square"]);
 
 /// One brush stamp: tool, shape, centre and radius in world units, strength
 /// and material.
@@ -111,11 +111,11 @@ named_enum!(BrushShape, "shape", [Circle => "circle", Square => "square"]);
     derive(serde::Serialize, serde::Deserialize),
     serde(default)
 )]
-pub struct Brush {
-    /// Dig or fill. Default value: `BrushTool::Dig`.
-    pub tool: BrushTool,
-    /// Circle or square. Default value: `BrushShape::Circle`.
-    pub shape: BrushShape,
+pub struct Side2dBrush {
+    /// Dig or fill. Default value: `Side2dTool::Dig`.
+    pub tool: Side2dTool,
+    /// Circle or square. Default value: `Side2dBrushShape::Circle`.
+    pub shape: Side2dBrushShape,
     /// Centre in world units (finite). Default value: `[0.0, 0.0]`.
     pub center: [f32; 2],
     /// Radius (half-side for a square) in world units: finite, greater than
@@ -129,11 +129,11 @@ pub struct Brush {
     pub material: u8,
 }
 
-impl Brush {
+impl Side2dBrush {
     /// The defaults.
-    pub const DEFAULT: Self = Brush {
-        tool: BrushTool::Dig,
-        shape: BrushShape::Circle,
+    pub const DEFAULT: Self = Side2dBrush {
+        tool: Side2dTool::Dig,
+        shape: Side2dBrushShape::Circle,
         center: [0.0, 0.0],
         radius: 1.0,
         strength: 1.0,
@@ -141,8 +141,8 @@ impl Brush {
     };
 
     /// A full-strength circular brush of material 0.
-    pub const fn new(tool: BrushTool, center: [f32; 2], radius: f32) -> Self {
-        Brush {
+    pub const fn new(tool: Side2dTool, center: [f32; 2], radius: f32) -> Self {
+        Side2dBrush {
             tool,
             center,
             radius,
@@ -150,37 +150,37 @@ impl Brush {
         }
     }
 
-    /// Sets [`Brush::tool`].
-    pub fn with_tool(mut self, tool: BrushTool) -> Self {
+    /// Sets [`Side2dBrush::tool`].
+    pub fn with_tool(mut self, tool: Side2dTool) -> Self {
         self.tool = tool;
         self
     }
 
-    /// Sets [`Brush::shape`].
-    pub fn with_shape(mut self, shape: BrushShape) -> Self {
+    /// Sets [`Side2dBrush::shape`].
+    pub fn with_shape(mut self, shape: Side2dBrushShape) -> Self {
         self.shape = shape;
         self
     }
 
-    /// Sets [`Brush::center`].
+    /// Sets [`Side2dBrush::center`].
     pub fn with_center(mut self, center: [f32; 2]) -> Self {
         self.center = center;
         self
     }
 
-    /// Sets [`Brush::radius`].
+    /// Sets [`Side2dBrush::radius`].
     pub fn with_radius(mut self, radius: f32) -> Self {
         self.radius = radius;
         self
     }
 
-    /// Sets [`Brush::strength`].
+    /// Sets [`Side2dBrush::strength`].
     pub fn with_strength(mut self, strength: f32) -> Self {
         self.strength = strength;
         self
     }
 
-    /// Sets [`Brush::material`].
+    /// Sets [`Side2dBrush::material`].
     pub fn with_material(mut self, material: u8) -> Self {
         self.material = material;
         self
@@ -243,7 +243,7 @@ impl Brush {
     }
 }
 
-impl Default for Brush {
+impl Default for Side2dBrush {
     fn default() -> Self {
         Self::DEFAULT
     }
@@ -266,13 +266,13 @@ fn axis_range(center: f32, reach: f64, origin: f32, cs: f64, nodes: u32) -> Opti
 
 /// Computes the edit a (validated) brush makes, without writing it.
 pub(crate) fn brush_edit(
-    brush: &Brush,
+    brush: &Side2dBrush,
     field: &Field2,
     materials: &MaterialGrid,
     table: &MaterialTable,
     iso: f32,
-) -> Edit {
-    let mut edit = Edit::default();
+) -> Side2dEdit {
+    let mut edit = Side2dEdit::default();
     let cs = field.cell_size();
     let reach = brush.radius as f64 + cs as f64;
     let origin = field.origin();
@@ -313,21 +313,21 @@ pub(crate) fn brush_edit(
             }
             let dx = field.node_position(x, 0)[0] - bx;
             let d = match brush.shape {
-                BrushShape::Circle => (dx * dx + dy * dy).sqrt(),
-                BrushShape::Square => dx.abs().max(dy.abs()),
+                Side2dBrushShape::Circle => (dx * dx + dy * dy).sqrt(),
+                Side2dBrushShape::Square => dx.abs().max(dy.abs()),
             };
             let s = ((r - d) * inv_cs).clamp(-1.0, 1.0);
             let old = values[i];
             let target = match brush.tool {
-                BrushTool::Dig => old.min(iso - s),
-                BrushTool::Fill => old.max(iso + s),
+                Side2dTool::Dig => old.min(iso - s),
+                Side2dTool::Fill => old.max(iso + s),
             };
             let new = if strength == 1.0 {
                 target
             } else {
                 old + strength * (target - old)
             };
-            let new_mat = if brush.tool == BrushTool::Fill && old < iso && new >= iso {
+            let new_mat = if brush.tool == Side2dTool::Fill && old < iso && new >= iso {
                 brush.material
             } else {
                 mat
@@ -358,22 +358,22 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_errors_list_valid_names() {
-        for t in BrushTool::ALL {
-            assert_eq!(t.to_string().parse::<BrushTool>().unwrap(), t);
+        for t in Side2dTool::ALL {
+            assert_eq!(t.to_string().parse::<Side2dTool>().unwrap(), t);
         }
-        for s in BrushShape::ALL {
-            assert_eq!(s.to_string().parse::<BrushShape>().unwrap(), s);
+        for s in Side2dBrushShape::ALL {
+            assert_eq!(s.to_string().parse::<Side2dBrushShape>().unwrap(), s);
         }
-        assert_eq!("  FILL ".parse::<BrushTool>().unwrap(), BrushTool::Fill);
-        let e = "spray".parse::<BrushTool>().unwrap_err().to_string();
+        assert_eq!("  FILL ".parse::<Side2dTool>().unwrap(), Side2dTool::Fill);
+        let e = "spray".parse::<Side2dTool>().unwrap_err().to_string();
         assert!(e.contains("dig") && e.contains("fill"), "{e}");
-        let e = "blob".parse::<BrushShape>().unwrap_err().to_string();
+        let e = "blob".parse::<Side2dBrushShape>().unwrap_err().to_string();
         assert!(e.contains("circle") && e.contains("square"), "{e}");
     }
 
     #[test]
     fn validate_rejects_bad_numbers() {
-        let b = Brush::new(BrushTool::Dig, [1.0, 1.0], 2.0);
+        let b = Side2dBrush::new(Side2dTool::Dig, [1.0, 1.0], 2.0);
         b.validate().unwrap();
         for bad in [
             b.with_radius(0.0),
@@ -404,7 +404,7 @@ mod tests {
         let field = Field2::new(21, 21, 1.0).unwrap();
         let mats = MaterialGrid::like(&field, 0);
         let table = MaterialTable::side2d_default();
-        let b = Brush::new(BrushTool::Dig, [10.0, 10.0], 4.0);
+        let b = Side2dBrush::new(Side2dTool::Dig, [10.0, 10.0], 4.0);
         let e = brush_edit(&b, &field, &mats, &table, 0.0);
         let get = |x: usize, y: usize| {
             let i = (y * 21 + x) as u32;

@@ -3,7 +3,7 @@
 use isoterra_field::{Field2, NodeRect};
 use isoterra_mesh::{ContourJoiner, MarchingSquares, Polyline, SquaresOutput, signed_area};
 
-use crate::{Edit, Side2dWorld, WorldError};
+use crate::{Side2dEdit, Side2dWorld, WorldError};
 
 /// A solid region that touches neither the ground row nor an indestructible
 /// node (see [`Side2dWorld::islands`]). A game typically turns it into a
@@ -203,12 +203,12 @@ impl Side2dWorld {
     /// come from [`islands`](Self::islands) on the current state; its node list
     /// is checked (ascending, inside, not on the border) and on error nothing
     /// changes.
-    pub fn remove_island(&mut self, island: &Island) -> Result<Edit, WorldError> {
+    pub fn remove_island(&mut self, island: &Island) -> Result<Side2dEdit, WorldError> {
         self.check_node_list(&island.nodes, "island node", |i, reason| {
             WorldError::param("island.nodes", i, reason)
         })?;
         let w = self.field.width();
-        let mut edit = Edit::default();
+        let mut edit = Side2dEdit::default();
         let mut rect = NodeRect::default();
         for &i in &island.nodes {
             let old = self.field.values()[i as usize];

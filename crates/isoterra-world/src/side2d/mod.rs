@@ -12,7 +12,7 @@ mod params;
 mod query;
 mod world;
 
-pub use brush::{Brush, BrushShape, BrushTool};
+pub use brush::{Side2dBrush, Side2dBrushShape, Side2dTool};
 pub use chunk::Side2dChunk;
 pub use islands::Island;
 pub use params::Side2dParams;

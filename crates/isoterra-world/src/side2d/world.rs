@@ -10,7 +10,7 @@ use isoterra_mesh::{CellRect, SquaresOptions};
 use super::brush::brush_edit;
 use super::chunk::{ChunkScratch, RebuildInput, Side2dChunk, rebuild_chunk};
 use crate::edit::check_finite;
-use crate::{Brush, Edit, EditDirection, Side2dParams, WorldError};
+use crate::{EditDirection, Side2dBrush, Side2dEdit, Side2dParams, WorldError};
 
 /// Fewest dirty chunks in one batch for which a rebuild fans out over threads;
 /// smaller batches run on the calling thread (waking workers costs more).
@@ -294,12 +294,12 @@ impl Side2dWorld {
 
     /// Applies a brush and returns what it changed (for undo).
     ///
-    /// The brush is validated first (see [`Brush::validate`]; also: radius at
+    /// The brush is validated first (see [`Side2dBrush::validate`]; also: radius at
     /// most four world diagonals, material in the table); on error nothing
     /// changes. Only nodes inside the brush's reach (`radius + one cell`) are
     /// visited; border nodes and nodes of indestructible materials are never
     /// changed. A brush entirely outside the world returns an empty edit.
-    pub fn apply_brush(&mut self, brush: &Brush) -> Result<Edit, WorldError> {
+    pub fn apply_brush(&mut self, brush: &Side2dBrush) -> Result<Side2dEdit, WorldError> {
         brush.validate_for(&self.field, &self.table)?;
         let edit = brush_edit(
             brush,
@@ -319,7 +319,7 @@ impl Side2dWorld {
     /// The edit is checked first (parallel arrays of equal length, indices
     /// strictly ascending, inside the world and inside `rect`, not on the
     /// border, finite values, materials in the table); on error nothing changes.
-    pub fn apply_edit(&mut self, edit: &Edit, dir: EditDirection) -> Result<(), WorldError> {
+    pub fn apply_edit(&mut self, edit: &Side2dEdit, dir: EditDirection) -> Result<(), WorldError> {
         self.check_edit(edit, dir)?;
         let (values, mats) = match dir {
             EditDirection::Forward => (&edit.after, &edit.mat_after),
@@ -329,7 +329,7 @@ impl Side2dWorld {
         Ok(())
     }
 
-    fn check_edit(&self, edit: &Edit, dir: EditDirection) -> Result<(), WorldError> {
+    fn check_edit(&self, edit: &Side2dEdit, dir: EditDirection) -> Result<(), WorldError> {
         edit.check_lists()?;
         self.check_node_list(&edit.nodes, "edit node", |i, reason| {
             WorldError::malformed(format!("node {i} {reason}"))

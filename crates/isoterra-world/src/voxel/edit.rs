@@ -13,7 +13,7 @@ use crate::WorldError;
 /// restore the exact bytes.
 #[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct Edit3 {
+pub struct VoxelEdit {
     /// Global coordinates of the changed nodes, ascending by `(z, y, x)`.
     pub nodes: Vec<[i64; 3]>,
     /// Values before the edit.
@@ -32,7 +32,7 @@ pub(crate) fn node_key(n: [i64; 3]) -> [i64; 3] {
     [n[2], n[1], n[0]]
 }
 
-impl Edit3 {
+impl VoxelEdit {
     /// True when the edit changed nothing.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
@@ -44,8 +44,8 @@ impl Edit3 {
     }
 
     /// The edit that undoes this one.
-    pub fn inverse(&self) -> Edit3 {
-        Edit3 {
+    pub fn inverse(&self) -> VoxelEdit {
+        VoxelEdit {
             nodes: self.nodes.clone(),
             before: self.after.clone(),
             after: self.before.clone(),

@@ -11,7 +11,7 @@ mod world;
 
 pub use brush::{VoxelBrush, VoxelTool};
 pub use chunk::{VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh};
-pub use edit::Edit3;
+pub use edit::VoxelEdit;
 pub use lod::{
     VoxelLodChunk, VoxelLodMesher, VoxelLodParams, select_voxel_lods, voxel_lod_transitions,
 };

@@ -7,7 +7,7 @@ use isoterra_field::DensitySampler;
 
 use super::brush::{VoxelBrush, VoxelTool};
 use super::chunk::{VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh};
-use super::edit::Edit3;
+use super::edit::VoxelEdit;
 use super::mesher::{MesherPool, VoxelMesher, mesh_chunk_into};
 use super::params::VoxelParams;
 use crate::{EditDirection, RebuildReport, WorldError};
@@ -679,7 +679,7 @@ impl VoxelWorld {
     /// # Errors
     ///
     /// As [`VoxelBrush::validate`]; the world is unchanged on error.
-    pub fn apply_brush(&mut self, brush: &VoxelBrush) -> Result<Edit3, WorldError> {
+    pub fn apply_brush(&mut self, brush: &VoxelBrush) -> Result<VoxelEdit, WorldError> {
         brush.validate()?;
         let r = brush.radius;
         let lo = brush.center.map(|c| (c - r).floor() as i64 - 1);
@@ -698,7 +698,7 @@ impl VoxelWorld {
         };
         let iso = self.params.iso;
         let (pn, po) = brush.unit_plane();
-        let mut edit = Edit3::default();
+        let mut edit = VoxelEdit::default();
         for z in lo[2]..=hi[2] {
             for y in lo[1]..=hi[1] {
                 for x in lo[0]..=hi[0] {
@@ -784,9 +784,9 @@ impl VoxelWorld {
     ///
     /// # Errors
     ///
-    /// [`WorldError::MalformedEdit`] as [`Edit3::validate`]; the world is
+    /// [`WorldError::MalformedEdit`] as [`VoxelEdit::validate`]; the world is
     /// unchanged on error.
-    pub fn apply_edit(&mut self, edit: &Edit3, dir: EditDirection) -> Result<(), WorldError> {
+    pub fn apply_edit(&mut self, edit: &VoxelEdit, dir: EditDirection) -> Result<(), WorldError> {
         edit.validate()?;
         let (values, mats) = match dir {
             EditDirection::Forward => (&edit.after, &edit.mat_after),

@@ -7,7 +7,7 @@ use isoterra_field::{Field2, MaterialGrid, Side2dGen, Side2dPreset};
 use isoterra_mesh::{
     CellRect, ContourJoiner, MarchingSquares, Polyline, SquaresOptions, SquaresOutput,
 };
-use isoterra_world::{Edit, Side2dParams, Side2dWorld};
+use isoterra_world::{Side2dEdit, Side2dParams, Side2dWorld};
 
 /// Parameters for a world of `w x h` cells with `chunk`-cell chunks.
 pub fn params(w: u32, h: u32, chunk: u32) -> Side2dParams {
@@ -109,7 +109,7 @@ pub fn summary(lines: &[Polyline]) -> (usize, usize, f64) {
 }
 
 /// Checks the structural invariants of an edit against the world it came from.
-pub fn check_edit_shape(world: &Side2dWorld, edit: &Edit) {
+pub fn check_edit_shape(world: &Side2dWorld, edit: &Side2dEdit) {
     let n = edit.nodes.len();
     assert_eq!(edit.before.len(), n);
     assert_eq!(edit.after.len(), n);
