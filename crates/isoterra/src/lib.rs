@@ -18,9 +18,9 @@
 //! | [`field`]  | `isoterra-field`  | `Field2`/`Field3`, quantization, materials, noise, height and density generators, erosion |
 //! | [`mesh`]   | `isoterra-mesh`   | marching squares and cubes, heightmap LOD chunks, contour joining, simplification |
 //! | [`world`]  | `isoterra-world`  | the side2d, heightmap and voxel worlds: chunks, brushes, edits, queries |
-//! | [`store`]  | `isoterra-store`  | the world file (SQLite), an in-memory store, chunk codec, stroke log, one document per kind over either |
+//! | [`store`]  | `isoterra-store`  | the world file (SQLite), an in-memory store, chunk codec, stroke log, baked rows, one document per kind over either |
 //! | [`export`] | `isoterra-export` | PNG, SVG, collider JSON, glb, OBJ, PLY, PNG16/R16, `.npy` input |
-//! | [`kind`]   | `isoterra-kind`   | one document API over every world kind: create, open, stroke, undo, export, tool schema |
+//! | [`kind`]   | `isoterra-kind`   | one document API over every world kind: create, open, stroke, undo, export, bake, tool schema |
 //!
 //! Conventions shared by every crate: a node is solid when `value >= iso`
 //! (default `iso = 0`, positive inside); fields are corner-sampled, row-major,
