@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use isoterra::store::{
-    BakeInputs, BakeSource, BakedChunk, BakedRow, ChunkKey, ChunkLayer, VoxelDocument, WorldFile,
-};
+use isoterra::kind::{BakeInputs, BakeSource};
+use isoterra::store::{BakedChunk, BakedRow, ChunkKey, ChunkLayer, VoxelDocument, WorldFile};
 
 mod common;
 use common::*;

@@ -23,6 +23,7 @@ use isoterra_store::{
 use isoterra_world::MapStroke;
 use serde_json::Value;
 
+use crate::bake::BakeSource;
 use crate::create::{NewWorld, WorldParams};
 use crate::schema::{self, Limits, ToolSpec};
 use crate::stroke::{
@@ -308,12 +309,12 @@ impl<S: ChunkStore> Document<S> {
     }
 
     /// What a baked chunk of this world reads and how it is meshed.
-    pub fn bake_source(&self) -> isoterra_store::BakeSource<'_> {
+    pub fn bake_source(&self) -> BakeSource<'_> {
         match &self.doc {
-            AnyDocument::Side2d(d) => isoterra_store::BakeSource::Side2d(d.world()),
-            AnyDocument::Heightmap(d) => isoterra_store::BakeSource::Heightmap(d.world()),
-            AnyDocument::Voxel(d) => isoterra_store::BakeSource::Voxel(d.world()),
-            AnyDocument::Map(d) => isoterra_store::BakeSource::Map(d.world()),
+            AnyDocument::Side2d(d) => BakeSource::Side2d(d.world()),
+            AnyDocument::Heightmap(d) => BakeSource::Heightmap(d.world()),
+            AnyDocument::Voxel(d) => BakeSource::Voxel(d.world()),
+            AnyDocument::Map(d) => BakeSource::Map(d.world()),
         }
     }
 

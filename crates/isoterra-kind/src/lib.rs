@@ -14,6 +14,16 @@
 //!   [`Document::end_stroke`]) or in one call ([`Document::stroke`]), undo,
 //!   redo, history, info and content hash, and exports to every format the
 //!   kind offers ([`Document::export`], [`ExportFormat::of`]).
+//! - Baking ([`BakeSource`], [`ChunkBaker`], [`BakeInputs`]): what a baked
+//!   chunk of each kind contains, the same bytes whatever the thread count
+//!   or order. [`BakeSource::plan`] turns a region into chunk keys
+//!   ([`BakePlan`], split into parts across processes or machines), a
+//!   [`ChunkBaker`] meshes one key into a
+//!   [`BakedChunk`](isoterra_store::BakedChunk), and [`BakeInputs`] gives
+//!   each chunk the input stamp its row records, so a bake after an edit
+//!   redoes only the chunks the edit can have changed. The store keeps the
+//!   rows as bytes; [`Document::bake_source`] is a document's world as a
+//!   bake reads it.
 //! - [`schema`]: the tools of every kind with their parameters, ranges,
 //!   defaults and colours, and the stroke limits. Validation reads it, the
 //!   editor sends it to the browser, the command line takes its defaults.
@@ -21,6 +31,7 @@
 //! The layer sits above `isoterra-store` and `isoterra-export` and below the
 //! apps. It does no I/O of its own beyond what the store does.
 
+mod bake;
 mod create;
 mod document;
 mod error;
@@ -33,6 +44,9 @@ mod side2d;
 mod stroke;
 mod voxel;
 
+pub use bake::{
+    BakeInputBox, BakeInputs, BakePlan, BakeSource, ChunkBaker, MAX_BAKE_CHUNKS, bake_chunks,
+};
 pub use create::{KindDefaults, MAP_SIZE, MAX_SEED, NewWorld, SIDE2D_SIZE, WorldParams};
 pub use document::{AnyDocument, Committed, Document, History, StrokeId};
 pub use error::KindError;

@@ -176,8 +176,8 @@ pub trait ChunkStore {
     /// The world stamp: a hash of the world's metadata and all stored
     /// chunks (see [`WorldFile::world_stamp`]). Two stores with the same
     /// stamp hold the same world, so rows baked in one are valid in the
-    /// other. (Rows themselves record a per-chunk input stamp, see
-    /// [`BakeInputs`](crate::BakeInputs).)
+    /// other. (Rows themselves record a per-chunk
+    /// [input stamp](crate::input_stamp), which the kind layer computes.)
     fn world_stamp(&self) -> Result<String, StoreError>;
 
     /// Stores baked rows (inserting or replacing by key), as one commit.
@@ -191,7 +191,7 @@ pub trait ChunkStore {
 
     /// The key and recorded [`source`](BakedRow::source) of every baked
     /// row, without the payloads: what a bake compares with the chunks'
-    /// current [input stamps](crate::BakeInputs) to tell current rows from
+    /// current [input stamps](crate::input_stamp) to tell current rows from
     /// stale ones. The default walks [`baked_keys_after`](Self::baked_keys_after)
     /// and reads each row; backends that can list the two columns do better.
     fn baked_sources(&self) -> Result<BTreeMap<ChunkKey, String>, StoreError> {

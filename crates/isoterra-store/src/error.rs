@@ -225,7 +225,11 @@ impl StoreError {
         }
     }
 
-    pub(crate) fn input(what: &'static str, reason: impl Into<String>) -> Self {
+    /// An [`InvalidInput`](StoreError::InvalidInput) error: argument `what`
+    /// is wrong for `reason` (which says what to do). Public so that the
+    /// layers above the store (the kind layer's bakes) report bad arguments
+    /// of calls that return store errors the same way.
+    pub fn input(what: &'static str, reason: impl Into<String>) -> Self {
         StoreError::InvalidInput {
             what,
             reason: reason.into(),

@@ -726,8 +726,9 @@ impl WorldFile {
     /// every stored chunk (key and payload, in key order). Any edit (or
     /// undo) that changes the stored chunks changes it, so two files with the
     /// same stamp hold the same world and their baked rows are
-    /// interchangeable. Baked rows record the finer per-chunk input stamp of
-    /// [`BakeInputs`](crate::BakeInputs) instead, so that an edit makes only the chunks it can
+    /// interchangeable. Baked rows record the finer per-chunk
+    /// [input stamp](crate::input_stamp) instead (computed by the kind
+    /// layer's `BakeInputs`), so that an edit makes only the chunks it can
     /// change stale.
     pub fn world_stamp(&self) -> Result<String, StoreError> {
         let sql = |e| StoreError::sqlite(self.path(), e);

@@ -8,7 +8,9 @@
 //! - [`StampHasher`]: the world stamp of a store
 //!   ([`ChunkStore::world_stamp`](crate::ChunkStore::world_stamp));
 //! - [`input_meta_hash`], [`payload_hash`] and [`input_stamp`]: the
-//!   per-chunk input stamps of a bake ([`BakeInputs`](crate::BakeInputs));
+//!   per-chunk input stamps that baked rows record (public: the kind
+//!   layer's `BakeInputs` computes them with these, so that every stamp
+//!   and hash of the formats is written in this one module);
 //! - [`BakedHasher`]: the content hash of a store's baked rows
 //!   ([`ChunkStore::baked_content_hash`](crate::ChunkStore::baked_content_hash));
 //! - [`stored_content_hash`]: a world's hash combined with its baked rows'.
@@ -69,8 +71,12 @@ fn write_key(h: &mut Fnv1a64, k: &ChunkKey) {
 /// The metadata part of the input stamps: FNV-1a 64 over `"ITBM"`, the
 /// baked payload version and, for each of `keys`, a 0 byte when the entry
 /// is absent or a 1 byte, its length (u64) and its bytes. Entries are read
-/// through `meta_entry`; its first error is returned.
-pub(crate) fn input_meta_hash(
+/// through `meta_entry` (typically [`ChunkStore::meta_entry`](crate::ChunkStore::meta_entry)).
+///
+/// # Errors
+///
+/// The first error `meta_entry` returns.
+pub fn input_meta_hash(
     keys: &[&str],
     meta_entry: impl Fn(&str) -> Result<Option<String>, StoreError>,
 ) -> Result<u64, StoreError> {
@@ -92,18 +98,20 @@ pub(crate) fn input_meta_hash(
 
 /// The hash of one stored chunk's payload in an input stamp: FNV-1a 64 over
 /// its length (u64) and its bytes.
-pub(crate) fn payload_hash(payload: &[u8]) -> u64 {
+pub fn payload_hash(payload: &[u8]) -> u64 {
     let mut p = Fnv1a64::new();
     p.write(&(payload.len() as u64).to_le_bytes());
     p.write(payload);
     p.finish()
 }
 
-/// The input stamp of baked chunk `key`: FNV-1a 64 over `"ITIS"`, the baked
-/// payload version, the metadata hash `meta` ([`input_meta_hash`]), the key
-/// and, in the order given (ascending keys), each stored input chunk's key
-/// and [`payload_hash`].
-pub(crate) fn input_stamp(
+/// The input stamp of baked chunk `key`, as 16 lowercase hex digits: FNV-1a
+/// 64 over `"ITIS"`, the baked payload version, the metadata hash `meta`
+/// ([`input_meta_hash`]), the key (layer as u16, `x`, `y`, `z` as i32, all
+/// little-endian, then the LOD byte) and, in the order given (ascending
+/// keys), each stored input chunk's key and [`payload_hash`]. Baked rows
+/// record it as their [`source`](crate::BakedRow::source).
+pub fn input_stamp(
     meta: u64,
     key: &ChunkKey,
     stored: impl IntoIterator<Item = (ChunkKey, u64)>,

@@ -50,12 +50,15 @@
 //! # }
 //! ```
 //!
-//! Baking ([`BakeSource`], [`ChunkBaker`], [`BakedChunk`]) turns a region
-//! of any world into the meshes and colliders a game loads, one chunk at a
-//! time and the same bytes whatever the thread count or order;
-//! [`WorldFile::put_baked`] keeps them in the file's `baked` table. Each row
-//! records its chunk's input stamp ([`BakeInputs`]), so a bake after an edit
-//! redoes only the chunks the edit can have changed.
+//! Baked chunks — the meshes and colliders a game loads — are kept as rows
+//! of bytes: [`BakedChunk`] and its payload codec ([`encode_baked`],
+//! [`decode_baked`]) give a row's format, [`WorldFile::put_baked`] keeps
+//! rows in the file's `baked` table (every [`ChunkStore`] has the same
+//! rows). Each row records its chunk's input stamp ([`input_stamp`]) as
+//! given. What a baked chunk contains, which chunks a bake covers and
+//! which stamp each has are computed above the store, by the kind layer
+//! (`isoterra-kind`: `BakeSource`, `ChunkBaker`, `BakeInputs`), so that a
+//! bake after an edit redoes only the chunks the edit can have changed.
 //!
 //! The same document over a [`MemoryStore`] keeps its world while the
 //! program runs, and a document opened over the store again gets it back:
@@ -94,9 +97,8 @@ mod wire;
 mod write_behind;
 
 pub use baked::{
-    BAKED_PAYLOAD_VERSION, BAKED_TERRAIN, BAKED_WATER, BakeInputBox, BakeInputs, BakePlan,
-    BakeSource, BakedChunk, BakedCollider, BakedHeightfield, BakedPolyline, ChunkBaker,
-    MAX_BAKE_CHUNKS, bake_chunks, decode_baked, encode_baked,
+    BAKED_PAYLOAD_VERSION, BAKED_TERRAIN, BAKED_WATER, BakedChunk, BakedCollider, BakedHeightfield,
+    BakedPolyline, decode_baked, encode_baked,
 };
 pub use chunk_codec::{ChunkData, ChunkEncoding, decode_chunk, encode_chunk};
 pub use chunk_store::{
@@ -110,7 +112,7 @@ pub use document::{
 };
 pub use error::StoreError;
 pub use file::WorldFile;
-pub use hash::field2_content_hash;
+pub use hash::{field2_content_hash, input_meta_hash, input_stamp, payload_hash};
 pub use heightmap_document::{
     HEIGHTMAP_FORMAT_VERSION, HEIGHTMAP_KIND, HeightStrokeOutcome, HeightmapDocument,
     HeightmapInfo, decode_height_edit, encode_height_edit,

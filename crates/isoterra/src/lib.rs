@@ -20,9 +20,9 @@
 //! | [`field`]  | `isoterra-field`  | `Field2`/`Field3`, quantization, materials, noise, height and density generators, erosion |
 //! | [`mesh`]   | `isoterra-mesh`   | marching squares, marching cubes with LOD transition cells, heightmap LOD chunks, the map (cliff) mesher, contour joining, simplification |
 //! | [`world`]  | `isoterra-world`  | the side2d, map, heightmap and voxel worlds: chunks, brushes, edits, queries, colliders, streaming |
-//! | [`store`]  | `isoterra-store`  | the world file (SQLite), an in-memory store, chunk codec, stroke log, one document per kind over either, baked chunks |
+//! | [`store`]  | `isoterra-store`  | the world file (SQLite), an in-memory store, chunk codec, stroke log, baked rows, one document per kind over either |
 //! | [`export`] | `isoterra-export` | PNG, SVG, collider JSON, glb, OBJ, PLY, PNG16/R16, Tiled JSON/TMX, map layer PNGs, `.npy` input |
-//! | [`kind`]   | `isoterra-kind`   | one document API over every world kind: create, open, stroke, undo, export, tool schema |
+//! | [`kind`]   | `isoterra-kind`   | one document API over every world kind: create, open, stroke, undo, export, bake, tool schema |
 //!
 //! Conventions shared by every crate: a node is solid when `value >= iso`
 //! (default `iso = 0`, positive inside); fields are corner-sampled, row-major,

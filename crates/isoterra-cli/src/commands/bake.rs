@@ -28,16 +28,15 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use isoterra::export::{GlbMesh, write_glb};
+use isoterra::kind::{BakeInputs, BakePlan, BakeSource, ChunkBaker, Document};
 use isoterra::store::{
-    BakeInputs, BakePlan, BakeSource, BakedChunk, BakedCollider, BakedRow, ChunkBaker, ChunkKey,
-    ChunkStore, WorldFile, encode_baked,
+    BakedChunk, BakedCollider, BakedRow, ChunkKey, ChunkStore, WorldFile, encode_baked,
 };
 use rayon::prelude::*;
 use serde_json::json;
 
 use crate::args::BakeArgs;
 use crate::commands::write_atomic;
-use isoterra::kind::Document;
 
 /// Chunks per commit at most.
 const BATCH_CHUNKS: usize = 64;

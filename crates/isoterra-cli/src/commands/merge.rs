@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::store::{BakeInputs, BakedRow, ChunkKey, ChunkStore, decode_baked};
+use isoterra::kind::BakeInputs;
+use isoterra::store::{BakedRow, ChunkKey, ChunkStore, decode_baked};
 use serde_json::json;
 
 use crate::args::MergeArgs;

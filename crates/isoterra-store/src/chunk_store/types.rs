@@ -129,8 +129,9 @@ impl StrokeCounts {
 pub struct BakedRow {
     /// Which chunk (layer [`BAKED_TERRAIN`](crate::BAKED_TERRAIN) for terrain).
     pub key: ChunkKey,
-    /// The [input stamp](crate::BakeInputs) the chunk was baked from; the row is
-    /// current while the chunk's stamp is still this.
+    /// The [input stamp](crate::input_stamp) the chunk was baked from; the
+    /// row is current while the chunk's stamp is still this. The store keeps
+    /// it as given: the kind layer computes it (`BakeInputs`).
     pub source: String,
     /// The content hash of the decoded payload.
     pub hash: String,

@@ -5,11 +5,13 @@
 
 use std::collections::BTreeMap;
 
-use super::plan::{BakeInputBox, BakeSource};
 #[cfg(doc)]
-use crate::BakedRow;
-use crate::hash::{input_meta_hash, input_stamp, payload_hash};
-use crate::{ChunkKey, ChunkLayer, ChunkStore, StoreError};
+use isoterra_store::BakedRow;
+use isoterra_store::{
+    ChunkKey, ChunkLayer, ChunkStore, StoreError, input_meta_hash, input_stamp, payload_hash,
+};
+
+use super::plan::{BakeInputBox, BakeSource};
 
 /// The metadata entries a bake's result can depend on.
 const INPUT_META_KEYS: [&str; 5] = ["kind", "format_version", "seed", "params", "materials"];
@@ -28,7 +30,8 @@ const INPUT_META_KEYS: [&str; 5] = ["kind", "format_version", "seed", "params", 
 /// an input too. The input stamp is 16 hex digits of FNV-1a 64 over the
 /// bytes `"ITIS"`, the baked payload version, the metadata hash, the key's
 /// five columns and, in ascending key order, every stored chunk of the box
-/// with the FNV-1a 64 hash of its payload. Baked rows record it as their
+/// with the FNV-1a 64 hash of its payload (the store's
+/// [`input_stamp`], with its other hashes). Baked rows record it as their
 /// [`source`](BakedRow::source): a bake skips a chunk whose row records the
 /// stamp it has now and rebakes it otherwise, so an edit rebakes only the
 /// chunks whose box holds a changed storage chunk, and an undo that brings

@@ -2,11 +2,12 @@
 //! [`BakedChunk`] (what a baked chunk of each kind contains), and
 //! [`bake_chunks`] bakes a list of keys in order.
 
+use isoterra_store::{
+    BAKED_WATER, BakedChunk, BakedCollider, BakedHeightfield, BakedPolyline, ChunkKey, StoreError,
+};
 use isoterra_world::{MeshKey, VoxelLodChunk, VoxelLodMesher};
 
-use super::chunk::{BAKED_WATER, BakedChunk, BakedCollider, BakedHeightfield, BakedPolyline};
 use super::plan::BakeSource;
-use crate::{ChunkKey, StoreError};
 
 /// Bakes chunks; keep one per worker thread (it holds scratch memory).
 #[derive(Debug, Default)]

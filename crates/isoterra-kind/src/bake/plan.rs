@@ -7,8 +7,7 @@ use std::ops::Range;
 
 use isoterra_world::{HeightmapWorld, MapWorld, Side2dWorld, VoxelLodParams, VoxelWorld};
 
-use super::chunk::BAKED_TERRAIN;
-use crate::{ChunkKey, ChunkLayer, StoreError};
+use isoterra_store::{BAKED_TERRAIN, ChunkKey, ChunkLayer, StoreError};
 
 /// The most chunks one bake plan may hold.
 pub const MAX_BAKE_CHUNKS: u64 = 1_000_000;
@@ -38,7 +37,7 @@ pub enum BakeSource<'a> {
 /// - `voxel`: `(x, y, z)` in chunks of the LOD, each covering `2^lod` world
 ///   chunks per axis;
 /// - `map`: `(cx, cz, 0)`, LOD 0 only, in two layers: the terrain
-///   ([`BAKED_TERRAIN`]) and the water surface ([`BAKED_WATER`](crate::BAKED_WATER)).
+///   ([`BAKED_TERRAIN`]) and the water surface ([`BAKED_WATER`](isoterra_store::BAKED_WATER)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BakePlan {
     /// The first layer of the baked rows.
@@ -162,10 +161,10 @@ impl BakeSource<'_> {
     /// The world kind (`"side2d"`, `"heightmap"`, `"voxel"`).
     pub fn kind(&self) -> &'static str {
         match self {
-            BakeSource::Side2d(_) => crate::SIDE2D_KIND,
-            BakeSource::Heightmap(_) => crate::HEIGHTMAP_KIND,
-            BakeSource::Voxel(_) => crate::VOXEL_KIND,
-            BakeSource::Map(_) => crate::MAP_KIND,
+            BakeSource::Side2d(_) => isoterra_store::SIDE2D_KIND,
+            BakeSource::Heightmap(_) => isoterra_store::HEIGHTMAP_KIND,
+            BakeSource::Voxel(_) => isoterra_store::VOXEL_KIND,
+            BakeSource::Map(_) => isoterra_store::MAP_KIND,
         }
     }
 
