@@ -29,6 +29,58 @@
 //! x fastest; 2D axes are x right, y up; contours run counter-clockwise around
 //! solid and clockwise around holes.
 //!
+//! # Any kind, one API
+//!
+//! [`kind::Document`] opens a world file of any kind and does what every
+//! program needs with it, written once: strokes drawn live or in one call,
+//! undo and redo, history, content hashes, exports to every format of the
+//! kind, the bake source, and the tool schema (tools, parameters, ranges,
+//! defaults) that validates strokes. The command line and the editor are
+//! thin layers over it.
+//!
+//! ```no_run
+//! use isoterra::kind::{Document, ExportFormat, ExportRequest, NewWorld, StrokeSpec, WorldKind};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut doc = Document::create("island.isoterra", &NewWorld::new(WorldKind::Map).with_seed(4))?;
+//! // A cliff one level up, dragged from (40, 40) to (80, 40) in world units.
+//! let spec = StrokeSpec::new("cliff-up", 6.0);
+//! doc.stroke(&spec, &[[40.0, 0.0, 40.0], [80.0, 0.0, 40.0]])?;
+//! doc.undo()?;
+//! let glb = doc.export(&ExportRequest::new(ExportFormat::Glb))?;
+//! std::fs::write("island.glb", &glb.main().bytes)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Adding a kind
+//!
+//! A kind is one folder or file per layer, each beside the four that exist:
+//!
+//! 1. **World** (`isoterra-world/src/<kind>/`): parameters, brush and tool
+//!    types, the edit (a sparse before/after delta), the world with
+//!    `apply_brush`/`apply_edit`, dirty tracking and meshing calls; re-export
+//!    them from the crate root. Algorithms it needs and the others lack go in
+//!    `isoterra-field` or `isoterra-mesh`.
+//! 2. **Store** (`isoterra-store/src/<kind>_document.rs`): an `EditKind`
+//!    (encode, decode, apply, chunk rows of an edit) and a document over the
+//!    shared `DocumentCore`, which gives it strokes, undo, redo and
+//!    durability; a `*_KIND` name and format version.
+//! 3. **Kind layer** (`isoterra-kind/src/<kind>.rs`): its tools for the
+//!    schema, how a checked stroke becomes its brush, and its exports; then
+//!    one arm in each dispatch of `kind.rs`, `create.rs`, `document.rs`,
+//!    `export.rs`, `stroke.rs` (its stamp and preview), `schema.rs` and
+//!    `bake/` (its bake source and chunk meshing).
+//! 4. **Editor** (`isoterra-editor/src/kinds/<kind>.rs`): what the browser
+//!    needs — the world description, the chunk frames and their colours —
+//!    and its remeshing in `state.rs` (the world's rebuild queue for a
+//!    bounded kind, the stream scheduler for an endless one), plus drawing in
+//!    `web/`.
+//! 5. **Command line**: the `--kind` value (`args.rs`), how a typed point
+//!    maps to a dab (`commands/edit.rs`) and the `new` summary line
+//!    (`commands/new.rs`). Tools, parameters, exports and their checks come
+//!    from the kind layer, so nothing else in the CLI changes.
+//!
 //! # Features
 //!
 //! * `parallel` (default): multi-threaded chunk building and the
