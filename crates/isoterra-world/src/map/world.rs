@@ -346,12 +346,14 @@ impl MapWorld {
                 write_raw(&mut self.layers, c.layer, i as usize, v);
             }
         }
-        let mut dirty = std::mem::take(&mut self.dirty);
-        self.mark(edit, &mut dirty);
-        self.dirty = dirty;
-        let mut stale = std::mem::take(&mut self.stale);
-        self.mark(edit, &mut stale);
-        self.stale = stale;
+        // One walk over the edit's nodes marks both the dirty set and the
+        // mesh cache's queue.
+        let mut masks = vec![0u8; self.dirty.len()];
+        self.mark(edit, &mut masks);
+        for ((d, s), m) in self.dirty.iter_mut().zip(&mut self.stale).zip(masks) {
+            *d |= m;
+            *s |= m;
+        }
     }
 
     /// ORs the layer bits of `edit` into `masks` (one per chunk, row-major)
