@@ -325,7 +325,7 @@ fn corrupt_and_foreign_files_give_clear_errors() {
 
 fn write_npy(path: &Path, w: u32, h: u32, f: impl Fn(u32, u32) -> f32) {
     let field = isoterra::field::Field2::from_fn(w, h, f).unwrap();
-    std::fs::write(path, isoterra::export::write_npy_f32(&field)).unwrap();
+    std::fs::write(path, isoterra::export::export_npy_f32(&field)).unwrap();
 }
 
 #[test]

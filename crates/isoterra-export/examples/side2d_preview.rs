@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use isoterra_export::{PngOptions, render_side2d_png};
+use isoterra_export::{PngOptions, export_side2d_png};
 use isoterra_field::{MaterialTable, Side2dGen, Side2dPreset, generate_side2d};
 use isoterra_mesh::ContourTracer;
 
@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ContourTracer::new().contour_lines(&field, 0.0, &mut contours)?;
     let contour_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
-    let png = render_side2d_png(
+    let png = export_side2d_png(
         &field,
         Some(&materials),
         &MaterialTable::side2d_default(),

@@ -404,7 +404,7 @@ fn material_json(m: &GlbMaterial<'_>) -> Value {
 /// positions, whose index count is not a multiple of 3 or whose indices are
 /// out of range, a NaN or infinite coordinate or translation, or a file over
 /// the 4 GiB GLB limit.
-pub fn write_glb(meshes: &[GlbMesh<'_>]) -> Result<Vec<u8>, ExportError> {
+pub fn export_glb(meshes: &[GlbMesh<'_>]) -> Result<Vec<u8>, ExportError> {
     for (k, m) in meshes.iter().enumerate() {
         m.validate(k)?;
     }

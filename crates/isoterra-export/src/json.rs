@@ -45,7 +45,7 @@ struct LineIn {
 /// `f32`, so [`parse_polylines_json`] restores the points bit for bit. JSON has
 /// no NaN or infinity: such coordinates are written as `null`, which the parser
 /// rejects.
-pub fn polylines_json(polylines: &[Polyline]) -> String {
+pub fn export_polylines_json(polylines: &[Polyline]) -> String {
     let doc = DocOut {
         polylines: polylines
             .iter()
@@ -59,7 +59,7 @@ pub fn polylines_json(polylines: &[Polyline]) -> String {
     serde_json::to_string(&doc).unwrap_or_default()
 }
 
-/// Parses the format written by [`polylines_json`].
+/// Parses the format written by [`export_polylines_json`].
 ///
 /// Errors: malformed JSON, missing or unknown keys, a point that is not a
 /// pair of numbers, or a coordinate that does not fit in a finite `f32`.

@@ -17,21 +17,24 @@ mod raster;
 mod svg;
 
 pub use error::ExportError;
-pub use gltf::{GlbMaterial, GlbMesh, write_glb};
+pub use gltf::{GlbMaterial, GlbMesh, export_glb};
 pub use heightmap_io::{
     HeightCodes, HeightImage, RANGE_KEYWORD, check_height_range, code8_to_height, code16_to_height,
     decode_png16_codes, decode_r16_codes, encode_png16_codes, export_png16, export_r16,
     height_to_code16, heights_to_codes16, import_png8, import_png16, import_r16,
 };
-pub use json::{parse_polylines_json, polylines_json};
+pub use json::{export_polylines_json, parse_polylines_json};
 pub use map::{
     CLIFF_COLOR, MAP_PALETTE, PngLayers, PngLayersInfo, PngLayersMesh, TiledEncoding, TiledExport,
-    TiledImport, TiledLayer, TiledTiles, WATER_COLOR, export_map_glb, export_png_layers,
-    export_tiled, export_tiled_tmx, import_tiled, load_png_layers, map_mesh_glb, pathing_color,
-    pathing_png, quantize_for_png, read_png_layers_sidecar, read_tiled_layer, splat_color,
+    TiledImport, TiledLayer, TiledTiles, WATER_COLOR, export_map_glb, export_map_mesh_glb,
+    export_pathing_png, export_png_layers, export_tiled, export_tiled_tmx, import_tiled,
+    load_png_layers, pathing_color, quantize_for_png, read_png_layers_sidecar, read_tiled_layer,
+    splat_color,
 };
-pub use npy::{read_npy, read_npy_file, read_npy3, read_npy3_file, write_npy_f32};
-pub use obj::write_obj;
-pub use ply::write_ply;
-pub use raster::{MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, PngOptions, field_png_gray, render_side2d_png};
-pub use svg::{SvgOptions, polylines_svg};
+pub use npy::{export_npy_f32, read_npy, read_npy_file, read_npy3, read_npy3_file};
+pub use obj::export_obj;
+pub use ply::export_ply;
+pub use raster::{
+    MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, PngOptions, export_field_png_gray, export_side2d_png,
+};
+pub use svg::{SvgOptions, export_polylines_svg};

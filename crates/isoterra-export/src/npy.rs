@@ -122,7 +122,7 @@ fn parse_file(bytes: &[u8]) -> Result<(Header, &[u8]), ExportError> {
 
 /// Encodes a field as a version 1.0 `.npy` file of dtype `<f4` and shape
 /// `(height, width)` (row `y` holds the nodes of row `y`).
-pub fn write_npy_f32(field: &Field2) -> Vec<u8> {
+pub fn export_npy_f32(field: &Field2) -> Vec<u8> {
     let mut dict = format!(
         "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}",
         field.height(),

@@ -11,9 +11,9 @@ use crate::{ExportError, GlbMesh};
 ///
 /// Numbers are written in their shortest form that reads back to the same
 /// `f32`. Whitespace in names becomes `_`; an empty name becomes `mesh_K`.
-/// Errors: the same as [`write_glb`](crate::write_glb) (lengths, index range,
+/// Errors: the same as [`export_glb`](crate::export_glb) (lengths, index range,
 /// non-finite values); nothing is produced then.
-pub fn write_obj(meshes: &[GlbMesh<'_>]) -> Result<String, ExportError> {
+pub fn export_obj(meshes: &[GlbMesh<'_>]) -> Result<String, ExportError> {
     for (k, m) in meshes.iter().enumerate() {
         m.validate(k)?;
     }

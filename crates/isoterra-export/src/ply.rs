@@ -17,7 +17,7 @@ use crate::{ExportError, GlbMesh};
 ///
 /// [`ExportError::InvalidMesh`] for a non-finite position, mismatched normals,
 /// an index count that is not a multiple of three or an index out of range.
-pub fn write_ply(mesh: &GlbMesh<'_>) -> Result<Vec<u8>, ExportError> {
+pub fn export_ply(mesh: &GlbMesh<'_>) -> Result<Vec<u8>, ExportError> {
     mesh.validate(0)?;
     let with_normals = !mesh.normals.is_empty();
     let faces = mesh.indices.len() / 3;
@@ -66,7 +66,7 @@ mod tests {
         let nrm = [[0.0, 0.0, 1.0]; 3];
         let idx = [0, 1, 2];
         let mesh = GlbMesh::new("t", &pos, &idx).with_normals(&nrm);
-        let bytes = write_ply(&mesh).unwrap();
+        let bytes = export_ply(&mesh).unwrap();
         let end = bytes
             .windows(11)
             .position(|w| w == b"end_header\n")
@@ -81,7 +81,7 @@ mod tests {
         let last = i32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap());
         assert_eq!(last, 2);
 
-        let plain = write_ply(&GlbMesh::new("t", &pos, &idx)).unwrap();
+        let plain = export_ply(&GlbMesh::new("t", &pos, &idx)).unwrap();
         assert!(
             !std::str::from_utf8(&plain[..100])
                 .unwrap_or("")
@@ -92,9 +92,9 @@ mod tests {
     #[test]
     fn bad_meshes_are_errors() {
         let pos = [[0.0, f32::NAN, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
-        assert!(write_ply(&GlbMesh::new("t", &pos, &[0, 1, 2])).is_err());
+        assert!(export_ply(&GlbMesh::new("t", &pos, &[0, 1, 2])).is_err());
         let pos = [[0.0; 3]; 3];
-        assert!(write_ply(&GlbMesh::new("t", &pos, &[0, 1, 3])).is_err());
-        assert!(write_ply(&GlbMesh::new("t", &pos, &[0, 1])).is_err());
+        assert!(export_ply(&GlbMesh::new("t", &pos, &[0, 1, 3])).is_err());
+        assert!(export_ply(&GlbMesh::new("t", &pos, &[0, 1])).is_err());
     }
 }

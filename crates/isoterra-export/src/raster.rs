@@ -10,7 +10,7 @@ pub const MAX_IMAGE_SIDE: u32 = 16384;
 /// Largest image size in pixels (64 Mpx).
 pub const MAX_IMAGE_PIXELS: u64 = 64 * 1024 * 1024;
 
-/// Options of [`render_side2d_png`].
+/// Options of [`export_side2d_png`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct PngOptions {
@@ -124,7 +124,11 @@ fn encode(
 ///
 /// Errors: `bits` other than 8 or 16, a range that is not finite with
 /// `lo < hi`, or an image above the size limits.
-pub fn field_png_gray(field: &Field2, range: [f32; 2], bits: u8) -> Result<Vec<u8>, ExportError> {
+pub fn export_field_png_gray(
+    field: &Field2,
+    range: [f32; 2],
+    bits: u8,
+) -> Result<Vec<u8>, ExportError> {
     let [lo, hi] = range;
     if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
         return Err(ExportError::param(
@@ -274,7 +278,7 @@ impl Sampler<'_> {
 ///
 /// Errors: a bad option, a material grid of another size than the field,
 /// or an image above [`MAX_IMAGE_SIDE`] / [`MAX_IMAGE_PIXELS`].
-pub fn render_side2d_png(
+pub fn export_side2d_png(
     field: &Field2,
     materials: Option<&MaterialGrid>,
     table: &MaterialTable,

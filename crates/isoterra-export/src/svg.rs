@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use isoterra_mesh::Polyline;
 
-/// Options of [`polylines_svg`].
+/// Options of [`export_polylines_svg`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct SvgOptions {
@@ -127,7 +127,11 @@ fn bounds(polylines: &[Polyline]) -> [f32; 4] {
 /// A `view` that is not finite or has a width or height `<= 0` is replaced by
 /// the bounding box of the points; bad option values fall back to the
 /// defaults. Points that are not finite are skipped.
-pub fn polylines_svg(polylines: &[Polyline], view: [f32; 4], options: &SvgOptions) -> String {
+pub fn export_polylines_svg(
+    polylines: &[Polyline],
+    view: [f32; 4],
+    options: &SvgOptions,
+) -> String {
     let view = if view.iter().all(|v| v.is_finite()) && view[2] > 0.0 && view[3] > 0.0 {
         view
     } else {

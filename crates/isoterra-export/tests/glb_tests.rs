@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use isoterra_export::{ExportError, GlbMesh, write_glb};
+use isoterra_export::{ExportError, GlbMesh, export_glb};
 use isoterra_mesh::{
     HeightChunkInput, HeightmapMesh, HeightmapMesher, HeightmapOptions, sample_chunk_heights,
 };
@@ -125,7 +125,7 @@ type OwnedMesh = (
 );
 
 fn check_round_trip(meshes: &[GlbMesh<'_>]) -> Glb {
-    let glb = parse_glb(&write_glb(meshes).unwrap());
+    let glb = parse_glb(&export_glb(meshes).unwrap());
     let j = &glb.json;
     assert_eq!(j["asset"]["version"], "2.0");
     assert_eq!(j["asset"]["generator"], "isoterra");
@@ -312,7 +312,7 @@ fn bad_meshes_are_errors() {
     let p = [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]];
     let n = [[0.0f32, 1.0, 0.0]; 2];
     let nan = [[0.0f32, f32::NAN, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]];
-    let what = |m: GlbMesh<'_>| match write_glb(&[GlbMesh::new("ok", &p, &[0, 2, 1]), m]) {
+    let what = |m: GlbMesh<'_>| match export_glb(&[GlbMesh::new("ok", &p, &[0, 2, 1]), m]) {
         Err(ExportError::InvalidMesh { mesh: 1, what, .. }) => what,
         other => panic!("expected InvalidMesh, got {other:?}"),
     };
@@ -331,7 +331,7 @@ fn bad_meshes_are_errors() {
         what(GlbMesh::new("a", &p, &[0, 2, 1]).with_translation(Some([0.0, f32::INFINITY, 0.0]))),
         "translation"
     );
-    let msg = write_glb(&[GlbMesh::new("chunk_3", &p, &[0, 1, 7])])
+    let msg = export_glb(&[GlbMesh::new("chunk_3", &p, &[0, 1, 7])])
         .unwrap_err()
         .to_string();
     assert!(msg.contains("chunk_3") && msg.contains("index 7"), "{msg}");
@@ -339,7 +339,7 @@ fn bad_meshes_are_errors() {
 
 #[test]
 fn no_meshes_is_a_valid_empty_scene() {
-    let glb = parse_glb(&write_glb(&[]).unwrap());
+    let glb = parse_glb(&export_glb(&[]).unwrap());
     assert_eq!(glb.json["scenes"][0]["nodes"].as_array().unwrap().len(), 0);
     assert!(glb.bin.is_empty());
 }
@@ -415,7 +415,7 @@ fn exported_chunks_pass_the_khronos_validator() {
             GlbMesh::from_heightmap(n, m).with_translation((k == 4).then_some([0.0, -1.0, 0.0]))
         })
         .collect();
-    let bytes = write_glb(&list).unwrap();
+    let bytes = export_glb(&list).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("chunks.glb");
     std::fs::write(&file, &bytes).unwrap();

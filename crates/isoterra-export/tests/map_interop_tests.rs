@@ -6,8 +6,8 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use isoterra_export::{
     ExportError, PngLayersMesh, TiledEncoding, TiledExport, TiledImport, TiledTiles,
-    export_png_layers, export_tiled, export_tiled_tmx, import_tiled, load_png_layers,
-    pathing_color, pathing_png, quantize_for_png, read_png_layers_sidecar, read_tiled_layer,
+    export_pathing_png, export_png_layers, export_tiled, export_tiled_tmx, import_tiled,
+    load_png_layers, pathing_color, quantize_for_png, read_png_layers_sidecar, read_tiled_layer,
 };
 use isoterra_field::map::{MAX_MAP_CELLS, MapLayers, PathingOverride, Splat};
 use isoterra_world::{PathingGrid, PathingRules, high_ground, level_colliders, pathing_grid};
@@ -618,7 +618,7 @@ fn pathing_png_has_one_colour_per_bit_combination() {
     assert_eq!(pathing_color(PathingGrid::FLY), [160, 0, 0]);
     let m = sample_map();
     let grid = pathing_grid(&m, &PathingRules::DEFAULT).unwrap();
-    let bytes = pathing_png(&grid).unwrap();
+    let bytes = export_pathing_png(&grid).unwrap();
     let mut r = png::Decoder::new(std::io::Cursor::new(&bytes))
         .read_info()
         .unwrap();
@@ -635,7 +635,7 @@ fn pathing_png_has_one_colour_per_bit_combination() {
 // Meshes from loaded layers, and the map .glb
 // ---------------------------------------------------------------------------
 
-use isoterra_export::{export_map_glb, map_mesh_glb, splat_color};
+use isoterra_export::{export_map_glb, export_map_mesh_glb, splat_color};
 use isoterra_mesh::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
 
 fn mesh_of(m: &MapLayers) -> MapMeshOutput {
@@ -760,7 +760,7 @@ fn map_glb_passes_the_khronos_validator() {
             &mut out,
         )
         .unwrap();
-    assert_eq!(map_mesh_glb(&out).unwrap(), bytes);
+    assert_eq!(export_map_mesh_glb(&out).unwrap(), bytes);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("map.glb");
     std::fs::write(&file, &bytes).unwrap();

@@ -1,7 +1,7 @@
 //! `.npy` reading and writing: round trips, every supported variant, and
 //! typed errors (never a panic) for everything else.
 
-use isoterra_export::{ExportError, read_npy, read_npy_file, write_npy_f32};
+use isoterra_export::{ExportError, export_npy_f32, read_npy, read_npy_file};
 use isoterra_field::{Field2, FieldError};
 use proptest::prelude::*;
 
@@ -36,7 +36,7 @@ fn f8_le(values: &[f64]) -> Vec<u8> {
 #[test]
 fn round_trip_is_exact() {
     let field = Field2::from_fn(5, 3, |x, y| x as f32 * 0.25 - y as f32 * 1.5 + 0.1).unwrap();
-    let bytes = write_npy_f32(&field);
+    let bytes = export_npy_f32(&field);
     assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
     // The data starts on a 64-byte boundary and the header ends in a newline.
     let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
@@ -177,7 +177,7 @@ fn unsupported_layouts_get_clear_errors() {
 
 #[test]
 fn corrupt_files_get_clear_errors() {
-    let good = write_npy_f32(&Field2::new(3, 3, 0.5).unwrap());
+    let good = export_npy_f32(&Field2::new(3, 3, 0.5).unwrap());
     assert!(matches!(
         read_npy(b""),
         Err(ExportError::NpyTruncated { .. })
@@ -258,7 +258,7 @@ fn files_are_read_and_missing_files_reported() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("terrain.npy");
     let field = Field2::from_fn(4, 6, |x, y| (x * y) as f32).unwrap();
-    std::fs::write(&path, write_npy_f32(&field)).unwrap();
+    std::fs::write(&path, export_npy_f32(&field)).unwrap();
     assert_eq!(read_npy_file(&path).unwrap(), field);
     let missing = dir.path().join("nope.npy");
     let err = read_npy_file(&missing).unwrap_err();
@@ -279,7 +279,7 @@ proptest! {
             let k = seed.wrapping_add(((y * w + x) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
             f32::from_bits((k >> 32) as u32 & 0x7F7F_FFFF | ((k as u32) & 0x8000_0000))
         }).unwrap();
-        let back = read_npy(&write_npy_f32(&field)).unwrap();
+        let back = read_npy(&export_npy_f32(&field)).unwrap();
         prop_assert_eq!(
             back.values().iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
             field.values().iter().map(|v| v.to_bits()).collect::<Vec<_>>()
@@ -310,7 +310,7 @@ proptest! {
         flip in any::<prop::sample::Index>(),
         byte in any::<u8>(),
     ) {
-        let good = write_npy_f32(&Field2::new(w, h, 0.25).unwrap());
+        let good = export_npy_f32(&Field2::new(w, h, 0.25).unwrap());
         let n = cut.index(good.len());
         prop_assert!(read_npy(&good[..n]).is_err());
         let mut bad = good.clone();

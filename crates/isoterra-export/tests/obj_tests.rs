@@ -1,6 +1,6 @@
 //! Wavefront OBJ export: parse the text back and compare.
 
-use isoterra_export::{ExportError, GlbMesh, write_obj};
+use isoterra_export::{ExportError, GlbMesh, export_obj};
 use isoterra_mesh::{
     HeightChunkInput, HeightmapMesh, HeightmapMesher, HeightmapOptions, sample_chunk_heights,
 };
@@ -87,7 +87,7 @@ fn chunks_round_trip_through_obj() {
         GlbMesh::from_heightmap("chunk 0", &a),
         GlbMesh::from_heightmap("chunk_1", &b).with_translation(Some([0.0, 2.0, 0.0])),
     ];
-    let obj = parse(&write_obj(&list).unwrap());
+    let obj = parse(&export_obj(&list).unwrap());
     assert_eq!(obj.objects, ["chunk_0", "chunk_1"]);
     assert_eq!(obj.v.len(), a.positions.len() + b.positions.len());
     assert_eq!(obj.vn.len(), obj.v.len());
@@ -127,7 +127,7 @@ fn face_format_follows_the_attributes_present() {
     let n = [[0.0f32, 1.0, 0.0]; 3];
     let t = [[0.0f32, 0.0], [0.0, 1.0], [1.0, 0.0]];
     let face = |m: GlbMesh<'_>| {
-        write_obj(&[m])
+        export_obj(&[m])
             .unwrap()
             .lines()
             .find(|l| l.starts_with("f "))
@@ -144,7 +144,7 @@ fn face_format_follows_the_attributes_present() {
         "f 1/1 2/2 3/3"
     );
     assert!(
-        write_obj(&[GlbMesh::new("", &p, &[0, 1, 2])])
+        export_obj(&[GlbMesh::new("", &p, &[0, 1, 2])])
             .unwrap()
             .contains("o mesh_0\n")
     );
@@ -154,14 +154,14 @@ fn face_format_follows_the_attributes_present() {
 fn bad_meshes_are_errors() {
     let p = [[0.0f32, 0.0, 0.0], [1.0, 0.0, f32::NAN]];
     assert!(matches!(
-        write_obj(&[GlbMesh::new("x", &p, &[0, 1, 0])]),
+        export_obj(&[GlbMesh::new("x", &p, &[0, 1, 0])]),
         Err(ExportError::InvalidMesh {
             what: "positions",
             ..
         })
     ));
     assert!(matches!(
-        write_obj(&[GlbMesh::new("x", &p[..1], &[0, 0, 1])]),
+        export_obj(&[GlbMesh::new("x", &p[..1], &[0, 0, 1])]),
         Err(ExportError::InvalidMesh {
             what: "indices",
             ..

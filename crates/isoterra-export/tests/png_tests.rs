@@ -2,7 +2,9 @@
 
 use std::io::Cursor;
 
-use isoterra_export::{ExportError, MAX_IMAGE_SIDE, PngOptions, field_png_gray, render_side2d_png};
+use isoterra_export::{
+    ExportError, MAX_IMAGE_SIDE, PngOptions, export_field_png_gray, export_side2d_png,
+};
 use isoterra_field::{
     Field2, MaterialGrid, MaterialTable, Side2dGen, Side2dPreset, generate_side2d,
 };
@@ -69,7 +71,7 @@ fn picture_has_sky_above_and_material_below() {
             mats.set(x, y, 1).unwrap(); // rock at the bottom
         }
     }
-    let bytes = render_side2d_png(&field, Some(&mats), &table, &[], &PngOptions::DEFAULT).unwrap();
+    let bytes = export_side2d_png(&field, Some(&mats), &table, &[], &PngOptions::DEFAULT).unwrap();
     let img = decode(&bytes);
     assert_eq!(
         (img.color, img.depth),
@@ -108,13 +110,13 @@ fn explicit_scale_sets_the_size() {
     let field = half_solid();
     let table = MaterialTable::side2d_default();
     let opts = PngOptions::DEFAULT.with_pixels_per_cell(3.0);
-    let img = decode(&render_side2d_png(&field, None, &table, &[], &opts).unwrap());
+    let img = decode(&export_side2d_png(&field, None, &table, &[], &opts).unwrap());
     assert_eq!((img.width, img.height), (96, 48));
     // Without a material grid the solid is material 0.
     assert!(same_family(img.rgb(48, 40), table.get(0).unwrap().color));
     // Less than a pixel per cell is supersampled, not aliased.
     let opts = PngOptions::DEFAULT.with_pixels_per_cell(0.5);
-    let img = decode(&render_side2d_png(&field, None, &table, &[], &opts).unwrap());
+    let img = decode(&export_side2d_png(&field, None, &table, &[], &opts).unwrap());
     assert_eq!((img.width, img.height), (16, 8));
 }
 
@@ -123,7 +125,7 @@ fn iso_moves_the_surface() {
     let field = Field2::from_fn(17, 17, |_, y| y as f32 / 16.0).unwrap(); // 0 at the bottom, 1 at the top
     let table = MaterialTable::side2d_default();
     let opts = PngOptions::DEFAULT.with_pixels_per_cell(4.0).with_iso(0.5);
-    let img = decode(&render_side2d_png(&field, None, &table, &[], &opts).unwrap());
+    let img = decode(&export_side2d_png(&field, None, &table, &[], &opts).unwrap());
     // Solid where value >= 0.5: the top half of the world, i.e. the top of the image.
     assert!(!is_sky(img.rgb(30, 10)));
     assert!(same_family(img.rgb(30, 10), table.get(0).unwrap().color));
@@ -137,10 +139,10 @@ fn contours_are_drawn_as_dark_lines() {
     let line = Polyline::new(vec![[2.0, 8.0], [14.0, 8.0]], false);
     let opts = PngOptions::DEFAULT.with_pixels_per_cell(8.0);
     let with = decode(
-        &render_side2d_png(&field, None, &table, std::slice::from_ref(&line), &opts).unwrap(),
+        &export_side2d_png(&field, None, &table, std::slice::from_ref(&line), &opts).unwrap(),
     );
     let without = decode(
-        &render_side2d_png(
+        &export_side2d_png(
             &field,
             None,
             &table,
@@ -168,7 +170,7 @@ fn generated_worlds_render() {
         let spec = Side2dGen::DEFAULT.with_preset(preset).with_size(128, 64);
         let (field, mats) = generate_side2d(&spec).unwrap();
         let img = decode(
-            &render_side2d_png(&field, Some(&mats), &table, &[], &PngOptions::DEFAULT).unwrap(),
+            &export_side2d_png(&field, Some(&mats), &table, &[], &PngOptions::DEFAULT).unwrap(),
         );
         assert_eq!((img.width, img.height), (1024, 512));
         // Bedrock along the bottom (world rows 1 and 2).
@@ -184,7 +186,7 @@ fn generated_worlds_render() {
 fn bad_inputs_are_errors() {
     let field = half_solid();
     let table = MaterialTable::side2d_default();
-    let render = |opts: PngOptions| render_side2d_png(&field, None, &table, &[], &opts);
+    let render = |opts: PngOptions| export_side2d_png(&field, None, &table, &[], &opts);
     for ppc in [f32::NAN, -1.0, f32::INFINITY] {
         assert!(matches!(
             render(PngOptions::DEFAULT.with_pixels_per_cell(ppc)),
@@ -207,7 +209,7 @@ fn bad_inputs_are_errors() {
     // Each side fits but the pixel count does not.
     let square = Field2::new(2, 2, 0.0).unwrap();
     assert!(matches!(
-        render_side2d_png(
+        export_side2d_png(
             &square,
             None,
             &table,
@@ -218,7 +220,7 @@ fn bad_inputs_are_errors() {
     ));
     let wrong = MaterialGrid::new(5, 5, 0).unwrap();
     assert!(matches!(
-        render_side2d_png(&field, Some(&wrong), &table, &[], &PngOptions::DEFAULT),
+        export_side2d_png(&field, Some(&wrong), &table, &[], &PngOptions::DEFAULT),
         Err(ExportError::InvalidParameter {
             name: "materials",
             ..
@@ -226,7 +228,7 @@ fn bad_inputs_are_errors() {
     ));
     // Material ids missing from the table are drawn, not rejected.
     let odd = MaterialGrid::like(&field, 200);
-    assert!(render_side2d_png(&field, Some(&odd), &table, &[], &PngOptions::DEFAULT).is_ok());
+    assert!(export_side2d_png(&field, Some(&odd), &table, &[], &PngOptions::DEFAULT).is_ok());
     // Contours with non-finite or far-away points are skipped.
     let weird = vec![
         Polyline::new(
@@ -236,13 +238,13 @@ fn bad_inputs_are_errors() {
         Polyline::new(vec![[5.0, 5.0]], false),
         Polyline::new(vec![], true),
     ];
-    assert!(render_side2d_png(&field, None, &table, &weird, &PngOptions::DEFAULT).is_ok());
+    assert!(export_side2d_png(&field, None, &table, &weird, &PngOptions::DEFAULT).is_ok());
 }
 
 #[test]
 fn gray_images_map_the_range_and_flip_y() {
     let field = Field2::from_fn(4, 3, |x, y| x as f32 + 10.0 * y as f32).unwrap(); // 0..=23
-    let img = decode(&field_png_gray(&field, [0.0, 23.0], 8).unwrap());
+    let img = decode(&export_field_png_gray(&field, [0.0, 23.0], 8).unwrap());
     assert_eq!((img.width, img.height), (4, 3));
     assert_eq!(
         (img.color, img.depth),
@@ -253,7 +255,7 @@ fn gray_images_map_the_range_and_flip_y() {
     assert_eq!(img.data[3], 255);
     assert_eq!(img.data[8], 0);
 
-    let img = decode(&field_png_gray(&field, [5.0, 15.0], 16).unwrap());
+    let img = decode(&export_field_png_gray(&field, [5.0, 15.0], 16).unwrap());
     assert_eq!(img.depth, png::BitDepth::Sixteen);
     let px = |i: usize| u16::from_be_bytes([img.data[2 * i], img.data[2 * i + 1]]);
     assert_eq!(px(0), 65535); // 20 clamps to the top
@@ -262,7 +264,7 @@ fn gray_images_map_the_range_and_flip_y() {
 
     for bits in [0, 1, 12, 32] {
         assert!(matches!(
-            field_png_gray(&field, [0.0, 1.0], bits),
+            export_field_png_gray(&field, [0.0, 1.0], bits),
             Err(ExportError::InvalidParameter { name: "bits", .. })
         ));
     }
@@ -274,13 +276,13 @@ fn gray_images_map_the_range_and_flip_y() {
         [-f32::MAX, f32::MAX],
     ] {
         assert!(matches!(
-            field_png_gray(&field, range, 8),
+            export_field_png_gray(&field, range, 8),
             Err(ExportError::InvalidParameter { name: "range", .. })
         ));
     }
     let wide = Field2::new(20_000, 2, 0.0).unwrap();
     assert!(matches!(
-        field_png_gray(&wide, [0.0, 1.0], 8),
+        export_field_png_gray(&wide, [0.0, 1.0], 8),
         Err(ExportError::ImageTooLarge { .. })
     ));
 }
@@ -304,7 +306,7 @@ proptest! {
         let table = MaterialTable::side2d_default();
         let contour = Polyline::new(vec![[0.0, 0.0], [w as f32, h as f32 * 0.5], [1.0, h as f32]], true);
         let opts = PngOptions::DEFAULT.with_pixels_per_cell(ppc).with_iso(iso);
-        let bytes = render_side2d_png(&field, Some(&mats), &table, &[contour], &opts).unwrap();
+        let bytes = export_side2d_png(&field, Some(&mats), &table, &[contour], &opts).unwrap();
         let img = decode(&bytes);
         let (_, iw, ih) = opts.image_size(w - 1, h - 1).unwrap();
         prop_assert_eq!((img.width, img.height), (iw, ih));

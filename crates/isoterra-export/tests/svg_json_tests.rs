@@ -1,7 +1,7 @@
 //! Collider JSON and SVG output of contour polylines.
 
 use isoterra_export::{
-    ExportError, SvgOptions, parse_polylines_json, polylines_json, polylines_svg,
+    ExportError, SvgOptions, export_polylines_json, export_polylines_svg, parse_polylines_json,
 };
 use isoterra_mesh::Polyline;
 use proptest::prelude::*;
@@ -16,7 +16,7 @@ fn json_has_exactly_the_documented_shape() {
         square(),
         Polyline::new(vec![[0.5, 1.25], [-3.0, 4.0]], false),
     ];
-    let json = polylines_json(&lines);
+    let json = export_polylines_json(&lines);
     assert_eq!(
         json,
         r#"{"polylines":[{"points":[[0.0,0.0],[2.0,0.0],[2.0,2.0],[0.0,2.0]],"closed":true},{"points":[[0.5,1.25],[-3.0,4.0]],"closed":false}]}"#
@@ -26,7 +26,7 @@ fn json_has_exactly_the_documented_shape() {
     assert_eq!(value["polylines"][1]["points"][0][1], 1.25);
     assert_eq!(value["polylines"][0]["closed"], true);
     assert_eq!(parse_polylines_json(&json).unwrap(), lines);
-    assert_eq!(polylines_json(&[]), r#"{"polylines":[]}"#);
+    assert_eq!(export_polylines_json(&[]), r#"{"polylines":[]}"#);
 }
 
 #[test]
@@ -67,7 +67,7 @@ fn json_parser_rejects_malformed_input() {
         }
     }
     // Non-finite points are written as null, and null is refused on the way back.
-    let json = polylines_json(&[Polyline::new(vec![[f32::NAN, 1.0]], false)]);
+    let json = export_polylines_json(&[Polyline::new(vec![[f32::NAN, 1.0]], false)]);
     assert!(json.contains("null"));
     assert!(parse_polylines_json(&json).is_err());
 }
@@ -75,7 +75,7 @@ fn json_parser_rejects_malformed_input() {
 #[test]
 fn svg_flips_y_and_closes_loops() {
     let lines = vec![square(), Polyline::new(vec![[0.0, 1.0], [4.0, 3.0]], false)];
-    let svg = polylines_svg(&lines, [0.0, 0.0, 4.0, 4.0], &SvgOptions::DEFAULT);
+    let svg = export_polylines_svg(&lines, [0.0, 0.0, 4.0, 4.0], &SvgOptions::DEFAULT);
     assert!(
         svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
         "{svg}"
@@ -105,7 +105,7 @@ fn svg_options_change_the_output() {
         .with_stroke_width_px(3.0)
         .with_width_px(200.0)
         .with_background([10, 20, 30, 255]);
-    let svg = polylines_svg(&[square()], [-1.0, -1.0, 4.0, 2.0], &opts);
+    let svg = export_polylines_svg(&[square()], [-1.0, -1.0, 4.0, 2.0], &opts);
     assert!(svg.contains("width=\"200\" height=\"100\""), "{svg}");
     assert!(svg.contains("fill=\"none\""));
     assert!(!svg.contains("evenodd"));
@@ -113,7 +113,7 @@ fn svg_options_change_the_output() {
     assert!(svg.contains("stroke-opacity=\"0.502\""));
     assert!(svg.contains("<rect") && svg.contains("fill=\"#0a141e\""));
     // With a fill and nonzero rule (holes wind clockwise).
-    let svg = polylines_svg(
+    let svg = export_polylines_svg(
         &[square()],
         [0.0, 0.0, 2.0, 2.0],
         &SvgOptions::DEFAULT.with_evenodd(false),
@@ -136,12 +136,12 @@ fn svg_survives_bad_views_and_points() {
         [f32::NAN, 0.0, 1.0, 1.0],
         [0.0, 0.0, f32::INFINITY, 1.0],
     ] {
-        let svg = polylines_svg(&lines, view, &SvgOptions::DEFAULT);
+        let svg = export_polylines_svg(&lines, view, &SvgOptions::DEFAULT);
         // Falls back to the bounding box of the finite points.
         assert!(svg.contains("viewBox=\"0 0 2 2\""), "{view:?}: {svg}");
         assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
     }
-    let empty = polylines_svg(
+    let empty = export_polylines_svg(
         &[],
         [0.0, 0.0, 0.0, 0.0],
         &SvgOptions::DEFAULT.with_width_px(f32::NAN),
@@ -165,7 +165,7 @@ proptest! {
 
     #[test]
     fn json_round_trips_bit_for_bit(lines in prop::collection::vec(polyline(), 0..6)) {
-        let back = parse_polylines_json(&polylines_json(&lines)).unwrap();
+        let back = parse_polylines_json(&export_polylines_json(&lines)).unwrap();
         prop_assert_eq!(back.len(), lines.len());
         for (a, b) in back.iter().zip(&lines) {
             prop_assert_eq!(a.closed, b.closed);
@@ -181,7 +181,7 @@ proptest! {
 
     #[test]
     fn svg_has_one_move_per_polyline(lines in prop::collection::vec(polyline(), 0..6)) {
-        let svg = polylines_svg(&lines, [-1.0e6, -1.0e6, 2.0e6, 2.0e6], &SvgOptions::DEFAULT);
+        let svg = export_polylines_svg(&lines, [-1.0e6, -1.0e6, 2.0e6, 2.0e6], &SvgOptions::DEFAULT);
         let moves = svg.matches('M').count();
         prop_assert_eq!(moves, lines.iter().filter(|l| !l.points.is_empty()).count());
         let closes = svg.matches(" Z").count() + svg.matches("\"Z").count();

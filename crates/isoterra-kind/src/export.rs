@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use isoterra_export::{GlbMesh, write_glb, write_obj};
+use isoterra_export::{GlbMesh, export_glb, export_obj};
 use isoterra_store::ChunkStore;
 use serde_json::{Map, Value};
 
@@ -304,7 +304,7 @@ pub(crate) fn mesh_file(
         } else {
             "heightmap.glb"
         };
-        Exported::one(write_glb(meshes)?, "model/gltf-binary", name, counts)
+        Exported::one(export_glb(meshes)?, "model/gltf-binary", name, counts)
     } else {
         let name = if stem == "voxel" {
             "voxel.obj"
@@ -312,7 +312,7 @@ pub(crate) fn mesh_file(
             "heightmap.obj"
         };
         Exported::one(
-            write_obj(meshes)?.into_bytes(),
+            export_obj(meshes)?.into_bytes(),
             "text/plain; charset=utf-8",
             name,
             counts,

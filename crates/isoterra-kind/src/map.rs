@@ -1,8 +1,8 @@
 //! A map world in the kind layer: its strokes' brushes and its exports.
 
 use isoterra_export::{
-    PngLayersMesh, TiledExport, export_map_glb, export_png_layers, export_tiled, export_tiled_tmx,
-    pathing_png,
+    PngLayersMesh, TiledExport, export_map_glb, export_pathing_png, export_png_layers,
+    export_tiled, export_tiled_tmx,
 };
 use isoterra_store::{ChunkStore, MapDocument};
 use isoterra_world::{MapBrush, PathingRules, pathing_grid};
@@ -221,7 +221,7 @@ pub(crate) fn export<S: ChunkStore>(
         _ => {
             let grid = pathing_grid(layers, &rules).map_err(invalid)?;
             Exported::one(
-                pathing_png(&grid)?,
+                export_pathing_png(&grid)?,
                 "image/png",
                 "map-pathing.png",
                 json!({}),

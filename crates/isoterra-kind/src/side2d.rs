@@ -1,6 +1,6 @@
 //! A side-view world in the kind layer: its strokes' brushes and its exports.
 
-use isoterra_export::{PngOptions, polylines_json, polylines_svg, render_side2d_png};
+use isoterra_export::{PngOptions, export_polylines_json, export_polylines_svg, export_side2d_png};
 use isoterra_store::{ChunkStore, Side2dDocument};
 use isoterra_world::Side2dBrush;
 use serde_json::json;
@@ -87,7 +87,7 @@ pub(crate) fn export<S: ChunkStore>(
             if let Some(s) = req.scale {
                 options = options.with_pixels_per_cell(s);
             }
-            let bytes = render_side2d_png(
+            let bytes = export_side2d_png(
                 world.field(),
                 Some(world.materials()),
                 world.table(),
@@ -101,7 +101,7 @@ pub(crate) fn export<S: ChunkStore>(
             let [ox, oy] = f.origin();
             let w = (f.width() - 1) as f32 * f.cell_size();
             let h = (f.height() - 1) as f32 * f.cell_size();
-            let svg = polylines_svg(&contours, [ox, oy, w, h], &Default::default());
+            let svg = export_polylines_svg(&contours, [ox, oy, w, h], &Default::default());
             Exported::one(svg.into_bytes(), "image/svg+xml", "world.svg", counts)
         }
         _ => {
@@ -109,7 +109,7 @@ pub(crate) fn export<S: ChunkStore>(
                 .colliders(req.tolerance)
                 .map_err(|e| KindError::invalid(format!("cannot build colliders: {e}")))?;
             Exported::one(
-                polylines_json(&colliders).into_bytes(),
+                export_polylines_json(&colliders).into_bytes(),
                 "application/json",
                 "world.json",
                 counts,

@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use isoterra::export::{PngOptions, render_side2d_png};
+use isoterra::export::{PngOptions, export_side2d_png};
 use isoterra::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -55,7 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let report = doc.rebuild();
     let world = doc.world();
     let contours = world.contours();
-    let png = render_side2d_png(
+    let png = export_side2d_png(
         world.field(),
         Some(world.materials()),
         world.table(),

@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use isoterra::export::{GlbMesh, write_glb};
+use isoterra::export::{GlbMesh, export_glb};
 use isoterra::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -62,7 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .zip(&meshes)
         .map(|(name, m)| GlbMesh::new(name, &m.positions, &m.indices).with_normals(&m.normals))
         .collect();
-    let glb = write_glb(&glb_meshes)?;
+    let glb = export_glb(&glb_meshes)?;
     let glb_path = dir.join("caves.glb");
     std::fs::write(&glb_path, &glb)?;
     let triangles: usize = meshes.iter().map(|m| m.indices.len() / 3).sum();

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use isoterra::export::{GlbMesh, write_glb};
+use isoterra::export::{GlbMesh, export_glb};
 use isoterra::kind::{BakeInputs, BakePlan, BakeSource, ChunkBaker, Document};
 use isoterra::store::{
     BakedChunk, BakedCollider, BakedRow, ChunkKey, ChunkStore, WorldFile, encode_baked,
@@ -438,7 +438,7 @@ fn bake_one(
             if !chunk.indices.is_empty() {
                 let mesh = GlbMesh::new(&name, &chunk.positions, &chunk.indices)
                     .with_normals(&chunk.normals);
-                let bytes = write_glb(&[mesh])?;
+                let bytes = export_glb(&[mesh])?;
                 let file = format!("{name}.glb");
                 write_atomic(&dir.join(&file), &bytes)?;
                 f.bytes += bytes.len() as u64;

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::export::{polylines_json, polylines_svg, read_npy_file};
+use isoterra::export::{export_polylines_json, export_polylines_svg, read_npy_file};
 use isoterra::mesh::{ContourTracer, Polyline, simplify_rdp};
 
 use crate::args::{ContourArgs, ContourFormat};
@@ -39,11 +39,11 @@ pub fn run(a: &ContourArgs) -> anyhow::Result<()> {
 
     let t2 = Instant::now();
     let text = match a.format {
-        ContourFormat::Json => polylines_json(&lines),
+        ContourFormat::Json => export_polylines_json(&lines),
         ContourFormat::Svg => {
             let w = (field.width() - 1) as f32;
             let h = (field.height() - 1) as f32;
-            polylines_svg(&lines, [0.0, 0.0, w, h], &Default::default())
+            export_polylines_svg(&lines, [0.0, 0.0, w, h], &Default::default())
         }
     };
     write_atomic(&a.out, text.as_bytes())?;

@@ -1,7 +1,7 @@
 //! `isoterra demo`: create a side-view world, dig, export a PNG.
 
 use anyhow::Context;
-use isoterra::export::{PngOptions, render_side2d_png};
+use isoterra::export::{PngOptions, export_side2d_png};
 use isoterra::store::Side2dDocument;
 use isoterra::world::{Side2dBrush, Side2dTool};
 
@@ -60,7 +60,7 @@ pub fn run(a: &DemoArgs) -> anyhow::Result<()> {
     doc.rebuild();
     let world = doc.world();
     let contours = world.contours();
-    let png = render_side2d_png(
+    let png = export_side2d_png(
         world.field(),
         Some(world.materials()),
         world.table(),

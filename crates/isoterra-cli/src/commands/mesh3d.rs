@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::export::{GlbMesh, read_npy3_file, write_glb, write_obj, write_ply};
+use isoterra::export::{GlbMesh, export_glb, export_obj, export_ply, read_npy3_file};
 use isoterra::mesh::{CellBox, CubesOptions, CubesOutput, MarchingCubes};
 
 use crate::args::{Mesh3dArgs, MeshFormat};
@@ -39,9 +39,9 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| "isosurface".into());
     let mesh = GlbMesh::new(&name, &out.positions, &out.indices).with_normals(&out.normals);
     let bytes = match a.format {
-        MeshFormat::Obj => write_obj(&[mesh])?.into_bytes(),
-        MeshFormat::Ply => write_ply(&mesh)?,
-        MeshFormat::Glb => write_glb(&[mesh])?,
+        MeshFormat::Obj => export_obj(&[mesh])?.into_bytes(),
+        MeshFormat::Ply => export_ply(&mesh)?,
+        MeshFormat::Glb => export_glb(&[mesh])?,
     };
     write_atomic(&a.out, &bytes)?;
     let write_ms = ms(t2);

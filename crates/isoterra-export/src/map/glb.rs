@@ -4,7 +4,7 @@
 use isoterra_field::map::{MAX_TEXTURES, MapLayers, Splat};
 use isoterra_mesh::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
 
-use crate::{ExportError, GlbMaterial, GlbMesh, write_glb};
+use crate::{ExportError, GlbMaterial, GlbMesh, export_glb};
 
 /// The fixed colour of each of the 16 splat textures (linear RGB), used for
 /// vertex colours when no textures are at hand:
@@ -80,8 +80,8 @@ pub fn splat_color(splat: Splat, blend: f32) -> [f32; 4] {
 /// when there is water, a node `water` (positions, normals, a translucent
 /// material `water` of [`WATER_COLOR`] with `alphaMode: BLEND`).
 ///
-/// Errors as [`write_glb`].
-pub fn map_mesh_glb(mesh: &MapMeshOutput) -> Result<Vec<u8>, ExportError> {
+/// Errors as [`export_glb`].
+pub fn export_map_mesh_glb(mesh: &MapMeshOutput) -> Result<Vec<u8>, ExportError> {
     let t = &mesh.terrain;
     if t.splat.len() != t.positions.len() || t.blend.len() != t.positions.len() {
         return Err(ExportError::InvalidMesh {
@@ -118,18 +118,18 @@ pub fn map_mesh_glb(mesh: &MapMeshOutput) -> Result<Vec<u8>, ExportError> {
                 )),
         );
     }
-    write_glb(&meshes)
+    export_glb(&meshes)
 }
 
 /// Meshes the whole map with `options` and writes it as `.glb` (see
-/// [`map_mesh_glb`]).
+/// [`export_map_mesh_glb`]).
 ///
-/// Errors: invalid layers or options (from the mesher), or as [`write_glb`].
+/// Errors: invalid layers or options (from the mesher), or as [`export_glb`].
 pub fn export_map_glb(map: &MapLayers, options: &MapMeshOptions) -> Result<Vec<u8>, ExportError> {
     let mut mesher = MapMesher::new();
     let mut out = MapMeshOutput::default();
     mesher
         .mesh(map, CellRect::whole(map), options, &mut out)
         .map_err(|e| ExportError::param("map mesh", e, "the map cannot be meshed"))?;
-    map_mesh_glb(&out)
+    export_map_mesh_glb(&out)
 }

@@ -7,8 +7,10 @@ mod pathing_png;
 mod png_layers;
 mod tiled;
 
-pub use glb::{CLIFF_COLOR, MAP_PALETTE, WATER_COLOR, export_map_glb, map_mesh_glb, splat_color};
-pub use pathing_png::{pathing_color, pathing_png};
+pub use glb::{
+    CLIFF_COLOR, MAP_PALETTE, WATER_COLOR, export_map_glb, export_map_mesh_glb, splat_color,
+};
+pub use pathing_png::{export_pathing_png, pathing_color};
 pub use png_layers::{
     PngLayers, PngLayersInfo, PngLayersMesh, export_png_layers, load_png_layers, quantize_for_png,
     read_png_layers_sidecar,

@@ -40,7 +40,7 @@ pub const fn pathing_color(bits: u8) -> [u8; 3] {
 /// being cell `(x, z = row)`, coloured by [`pathing_color`].
 ///
 /// Errors when the PNG encoder fails.
-pub fn pathing_png(grid: &PathingGrid) -> Result<Vec<u8>, ExportError> {
+pub fn export_pathing_png(grid: &PathingGrid) -> Result<Vec<u8>, ExportError> {
     let png_err = |e: png::EncodingError| ExportError::Png(e.to_string());
     let data: Vec<u8> = grid
         .cells()
