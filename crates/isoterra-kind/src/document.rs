@@ -528,8 +528,7 @@ impl<S: ChunkStore> Document<S> {
                 .map(|p| [(p[0] / cs) as f32, (p[2] / cs) as f32])
                 .collect();
             let spacing = (b.radius / 4.0).max(0.25);
-            let along = MapStroke::along(b, &cells, spacing)
-                .map_err(|e| KindError::invalid(e.to_string()))?;
+            let along = MapStroke::along(b, &cells, spacing)?;
             return Ok(along
                 .dabs
                 .iter()
@@ -660,9 +659,7 @@ fn stamp_of<S: ChunkStore>(
             // The first dab fixes the targets (see Template::fixed_by);
             // later dabs reuse them.
             let b = if first.is_none() {
-                d.world()
-                    .resolve_brush(&b, cell)
-                    .map_err(|e| KindError::invalid(e.to_string()))?
+                d.world().resolve_brush(&b, cell)?
             } else {
                 b
             };

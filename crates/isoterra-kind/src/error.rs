@@ -58,3 +58,11 @@ impl KindError {
         KindError::Invalid(message.into())
     }
 }
+
+impl From<isoterra_world::WorldError> for KindError {
+    /// What the world refuses (a brush out of range, a region too large, a
+    /// cliff level past 15) is a bad parameter.
+    fn from(e: isoterra_world::WorldError) -> Self {
+        KindError::Invalid(e.to_string())
+    }
+}

@@ -78,7 +78,6 @@ pub(crate) fn template<S: ChunkStore>(
         strength,
         shape,
     } = *b;
-    let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
     let stamp = {
         // Heightmap brushes are round: the shape is checked, not used.
         plain_shape(kind, shape)?;
@@ -90,7 +89,7 @@ pub(crate) fn template<S: ChunkStore>(
         if let Some(s) = params.number("seed")? {
             brush = brush.with_seed(s as u64);
         }
-        brush.validate(d.params().cell_size).map_err(invalid)?;
+        brush.validate(d.params().cell_size)?;
         Stamp::Heightmap(brush)
     };
     Ok(Template {
@@ -116,7 +115,6 @@ pub(crate) fn export<S: ChunkStore>(
     // Nodes covering the region, both ends included.
     let first = [(lo[0] / cell).floor() as i64, (lo[1] / cell).floor() as i64];
     let last = [(hi[0] / cell).ceil() as i64, (hi[1] / cell).ceil() as i64];
-    let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
     match req.format {
         ExportFormat::Png16 | ExportFormat::R16 => {
             if req.lod != 0 {
@@ -138,9 +136,7 @@ pub(crate) fn export<S: ChunkStore>(
             }
             let range = req.range.unwrap_or(d.info().height_range);
             let mut heights = Vec::new();
-            d.world()
-                .region_heights(first, [w, h], &mut heights)
-                .map_err(invalid)?;
+            d.world().region_heights(first, [w, h], &mut heights)?;
             let counts = json!({ "width": w, "height": h, "range": range });
             Ok(if req.format == ExportFormat::Png16 {
                 Exported::one(
@@ -188,7 +184,7 @@ pub(crate) fn export<S: ChunkStore>(
                 for cx in c0[0]..=c1[0] {
                     let key =
                         MeshKey::new([cx as i32, cz as i32], req.lod).with_neighbours([req.lod; 4]);
-                    let m = d.world_mut().mesh(&key).map_err(invalid)?;
+                    let m = d.world_mut().mesh(&key)?;
                     meshes.push((format!("chunk_{cx}_{cz}"), m));
                 }
             }

@@ -139,7 +139,6 @@ pub(crate) fn template<S: ChunkStore>(
         strength,
         shape,
     } = *b;
-    let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
     let stamp = {
         let cs = d.params().mesh.cell_size;
         let mtool = map_tool(tool.name)?;
@@ -162,7 +161,7 @@ pub(crate) fn template<S: ChunkStore>(
                 .with_pathing(pathing_bits(&flags))
                 .with_pathing_set(!params.boolean("clear")?);
         }
-        brush.validate().map_err(invalid)?;
+        brush.validate()?;
         Stamp::Map(brush, [0.0, 0.0])
     };
     Ok(Template {
@@ -184,7 +183,6 @@ pub(crate) fn export<S: ChunkStore>(
     let params = *d.params();
     let layers = d.world().layers();
     let rules = PathingRules::DEFAULT.with_level_height(params.mesh.level_height);
-    let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
     Ok(match req.format {
         ExportFormat::Glb => Exported::one(
             export_map_glb(layers, &params.mesh)?,
@@ -209,7 +207,7 @@ pub(crate) fn export<S: ChunkStore>(
             out
         }
         ExportFormat::Tiled => {
-            let grid = pathing_grid(layers, &rules).map_err(invalid)?;
+            let grid = pathing_grid(layers, &rules)?;
             if req.tmx {
                 let bytes = export_tiled_tmx(layers, Some(&grid), &TiledExport::DEFAULT)?;
                 Exported::one(bytes, "application/xml", "map.tmx", json!({}))
@@ -219,7 +217,7 @@ pub(crate) fn export<S: ChunkStore>(
             }
         }
         _ => {
-            let grid = pathing_grid(layers, &rules).map_err(invalid)?;
+            let grid = pathing_grid(layers, &rules)?;
             Exported::one(
                 export_pathing_png(&grid)?,
                 "image/png",

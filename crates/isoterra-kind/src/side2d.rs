@@ -50,7 +50,6 @@ pub(crate) fn template<S: ChunkStore>(
         strength,
         shape,
     } = *b;
-    let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
     let stamp = {
         let shape = plain_shape(kind, shape)?;
         let material = params.number("material")?.unwrap_or(0.0) as u8;
@@ -58,7 +57,7 @@ pub(crate) fn template<S: ChunkStore>(
             .with_shape(shape)
             .with_strength(strength)
             .with_material(material);
-        brush.validate().map_err(invalid)?;
+        brush.validate()?;
         Stamp::Side2d(brush)
     };
     Ok(Template {

@@ -357,8 +357,7 @@ pub(crate) fn pathing_bits(names: &[&str]) -> u8 {
 
 /// Map tool names to tools (names come from the schema, so they parse).
 pub(crate) fn map_tool(name: &str) -> Result<MapTool, KindError> {
-    name.parse::<MapTool>()
-        .map_err(|e| KindError::invalid(e.to_string()))
+    Ok(name.parse::<MapTool>()?)
 }
 
 #[cfg(test)]

@@ -86,7 +86,6 @@ pub(crate) fn template<S: ChunkStore>(
         strength,
         shape,
     } = *b;
-    let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
     let mut normal = None;
     let stamp = {
         plain_shape(kind, shape)?;
@@ -109,7 +108,7 @@ pub(crate) fn template<S: ChunkStore>(
         let brush = VoxelBrush::new(vtool, [0.0; 3], radius)
             .with_strength(strength)
             .with_material(material);
-        brush.validate().map_err(invalid)?;
+        brush.validate()?;
         Stamp::Voxel(brush)
     };
     Ok(Template { stamp, normal })
@@ -127,11 +126,9 @@ pub(crate) fn export<S: ChunkStore>(
         )
     })?;
     let (lo, hi) = region(text, 3, FORM)?;
-    let invalid = |e: isoterra_world::WorldError| KindError::invalid(e.to_string());
     let (min, max) = d
         .world()
-        .chunks_covering([lo[0], lo[1], lo[2]], [hi[0], hi[1], hi[2]])
-        .map_err(invalid)?;
+        .chunks_covering([lo[0], lo[1], lo[2]], [hi[0], hi[1], hi[2]])?;
     let count: i64 = (0..3)
         .map(|k| i64::from(max[k]) - i64::from(min[k]) + 1)
         .product();
@@ -176,9 +173,7 @@ pub(crate) fn export<S: ChunkStore>(
     } else {
         // Coarser levels sample every 2^lod nodes; unedited
         // chunks come straight from the generator.
-        let meshed = VoxelLodMesher::new()
-            .mesh_region(d.world(), min, max, req.lod)
-            .map_err(invalid)?;
+        let meshed = VoxelLodMesher::new().mesh_region(d.world(), min, max, req.lod)?;
         for (c, m) in meshed {
             if !m.indices.is_empty() {
                 names.push(format!("lod{}_chunk_{}_{}_{}", req.lod, c[0], c[1], c[2]));
