@@ -20,7 +20,7 @@ use isoterra_store::{
     ChunkStore, HeightmapDocument, MapDocument, Side2dDocument, StoreError, VoxelDocument,
     WorldFile,
 };
-use isoterra_world::MapStroke;
+use isoterra_world::{Island, MapStroke};
 use serde_json::Value;
 
 use crate::bake::BakeSource;
@@ -561,6 +561,52 @@ impl<S: ChunkStore> Document<S> {
             }
         }
         Ok(dabs)
+    }
+
+    /// Side2d worlds: removes the floating islands (ground that nothing
+    /// holds up any more, see [`Side2dWorld::islands`](isoterra_world::Side2dWorld::islands))
+    /// that reach into the box `near` (`[min, max]` in world units; every
+    /// island for `None`) as one recorded stroke, so undo puts them back,
+    /// and returns them as they were (outline, area, nodes, mesh) with the
+    /// stroke's result. A game turns them into falling debris: pass the box
+    /// of the stroke that just ended to take only what it cut loose. Other
+    /// kinds have no islands: an empty list and nothing recorded.
+    ///
+    /// # Errors
+    ///
+    /// Store errors; nothing changes then.
+    pub fn detach_islands(
+        &mut self,
+        near: Option<[[f32; 2]; 2]>,
+    ) -> Result<(Vec<Island>, Committed), KindError> {
+        let reaches = move |i: &Island| {
+            let Some([lo, hi]) = near else {
+                return true;
+            };
+            i.outline
+                .iter()
+                .flat_map(|l| &l.points)
+                .any(|p| p[0] >= lo[0] && p[0] <= hi[0] && p[1] >= lo[1] && p[1] <= hi[1])
+        };
+        self.with_previews_lifted(|doc| match doc {
+            AnyDocument::Side2d(d) => {
+                let (islands, out) = d.detach_islands(reaches)?;
+                Ok((
+                    islands,
+                    Committed {
+                        id: out.id,
+                        changed_nodes: out.changed_nodes,
+                    },
+                ))
+            }
+            _ => Ok((
+                Vec::new(),
+                Committed {
+                    id: None,
+                    changed_nodes: 0,
+                },
+            )),
+        })
     }
 
     /// Undoes the last stroke; its id, or `None` when there is none.

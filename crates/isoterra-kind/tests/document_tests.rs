@@ -1647,3 +1647,47 @@ fn the_tool_schema_matches_what_strokes_take() {
         );
     }
 }
+
+// ----- islands -----
+
+#[test]
+fn floating_islands_are_detached_as_one_undoable_stroke() {
+    let mut doc = memory_doc(WorldKind::Side2d);
+    let hash = doc.content_hash();
+    // Nothing floats in a fresh world.
+    let (none, done) = doc.detach_islands(None).unwrap();
+    assert!(none.is_empty());
+    assert_eq!(done.id, None);
+    // A blob of ground filled into the sky floats.
+    let fill = StrokeSpec::new("fill", 2.5);
+    let filled = doc.stroke(&fill, &[[32.0, 29.0, 0.0]]).unwrap();
+    assert!(filled.id.is_some());
+    let with_blob = doc.content_hash();
+    // Not near the box asked for: it stays.
+    let (far, done) = doc
+        .detach_islands(Some([[0.0, 0.0], [10.0, 10.0]]))
+        .unwrap();
+    assert!(far.is_empty() && done.id.is_none());
+    let (islands, done) = doc
+        .detach_islands(Some([[30.0, 27.0], [34.0, 31.0]]))
+        .unwrap();
+    assert_eq!(islands.len(), 1);
+    assert!(islands[0].area > 4.0);
+    assert!(done.id.is_some() && done.changed_nodes > 0);
+    assert_eq!(
+        doc.content_hash(),
+        hash,
+        "the blob is gone, the rest as before"
+    );
+    assert_eq!(doc.history().strokes, 2);
+    // Undo puts it back, redo takes it again.
+    doc.undo().unwrap();
+    assert_eq!(doc.content_hash(), with_blob);
+    doc.redo().unwrap();
+    assert_eq!(doc.content_hash(), hash);
+    // Other kinds have none.
+    for kind in [WorldKind::Heightmap, WorldKind::Voxel, WorldKind::Map] {
+        let (i, c) = memory_doc(kind).detach_islands(None).unwrap();
+        assert!(i.is_empty() && c.id.is_none());
+    }
+}

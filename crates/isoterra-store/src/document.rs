@@ -46,7 +46,8 @@ use std::time::Duration;
 
 use isoterra_field::{Field2, MaterialGrid, MaterialTable, NodeRect, generate_side2d};
 use isoterra_world::{
-    EditDirection, RebuildReport, Side2dBrush, Side2dEdit, Side2dParams, Side2dWorld, WorldError,
+    EditDirection, Island, RebuildReport, Side2dBrush, Side2dEdit, Side2dParams, Side2dWorld,
+    WorldError,
 };
 use serde::Serialize;
 
@@ -372,6 +373,42 @@ impl<S: ChunkStore> Side2dDocument<S> {
         let tool = stamps_tool(stamps.iter().map(|b| b.tool), |t| t.name());
         let merged = self.merge(&edits);
         self.record(merged, tool, params)
+    }
+
+    /// Removes the floating islands (see [`Side2dWorld::islands`]) for which
+    /// `pick` is true and records the removal as one stroke (tool
+    /// `"detach"`), so undo puts them back. Returns those islands as they
+    /// were, for a game to turn into falling debris. No island records
+    /// nothing.
+    ///
+    /// On error (the commit fails) nothing changes.
+    pub fn detach_islands(
+        &mut self,
+        mut pick: impl FnMut(&Island) -> bool,
+    ) -> Result<(Vec<Island>, StrokeOutcome), StoreError> {
+        self.core.check_current()?;
+        let mut islands = self.core.kind.world.islands();
+        islands.retain(|i| pick(i));
+        let mut edits = Vec::with_capacity(islands.len());
+        for island in &islands {
+            match self.core.kind.world.remove_island(island) {
+                Ok(e) => edits.push(e),
+                Err(e) => {
+                    for done in edits.iter().rev() {
+                        let _ = self
+                            .core
+                            .kind
+                            .world
+                            .apply_edit(done, EditDirection::Backward);
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+        let merged = self.merge(&edits);
+        let params = serde_json::json!({ "islands": islands.len() });
+        let out = self.record(merged, "detach", params)?;
+        Ok((islands, out))
     }
 
     /// Applies a brush to the world in memory only, without recording it:

@@ -112,7 +112,7 @@ pub use stream::{
     VoxelSource, desired_chunks,
 };
 #[cfg(feature = "parallel")]
-pub use stream::{StreamScheduler, StreamStats};
+pub use stream::{StreamExecutor, StreamScheduler, StreamStats};
 pub use voxel::{
     VoxelBrush, VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh, VoxelEdit,
     VoxelHit, VoxelLodChunk, VoxelLodMesher, VoxelLodParams, VoxelMesher, VoxelParams, VoxelTool,

@@ -797,6 +797,39 @@ fn an_existing_pool_can_run_the_jobs() {
     assert_eq!(replay(&events).len(), s.stats().shown);
 }
 
+/// An executor that runs every job on a thread of its own, as an engine's
+/// task pool would run it somewhere else than the rayon pool.
+struct ThreadPerJob(std::sync::atomic::AtomicUsize);
+
+impl isoterra_world::StreamExecutor for ThreadPerJob {
+    fn spawn(&self, job: Box<dyn FnOnce() + Send + 'static>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        std::thread::spawn(job);
+    }
+}
+
+#[test]
+fn another_executor_runs_the_jobs_with_the_same_results() {
+    let exec = Arc::new(ThreadPerJob(Default::default()));
+    let mut s =
+        StreamScheduler::with_executor(TestSource::default(), cfg2d(), exec.clone()).unwrap();
+    let viewers = [StreamViewer::new([0.0; 3], 30.0)];
+    s.update(&viewers).unwrap();
+    let events = s.wait();
+    assert!(s.is_settled());
+    let shown = replay(&events);
+    assert_eq!(shown.len(), s.stats().shown);
+    assert!(exec.0.load(std::sync::atomic::Ordering::Relaxed) >= shown.len());
+    // The same chunks at the same LODs as on the scheduler's own pool
+    // (slots follow the order builds finish in).
+    let mut own = StreamScheduler::new(TestSource::default(), cfg2d()).unwrap();
+    own.update(&viewers).unwrap();
+    let lods = |m: &BTreeMap<ChunkCoord, (u8, u32)>| -> Vec<(ChunkCoord, u8)> {
+        m.iter().map(|(c, (l, _))| (*c, *l)).collect()
+    };
+    assert_eq!(lods(&replay(&own.wait())), lods(&shown));
+}
+
 // --------------------------------------------------------------- sources
 
 fn caves(cells: u32) -> VoxelParams {

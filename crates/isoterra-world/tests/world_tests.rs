@@ -1001,6 +1001,26 @@ fn island_with_a_hole_has_outer_and_inner_outlines() {
     assert!(areas.iter().any(|&a| a > 0.0) && areas.iter().any(|&a| a < 0.0));
     let expect = std::f32::consts::PI * (100.0 - 16.0);
     assert!((isl.area - expect).abs() < 0.03 * expect);
+    // Its fill mesh covers the ring only: the same area as the outlines,
+    // and no vertex inside the hole or outside the ring.
+    let m = &isl.mesh;
+    assert!(!m.indices.is_empty());
+    let mesh_area: f64 = m
+        .indices
+        .chunks_exact(3)
+        .map(|t| {
+            let [a, b, c] = [0, 1, 2].map(|k| m.positions[t[k] as usize]);
+            0.5 * f64::from((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]))
+        })
+        .sum();
+    assert!((mesh_area - f64::from(isl.area)).abs() < 1e-3 * f64::from(isl.area));
+    for p in &m.positions {
+        let d = ((p[0] - 32.0).powi(2) + (p[1] - 40.0).powi(2)).sqrt();
+        assert!(
+            (3.9..=10.1).contains(&d),
+            "vertex {p:?} at {d} from the centre"
+        );
+    }
 }
 
 #[test]

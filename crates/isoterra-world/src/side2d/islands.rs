@@ -1,7 +1,9 @@
 //! Floating islands: solid regions that nothing holds up.
 
 use isoterra_field::{Field2, NodeRect};
-use isoterra_mesh::{ContourJoiner, MarchingSquares, Polyline, SquaresOutput, signed_area};
+use isoterra_mesh::{
+    ContourJoiner, FillMesh, MarchingSquares, Polyline, SquaresOutput, signed_area,
+};
 
 use crate::{Side2dEdit, Side2dWorld, WorldError};
 
@@ -21,6 +23,9 @@ pub struct Island {
     pub bounds: NodeRect,
     /// Storage indices of the region's nodes, ascending.
     pub nodes: Vec<u32>,
+    /// The region's fill mesh alone, in world units (what a debris body
+    /// draws), without per-material submeshes.
+    pub mesh: FillMesh,
 }
 
 /// True when the two solid corners of a saddle cell (`a`, `d` solid on one
@@ -127,10 +132,11 @@ impl Side2dWorld {
             }
             region.sort_unstable();
             let bounds = NodeRect::new(x0 as u32, y0 as u32, x1 as u32 + 1, y1 as u32 + 1);
-            let (outline, area) = self.region_outline(&label, id, bounds);
+            let (outline, area, mesh) = self.region_outline(&label, id, bounds);
             islands.push(Island {
                 outline,
                 area,
+                mesh,
                 node_count: region.len(),
                 bounds,
                 nodes: region.clone(),
@@ -139,10 +145,15 @@ impl Side2dWorld {
         islands
     }
 
-    /// Contours of one labelled region: the field inside the region's bounds
-    /// (plus a ring of one node), with every solid node of another region
-    /// lowered below iso.
-    fn region_outline(&self, label: &[u32], id: u32, bounds: NodeRect) -> (Vec<Polyline>, f32) {
+    /// Contours, area and fill mesh of one labelled region: the field inside
+    /// the region's bounds (plus a ring of one node), with every solid node
+    /// of another region lowered below iso.
+    fn region_outline(
+        &self,
+        label: &[u32],
+        id: u32,
+        bounds: NodeRect,
+    ) -> (Vec<Polyline>, f32, FillMesh) {
         let f = &self.field;
         let iso = self.params.iso;
         let w = f.width() as usize;
@@ -170,10 +181,10 @@ impl Side2dWorld {
             .and_then(|fw| fw.with_cell_size(f.cell_size()))
             .and_then(|fw| fw.with_origin(f.node_position(wx0, wy0)));
         let Ok(window) = window else {
-            return (Vec::new(), 0.0);
+            return (Vec::new(), 0.0, FillMesh::default());
         };
         let mut options = self.squares_options();
-        options.fill = false;
+        options.fill = true;
         let mut out = SquaresOutput::default();
         let cells = isoterra_mesh::CellRect {
             x0: 0,
@@ -185,7 +196,7 @@ impl Side2dWorld {
             .mesh(&window, None, cells, &options, &mut out)
             .is_err()
         {
-            return (Vec::new(), 0.0);
+            return (Vec::new(), 0.0, FillMesh::default());
         }
         let mut lines = Vec::new();
         ContourJoiner::new().join(&[&out.segments], &mut lines);
@@ -194,7 +205,7 @@ impl Side2dWorld {
             .filter(|l| l.closed)
             .map(|l| signed_area(&l.points))
             .sum();
-        (lines, area as f32)
+        (lines, area as f32, std::mem::take(&mut out.fill))
     }
 
     /// Removes an island (e.g. once a game has turned it into debris): every

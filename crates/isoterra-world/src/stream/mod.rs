@@ -13,7 +13,7 @@ mod voxel_source;
 
 pub use heightmap_source::{HeightmapChunk, HeightmapEdits, HeightmapSource};
 #[cfg(feature = "parallel")]
-pub use scheduler::{StreamScheduler, StreamStats};
+pub use scheduler::{StreamExecutor, StreamScheduler, StreamStats};
 pub use select::{ChunkCoord, Dim, StreamConfig, StreamViewer, desired_chunks};
 pub use side2d_source::Side2dSource;
 pub use source::{CancelFlag, ChunkRequest, ChunkSource, SlotId, StreamEvent};

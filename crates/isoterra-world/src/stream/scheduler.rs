@@ -34,6 +34,25 @@ pub struct StreamStats {
     pub queued_events: usize,
 }
 
+/// Where a [`StreamScheduler`] runs its build jobs: a rayon pool by
+/// default ([`StreamScheduler::new`], [`with_pool`](StreamScheduler::with_pool)),
+/// or an engine's own task pool ([`with_executor`](StreamScheduler::with_executor)),
+/// so chunk builds share the workers the rest of the game uses.
+///
+/// A job never blocks on the scheduler and sends its result back itself, so
+/// an executor only has to run each job once, on any thread, eventually.
+pub trait StreamExecutor: Send + Sync + 'static {
+    /// Runs `job` on a worker thread (not the calling thread, which is the
+    /// application's frame loop).
+    fn spawn(&self, job: Box<dyn FnOnce() + Send + 'static>);
+}
+
+impl StreamExecutor for rayon::ThreadPool {
+    fn spawn(&self, job: Box<dyn FnOnce() + Send + 'static>) {
+        rayon::ThreadPool::spawn(self, job);
+    }
+}
+
 /// How a job ended.
 enum Outcome<T> {
     Built(T),
@@ -196,7 +215,7 @@ fn request_of(dim: Dim, target: &CoordMap<u8>, c: ChunkCoord, lod: u8) -> ChunkR
 pub struct StreamScheduler<S: ChunkSource> {
     source: Arc<S>,
     config: StreamConfig,
-    pool: Arc<rayon::ThreadPool>,
+    pool: Arc<dyn StreamExecutor>,
     tx: Sender<Done<S::Output>>,
     rx: Receiver<Done<S::Output>>,
     entries: CoordMap<Entry>,
@@ -255,6 +274,22 @@ impl<S: ChunkSource> StreamScheduler<S> {
         source: S,
         config: StreamConfig,
         pool: Arc<rayon::ThreadPool>,
+    ) -> Result<Self, WorldError> {
+        Self::with_executor(source, config, pool)
+    }
+
+    /// A scheduler running its jobs on `executor` (an engine's task pool,
+    /// say); [`threads`](StreamConfig::threads) is ignored. How many jobs
+    /// run at once is still bounded by
+    /// [`max_in_flight`](StreamConfig::max_in_flight).
+    ///
+    /// # Errors
+    ///
+    /// A bad configuration ([`StreamConfig::validate`]).
+    pub fn with_executor(
+        source: S,
+        config: StreamConfig,
+        pool: Arc<dyn StreamExecutor>,
     ) -> Result<Self, WorldError> {
         config.validate()?;
         let (tx, rx) = channel();
@@ -662,7 +697,7 @@ impl<S: ChunkSource> StreamScheduler<S> {
             self.in_flight += 1;
             let source = Arc::clone(&self.source);
             let tx = self.tx.clone();
-            self.pool.spawn(move || {
+            self.pool.spawn(Box::new(move || {
                 let outcome = if cancel.is_cancelled() {
                     Outcome::Cancelled
                 } else {
@@ -679,7 +714,7 @@ impl<S: ChunkSource> StreamScheduler<S> {
                     request,
                     outcome,
                 });
-            });
+            }));
         }
         queue.drain(..used);
         self.queue = queue;

@@ -1,0 +1,202 @@
+//! Queries on a ready terrain: where a ray meets the ground, whether a
+//! point is inside it, the density there. They read the document (after
+//! the edits committed so far), in the terrain's space.
+
+use bevy::math::Vec3;
+use isoterra::kind::AnyDocument;
+use isoterra::world::{HeightmapWorld, VoxelWorld};
+
+use crate::terrain::TerrainReady;
+
+/// Where a ray meets a terrain.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TerrainHit {
+    /// The first point on the surface, in the terrain's space.
+    pub point: Vec3,
+    /// The surface normal there, out of the solid (unit length, or zero
+    /// where it is not known).
+    pub normal: Vec3,
+    /// Distance from the ray's origin.
+    pub distance: f32,
+}
+
+/// Longest ray a query walks, in world units.
+const MAX_RAY: f32 = 4096.0;
+
+impl TerrainReady {
+    /// The first point where the ray from `origin` along `dir` enters the
+    /// ground, within `max_distance` (capped at 4,096 world units). The
+    /// density field is sampled (trilinear for voxel, linear between nodes
+    /// for side2d, bilinear heights for heightmaps), not the collider, so it
+    /// finds where a dig would start. `None` for a ray that hits nothing, a
+    /// zero or non-finite direction, or a map world (use its pathing
+    /// queries instead).
+    pub fn raycast(&self, origin: Vec3, dir: Vec3, max_distance: f32) -> Option<TerrainHit> {
+        let len = dir.length();
+        if !(origin.is_finite() && len.is_finite() && len > 0.0 && max_distance > 0.0) {
+            return None;
+        }
+        let dir = dir / len;
+        let max = max_distance.min(MAX_RAY);
+        let to = origin + dir * max;
+        self.shared.with_doc(|doc| match doc.typed_mut() {
+            AnyDocument::Voxel(d) => {
+                let world = d.world_mut();
+                load_along(world, origin, to);
+                let hit = world.raycast(origin.to_array(), to.to_array())?;
+                Some(TerrainHit {
+                    point: Vec3::from_array(hit.point),
+                    normal: Vec3::from_array(hit.normal),
+                    distance: hit.t * max,
+                })
+            }
+            AnyDocument::Side2d(d) => {
+                let hit = d.world().raycast([origin.x, origin.y], [to.x, to.y])?;
+                let point = Vec3::new(hit.point[0], hit.point[1], 0.0);
+                Some(TerrainHit {
+                    point,
+                    normal: Vec3::new(hit.normal[0], hit.normal[1], 0.0),
+                    distance: point.truncate().distance(origin.truncate()),
+                })
+            }
+            AnyDocument::Heightmap(d) => height_ray(d.world(), origin, dir, max),
+            AnyDocument::Map(_) => None,
+        })
+    }
+
+    /// Whether `p` is inside the ground (the density there is at least the
+    /// iso level; under the surface for heightmaps).
+    pub fn is_solid(&self, p: Vec3) -> bool {
+        if !p.is_finite() {
+            return false;
+        }
+        self.shared.with_doc(|doc| match doc.typed_mut() {
+            AnyDocument::Voxel(d) => {
+                let world = d.world_mut();
+                load_along(world, p, p);
+                world.is_solid(p.to_array())
+            }
+            AnyDocument::Side2d(d) => d.world().is_solid([p.x, p.y]),
+            AnyDocument::Heightmap(d) => height_at(d.world(), p.x, p.z).is_some_and(|h| p.y <= h),
+            AnyDocument::Map(_) => false,
+        })
+    }
+
+    /// The density at `p`: the field value for voxel and side2d worlds
+    /// (solid where it is at least the world's iso), the height above `p`
+    /// for heightmaps (positive under the surface). `None` outside a
+    /// bounded world, for a non-finite point, or for a map.
+    pub fn density(&self, p: Vec3) -> Option<f32> {
+        if !p.is_finite() {
+            return None;
+        }
+        self.shared.with_doc(|doc| match doc.typed_mut() {
+            AnyDocument::Voxel(d) => {
+                let world = d.world_mut();
+                load_along(world, p, p);
+                world.density_at(p.to_array())
+            }
+            AnyDocument::Side2d(d) => d.world().density_at([p.x, p.y]),
+            AnyDocument::Heightmap(d) => height_at(d.world(), p.x, p.z).map(|h| h - p.y),
+            AnyDocument::Map(_) => None,
+        })
+    }
+
+    /// The ground height of a heightmap at `(x, z)` (bilinear between
+    /// nodes); `None` for other kinds or a non-finite point.
+    pub fn height_at(&self, x: f32, z: f32) -> Option<f32> {
+        self.shared.with_doc(|doc| match doc.typed() {
+            AnyDocument::Heightmap(d) => height_at(d.world(), x, z),
+            _ => None,
+        })
+    }
+}
+
+/// Loads the voxel chunks holding the nodes around the segment `a -> b`,
+/// so the world can sample them (generated chunks are cheap to drop later).
+fn load_along(world: &mut VoxelWorld, a: Vec3, b: Vec3) {
+    let n = world.chunk_cells() as f32;
+    let steps = ((b - a).length() / (0.5 * n)).ceil().max(1.0) as usize;
+    let mut coords: Vec<[i32; 3]> = Vec::new();
+    for k in 0..=steps {
+        let p = a + (b - a) * (k as f32 / steps as f32);
+        let base = p.floor();
+        for corner in 0..8 {
+            let g = [
+                base.x as i64 + (corner & 1) as i64,
+                base.y as i64 + ((corner >> 1) & 1) as i64,
+                base.z as i64 + ((corner >> 2) & 1) as i64,
+            ];
+            let c = world.chunk_of_node(g);
+            if !coords.contains(&c) {
+                coords.push(c);
+            }
+        }
+    }
+    world.load_chunks(&coords);
+}
+
+/// Bilinear height of a heightmap at world `(x, z)`.
+fn height_at(world: &HeightmapWorld, x: f32, z: f32) -> Option<f32> {
+    let cs = world.params().cell_size;
+    let (fx, fz) = (x / cs, z / cs);
+    if !(fx.is_finite() && fz.is_finite()) || fx.abs() > 1e9 || fz.abs() > 1e9 {
+        return None;
+    }
+    let (x0, z0) = (fx.floor(), fz.floor());
+    let (tx, tz) = (fx - x0, fz - z0);
+    let (gx, gz) = (x0 as i64, z0 as i64);
+    let h = |dx: i64, dz: i64| world.height([gx + dx, gz + dz]);
+    let a = h(0, 0) + (h(1, 0) - h(0, 0)) * tx;
+    let b = h(0, 1) + (h(1, 1) - h(0, 1)) * tx;
+    Some(a + (b - a) * tz)
+}
+
+/// Marches a ray over a heightmap in steps of a quarter cell and bisects the
+/// first step that goes under the surface.
+fn height_ray(world: &HeightmapWorld, origin: Vec3, dir: Vec3, max: f32) -> Option<TerrainHit> {
+    let cs = world.params().cell_size;
+    let step = 0.25 * cs;
+    let below = |t: f32| {
+        let p = origin + dir * t;
+        height_at(world, p.x, p.z).map(|h| p.y - h)
+    };
+    let mut t0 = 0.0;
+    let mut d0 = below(0.0)?;
+    if d0 <= 0.0 {
+        return Some(TerrainHit {
+            point: origin,
+            normal: Vec3::Y,
+            distance: 0.0,
+        });
+    }
+    while t0 < max {
+        let t1 = (t0 + step).min(max);
+        let d1 = below(t1)?;
+        if d1 <= 0.0 {
+            let (mut lo, mut hi) = (t0, t1);
+            for _ in 0..24 {
+                let mid = 0.5 * (lo + hi);
+                if below(mid)? <= 0.0 {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            let p = origin + dir * hi;
+            let e = 0.5 * cs;
+            let dx = height_at(world, p.x + e, p.z)? - height_at(world, p.x - e, p.z)?;
+            let dz = height_at(world, p.x, p.z + e)? - height_at(world, p.x, p.z - e)?;
+            let normal = Vec3::new(-dx, 2.0 * e, -dz).normalize_or_zero();
+            return Some(TerrainHit {
+                point: p,
+                normal,
+                distance: hi,
+            });
+        }
+        t0 = t1;
+        d0 = d1;
+    }
+    let _ = d0;
+    None
+}

@@ -1,0 +1,139 @@
+//! Streaming the endless kinds: the shared [`StreamScheduler`] with its
+//! builds on Bevy's async compute pool, each build giving the chunk's Bevy
+//! mesh and avian collider.
+
+use std::sync::Arc;
+
+use bevy::tasks::AsyncComputeTaskPool;
+use isoterra::world::{
+    CancelFlag, ChunkRequest, ChunkSource, HeightmapSource, StreamConfig, StreamExecutor,
+    StreamViewer, VoxelSource,
+};
+
+use crate::build;
+use crate::io::{AnyCollider, Built, Layer};
+
+/// Runs the scheduler's builds on Bevy's [`AsyncComputeTaskPool`].
+pub(crate) struct BevyExecutor;
+
+impl StreamExecutor for BevyExecutor {
+    fn spawn(&self, job: Box<dyn FnOnce() + Send + 'static>) {
+        AsyncComputeTaskPool::get()
+            .spawn(async move { job() })
+            .detach();
+    }
+}
+
+/// Voxel chunks: the source's marching-cubes mesh, as a Bevy mesh and a
+/// trimesh collider.
+pub(crate) struct VoxelBuild(pub Arc<VoxelSource>);
+
+impl ChunkSource for VoxelBuild {
+    type Output = Built;
+
+    fn build(&self, request: &ChunkRequest, cancel: &CancelFlag) -> Option<Built> {
+        let m = self.0.build(request, cancel)?;
+        if m.is_empty() {
+            return Some(Built {
+                parts: Vec::new(),
+                collider: AnyCollider::None,
+                triangles: 0,
+            });
+        }
+        let collider = build::trimesh_collider(&m.positions, &m.indices)
+            .map_or(AnyCollider::None, AnyCollider::D3);
+        Some(Built {
+            parts: vec![(Layer::Ground, build::voxel_mesh(&m))],
+            collider,
+            triangles: m.triangle_count(),
+        })
+    }
+
+    fn seam_request(&self, request: ChunkRequest) -> ChunkRequest {
+        self.0.seam_request(request)
+    }
+}
+
+/// Heightmap chunks: the stitched LOD mesh (with its morph attributes) and
+/// the heightfield collider at the same LOD.
+pub(crate) struct HeightBuild {
+    pub source: Arc<HeightmapSource>,
+    pub range: [f32; 2],
+}
+
+impl ChunkSource for HeightBuild {
+    type Output = Built;
+
+    fn build(&self, request: &ChunkRequest, cancel: &CancelFlag) -> Option<Built> {
+        let chunk = self.source.build(request, cancel)?;
+        let collider = chunk
+            .collider
+            .as_ref()
+            .and_then(build::heightfield_collider)
+            .map_or(AnyCollider::None, |(c, at)| AnyCollider::D3At(c, at));
+        Some(Built {
+            triangles: chunk.mesh.indices.len() / 3,
+            parts: vec![(
+                Layer::Ground,
+                build::heightmap_mesh(&chunk.mesh, self.range),
+            )],
+            collider,
+        })
+    }
+
+    fn seam_request(&self, request: ChunkRequest) -> ChunkRequest {
+        self.source.seam_request(request)
+    }
+}
+
+/// How viewers of one stream become [`StreamViewer`]s.
+#[derive(Debug, Clone)]
+pub(crate) struct ViewerRules {
+    /// LOD ring radii, world units.
+    pub rings: Vec<f32>,
+    /// Largest view distance the scheduler can hold.
+    pub reach: f32,
+}
+
+impl ViewerRules {
+    /// Voxel worlds: rings at 2, 4 and 6 chunk sizes unless given.
+    pub fn voxel(config: &StreamConfig, rings: Option<Vec<f32>>) -> Self {
+        let n = config.chunk_size;
+        ViewerRules {
+            rings: rings.unwrap_or_else(|| vec![2.0 * n, 4.0 * n, 6.0 * n]),
+            reach: StreamConfig::MAX_RADIUS_3D * n - config.unload_hysteresis - 1.0,
+        }
+    }
+
+    /// Heightmaps: the world's `lod_distance * 2^k` rings unless given.
+    pub fn heightmap(
+        config: &StreamConfig,
+        source: &HeightmapSource,
+        rings: Option<Vec<f32>>,
+    ) -> Self {
+        let p = source.params();
+        ViewerRules {
+            rings: rings.unwrap_or_else(|| {
+                (0..p.max_lod())
+                    .map(|k| p.lod_distance * (1u32 << k) as f32)
+                    .collect()
+            }),
+            reach: StreamConfig::MAX_RADIUS_2D * config.chunk_size - config.unload_hysteresis - 1.0,
+        }
+    }
+
+    pub fn viewer(
+        &self,
+        id: u64,
+        position: [f32; 3],
+        forward: [f32; 3],
+        velocity: [f32; 3],
+        distance: f32,
+    ) -> StreamViewer {
+        StreamViewer::new(position, distance.min(self.reach).max(1.0))
+            .with_id(id)
+            .with_forward(forward)
+            .with_velocity(velocity)
+            .with_lod_distances(self.rings.clone())
+    }
+}
