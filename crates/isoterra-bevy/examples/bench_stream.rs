@@ -59,6 +59,8 @@ fn main() {
         IsoterraPlugin,
     ))
     .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME));
+    app.finish();
+    app.cleanup();
     let terrain = app
         .world_mut()
         .spawn(Terrain::open_or_create(

@@ -32,6 +32,22 @@ pub(crate) struct Built {
     pub parts: Vec<(Layer, Mesh)>,
     pub collider: AnyCollider,
     pub triangles: usize,
+    /// The box the chunk's surface spans (terrain space), where sleeping
+    /// bodies are woken when its collider changes.
+    pub bounds: Option<[[f32; 3]; 2]>,
+}
+
+/// The box around `positions`.
+pub(crate) fn bounds_of(positions: &[[f32; 3]]) -> Option<[[f32; 3]; 2]> {
+    let first = *positions.first()?;
+    let mut b = [first, first];
+    for p in positions {
+        for a in 0..3 {
+            b[0][a] = b[0][a].min(p[a]);
+            b[1][a] = b[1][a].max(p[a]);
+        }
+    }
+    Some(b)
 }
 
 /// A collider of either dimension.
@@ -338,6 +354,7 @@ impl Shared {
                             parts,
                             collider,
                             triangles: chunk.mesh.indices.len() / 3,
+                            bounds: bounds_of(&chunk.mesh.positions),
                         },
                     });
                 }
@@ -366,6 +383,7 @@ impl Shared {
                             parts,
                             collider,
                             triangles: (t.indices.len() + m.mesh.water.indices.len()) / 3,
+                            bounds: bounds_of(&t.positions),
                         },
                     });
                 }

@@ -13,7 +13,8 @@ use bevy::log::warn;
 use bevy::math::{Vec2, Vec3};
 use bevy::mesh::{Mesh, Mesh2d, Mesh3d};
 use bevy::prelude::{
-    ChildOf, Component, Entity, GlobalTransform, MessageReader, MessageWriter, Transform, Without,
+    ChildOf, Component, Entity, GlobalTransform, MessageReader, MessageWriter, Transform, With,
+    Without,
 };
 use bevy::time::Time;
 use isoterra::kind::{AnyDocument, Document, WorldKind};
@@ -76,7 +77,7 @@ impl Plugin for IsoterraPlugin {
             )
             .add_systems(
                 PostUpdate,
-                (update_viewers, poll_streams)
+                (update_viewers, poll_streams, wake_bodies)
                     .chain()
                     .in_set(IsoterraSystems::Stream),
             );
@@ -109,6 +110,8 @@ struct Shown {
     parts: Vec<(Layer, Entity, Handle<Mesh>)>,
     /// The child holding an offset collider (heightfields).
     collider: Option<Entity>,
+    /// The box of what it shows (terrain space).
+    bounds: Option<[[f32; 3]; 2]>,
     version: u64,
 }
 
@@ -125,6 +128,8 @@ pub(crate) struct TerrainRuntime {
     last: Vec<[f32; 3]>,
     /// Outcomes applied so far.
     applied: usize,
+    /// Boxes (terrain space) whose colliders changed this frame.
+    changed: Vec<[[f32; 3]; 2]>,
 }
 
 impl Drop for TerrainRuntime {
@@ -220,6 +225,7 @@ fn start(t: &Terrain) -> Result<(TerrainRuntime, TerrainReady), String> {
             two_d: kind == WorldKind::Side2d,
             last: Vec::new(),
             applied: 0,
+            changed: Vec::new(),
         },
         ready,
     ))
@@ -508,9 +514,54 @@ fn poll_streams(
     }
 }
 
+/// How far around a changed chunk sleeping bodies are woken (world units).
+const WAKE_MARGIN: f32 = 2.0;
+
+/// Wakes the sleeping bodies near chunks whose collider changed, so a body
+/// resting on ground that was dug away falls.
+fn wake_bodies(
+    mut commands: Commands,
+    mut terrains: Query<(&GlobalTransform, &mut TerrainRuntime)>,
+    sleeping3d: Query<(Entity, &GlobalTransform), With<avian3d::prelude::Sleeping>>,
+    sleeping2d: Query<(Entity, &GlobalTransform), With<avian2d::prelude::Sleeping>>,
+) {
+    for (place, mut rt) in &mut terrains {
+        if rt.changed.is_empty() {
+            continue;
+        }
+        let boxes = std::mem::take(&mut rt.changed);
+        let inverse = place.affine().inverse();
+        let two_d = rt.two_d;
+        let near = |g: &GlobalTransform| {
+            let p = inverse.transform_point3(g.translation());
+            boxes.iter().any(|b| {
+                (0..3).all(|a| {
+                    // Side2d chunks are flat: any z is near.
+                    (two_d && a == 2)
+                        || (b[0][a] - WAKE_MARGIN..=b[1][a] + WAKE_MARGIN).contains(&p[a])
+                })
+            })
+        };
+        if two_d {
+            for (e, g) in &sleeping2d {
+                if near(g) {
+                    commands.entity(e).remove::<avian2d::prelude::Sleeping>();
+                }
+            }
+        } else {
+            for (e, g) in &sleeping3d {
+                if near(g) {
+                    commands.entity(e).remove::<avian3d::prelude::Sleeping>();
+                }
+            }
+        }
+    }
+}
+
 /// Removes a chunk's entity; its mesh assets go back to the pool.
 fn hide(commands: &mut Commands, rt: &mut TerrainRuntime, coord: ChunkCoord) {
     if let Some(s) = rt.chunks.remove(&coord) {
+        rt.changed.extend(s.bounds);
         commands.entity(s.entity).despawn();
         for (_, _, h) in s.parts {
             if rt.pool.len() < MESH_POOL {
@@ -545,9 +596,14 @@ fn show(
                 .id(),
             parts: Vec::new(),
             collider: None,
+            bounds: None,
             version: 0,
         },
     };
+    // Bodies resting on what was there or on what is there now wake up.
+    rt.changed.extend(shown.bounds.take());
+    rt.changed.extend(built.bounds);
+    shown.bounds = built.bounds;
     shown.version = version.unwrap_or(shown.version + 1);
     let chunk = shown.entity;
     let mut ec = commands.entity(chunk);

@@ -38,6 +38,7 @@ impl ChunkSource for VoxelBuild {
                 parts: Vec::new(),
                 collider: AnyCollider::None,
                 triangles: 0,
+                bounds: None,
             });
         }
         let collider = build::trimesh_collider(&m.positions, &m.indices)
@@ -46,6 +47,7 @@ impl ChunkSource for VoxelBuild {
             parts: vec![(Layer::Ground, build::voxel_mesh(&m))],
             collider,
             triangles: m.triangle_count(),
+            bounds: crate::io::bounds_of(&m.positions),
         })
     }
 
@@ -73,6 +75,7 @@ impl ChunkSource for HeightBuild {
             .map_or(AnyCollider::None, |(c, at)| AnyCollider::D3At(c, at));
         Some(Built {
             triangles: chunk.mesh.indices.len() / 3,
+            bounds: crate::io::bounds_of(&chunk.mesh.positions),
             parts: vec![(
                 Layer::Ground,
                 build::heightmap_mesh(&chunk.mesh, self.range),

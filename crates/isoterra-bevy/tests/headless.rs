@@ -29,6 +29,8 @@ fn app() -> App {
     .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
         1.0 / 60.0,
     )));
+    app.finish();
+    app.cleanup();
     app
 }
 
