@@ -107,15 +107,15 @@ fn run(name: &str, frames: u32) {
 
 #[test]
 fn dig2d_runs_headless_and_draws_the_ground() {
-    run("dig2d", 240);
+    run("dig2d", 150);
 }
 
 #[test]
 fn voxel_dig_runs_headless_and_draws_the_caves() {
-    run("voxel_dig", 240);
+    run("voxel_dig", 150);
 }
 
 #[test]
 fn heightmap_fly_runs_headless_and_draws_the_mountains() {
-    run("heightmap_fly", 240);
+    run("heightmap_fly", 90);
 }
