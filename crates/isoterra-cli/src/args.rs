@@ -32,9 +32,11 @@ pub enum Command {
     Redo(FileArg),
     /// Export a world in one of its kind's formats (see --format).
     ///
-    /// side2d: png, svg (contours), colliders (JSON); heightmap: png16, r16,
-    /// glb, obj (of a --region); voxel: glb, obj (of a --region); map: glb,
-    /// png-layers, tiled (JSON or TMX), pathing (PNG).
+    /// side2d: png, svg (contours), colliders (JSON), glb, obj (the fill mesh,
+    /// with OUT.colliders.json beside it); heightmap: png16, r16, glb, obj (of
+    /// a --region); voxel: glb, obj (of a --region); map: glb, png-layers,
+    /// tiled (JSON or TMX), pathing (PNG). An OBJ with materials comes with
+    /// OUT.mtl beside it.
     Export(ExportArgs),
     /// Contour a 2D .npy array.
     Contour(ContourArgs),
@@ -192,8 +194,8 @@ fn export_format(text: &str) -> Result<isoterra::kind::ExportFormat, String> {
 pub struct ExportArgs {
     /// The world file.
     pub file: PathBuf,
-    /// Output format: png, svg or colliders (side2d); png16, r16, glb or obj
-    /// (heightmap); glb or obj (voxel); glb, png-layers (a 16-bit RGB layer
+    /// Output format: png, svg, colliders, glb or obj (side2d); png16, r16,
+    /// glb or obj (heightmap); glb or obj (voxel); glb, png-layers (a 16-bit RGB layer
     /// image and a JSON sidecar beside it), tiled (JSON, or TMX for a .tmx
     /// output) or pathing (map).
     #[arg(long, value_parser = export_format)]

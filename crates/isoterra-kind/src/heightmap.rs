@@ -194,7 +194,7 @@ pub(crate) fn export<S: ChunkStore>(
                 .collect();
             let triangles: usize = meshes.iter().map(|(_, m)| m.indices.len() / 3).sum();
             let counts = json!({ "chunks": glb.len(), "triangles": triangles });
-            mesh_file(&glb, req.format, "heightmap", counts)
+            mesh_file(&glb, req, "heightmap", counts)
         }
     }
 }

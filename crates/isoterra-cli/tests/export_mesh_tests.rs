@@ -1,0 +1,334 @@
+//! Mesh exports through the real binary: materials in glb and OBJ, the
+//! side2d mesh export with its colliders, map UVs and splat weights.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+/// A parsed GLB: the JSON document and the BIN chunk.
+struct Glb {
+    json: Value,
+    bin: Vec<u8>,
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+fn read_glb(file: &Path) -> Glb {
+    let bytes = std::fs::read(file).unwrap();
+    assert_eq!(&bytes[0..4], b"glTF");
+    let json_len = u32_at(&bytes, 12) as usize;
+    let json: Value = serde_json::from_slice(&bytes[20..20 + json_len]).unwrap();
+    let at = 20 + json_len;
+    let bin = if at < bytes.len() {
+        let n = u32_at(&bytes, at) as usize;
+        bytes[at + 8..at + 8 + n].to_vec()
+    } else {
+        Vec::new()
+    };
+    Glb { json, bin }
+}
+
+impl Glb {
+    fn bytes(&self, accessor: &Value) -> &[u8] {
+        let a = &self.json["accessors"][accessor.as_u64().unwrap() as usize];
+        let v = &self.json["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
+        let off = v["byteOffset"].as_u64().unwrap() as usize;
+        &self.bin[off..off + v["byteLength"].as_u64().unwrap() as usize]
+    }
+
+    fn floats(&self, accessor: &Value) -> Vec<f32> {
+        self.bytes(accessor)
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    fn indices(&self, accessor: &Value) -> Vec<u32> {
+        let a = &self.json["accessors"][accessor.as_u64().unwrap() as usize];
+        let n = a["count"].as_u64().unwrap() as usize;
+        let b = self.bytes(accessor);
+        if a["componentType"] == 5123 {
+            b.chunks_exact(2)
+                .take(n)
+                .map(|c| u32::from(u16::from_le_bytes(c.try_into().unwrap())))
+                .collect()
+        } else {
+            b.chunks_exact(4)
+                .take(n)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        }
+    }
+
+    /// The names of the materials, by index.
+    fn material_names(&self) -> Vec<String> {
+        self.json["materials"]
+            .as_array()
+            .map(|m| {
+                m.iter()
+                    .map(|x| x["name"].as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Every primitive of every mesh.
+    fn primitives(&self) -> Vec<&Value> {
+        self.json["meshes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m["primitives"].as_array().unwrap())
+            .collect()
+    }
+}
+
+/// Runs the Khronos glTF validator on `file` and asserts 0 errors and 0
+/// warnings. Skips loudly when it is not installed, unless
+/// `ISOTERRA_REQUIRE_VALIDATOR=1`.
+fn assert_clean_glb(file: &Path) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../isoterra-export/tests/validator");
+    if !dir.join("node_modules/gltf-validator").exists() {
+        let msg = format!(
+            "SKIPPED: gltf-validator not installed; run npm ci in {}",
+            dir.display()
+        );
+        if std::env::var("ISOTERRA_REQUIRE_VALIDATOR").is_ok_and(|v| v == "1") {
+            panic!("{msg} (ISOTERRA_REQUIRE_VALIDATOR=1)");
+        }
+        eprintln!("{msg}");
+        return;
+    }
+    let out = Command::new("node")
+        .arg(dir.join("validate.mjs"))
+        .arg(file)
+        .output()
+        .expect("node runs");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let issues = &report["issues"];
+    assert!(
+        out.status.success() && issues["numErrors"] == 0 && issues["numWarnings"] == 0,
+        "{} has validator errors or warnings:\n{:#}\n{}",
+        file.display(),
+        issues,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The linear value of an 8-bit sRGB channel.
+fn linear(c: u8) -> f64 {
+    let s = f64::from(c) / 255.0;
+    if s <= 0.04045 {
+        s / 12.92
+    } else {
+        ((s + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+/// `usemtl` names with their face counts, and the `mtllib` line's file.
+fn obj_groups(text: &str) -> (Option<String>, BTreeMap<String, usize>) {
+    let mut lib = None;
+    let mut groups = BTreeMap::new();
+    let mut cur = String::new();
+    for line in text.lines() {
+        if let Some(l) = line.strip_prefix("mtllib ") {
+            lib = Some(l.to_string());
+        } else if let Some(m) = line.strip_prefix("usemtl ") {
+            cur = m.to_string();
+        } else if line.starts_with("f ") {
+            *groups.entry(cur.clone()).or_insert(0) += 1;
+        }
+    }
+    (lib, groups)
+}
+
+#[test]
+fn side2d_exports_a_mesh_with_materials_uvs_and_colliders_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cave.isoterra");
+    ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "side2d",
+        "--seed",
+        "3",
+        "--size",
+        "96x48",
+        "--preset",
+        "hills",
+    ]);
+    // Some sand (material 2) into the ground, so there are two materials.
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "fill",
+        "--at",
+        "40,30",
+        "--radius",
+        "6",
+        "--material",
+        "2",
+    ]);
+    let glb = dir.path().join("cave.glb");
+    let out = ok(&["export", s(&file), "--format", "glb", "-o", s(&glb)]);
+    let colliders = dir.path().join("cave.colliders.json");
+    assert!(out.contains("cave.colliders.json"), "{out}");
+    let c: Value = serde_json::from_slice(&std::fs::read(&colliders).unwrap()).unwrap();
+    let lines = c["polylines"].as_array().unwrap();
+    assert!(!lines.is_empty());
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["points"].as_array().unwrap().len() >= 2)
+    );
+
+    let g = read_glb(&glb);
+    let names = g.material_names();
+    assert!(names.contains(&"dirt".to_string()), "{names:?}");
+    assert!(names.contains(&"sand".to_string()), "{names:?}");
+    // Base colours are the world table's, made linear: sand is
+    // [214, 190, 128] in sRGB.
+    let sand = names.iter().position(|n| n == "sand").unwrap();
+    let f = &g.json["materials"][sand]["pbrMetallicRoughness"]["baseColorFactor"];
+    for (k, c) in [214u8, 190, 128].into_iter().enumerate() {
+        assert!((f[k].as_f64().unwrap() - linear(c)).abs() < 1e-6, "{f}");
+    }
+    let prims = g.primitives();
+    let mut tris_per_material = BTreeMap::new();
+    for p in &prims {
+        assert!(
+            p["attributes"]["TEXCOORD_0"].is_u64(),
+            "UVs on every primitive"
+        );
+        let uv = g.floats(&p["attributes"]["TEXCOORD_0"]);
+        let pos = g.floats(&p["attributes"]["POSITION"]);
+        assert_eq!(uv.len() / 2, pos.len() / 3);
+        let name = names[p["material"].as_u64().unwrap() as usize].clone();
+        *tris_per_material.entry(name).or_insert(0) += g.indices(&p["indices"]).len() / 3;
+    }
+    assert!(tris_per_material["sand"] > 0 && tris_per_material["dirt"] > 0);
+    assert_clean_glb(&glb);
+
+    // The OBJ names its library and groups faces by the same materials.
+    let obj = dir.path().join("cave.obj");
+    ok(&["export", s(&file), "--format", "obj", "-o", s(&obj)]);
+    let (lib, groups) = obj_groups(&std::fs::read_to_string(&obj).unwrap());
+    assert_eq!(lib.as_deref(), Some("cave.mtl"));
+    assert_eq!(
+        groups, tris_per_material,
+        "same faces per material as the glb"
+    );
+    let mtl = std::fs::read_to_string(dir.path().join("cave.mtl")).unwrap();
+    assert!(
+        mtl.contains("newmtl sand") && mtl.contains("newmtl dirt"),
+        "{mtl}"
+    );
+    assert!(dir.path().join("cave.colliders.json").exists());
+}
+
+#[test]
+fn voxel_glb_and_obj_keep_the_materials_of_strokes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.isoterra");
+    ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "voxel",
+        "--seed",
+        "2",
+        "--chunk",
+        "16",
+    ]);
+    // Grass (2) added on the ground, crystal (7) painted onto it.
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "add",
+        "--at",
+        "8,0,8",
+        "--radius",
+        "5",
+        "--material",
+        "2",
+    ]);
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "paint",
+        "--at",
+        "8,4,8",
+        "--radius",
+        "3",
+        "--material",
+        "7",
+    ]);
+    let region = "-8,-24,-8,24,24,24";
+    let glb = dir.path().join("v.glb");
+    ok(&[
+        "export",
+        s(&file),
+        "--format",
+        "glb",
+        "--region",
+        region,
+        "-o",
+        s(&glb),
+    ]);
+    let g = read_glb(&glb);
+    let names = g.material_names();
+    for m in ["earth", "grass", "crystal"] {
+        assert!(names.contains(&m.to_string()), "{m} missing from {names:?}");
+    }
+    let ids = [
+        "earth", "stone", "grass", "sand", "basalt", "clay", "snow", "crystal",
+    ];
+    let mut per_material = BTreeMap::new();
+    for p in g.primitives() {
+        let name = &names[p["material"].as_u64().unwrap() as usize];
+        let id = ids.iter().position(|n| n == name).unwrap() as f32;
+        // Every triangle of a primitive has at least two vertices (or, when
+        // all three differ, the smallest id) of the primitive's material.
+        let vm = g.floats(&p["attributes"]["_MATERIAL"]);
+        let idx = g.indices(&p["indices"]);
+        for t in idx.chunks_exact(3) {
+            let m: Vec<f32> = t.iter().map(|&i| vm[i as usize]).collect();
+            let same = m.iter().filter(|&&x| x == id).count();
+            assert!(
+                same >= 2 || (same == 1 && m.iter().all(|&x| x >= id)),
+                "{name} triangle with vertex materials {m:?}"
+            );
+        }
+        *per_material.entry(name.clone()).or_insert(0) += idx.len() / 3;
+    }
+    assert!(per_material["grass"] > 0 && per_material["crystal"] > 0);
+    assert_clean_glb(&glb);
+
+    let obj = dir.path().join("v.obj");
+    ok(&[
+        "export",
+        s(&file),
+        "--format",
+        "obj",
+        "--region",
+        region,
+        "-o",
+        s(&obj),
+    ]);
+    let (lib, groups) = obj_groups(&std::fs::read_to_string(&obj).unwrap());
+    assert_eq!(lib.as_deref(), Some("v.mtl"));
+    assert_eq!(groups, per_material);
+    let mtl = std::fs::read_to_string(dir.path().join("v.mtl")).unwrap();
+    assert!(mtl.contains("newmtl crystal"), "{mtl}");
+}
