@@ -294,6 +294,18 @@ pub struct Mesh3dArgs {
     /// Iso level; a sample is inside when value >= iso.
     #[arg(long, allow_hyphen_values = true)]
     pub iso: f32,
+    /// Mesh at iso - EPS instead of iso. Samples exactly at the iso level
+    /// (integer data at an integer iso, say) put the vertices of all their
+    /// edges on the sample itself, which makes zero-area triangles; a nudge
+    /// smaller than the data's step (1e-3 for integer data) keeps the same
+    /// samples inside and moves those vertices apart. Default: 0.
+    #[arg(
+        long,
+        value_name = "EPS",
+        default_value_t = 0.0,
+        allow_hyphen_values = true
+    )]
+    pub iso_nudge: f32,
     /// Output format.
     #[arg(long, value_enum)]
     pub format: MeshFormat,

@@ -332,3 +332,247 @@ fn voxel_glb_and_obj_keep_the_materials_of_strokes() {
     let mtl = std::fs::read_to_string(dir.path().join("v.mtl")).unwrap();
     assert!(mtl.contains("newmtl crystal"), "{mtl}");
 }
+
+/// Zero-area triangles of an OBJ, and after welding its vertices by
+/// position, the triangles that collapse and the edges shared by more than
+/// two triangles.
+fn obj_defects(text: &str) -> (usize, usize, usize, usize) {
+    let mut v: Vec<[f64; 3]> = Vec::new();
+    let mut tris: Vec<[usize; 3]> = Vec::new();
+    for line in text.lines() {
+        let mut p = line.split_whitespace();
+        match p.next() {
+            Some("v") => {
+                let f: Vec<f64> = p.map(|x| x.parse().unwrap()).collect();
+                v.push([f[0], f[1], f[2]]);
+            }
+            Some("f") => {
+                let i: Vec<usize> = p
+                    .map(|x| x.split('/').next().unwrap().parse::<usize>().unwrap() - 1)
+                    .collect();
+                tris.push([i[0], i[1], i[2]]);
+            }
+            _ => {}
+        }
+    }
+    let mut ids: BTreeMap<[u64; 3], usize> = BTreeMap::new();
+    let welded: Vec<usize> = v
+        .iter()
+        .map(|p| {
+            let n = ids.len();
+            *ids.entry(p.map(f64::to_bits)).or_insert(n)
+        })
+        .collect();
+    let (mut zero, mut collapsed) = (0, 0);
+    let mut edges: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    for t in &tris {
+        let [a, b, c] = t.map(|i| v[i]);
+        let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+        let w = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+        let cross = [
+            u[1] * w[2] - u[2] * w[1],
+            u[2] * w[0] - u[0] * w[2],
+            u[0] * w[1] - u[1] * w[0],
+        ];
+        zero += usize::from(cross == [0.0; 3]);
+        let k = t.map(|i| welded[i]);
+        if k[0] == k[1] || k[1] == k[2] || k[0] == k[2] {
+            collapsed += 1;
+            continue;
+        }
+        for e in 0..3 {
+            let (p, q) = (k[e], k[(e + 1) % 3]);
+            *edges.entry((p.min(q), p.max(q))).or_default() += 1;
+        }
+    }
+    let non_manifold = edges.values().filter(|&&n| n > 2).count();
+    (tris.len(), zero, collapsed, non_manifold)
+}
+
+#[test]
+fn voxel_strokes_on_whole_coordinates_leave_no_degenerate_triangles() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("v.isoterra");
+    ok(&[
+        "new",
+        s(&base),
+        "--kind",
+        "voxel",
+        "--seed",
+        "2",
+        "--chunk",
+        "16",
+    ]);
+    let region = "-8,-24,-8,24,24,24";
+    let obj = dir.path().join("v.obj");
+    let before = {
+        ok(&[
+            "export",
+            s(&base),
+            "--format",
+            "obj",
+            "--region",
+            region,
+            "-o",
+            s(&obj),
+        ]);
+        obj_defects(&std::fs::read_to_string(&obj).unwrap())
+    };
+    assert_eq!((before.1, before.2, before.3), (0, 0, 0), "{before:?}");
+    // Whole-number centres and radii: `radius - distance` and the flatten
+    // plane are exactly 0 (the iso level) at many nodes.
+    for tool in ["add", "flatten", "dig", "smooth"] {
+        let file = dir.path().join(format!("{tool}.isoterra"));
+        std::fs::copy(&base, &file).unwrap();
+        for at in ["8,0,8", "0,2,0"] {
+            ok(&[
+                "stroke",
+                s(&file),
+                "--tool",
+                tool,
+                "--at",
+                at,
+                "--radius",
+                "5",
+            ]);
+        }
+        ok(&[
+            "export",
+            s(&file),
+            "--format",
+            "obj",
+            "--region",
+            region,
+            "-o",
+            s(&obj),
+        ]);
+        let (tris, zero, collapsed, non_manifold) =
+            obj_defects(&std::fs::read_to_string(&obj).unwrap());
+        assert_ne!(tris, before.0, "{tool} changed the surface");
+        assert_eq!(
+            (zero, collapsed, non_manifold),
+            (0, 0, 0),
+            "{tool}: zero-area, collapsed after a weld, non-manifold edges"
+        );
+    }
+}
+
+fn npy_u8(path: &Path, dims: [usize; 3], data: &[u8]) {
+    let shape = format!("({}, {}, {})", dims[2], dims[1], dims[0]);
+    let mut header =
+        format!("{{'descr': '|u1', 'fortran_order': False, 'shape': {shape}, }}").into_bytes();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(&header);
+    out.extend_from_slice(data);
+    std::fs::write(path, out).unwrap();
+}
+
+#[test]
+fn mesh3d_on_integer_data_reports_zero_area_triangles_and_iso_nudge_removes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // A blocky ball of labels: 2 inside, 1 on a shell, 0 outside.
+    let n = 16;
+    let mut data = Vec::new();
+    for z in 0..n {
+        for y in 0..n {
+            for x in 0..n {
+                let d = ((x as f32 - 7.5).powi(2)
+                    + (y as f32 - 7.5).powi(2)
+                    + (z as f32 - 7.5).powi(2))
+                .sqrt();
+                data.push(if d < 4.0 {
+                    2
+                } else if d < 6.0 {
+                    1
+                } else {
+                    0
+                });
+            }
+        }
+    }
+    let npy = dir.path().join("labels.npy");
+    npy_u8(&npy, [n, n, n], &data);
+    let obj = dir.path().join("labels.obj");
+    let o = run(&[
+        "mesh3d",
+        "--npy",
+        s(&npy),
+        "--iso",
+        "1",
+        "--format",
+        "obj",
+        "-o",
+        s(&obj),
+        "--timings",
+    ]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("zero-area triangles") && err.contains("--iso-nudge"),
+        "{err}"
+    );
+    let timings: Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    let plain = obj_defects(&std::fs::read_to_string(&obj).unwrap());
+    assert!(
+        plain.1 > 0,
+        "samples at the iso level give zero-area triangles"
+    );
+    assert_eq!(timings["zero_area_triangles"], plain.1 as u64);
+
+    let o = run(&[
+        "mesh3d",
+        "--npy",
+        s(&npy),
+        "--iso",
+        "1",
+        "--iso-nudge",
+        "0.001",
+        "--format",
+        "obj",
+        "-o",
+        s(&obj),
+        "--timings",
+    ]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("note:"), "{err}");
+    let nudged = obj_defects(&std::fs::read_to_string(&obj).unwrap());
+    assert!(nudged.0 > 100, "{nudged:?}");
+    assert_eq!((nudged.1, nudged.2, nudged.3), (0, 0, 0), "{nudged:?}");
+    let timings: Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    assert_eq!(timings["zero_area_triangles"], 0);
+
+    let e = fails(&[
+        "mesh3d",
+        "--npy",
+        s(&npy),
+        "--iso",
+        "1",
+        "--iso-nudge",
+        "-1",
+        "--format",
+        "obj",
+        "-o",
+        s(&obj),
+    ]);
+    assert!(e.contains("--iso-nudge"), "{e}");
+    let e = fails(&[
+        "mesh3d",
+        "--npy",
+        s(&npy),
+        "--iso",
+        "1000",
+        "--iso-nudge",
+        "1e-9",
+        "--format",
+        "obj",
+        "-o",
+        s(&obj),
+    ]);
+    assert!(e.contains("too small"), "{e}");
+}
