@@ -385,6 +385,13 @@ pub struct BakeArgs {
     /// chunk and a manifest.json into this folder instead of the world file.
     #[arg(long = "out")]
     pub out: Option<PathBuf>,
+    /// Order of the heights in a heightmap chunk's collider JSON (folder
+    /// output): row-major (x fastest, `heights[z * cols + x]`: Godot's
+    /// HeightMapShape3D, Unity) or column-major (z fastest,
+    /// `heights[x * rows + z]`: parry/rapier's `HeightField`, nalgebra). The
+    /// JSON states the one it holds as `layout`.
+    #[arg(long, value_enum, default_value = "row-major")]
+    pub layout: HeightLayout,
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -401,6 +408,15 @@ pub struct BakeArgs {
     /// world file, then bring the copies together with `isoterra merge`.
     #[arg(long, value_name = "K/N")]
     pub part: Option<String>,
+}
+
+/// The order of a heightfield collider's heights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HeightLayout {
+    /// x fastest: `heights[z * cols + x]`.
+    RowMajor,
+    /// z fastest: `heights[x * rows + z]` (parry, rapier, nalgebra).
+    ColumnMajor,
 }
 
 #[derive(Debug, Args)]

@@ -576,3 +576,141 @@ fn mesh3d_on_integer_data_reports_zero_area_triangles_and_iso_nudge_removes_them
     ]);
     assert!(e.contains("too small"), "{e}");
 }
+
+/// The height of the first surface a ray straight down from `y = 1e4` hits.
+fn height_below(
+    shape: &dyn parry3d::query::RayCast,
+    pose: &parry3d::math::Pose,
+    x: f32,
+    z: f32,
+) -> Option<f32> {
+    use parry3d::math::Vector;
+    let ray = parry3d::query::Ray::new(Vector::new(x, 1.0e4, z), Vector::new(0.0, -1.0, 0.0));
+    shape.cast_ray(pose, &ray, 1.0e5, true).map(|t| 1.0e4 - t)
+}
+
+#[test]
+fn heightfield_collider_json_builds_a_parry_heightfield_that_matches_the_render_mesh() {
+    use parry3d::math::{Pose, Vector};
+    use parry3d::shape::{HeightField, HeightFieldCellStatus, TriMesh};
+    use parry3d::utils::Array2;
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("h.isoterra");
+    ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "heightmap",
+        "--seed",
+        "2",
+        "--chunk",
+        "32",
+        "--preset",
+        "mountains",
+    ]);
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "raise",
+        "--at",
+        "30,30",
+        "--radius",
+        "10",
+    ]);
+    let bake = |layout: &str| {
+        let out = dir.path().join(layout);
+        ok(&[
+            "bake",
+            s(&file),
+            "--region",
+            "0,0,64,64",
+            "--out",
+            s(&out),
+            "--layout",
+            layout,
+            "-q",
+        ]);
+        out
+    };
+    let rows_dir = bake("row-major");
+    let cols_dir = bake("column-major");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&cols_dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let Some(stem) = name.strip_suffix(".collider.json") else {
+            continue;
+        };
+        let json: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let h = &json["heightfield"];
+        assert_eq!(h["layout"], "column-major");
+        assert_eq!(h["diagonal"], "min-x-min-z-to-max-x-max-z");
+        let rows = h["rows"].as_u64().unwrap() as usize;
+        let cols = h["cols"].as_u64().unwrap() as usize;
+        let f = |v: &Value| -> Vec<f32> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect()
+        };
+        let heights = f(&h["heights"]);
+        let (scale, t) = (f(&h["scale"]), f(&h["translation"]));
+        // The row-major file holds the same heights, x fastest.
+        let row: Value =
+            serde_json::from_slice(&std::fs::read(rows_dir.join(&name)).unwrap()).unwrap();
+        assert_eq!(row["heightfield"]["layout"], "row-major");
+        let row_heights = f(&row["heightfield"]["heights"]);
+        for z in 0..rows {
+            for x in 0..cols {
+                assert_eq!(row_heights[z * cols + x], heights[x * rows + z]);
+            }
+        }
+        // Straight into parry: Array2 is column-major with rows along z.
+        let mut field = HeightField::new(
+            Array2::new(rows, cols, heights),
+            Vector::new(scale[0], scale[1], scale[2]),
+        );
+        for s in field.cells_statuses_mut().data_mut() {
+            *s = HeightFieldCellStatus::ZIGZAG_SUBDIVISION;
+        }
+        let pose = Pose::from_translation(Vector::new(t[0], t[1], t[2]));
+        // The render mesh of the same chunk.
+        let g = read_glb(&cols_dir.join(format!("{stem}.glb")));
+        let prim = &g.primitives()[0];
+        let p = g.floats(&prim["attributes"]["POSITION"]);
+        let verts: Vec<Vector> = p
+            .chunks_exact(3)
+            .map(|c| Vector::new(c[0], c[1], c[2]))
+            .collect();
+        let idx: Vec<[u32; 3]> = g
+            .indices(&prim["indices"])
+            .chunks_exact(3)
+            .map(|c| [c[0], c[1], c[2]])
+            .collect();
+        let mesh = TriMesh::new(verts, idx).unwrap();
+        let identity = Pose::IDENTITY;
+        // Sample points: every node, every cell centre and points inside
+        // cells on both sides of the diagonal.
+        let (x0, z0) = (t[0] - scale[0] / 2.0, t[2] - scale[2] / 2.0);
+        let (dx, dz) = (scale[0] / (cols - 1) as f32, scale[2] / (rows - 1) as f32);
+        for j in 0..rows - 1 {
+            for i in 0..cols - 1 {
+                for (fx, fz) in [(0.0, 0.0), (0.5, 0.5), (0.8, 0.15), (0.15, 0.8), (0.3, 0.6)] {
+                    let x = x0 + (i as f32 + fx) * dx;
+                    let z = z0 + (j as f32 + fz) * dz;
+                    let a = height_below(&field, &pose, x, z).unwrap();
+                    let b = height_below(&mesh, &identity, x, z).unwrap();
+                    assert!(
+                        (a - b).abs() <= 1e-3 * (1.0 + a.abs()),
+                        "{stem} at ({x}, {z}): collider {a}, render mesh {b}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 4 * 32 * 32, "{checked} sample points");
+}
