@@ -220,6 +220,11 @@ pub struct ExportArgs {
     /// Level of detail (0 = full resolution).
     #[arg(long, default_value_t = 0)]
     pub lod: u8,
+    /// r16: pad a region that is not square to a square, repeating its last
+    /// row and column (an R16 file has no header: engines read its size from
+    /// its length, so a non-square region is refused without --pad).
+    #[arg(long)]
+    pub pad: bool,
     /// Print phase timings as one JSON line on stderr.
     #[arg(long)]
     pub timings: bool,

@@ -714,3 +714,87 @@ fn heightfield_collider_json_builds_a_parry_heightfield_that_matches_the_render_
     }
     assert!(checked > 4 * 32 * 32, "{checked} sample points");
 }
+
+#[test]
+fn r16_refuses_a_region_that_is_not_square_or_pads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("h.isoterra");
+    ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "heightmap",
+        "--seed",
+        "2",
+        "--chunk",
+        "32",
+    ]);
+    let r16 = dir.path().join("h.r16");
+    // 0..=32 by 0..=16: 33 x 17 nodes.
+    let e = fails(&[
+        "export",
+        s(&file),
+        "--format",
+        "r16",
+        "--region",
+        "0,0,32,16",
+        "-o",
+        s(&r16),
+    ]);
+    assert!(
+        e.contains("33x17") && e.contains("square") && e.contains("--pad"),
+        "{e}"
+    );
+    assert!(!r16.exists(), "a refused export writes nothing");
+
+    ok(&[
+        "export",
+        s(&file),
+        "--format",
+        "r16",
+        "--region",
+        "0,0,32,16",
+        "--pad",
+        "-o",
+        s(&r16),
+    ]);
+    let padded = std::fs::read(&r16).unwrap();
+    assert_eq!(padded.len(), 33 * 33 * 2);
+    // The padding repeats the last row (z = 16) of the same region exported
+    // square where it exists.
+    let code = |b: &[u8], x: usize, z: usize| {
+        u16::from_le_bytes([b[2 * (z * 33 + x)], b[2 * (z * 33 + x) + 1]])
+    };
+    let square = dir.path().join("sq.r16");
+    ok(&[
+        "export",
+        s(&file),
+        "--format",
+        "r16",
+        "--region",
+        "0,0,32,32",
+        "-o",
+        s(&square),
+    ]);
+    let full = std::fs::read(&square).unwrap();
+    for x in 0..33 {
+        for z in 0..=16 {
+            assert_eq!(code(&padded, x, z), code(&full, x, z), "({x}, {z})");
+        }
+        for z in 17..33 {
+            assert_eq!(code(&padded, x, z), code(&full, x, 16), "({x}, {z})");
+        }
+    }
+    let e = fails(&[
+        "export",
+        s(&file),
+        "--format",
+        "png16",
+        "--region",
+        "0,0,32,16",
+        "--pad",
+        "-o",
+        s(&dir.path().join("h.png")),
+    ]);
+    assert!(e.contains("--pad applies to r16"), "{e}");
+}

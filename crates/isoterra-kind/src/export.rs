@@ -144,6 +144,10 @@ pub struct ExportRequest {
     /// `mtllib` line names `STEM.mtl`. Default: the kind's download name
     /// (`voxel`, `heightmap`, `world`).
     pub stem: Option<String>,
+    /// R16: pad a region that is not square to a square (the larger side),
+    /// repeating the last row and column, instead of refusing it. Engines
+    /// read a raw heightmap's size from its length, so it must be square.
+    pub pad: bool,
 }
 
 impl ExportRequest {
@@ -158,6 +162,7 @@ impl ExportRequest {
             tolerance: 0.05,
             tmx: false,
             stem: None,
+            pad: false,
         }
     }
 
@@ -303,6 +308,12 @@ impl<S: ChunkStore> Document<S> {
                 "format {} does not apply to {kind} worlds ({kind} exports {})",
                 req.format,
                 names.join(", ")
+            )));
+        }
+        if req.pad && req.format != ExportFormat::R16 {
+            return Err(KindError::invalid(format!(
+                "--pad applies to r16 exports, not {}",
+                req.format
             )));
         }
         self.with_previews_lifted(|doc| match doc {

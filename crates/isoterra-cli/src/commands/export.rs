@@ -17,6 +17,7 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     req.range = a.range.as_deref().map(parse::range).transpose()?;
     req.scale = a.scale;
     req.tolerance = a.tolerance;
+    req.pad = a.pad;
     req.stem = a.out.file_stem().map(|s| s.to_string_lossy().into_owned());
     req.tmx = a
         .out
