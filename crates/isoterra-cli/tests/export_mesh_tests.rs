@@ -798,3 +798,125 @@ fn r16_refuses_a_region_that_is_not_square_or_pads_it() {
     ]);
     assert!(e.contains("--pad applies to r16"), "{e}");
 }
+
+#[test]
+fn map_glb_has_world_space_uvs_on_ground_walls_and_water_and_splat_weights() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.isoterra");
+    ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "map",
+        "--size",
+        "96x64",
+        "--preset",
+        "plateaus",
+        "--seed",
+        "5",
+    ]);
+    // Texture 5 (in _SPLAT1) and water, besides the preset's cliffs.
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "paint",
+        "--at",
+        "30,30",
+        "--radius",
+        "8",
+        "--texture",
+        "5",
+    ]);
+    ok(&[
+        "stroke",
+        s(&file),
+        "--tool",
+        "water-raise",
+        "--at",
+        "60,30",
+        "--radius",
+        "10",
+        "--height",
+        "3",
+    ]);
+    let glb = dir.path().join("m.glb");
+    ok(&["export", s(&file), "--format", "glb", "-o", s(&glb)]);
+    assert_clean_glb(&glb);
+    let g = read_glb(&glb);
+    let names = g.material_names();
+    assert_eq!(names, ["terrain", "cliff", "water"]);
+    let terrain = g.json["meshes"][0]["primitives"].as_array().unwrap();
+    let (ground, walls) = (&terrain[0], &terrain[1]);
+    assert_eq!(
+        names[ground["material"].as_u64().unwrap() as usize],
+        "terrain"
+    );
+    assert_eq!(names[walls["material"].as_u64().unwrap() as usize], "cliff");
+    let a = &ground["attributes"];
+    let pos = g.floats(&a["POSITION"]);
+    let uv = g.floats(&a["TEXCOORD_0"]);
+    let splat: Vec<Vec<f32>> = ["_SPLAT0", "_SPLAT1"]
+        .iter()
+        .map(|n| g.floats(&a[*n]))
+        .collect();
+    let nv = pos.len() / 3;
+    // Splat weights of every vertex sum to 1; texture 5 is used.
+    for v in 0..nv {
+        let sum: f32 = splat
+            .iter()
+            .map(|s| s[4 * v..4 * v + 4].iter().sum::<f32>())
+            .sum();
+        assert!((sum - 1.0).abs() < 1e-5, "vertex {v}: weights sum to {sum}");
+    }
+    assert!(
+        (0..nv).any(|v| splat[1][4 * v + 1] > 0.5),
+        "texture 5 painted"
+    );
+    // Ground: UV (x, z).
+    for &i in &g.indices(&ground["indices"]) {
+        let i = i as usize;
+        assert_eq!([uv[2 * i], uv[2 * i + 1]], [pos[3 * i], pos[3 * i + 2]]);
+    }
+    // Walls: vertical, v = y, and u advances by the horizontal distance
+    // between the corners of each wall triangle (away from a loop's seam).
+    let widx = g.indices(&walls["indices"]);
+    assert!(widx.len() > 300, "the plateaus have cliff walls");
+    let mut continuous = 0;
+    for t in widx.chunks_exact(3) {
+        for &i in t {
+            let i = i as usize;
+            assert_eq!(uv[2 * i + 1], pos[3 * i + 1], "v is the height");
+        }
+        // Every pair of corners at different rim points: |du| is their
+        // horizontal distance.
+        let mut pairs = 0;
+        let mut along = 0;
+        for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+            let (a, b) = (a as usize, b as usize);
+            let d = ((pos[3 * a] - pos[3 * b]).powi(2) + (pos[3 * a + 2] - pos[3 * b + 2]).powi(2))
+                .sqrt();
+            if d > 1e-6 {
+                pairs += 1;
+                along += usize::from(((uv[2 * a] - uv[2 * b]).abs() - d).abs() < 1e-3);
+            }
+        }
+        assert!(pairs > 0, "a wall triangle spans two rim points");
+        if along == pairs {
+            continuous += 1;
+        }
+    }
+    let tris = widx.len() / 3;
+    assert!(
+        continuous * 100 >= tris * 98,
+        "u runs along the rim: {continuous} of {tris}"
+    );
+    // Water: UV (x, z).
+    let w = &g.json["meshes"][1]["primitives"][0];
+    let wp = g.floats(&w["attributes"]["POSITION"]);
+    let wu = g.floats(&w["attributes"]["TEXCOORD_0"]);
+    assert!(!wp.is_empty());
+    for i in 0..wp.len() / 3 {
+        assert_eq!([wu[2 * i], wu[2 * i + 1]], [wp[3 * i], wp[3 * i + 2]]);
+    }
+}
