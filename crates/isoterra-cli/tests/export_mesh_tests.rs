@@ -920,3 +920,28 @@ fn map_glb_has_world_space_uvs_on_ground_walls_and_water_and_splat_weights() {
         assert_eq!([wu[2 * i], wu[2 * i + 1]], [wp[3 * i], wp[3 * i + 2]]);
     }
 }
+
+#[test]
+fn glb_of_every_kind_passes_the_validator_without_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let worlds: [(&str, &[&str], Option<&str>); 4] = [
+        ("side2d", &["--size", "64x32"], None),
+        ("heightmap", &["--chunk", "32"], Some("0,0,64,64")),
+        ("voxel", &["--chunk", "16"], Some("-8,-24,-8,24,24,24")),
+        ("map", &["--size", "64x64", "--preset", "plateaus"], None),
+    ];
+    for (kind, extra, region) in worlds {
+        let file = dir.path().join(format!("{kind}.isoterra"));
+        let mut args = vec!["new", s(&file), "--kind", kind, "--seed", "7"];
+        args.extend_from_slice(extra);
+        ok(&args);
+        let glb = dir.path().join(format!("{kind}.glb"));
+        let mut args = vec!["export", s(&file), "--format", "glb", "-o", s(&glb)];
+        if let Some(r) = region {
+            args.extend_from_slice(&["--region", r]);
+        }
+        ok(&args);
+        assert!(!read_glb(&glb).primitives().is_empty(), "{kind}");
+        assert_clean_glb(&glb);
+    }
+}
