@@ -102,6 +102,20 @@ impl ExportFormat {
     }
 }
 
+impl ExportFormat {
+    /// The files an export of this format makes beside the main one for a
+    /// world of `kind`, in the order [`Exported::files`] lists them.
+    pub const fn companions(self, kind: WorldKind) -> &'static [FileRole] {
+        match (kind, self) {
+            (WorldKind::Map, ExportFormat::PngLayers) => &[FileRole::Sidecar],
+            (WorldKind::Side2d, ExportFormat::Glb) => &[FileRole::Colliders],
+            (WorldKind::Side2d, ExportFormat::Obj) => &[FileRole::Materials, FileRole::Colliders],
+            (WorldKind::Voxel, ExportFormat::Obj) => &[FileRole::Materials],
+            _ => &[],
+        }
+    }
+}
+
 impl fmt::Display for ExportFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -187,6 +201,16 @@ pub enum FileRole {
 }
 
 impl FileRole {
+    /// A short name of the role: `main`, `sidecar`, `mtl`, `colliders`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FileRole::Main => "main",
+            FileRole::Sidecar => "sidecar",
+            FileRole::Materials => "mtl",
+            FileRole::Colliders => "colliders",
+        }
+    }
+
     /// The extension that replaces the main file's for a file of this role
     /// (`None` for the main file).
     pub const fn extension(self) -> Option<&'static str> {

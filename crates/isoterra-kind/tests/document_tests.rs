@@ -1253,6 +1253,7 @@ fn every_kind_exports_every_format_it_offers() {
             assert!(!out.main().file_name.is_empty());
             if format == ExportFormat::PngLayers {
                 assert_eq!(out.files.len(), 2, "map png-layers has a sidecar");
+                assert_eq!(format.companions(kind), [FileRole::Sidecar]);
                 let side = &out.files[1];
                 assert_eq!(side.role, FileRole::Sidecar);
                 assert_eq!(side.content_type, "application/json");
@@ -1260,7 +1261,9 @@ fn every_kind_exports_every_format_it_offers() {
             } else {
                 // Beside the main file: an OBJ's material library (side2d,
                 // voxel) and a side2d mesh's colliders.
-                let mut roles: Vec<FileRole> = out.files[1..].iter().map(|f| f.role).collect();
+                let listed: Vec<FileRole> = out.files[1..].iter().map(|f| f.role).collect();
+                assert_eq!(listed, format.companions(kind), "{kind} {format}");
+                let mut roles = listed.clone();
                 roles.sort_by_key(|r| r.extension());
                 let mut expect = Vec::new();
                 let side2d_mesh = kind == WorldKind::Side2d
