@@ -32,9 +32,11 @@ pub enum Command {
     Redo(FileArg),
     /// Export a world in one of its kind's formats (see --format).
     ///
-    /// side2d: png, svg (contours), colliders (JSON); heightmap: png16, r16,
-    /// glb, obj (of a --region); voxel: glb, obj (of a --region); map: glb,
-    /// png-layers, tiled (JSON or TMX), pathing (PNG).
+    /// side2d: png, svg (contours), colliders (JSON), glb, obj (the fill mesh,
+    /// with OUT.colliders.json beside it); heightmap: png16, r16, glb, obj (of
+    /// a --region); voxel: glb, obj (of a --region); map: glb, png-layers,
+    /// tiled (JSON or TMX), pathing (PNG). An OBJ with materials comes with
+    /// OUT.mtl beside it.
     Export(ExportArgs),
     /// Contour a 2D .npy array.
     Contour(ContourArgs),
@@ -192,8 +194,8 @@ fn export_format(text: &str) -> Result<isoterra::kind::ExportFormat, String> {
 pub struct ExportArgs {
     /// The world file.
     pub file: PathBuf,
-    /// Output format: png, svg or colliders (side2d); png16, r16, glb or obj
-    /// (heightmap); glb or obj (voxel); glb, png-layers (a 16-bit RGB layer
+    /// Output format: png, svg, colliders, glb or obj (side2d); png16, r16,
+    /// glb or obj (heightmap); glb or obj (voxel); glb, png-layers (a 16-bit RGB layer
     /// image and a JSON sidecar beside it), tiled (JSON, or TMX for a .tmx
     /// output) or pathing (map).
     #[arg(long, value_parser = export_format)]
@@ -218,6 +220,11 @@ pub struct ExportArgs {
     /// Level of detail (0 = full resolution).
     #[arg(long, default_value_t = 0)]
     pub lod: u8,
+    /// r16: pad a region that is not square to a square, repeating its last
+    /// row and column (an R16 file has no header: engines read its size from
+    /// its length, so a non-square region is refused without --pad).
+    #[arg(long)]
+    pub pad: bool,
     /// Print phase timings as one JSON line on stderr.
     #[arg(long)]
     pub timings: bool,
@@ -292,6 +299,18 @@ pub struct Mesh3dArgs {
     /// Iso level; a sample is inside when value >= iso.
     #[arg(long, allow_hyphen_values = true)]
     pub iso: f32,
+    /// Mesh at iso - EPS instead of iso. Samples exactly at the iso level
+    /// (integer data at an integer iso, say) put the vertices of all their
+    /// edges on the sample itself, which makes zero-area triangles; a nudge
+    /// smaller than the data's step (1e-3 for integer data) keeps the same
+    /// samples inside and moves those vertices apart. Default: 0.
+    #[arg(
+        long,
+        value_name = "EPS",
+        default_value_t = 0.0,
+        allow_hyphen_values = true
+    )]
+    pub iso_nudge: f32,
     /// Output format.
     #[arg(long, value_enum)]
     pub format: MeshFormat,
@@ -371,6 +390,13 @@ pub struct BakeArgs {
     /// chunk and a manifest.json into this folder instead of the world file.
     #[arg(long = "out")]
     pub out: Option<PathBuf>,
+    /// Order of the heights in a heightmap chunk's collider JSON (folder
+    /// output): row-major (x fastest, `heights[z * cols + x]`: Godot's
+    /// HeightMapShape3D, Unity) or column-major (z fastest,
+    /// `heights[x * rows + z]`: parry/rapier's `HeightField`, nalgebra). The
+    /// JSON states the one it holds as `layout`.
+    #[arg(long, value_enum, default_value = "row-major")]
+    pub layout: HeightLayout,
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -387,6 +413,15 @@ pub struct BakeArgs {
     /// world file, then bring the copies together with `isoterra merge`.
     #[arg(long, value_name = "K/N")]
     pub part: Option<String>,
+}
+
+/// The order of a heightfield collider's heights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HeightLayout {
+    /// x fastest: `heights[z * cols + x]`.
+    RowMajor,
+    /// z fastest: `heights[x * rows + z]` (parry, rapier, nalgebra).
+    ColumnMajor,
 }
 
 #[derive(Debug, Args)]

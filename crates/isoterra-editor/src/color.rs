@@ -55,19 +55,17 @@ pub(crate) fn terrain(t: f32, up: f32) -> [u8; 4] {
     mix(base, ROCK, steep)
 }
 
-/// Colour of a voxel material id.
+/// Colour of a voxel material id: the voxel material table's (the one glb
+/// and OBJ exports name), `id % 8` past its end.
 pub(crate) fn voxel_material(id: u8) -> [u8; 4] {
-    const PALETTE: [[u8; 4]; 8] = [
-        [132, 112, 92, 255],  // earth
-        [124, 124, 132, 255], // stone
-        [86, 150, 62, 255],   // grass
-        [214, 190, 128, 255], // sand
-        [64, 60, 70, 255],    // basalt
-        [176, 92, 60, 255],   // clay
-        [220, 220, 228, 255], // snow
-        [150, 120, 180, 255], // crystal
-    ];
-    PALETTE[usize::from(id) % PALETTE.len()]
+    static COLORS: std::sync::OnceLock<Vec<[u8; 4]>> = std::sync::OnceLock::new();
+    let colors = COLORS.get_or_init(|| {
+        isoterra::field::MaterialTable::voxel_default()
+            .iter()
+            .map(|m| m.color)
+            .collect()
+    });
+    colors[usize::from(id) % colors.len()]
 }
 
 /// Colour of a contour line.

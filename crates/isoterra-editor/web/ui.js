@@ -23,6 +23,8 @@ const EXPORT_LABELS = {
   tiled: 'Tiled map (JSON)',
   pathing: 'Pathing grid',
   'png-layers': 'PNG layer textures',
+  'png-layers-sidecar': 'PNG layer sidecar (JSON)',
+  'obj-mtl': 'OBJ materials (.mtl)',
   colliders: 'Collider JSON',
   json: 'Collider JSON',
 };

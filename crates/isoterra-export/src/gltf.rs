@@ -3,8 +3,9 @@
 //! The file holds one scene whose nodes are the given meshes (each with an
 //! optional translation), one buffer in the GLB `BIN` chunk, one buffer view
 //! per attribute and per index list (4-byte aligned, with its `target`), and
-//! accessors for `POSITION` (with exact `min`/`max`), `NORMAL`, `TEXCOORD_0`
-//! and the indices (`UNSIGNED_SHORT` when the mesh has at most 65 535
+//! accessors for `POSITION` (with exact `min`/`max`), `NORMAL`, `TEXCOORD_0`,
+//! `COLOR_0`, application-specific attributes (`_MATERIAL`, `_SPLAT0`, …) and
+//! the indices of each primitive (`UNSIGNED_SHORT` when the mesh has at most 65 535
 //! vertices, `UNSIGNED_INT` otherwise). Coordinates are written as given:
 //! glTF is right-handed with y up, as isoterra is, in metres when one world
 //! unit is a metre. UVs are written as given (isoterra meshes use world
@@ -54,9 +55,83 @@ pub struct GlbMesh<'a> {
     /// Linear RGBA vertex colours in `0..=1` (`COLOR_0`), one per position, or
     /// empty. Default value: empty.
     pub colors: &'a [[f32; 4]],
-    /// The mesh's material, or `None` for the glTF default material. Default
-    /// value: `None`.
+    /// The mesh's material, or `None` for the glTF default material; used
+    /// when [`primitives`](Self::primitives) is empty. Default value: `None`.
     pub material: Option<GlbMaterial<'a>>,
+    /// Index ranges drawn with a material each: one glTF primitive per range,
+    /// all sharing the mesh's vertex attributes. Empty: one primitive of every
+    /// index with [`material`](Self::material). Default value: empty.
+    pub primitives: &'a [GlbPrimitive<'a>],
+    /// Application-specific vertex attributes (names start with `_`, such as
+    /// `_MATERIAL` or `_SPLAT0`), one value per position. Default value: empty.
+    pub attributes: &'a [GlbAttribute<'a>],
+}
+
+/// A range of a [`GlbMesh`]'s triangle list drawn with one material.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct GlbPrimitive<'a> {
+    /// First index of the range in [`GlbMesh::indices`]; a multiple of 3.
+    pub start: u32,
+    /// Number of indices; a multiple of 3 (ranges without any are left out).
+    pub count: u32,
+    /// The range's material, or `None` for the glTF default material.
+    pub material: Option<GlbMaterial<'a>>,
+}
+
+impl<'a> GlbPrimitive<'a> {
+    /// The range `start..start + count` of the indices, drawn with `material`.
+    pub const fn new(start: u32, count: u32, material: Option<GlbMaterial<'a>>) -> Self {
+        GlbPrimitive {
+            start,
+            count,
+            material,
+        }
+    }
+}
+
+/// The values of a [`GlbAttribute`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GlbAttributeData<'a> {
+    /// One float per vertex (`SCALAR`).
+    Scalar(&'a [f32]),
+    /// Four floats per vertex (`VEC4`).
+    Vec4(&'a [[f32; 4]]),
+}
+
+impl GlbAttributeData<'_> {
+    fn len(&self) -> usize {
+        match self {
+            GlbAttributeData::Scalar(v) => v.len(),
+            GlbAttributeData::Vec4(v) => v.len(),
+        }
+    }
+
+    fn all_finite(&self) -> bool {
+        match self {
+            GlbAttributeData::Scalar(v) => v.iter().all(|c| c.is_finite()),
+            GlbAttributeData::Vec4(v) => v.iter().flatten().all(|c| c.is_finite()),
+        }
+    }
+}
+
+/// An application-specific vertex attribute of a [`GlbMesh`] (glTF requires
+/// such names to start with `_`; three.js reads them as `_material`, Blender
+/// as a float attribute of that name). Floats, one entry per position.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct GlbAttribute<'a> {
+    /// The attribute's semantic, starting with `_`, such as `_MATERIAL`.
+    pub name: &'a str,
+    /// Its values.
+    pub data: GlbAttributeData<'a>,
+}
+
+impl<'a> GlbAttribute<'a> {
+    /// An attribute `name` holding `data`.
+    pub const fn new(name: &'a str, data: GlbAttributeData<'a>) -> Self {
+        GlbAttribute { name, data }
+    }
 }
 
 /// A metallic-roughness material for [`GlbMesh::material`]: a base colour
@@ -131,6 +206,8 @@ impl<'a> GlbMesh<'a> {
             translation: None,
             colors: &[],
             material: None,
+            primitives: &[],
+            attributes: &[],
         }
     }
 
@@ -145,6 +222,8 @@ impl<'a> GlbMesh<'a> {
             translation: None,
             colors: &[],
             material: None,
+            primitives: &[],
+            attributes: &[],
         }
     }
 
@@ -158,6 +237,37 @@ impl<'a> GlbMesh<'a> {
     pub const fn with_material(mut self, material: Option<GlbMaterial<'a>>) -> Self {
         self.material = material;
         self
+    }
+
+    /// Sets [`primitives`](Self::primitives).
+    pub const fn with_primitives(mut self, primitives: &'a [GlbPrimitive<'a>]) -> Self {
+        self.primitives = primitives;
+        self
+    }
+
+    /// Sets [`attributes`](Self::attributes).
+    pub const fn with_attributes(mut self, attributes: &'a [GlbAttribute<'a>]) -> Self {
+        self.attributes = attributes;
+        self
+    }
+
+    /// The ranges of the triangle list with their materials: the
+    /// [`primitives`](Self::primitives) without empty ones, or one range of
+    /// every index with [`material`](Self::material).
+    pub(crate) fn ranges(&self) -> Vec<GlbPrimitive<'a>> {
+        if self.primitives.is_empty() {
+            vec![GlbPrimitive::new(
+                0,
+                self.indices.len() as u32,
+                self.material,
+            )]
+        } else {
+            self.primitives
+                .iter()
+                .copied()
+                .filter(|p| p.count > 0)
+                .collect()
+        }
     }
 
     /// Sets [`normals`](Self::normals).
@@ -215,12 +325,67 @@ impl<'a> GlbMesh<'a> {
                 format!("colour {i} is not in 0..=1: {:?}", self.colors[i]),
             );
         }
-        if let Some(m) = self.material
-            && !m.base_color.iter().all(|v| (0.0..=1.0).contains(v))
+        let materials = self.primitives.iter().map(|p| p.material);
+        for m in std::iter::once(self.material).chain(materials).flatten() {
+            if !m.base_color.iter().all(|v| (0.0..=1.0).contains(v)) {
+                return bad(
+                    "material",
+                    format!("base colour {:?} is not in 0..=1", m.base_color),
+                );
+            }
+        }
+        for (k, p) in self.primitives.iter().enumerate() {
+            let end = u64::from(p.start) + u64::from(p.count);
+            if !p.start.is_multiple_of(3) || !p.count.is_multiple_of(3) {
+                return bad(
+                    "primitives",
+                    format!(
+                        "primitive {k} ({}..{end}) does not start and end on a triangle",
+                        p.start
+                    ),
+                );
+            }
+            if end > self.indices.len() as u64 {
+                return bad(
+                    "primitives",
+                    format!(
+                        "primitive {k} ({}..{end}) runs past the {} indices",
+                        p.start,
+                        self.indices.len()
+                    ),
+                );
+            }
+        }
+        for a in self.attributes {
+            let builtin = ["POSITION", "NORMAL", "TEXCOORD_0", "COLOR_0"];
+            if !a.name.starts_with('_') || builtin.contains(&a.name) {
+                return bad(
+                    "attributes",
+                    format!("attribute `{}` must be named `_NAME`", a.name),
+                );
+            }
+            if a.data.len() != n {
+                return bad(
+                    "attributes",
+                    format!("{} values of `{}` for {n} positions", a.data.len(), a.name),
+                );
+            }
+            if !a.data.all_finite() {
+                return bad(
+                    "attributes",
+                    format!("attribute `{}` has a value that is not finite", a.name),
+                );
+            }
+        }
+        if let Some((k, _)) = self
+            .attributes
+            .iter()
+            .enumerate()
+            .find(|(k, a)| self.attributes[..*k].iter().any(|b| b.name == a.name))
         {
             return bad(
-                "material",
-                format!("base colour {:?} is not in 0..=1", m.base_color),
+                "attributes",
+                format!("attribute `{}` is given twice", self.attributes[k].name),
             );
         }
         if !self.indices.len().is_multiple_of(3) {
@@ -343,6 +508,15 @@ impl Builder {
         self.accessor(a, view)
     }
 
+    fn scalar(&mut self, data: &[f32]) -> usize {
+        let view = self.view(data.iter().flat_map(|c| c.to_le_bytes()), ARRAY_BUFFER);
+        let mut a = Map::new();
+        a.insert("componentType".into(), json!(FLOAT));
+        a.insert("count".into(), json!(data.len()));
+        a.insert("type".into(), json!("SCALAR"));
+        self.accessor(a, view)
+    }
+
     fn vec2(&mut self, data: &[[f32; 2]]) -> usize {
         let view = self.view(
             data.iter().flatten().flat_map(|c| c.to_le_bytes()),
@@ -398,7 +572,10 @@ fn material_json(m: &GlbMaterial<'_>) -> Value {
 /// Writes meshes as a glTF 2.0 binary file (`.glb`) and returns its bytes.
 ///
 /// One scene, one node per mesh (named, with its translation); meshes without
-/// triangles become nodes without a mesh. `asset.generator` is `"isoterra"`.
+/// triangles become nodes without a mesh. A mesh has one primitive per
+/// [`GlbPrimitive`] range (or one of all its triangles), each with its own
+/// index accessor and sharing the vertex accessors; equal materials are
+/// written once. `asset.generator` is `"isoterra"`.
 ///
 /// Errors (nothing is produced): a mesh whose normals or UVs do not match its
 /// positions, whose index count is not a multiple of 3 or whose indices are
@@ -412,6 +589,7 @@ pub fn export_glb(meshes: &[GlbMesh<'_>]) -> Result<Vec<u8>, ExportError> {
     let mut nodes = Vec::with_capacity(meshes.len());
     let mut gltf_meshes = Vec::new();
     let mut materials = Vec::new();
+    let mut seen: Vec<GlbMaterial<'_>> = Vec::new();
     for m in meshes {
         let mut node = Map::new();
         if !m.name.is_empty() {
@@ -432,20 +610,41 @@ pub fn export_glb(meshes: &[GlbMesh<'_>]) -> Result<Vec<u8>, ExportError> {
             if !m.colors.is_empty() {
                 attributes.insert("COLOR_0".into(), json!(b.vec4(m.colors)));
             }
-            let indices = b.indices(m.indices, m.positions.len());
+            for a in m.attributes {
+                let accessor = match a.data {
+                    GlbAttributeData::Scalar(v) => b.scalar(v),
+                    GlbAttributeData::Vec4(v) => b.vec4(v),
+                };
+                attributes.insert(a.name.into(), json!(accessor));
+            }
             let mut mesh = Map::new();
             if !m.name.is_empty() {
                 mesh.insert("name".into(), json!(m.name));
             }
-            let mut primitive = Map::new();
-            primitive.insert("attributes".into(), Value::Object(attributes));
-            primitive.insert("indices".into(), json!(indices));
-            primitive.insert("mode".into(), json!(TRIANGLES));
-            if let Some(mat) = m.material {
-                primitive.insert("material".into(), json!(materials.len()));
-                materials.push(material_json(&mat));
+            let mut primitives = Vec::new();
+            for range in m.ranges() {
+                let (s, e) = (range.start as usize, (range.start + range.count) as usize);
+                let indices = b.indices(&m.indices[s..e], m.positions.len());
+                let mut primitive = Map::new();
+                primitive.insert("attributes".into(), Value::Object(attributes.clone()));
+                primitive.insert("indices".into(), json!(indices));
+                primitive.insert("mode".into(), json!(TRIANGLES));
+                if let Some(mat) = range.material {
+                    // Equal materials are written once, so an importer makes
+                    // one material per name, not one per chunk.
+                    let index = match seen.iter().position(|x| *x == mat) {
+                        Some(i) => i,
+                        None => {
+                            seen.push(mat);
+                            materials.push(material_json(&mat));
+                            materials.len() - 1
+                        }
+                    };
+                    primitive.insert("material".into(), json!(index));
+                }
+                primitives.push(Value::Object(primitive));
             }
-            mesh.insert("primitives".into(), json!([primitive]));
+            mesh.insert("primitives".into(), Value::Array(primitives));
             node.insert("mesh".into(), json!(gltf_meshes.len()));
             gltf_meshes.push(Value::Object(mesh));
         }

@@ -17,7 +17,7 @@ mod raster;
 mod svg;
 
 pub use error::ExportError;
-pub use gltf::{GlbMaterial, GlbMesh, export_glb};
+pub use gltf::{GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, export_glb};
 pub use heightmap_io::{
     HeightCodes, HeightImage, RANGE_KEYWORD, check_height_range, code8_to_height, code16_to_height,
     decode_png16_codes, decode_r16_codes, encode_png16_codes, export_png16, export_r16,
@@ -32,7 +32,7 @@ pub use map::{
     splat_color,
 };
 pub use npy::{export_npy_f32, read_npy, read_npy_file, read_npy3, read_npy3_file};
-pub use obj::export_obj;
+pub use obj::{ObjFiles, export_obj, export_obj_mtl};
 pub use ply::export_ply;
 pub use raster::{
     MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, PngOptions, export_field_png_gray, export_side2d_png,

@@ -2,7 +2,99 @@
 
 use std::fmt::Write;
 
-use crate::{ExportError, GlbMesh};
+use crate::{ExportError, GlbMaterial, GlbMesh};
+
+/// An OBJ file and the `.mtl` file its `mtllib` line names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjFiles {
+    /// The OBJ text.
+    pub obj: String,
+    /// The material library text (`newmtl`, `Kd`, `d` per material).
+    pub mtl: String,
+}
+
+/// The distinct materials of `meshes` in the order they first appear, each
+/// with the unique OBJ name it is written under.
+fn material_names<'a>(meshes: &[GlbMesh<'a>]) -> Vec<(GlbMaterial<'a>, String)> {
+    let mut out: Vec<(GlbMaterial<'a>, String)> = Vec::new();
+    for m in meshes {
+        for r in m.ranges() {
+            let Some(mat) = r.material else { continue };
+            if out.iter().any(|(x, _)| *x == mat) {
+                continue;
+            }
+            let base: String = if mat.name.is_empty() {
+                format!("material_{}", out.len())
+            } else {
+                mat.name
+                    .chars()
+                    .map(|c| if c.is_whitespace() { '_' } else { c })
+                    .collect()
+            };
+            let mut name = base.clone();
+            let mut k = 2;
+            while out.iter().any(|(_, n)| *n == name) {
+                name = format!("{base}_{k}");
+                k += 1;
+            }
+            out.push((mat, name));
+        }
+    }
+    out
+}
+
+/// The name triangles without a material are grouped under: `default`, or
+/// `default_K` when a material already has that name.
+fn fallback_name(names: &[(GlbMaterial<'_>, String)]) -> String {
+    let mut name = String::from("default");
+    let mut k = 2;
+    while names.iter().any(|(_, n)| *n == name) {
+        name = format!("default_{k}");
+        k += 1;
+    }
+    name
+}
+
+/// Writes meshes as OBJ text with `mtllib MTL_FILE` and `usemtl` groups, and
+/// the material library it names: one `newmtl` per distinct material with
+/// its base colour as `Kd` (linear, as glTF's), `d` its alpha, `Ka 0 0 0`,
+/// `Ks 0 0 0` and `illum 1`. Triangles without a material go under
+/// `usemtl default` (a white material in the library; `default_2`, … if a
+/// material is named `default`) when others have one.
+///
+/// Errors as [`export_obj`]; nothing is produced then.
+pub fn export_obj_mtl(meshes: &[GlbMesh<'_>], mtl_file: &str) -> Result<ObjFiles, ExportError> {
+    if mtl_file.is_empty() || mtl_file.contains(['\n', '\r']) {
+        return Err(ExportError::param(
+            "mtl file",
+            mtl_file,
+            "the material library needs a one-line file name, such as world.mtl",
+        ));
+    }
+    let obj = write_obj(meshes, Some(mtl_file))?;
+    let names = material_names(meshes);
+    let mut mtl = String::from("# written by isoterra\n");
+    let untextured = meshes
+        .iter()
+        .flat_map(|m| m.ranges())
+        .any(|r| r.material.is_none());
+    let fallback = fallback_name(&names);
+    let default = GlbMaterial::new("default", [1.0; 4]);
+    let listed = names
+        .iter()
+        .map(|(m, n)| (*m, n.as_str()))
+        .chain(untextured.then_some((default, fallback.as_str())));
+    for (m, name) in listed {
+        let [r, g, b, a] = m.base_color;
+        let _ = writeln!(mtl, "newmtl {name}");
+        let _ = writeln!(mtl, "Ka 0 0 0");
+        let _ = writeln!(mtl, "Kd {r} {g} {b}");
+        let _ = writeln!(mtl, "Ks 0 0 0");
+        let _ = writeln!(mtl, "d {a}");
+        let _ = writeln!(mtl, "illum 1");
+    }
+    Ok(ObjFiles { obj, mtl })
+}
 
 /// Writes meshes as Wavefront OBJ text: one `o` object per mesh, then its
 /// `v` (translation applied: OBJ has no node transforms), `vn` and `vt`
@@ -11,14 +103,27 @@ use crate::{ExportError, GlbMesh};
 ///
 /// Numbers are written in their shortest form that reads back to the same
 /// `f32`. Whitespace in names becomes `_`; an empty name becomes `mesh_K`.
+/// Each material range of a mesh (its [`primitives`](GlbMesh::primitives),
+/// or its [`material`](GlbMesh::material)) is a `usemtl NAME` group; the
+/// library that defines the names comes from [`export_obj_mtl`].
 /// Errors: the same as [`export_glb`](crate::export_glb) (lengths, index range,
 /// non-finite values); nothing is produced then.
 pub fn export_obj(meshes: &[GlbMesh<'_>]) -> Result<String, ExportError> {
+    write_obj(meshes, None)
+}
+
+fn write_obj(meshes: &[GlbMesh<'_>], mtllib: Option<&str>) -> Result<String, ExportError> {
     for (k, m) in meshes.iter().enumerate() {
         m.validate(k)?;
     }
+    let names = material_names(meshes);
+    let any_material = !names.is_empty();
+    let fallback = fallback_name(&names);
     let mut s = String::new();
     s.push_str("# written by isoterra\n");
+    if let Some(lib) = mtllib {
+        let _ = writeln!(s, "mtllib {lib}");
+    }
     let mut base = 1u64;
     for (k, m) in meshes.iter().enumerate() {
         // Writing into a String cannot fail.
@@ -42,18 +147,28 @@ pub fn export_obj(meshes: &[GlbMesh<'_>]) -> Result<String, ExportError> {
             let _ = writeln!(s, "vt {} {}", uv[0], uv[1]);
         }
         let (has_n, has_t) = (!m.normals.is_empty(), !m.uvs.is_empty());
-        for tri in m.indices.chunks_exact(3) {
-            s.push('f');
-            for &i in tri {
-                let i = base + u64::from(i);
-                let _ = match (has_t, has_n) {
-                    (true, true) => write!(s, " {i}/{i}/{i}"),
-                    (false, true) => write!(s, " {i}//{i}"),
-                    (true, false) => write!(s, " {i}/{i}"),
-                    (false, false) => write!(s, " {i}"),
-                };
+        for range in m.ranges() {
+            if any_material {
+                let name = range
+                    .material
+                    .and_then(|mat| names.iter().find(|(x, _)| *x == mat))
+                    .map_or(fallback.as_str(), |(_, n)| n.as_str());
+                let _ = writeln!(s, "usemtl {name}");
             }
-            s.push('\n');
+            let (a, e) = (range.start as usize, (range.start + range.count) as usize);
+            for tri in m.indices[a..e].chunks_exact(3) {
+                s.push('f');
+                for &i in tri {
+                    let i = base + u64::from(i);
+                    let _ = match (has_t, has_n) {
+                        (true, true) => write!(s, " {i}/{i}/{i}"),
+                        (false, true) => write!(s, " {i}//{i}"),
+                        (true, false) => write!(s, " {i}/{i}"),
+                        (false, false) => write!(s, " {i}"),
+                    };
+                }
+                s.push('\n');
+            }
         }
         base += m.positions.len() as u64;
     }

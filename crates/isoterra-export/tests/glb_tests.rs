@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use isoterra_export::{ExportError, GlbMesh, export_glb};
+use isoterra_export::{
+    ExportError, GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, export_glb,
+};
 use isoterra_mesh::{
     HeightChunkInput, HeightmapMesh, HeightmapMesher, HeightmapOptions, sample_chunk_heights,
 };
@@ -438,5 +440,153 @@ fn exported_chunks_pass_the_khronos_validator() {
             report["info"]["drawCallCount"].as_u64(),
             Some(meshes.len() as u64)
         );
+    }
+}
+
+/// Two quads sharing an edge, each a material of its own, and a per-vertex
+/// `_MATERIAL` id.
+fn two_material_strip() -> (Vec<[f32; 3]>, Vec<u32>, Vec<f32>) {
+    let positions = vec![
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [2.0, 0.0, 0.0],
+        [2.0, 1.0, 0.0],
+    ];
+    let indices = vec![0, 1, 2, 0, 2, 3, 1, 4, 5, 1, 5, 2];
+    let ids = vec![0.0, 1.0, 1.0, 0.0, 1.0, 1.0];
+    (positions, indices, ids)
+}
+
+#[test]
+fn primitives_split_the_triangles_and_share_materials_across_meshes() {
+    let (p, i, ids) = two_material_strip();
+    let dirt = GlbMaterial::new("dirt", [0.5, 0.25, 0.125, 1.0]);
+    let rock = GlbMaterial::new("rock", [0.2, 0.2, 0.25, 1.0]);
+    let prims = [
+        GlbPrimitive::new(0, 6, Some(dirt)),
+        GlbPrimitive::new(6, 6, Some(rock)),
+        GlbPrimitive::new(12, 0, Some(rock)),
+    ];
+    let attrs = [GlbAttribute::new(
+        "_MATERIAL",
+        GlbAttributeData::Scalar(&ids),
+    )];
+    let meshes = [
+        GlbMesh::new("a", &p, &i)
+            .with_primitives(&prims)
+            .with_attributes(&attrs),
+        GlbMesh::new("b", &p, &i)
+            .with_primitives(&prims[1..2])
+            .with_translation(Some([0.0, 2.0, 0.0])),
+    ];
+    let glb = parse_glb(&export_glb(&meshes).unwrap());
+    let mats = glb.json["materials"].as_array().unwrap();
+    assert_eq!(mats.len(), 2, "equal materials are written once: {mats:?}");
+    assert_eq!(mats[0]["name"], "dirt");
+    assert_eq!(mats[1]["name"], "rock");
+    assert_eq!(
+        mats[0]["pbrMetallicRoughness"]["baseColorFactor"],
+        serde_json::json!([0.5, 0.25, 0.125, 1.0])
+    );
+    let a = &glb.json["meshes"][0]["primitives"];
+    assert_eq!(a.as_array().unwrap().len(), 2, "an empty range is left out");
+    assert_eq!(a[0]["material"], 0);
+    assert_eq!(a[1]["material"], 1);
+    assert_eq!(glb.indices(a[0]["indices"].as_u64().unwrap()), i[..6]);
+    assert_eq!(glb.indices(a[1]["indices"].as_u64().unwrap()), i[6..]);
+    // Both primitives read the same vertices, and the id attribute.
+    assert_eq!(a[0]["attributes"], a[1]["attributes"]);
+    let k = a[0]["attributes"]["_MATERIAL"].as_u64().unwrap();
+    assert_eq!(glb.accessor(k)["type"], "SCALAR");
+    assert_eq!(glb.floats(k), ids);
+    let b = &glb.json["meshes"][1]["primitives"];
+    assert_eq!(b.as_array().unwrap().len(), 1);
+    assert_eq!(b[0]["material"], 1, "mesh b reuses material rock");
+}
+
+#[test]
+fn bad_primitives_and_attributes_are_errors() {
+    let (p, i, ids) = two_material_strip();
+    let bad_range = [GlbPrimitive::new(6, 9, None)];
+    let odd = [GlbPrimitive::new(1, 3, None)];
+    let short = [GlbAttribute::new(
+        "_MATERIAL",
+        GlbAttributeData::Scalar(&ids[..2]),
+    )];
+    let unnamed = [GlbAttribute::new(
+        "MATERIAL",
+        GlbAttributeData::Scalar(&ids),
+    )];
+    let twice = [
+        GlbAttribute::new("_A", GlbAttributeData::Scalar(&ids)),
+        GlbAttribute::new("_A", GlbAttributeData::Scalar(&ids)),
+    ];
+    let bright = [GlbPrimitive::new(
+        0,
+        6,
+        Some(GlbMaterial::new("x", [2.0, 0.0, 0.0, 1.0])),
+    )];
+    let cases = [
+        (
+            GlbMesh::new("m", &p, &i).with_primitives(&bad_range),
+            "primitives",
+        ),
+        (
+            GlbMesh::new("m", &p, &i).with_primitives(&odd),
+            "primitives",
+        ),
+        (
+            GlbMesh::new("m", &p, &i).with_primitives(&bright),
+            "material",
+        ),
+        (
+            GlbMesh::new("m", &p, &i).with_attributes(&short),
+            "attributes",
+        ),
+        (
+            GlbMesh::new("m", &p, &i).with_attributes(&unnamed),
+            "attributes",
+        ),
+        (
+            GlbMesh::new("m", &p, &i).with_attributes(&twice),
+            "attributes",
+        ),
+    ];
+    for (mesh, field) in cases {
+        match export_glb(&[mesh]) {
+            Err(ExportError::InvalidMesh { what, .. }) => assert_eq!(what, field),
+            other => panic!("expected an invalid {field}, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn primitives_and_custom_attributes_pass_the_khronos_validator() {
+    let (p, i, ids) = two_material_strip();
+    let splat: Vec<[f32; 4]> = ids.iter().map(|&m| [1.0 - m, m, 0.0, 0.0]).collect();
+    let uvs: Vec<[f32; 2]> = p.iter().map(|q| [q[0], q[1]]).collect();
+    let normals = vec![[0.0, 0.0, 1.0]; p.len()];
+    let prims = [
+        GlbPrimitive::new(0, 6, Some(GlbMaterial::new("dirt", [0.5, 0.25, 0.1, 1.0]))),
+        GlbPrimitive::new(6, 6, Some(GlbMaterial::new("rock", [0.2, 0.2, 0.25, 1.0]))),
+    ];
+    let attrs = [
+        GlbAttribute::new("_MATERIAL", GlbAttributeData::Scalar(&ids)),
+        GlbAttribute::new("_SPLAT0", GlbAttributeData::Vec4(&splat)),
+    ];
+    let mesh = GlbMesh::new("strip", &p, &i)
+        .with_normals(&normals)
+        .with_uvs(&uvs)
+        .with_primitives(&prims)
+        .with_attributes(&attrs);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("strip.glb");
+    std::fs::write(&file, export_glb(&[mesh]).unwrap()).unwrap();
+    if let Some(report) = validate(&file) {
+        assert_eq!(report["issues"]["numWarnings"], 0, "{:#}", report["issues"]);
+        assert_eq!(report["info"]["drawCallCount"], 2);
+        assert_eq!(report["info"]["materialCount"], 2);
     }
 }

@@ -745,11 +745,24 @@ fn map_glb_passes_the_khronos_validator() {
     let doc: Value = serde_json::from_slice(&bytes[20..20 + json_len]).unwrap();
     assert_eq!(doc["nodes"][0]["name"], "terrain");
     assert_eq!(doc["nodes"][1]["name"], "water");
-    let prim = &doc["meshes"][0]["primitives"][0];
-    assert!(prim["attributes"]["COLOR_0"].is_u64());
-    assert!(prim["attributes"]["NORMAL"].is_u64());
-    assert_eq!(doc["materials"][1]["alphaMode"], "BLEND");
-    assert_eq!(doc["materials"].as_array().unwrap().len(), 2);
+    // Terrain: ground and cliff walls, each a primitive of its own material;
+    // water blended.
+    let prims = doc["meshes"][0]["primitives"].as_array().unwrap();
+    assert_eq!(prims.len(), 2);
+    for prim in prims {
+        for a in ["COLOR_0", "NORMAL", "TEXCOORD_0", "_SPLAT0"] {
+            assert!(prim["attributes"][a].is_u64(), "{a}");
+        }
+    }
+    let names: Vec<&str> = doc["materials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["terrain", "cliff", "water"]);
+    assert_eq!(doc["materials"][2]["alphaMode"], "BLEND");
+    assert!(doc["meshes"][1]["primitives"][0]["attributes"]["TEXCOORD_0"].is_u64());
     // The same bytes from an existing mesh.
     let mut out = MapMeshOutput::default();
     MapMesher::new()
@@ -776,7 +789,7 @@ fn map_glb_passes_the_khronos_validator() {
             "validator warnings: {:#}",
             issues["messages"]
         );
-        assert_eq!(report["info"]["drawCallCount"].as_u64(), Some(2));
+        assert_eq!(report["info"]["drawCallCount"].as_u64(), Some(3));
     }
     // A map without water has a terrain node only.
     let dry = MapLayers::new(4, 4).unwrap();

@@ -1,6 +1,8 @@
 //! Wavefront OBJ export: parse the text back and compare.
 
-use isoterra_export::{ExportError, GlbMesh, export_obj};
+use isoterra_export::{
+    ExportError, GlbMaterial, GlbMesh, GlbPrimitive, export_obj, export_obj_mtl,
+};
 use isoterra_mesh::{
     HeightChunkInput, HeightmapMesh, HeightmapMesher, HeightmapOptions, sample_chunk_heights,
 };
@@ -167,4 +169,55 @@ fn bad_meshes_are_errors() {
             ..
         })
     ));
+}
+
+#[test]
+fn materials_become_usemtl_groups_and_a_material_library() {
+    let p = [
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [0.0, 1.0, 0.0],
+    ];
+    let i = [0, 1, 2, 0, 2, 3];
+    let dirt = GlbMaterial::new("dark dirt", [0.5, 0.25, 0.125, 1.0]);
+    let other_dirt = GlbMaterial::new("dark dirt", [0.0, 0.0, 1.0, 1.0]);
+    let prims = [
+        GlbPrimitive::new(0, 3, Some(dirt)),
+        GlbPrimitive::new(3, 3, Some(other_dirt)),
+    ];
+    let meshes = [
+        GlbMesh::new("a", &p, &i).with_primitives(&prims),
+        GlbMesh::new("b", &p, &i),
+    ];
+    let files = export_obj_mtl(&meshes, "w.mtl").unwrap();
+    let lines: Vec<&str> = files.obj.lines().filter(|l| !l.starts_with('v')).collect();
+    assert_eq!(
+        lines,
+        [
+            "# written by isoterra",
+            "mtllib w.mtl",
+            "o a",
+            "usemtl dark_dirt",
+            "f 1 2 3",
+            "usemtl dark_dirt_2",
+            "f 1 3 4",
+            "o b",
+            "usemtl default",
+            "f 5 6 7",
+            "f 5 7 8",
+        ]
+    );
+    let mtl: Vec<&str> = files.mtl.lines().collect();
+    assert!(mtl.contains(&"newmtl dark_dirt"), "{mtl:?}");
+    assert!(mtl.contains(&"Kd 0.5 0.25 0.125"), "{mtl:?}");
+    assert!(mtl.contains(&"newmtl dark_dirt_2"), "{mtl:?}");
+    assert!(mtl.contains(&"Kd 0 0 1"), "{mtl:?}");
+    assert!(mtl.contains(&"newmtl default"), "{mtl:?}");
+    // The faces are the same as without the library.
+    let plain = export_obj(&meshes).unwrap();
+    let faces = |t: &str| t.lines().filter(|l| l.starts_with("f ")).count();
+    assert_eq!(faces(&plain), faces(&files.obj));
+    assert!(export_obj_mtl(&meshes, "").is_err());
+    assert!(export_obj_mtl(&meshes, "a\nb.mtl").is_err());
 }

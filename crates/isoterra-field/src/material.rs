@@ -68,6 +68,24 @@ impl MaterialTable {
         }
     }
 
+    /// The default voxel table: 0 earth, 1 stone, 2 grass, 3 sand, 4 basalt,
+    /// 5 clay, 6 snow, 7 crystal. Voxel worlds take any `u8` id; an id past
+    /// the table is drawn and exported with the colour of `id % 8`.
+    pub fn voxel_default() -> Self {
+        MaterialTable {
+            materials: vec![
+                Material::new("earth", [132, 112, 92, 255]),
+                Material::new("stone", [124, 124, 132, 255]),
+                Material::new("grass", [86, 150, 62, 255]),
+                Material::new("sand", [214, 190, 128, 255]),
+                Material::new("basalt", [64, 60, 70, 255]),
+                Material::new("clay", [176, 92, 60, 255]),
+                Material::new("snow", [220, 220, 228, 255]),
+                Material::new("crystal", [150, 120, 180, 255]),
+            ],
+        }
+    }
+
     /// Material with the given id, if present.
     pub fn get(&self, id: u8) -> Option<&Material> {
         self.materials.get(id as usize)

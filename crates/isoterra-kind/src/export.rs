@@ -4,7 +4,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use isoterra_export::{GlbMesh, export_glb, export_obj};
+use isoterra_export::{GlbMesh, export_glb, export_obj, export_obj_mtl};
+use isoterra_field::MaterialTable;
 use isoterra_store::ChunkStore;
 use serde_json::{Map, Value};
 
@@ -26,9 +27,10 @@ pub enum ExportFormat {
     Svg,
     /// Collider polylines as JSON (side2d).
     Colliders,
-    /// glTF 2.0 binary (heightmap, voxel, map).
+    /// glTF 2.0 binary (every kind; side2d: the fill mesh with its
+    /// colliders beside it).
     Glb,
-    /// Wavefront OBJ (heightmap, voxel).
+    /// Wavefront OBJ and its `.mtl` (side2d, heightmap, voxel).
     Obj,
     /// 16-bit grayscale PNG heightmap (heightmap).
     Png16,
@@ -80,6 +82,8 @@ impl ExportFormat {
                 ExportFormat::Png,
                 ExportFormat::Svg,
                 ExportFormat::Colliders,
+                ExportFormat::Glb,
+                ExportFormat::Obj,
             ],
             WorldKind::Heightmap => &[
                 ExportFormat::Png16,
@@ -94,6 +98,20 @@ impl ExportFormat {
                 ExportFormat::Tiled,
                 ExportFormat::Pathing,
             ],
+        }
+    }
+}
+
+impl ExportFormat {
+    /// The files an export of this format makes beside the main one for a
+    /// world of `kind`, in the order [`Exported::files`] lists them.
+    pub const fn companions(self, kind: WorldKind) -> &'static [FileRole] {
+        match (kind, self) {
+            (WorldKind::Map, ExportFormat::PngLayers) => &[FileRole::Sidecar],
+            (WorldKind::Side2d, ExportFormat::Glb) => &[FileRole::Colliders],
+            (WorldKind::Side2d, ExportFormat::Obj) => &[FileRole::Materials, FileRole::Colliders],
+            (WorldKind::Voxel, ExportFormat::Obj) => &[FileRole::Materials],
+            _ => &[],
         }
     }
 }
@@ -136,6 +154,14 @@ pub struct ExportRequest {
     pub tolerance: f32,
     /// Tiled: write TMX instead of JSON.
     pub tmx: bool,
+    /// The name the files are saved under, without extension: an OBJ's
+    /// `mtllib` line names `STEM.mtl`. Default: the kind's download name
+    /// (`voxel`, `heightmap`, `world`).
+    pub stem: Option<String>,
+    /// R16: pad a region that is not square to a square (the larger side),
+    /// repeating the last row and column, instead of refusing it. Engines
+    /// read a raw heightmap's size from its length, so it must be square.
+    pub pad: bool,
 }
 
 impl ExportRequest {
@@ -149,6 +175,8 @@ impl ExportRequest {
             scale: None,
             tolerance: 0.05,
             tmx: false,
+            stem: None,
+            pad: false,
         }
     }
 
@@ -166,6 +194,33 @@ pub enum FileRole {
     Main,
     /// A JSON file that goes beside it (the map layer image's sidecar).
     Sidecar,
+    /// The material library an OBJ names in its `mtllib` line (`.mtl`).
+    Materials,
+    /// The collider polylines of a side2d mesh export (`.colliders.json`).
+    Colliders,
+}
+
+impl FileRole {
+    /// A short name of the role: `main`, `sidecar`, `mtl`, `colliders`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FileRole::Main => "main",
+            FileRole::Sidecar => "sidecar",
+            FileRole::Materials => "mtl",
+            FileRole::Colliders => "colliders",
+        }
+    }
+
+    /// The extension that replaces the main file's for a file of this role
+    /// (`None` for the main file).
+    pub const fn extension(self) -> Option<&'static str> {
+        match self {
+            FileRole::Main => None,
+            FileRole::Sidecar => Some("json"),
+            FileRole::Materials => Some("mtl"),
+            FileRole::Colliders => Some("colliders.json"),
+        }
+    }
 }
 
 /// One file of an export.
@@ -279,6 +334,12 @@ impl<S: ChunkStore> Document<S> {
                 names.join(", ")
             )));
         }
+        if req.pad && req.format != ExportFormat::R16 {
+            return Err(KindError::invalid(format!(
+                "--pad applies to r16 exports, not {}",
+                req.format
+            )));
+        }
         self.with_previews_lifted(|doc| match doc {
             AnyDocument::Side2d(d) => crate::side2d::export(d, req),
             AnyDocument::Heightmap(d) => crate::heightmap::export(d, req),
@@ -288,36 +349,125 @@ impl<S: ChunkStore> Document<S> {
     }
 }
 
-/// Positions, normals and indices of one chunk's mesh.
-pub(crate) type MeshParts = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u32>);
+/// Positions, normals, per-vertex materials and indices of one chunk's mesh.
+pub(crate) type MeshParts = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u8>, Vec<u32>);
 
-/// A glb or OBJ file of `meshes`.
+/// A linear RGBA colour (glTF's `baseColorFactor`) of an 8-bit sRGB one.
+pub(crate) fn linear_rgba(c: [u8; 4]) -> [f32; 4] {
+    let lin = |v: u8| {
+        let s = f32::from(v) / 255.0;
+        let l = if s <= 0.040_45 {
+            s / 12.92
+        } else {
+            ((s + 0.055) / 1.055).powf(2.4)
+        };
+        l.clamp(0.0, 1.0)
+    };
+    [lin(c[0]), lin(c[1]), lin(c[2]), f32::from(c[3]) / 255.0]
+}
+
+/// The name and linear base colour of every material id (all 256): the
+/// table's own, and for an id past its end `material_ID` with the colour of
+/// `id % len`.
+pub(crate) fn material_list(table: &MaterialTable) -> Vec<(String, [f32; 4])> {
+    let colors: Vec<[f32; 4]> = table.iter().map(|m| linear_rgba(m.color)).collect();
+    (0..=255u8)
+        .map(|id| match table.get(id) {
+            Some(m) => (m.name.clone(), colors[usize::from(id)]),
+            None => (
+                format!("material_{id}"),
+                colors[usize::from(id) % colors.len()],
+            ),
+        })
+        .collect()
+}
+
+/// The material of a triangle from its vertices' ids: the one two or three
+/// of them share, else the smallest.
+fn triangle_material(m: [u8; 3]) -> u8 {
+    if m[0] == m[1] || m[0] == m[2] {
+        m[0]
+    } else if m[1] == m[2] {
+        m[1]
+    } else {
+        m[0].min(m[1]).min(m[2])
+    }
+}
+
+/// The ranges of a grouped triangle list: `(material, start, count)`.
+pub(crate) type MaterialRanges = Vec<(u8, u32, u32)>;
+
+/// Reorders a triangle list so that the triangles of each material are
+/// contiguous (materials ascending, triangles in their original order
+/// within one) and returns the ranges `(material, start, count)`.
+pub(crate) fn group_by_material(
+    indices: &[u32],
+    materials: &[u8],
+) -> (Vec<u32>, Vec<(u8, u32, u32)>) {
+    let id = |i: u32| materials.get(i as usize).copied().unwrap_or(0);
+    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); 256];
+    for t in indices.chunks_exact(3) {
+        let m = triangle_material([id(t[0]), id(t[1]), id(t[2])]);
+        buckets[usize::from(m)].extend_from_slice(t);
+    }
+    let mut out = Vec::with_capacity(indices.len());
+    let mut ranges = Vec::new();
+    for (m, b) in buckets.iter().enumerate() {
+        if !b.is_empty() {
+            ranges.push((m as u8, out.len() as u32, b.len() as u32));
+            out.extend_from_slice(b);
+        }
+    }
+    (out, ranges)
+}
+
+/// A glb or OBJ file of `meshes`, named `stem` (`voxel`, `heightmap`,
+/// `world`): an OBJ of meshes with materials comes with its `.mtl`.
 pub(crate) fn mesh_file(
     meshes: &[GlbMesh],
-    format: ExportFormat,
+    req: &ExportRequest,
     stem: &'static str,
     counts: Value,
 ) -> Result<Exported, KindError> {
-    Ok(if format == ExportFormat::Glb {
-        let name = if stem == "voxel" {
-            "voxel.glb"
-        } else {
-            "heightmap.glb"
-        };
-        Exported::one(export_glb(meshes)?, "model/gltf-binary", name, counts)
-    } else {
-        let name = if stem == "voxel" {
-            "voxel.obj"
-        } else {
-            "heightmap.obj"
-        };
-        Exported::one(
+    let (glb, obj, mtl) = match stem {
+        "voxel" => ("voxel.glb", "voxel.obj", "voxel.mtl"),
+        "heightmap" => ("heightmap.glb", "heightmap.obj", "heightmap.mtl"),
+        _ => ("world.glb", "world.obj", "world.mtl"),
+    };
+    if req.format == ExportFormat::Glb {
+        return Ok(Exported::one(
+            export_glb(meshes)?,
+            "model/gltf-binary",
+            glb,
+            counts,
+        ));
+    }
+    let textured = meshes
+        .iter()
+        .any(|m| m.material.is_some() || !m.primitives.is_empty());
+    if !textured {
+        return Ok(Exported::one(
             export_obj(meshes)?.into_bytes(),
             "text/plain; charset=utf-8",
-            name,
+            obj,
             counts,
-        )
-    })
+        ));
+    }
+    let lib = format!("{}.mtl", req.stem.as_deref().unwrap_or(stem));
+    let files = export_obj_mtl(meshes, &lib)?;
+    let mut out = Exported::one(
+        files.obj.into_bytes(),
+        "text/plain; charset=utf-8",
+        obj,
+        counts,
+    );
+    out.files.push(ExportFile {
+        role: FileRole::Materials,
+        bytes: files.mtl.into_bytes(),
+        content_type: "text/plain; charset=utf-8",
+        file_name: mtl,
+    });
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -340,6 +490,29 @@ mod tests {
             region("1,2,1,2", 2, f).unwrap(),
             (vec![1.0, 2.0], vec![1.0, 2.0])
         );
+    }
+
+    #[test]
+    fn triangles_are_grouped_by_their_material() {
+        // Vertex materials 0 0 1 1 2: triangles (0,1,2) -> 0, (2,3,4) -> 1,
+        // (4,0,2) -> 0 (all differ: the smallest), (3,4,4) -> 2.
+        let materials = [0, 0, 1, 1, 2];
+        let indices = [0, 1, 2, 2, 3, 4, 4, 0, 2, 3, 4, 4];
+        let (out, ranges) = group_by_material(&indices, &materials);
+        assert_eq!(out, [0, 1, 2, 4, 0, 2, 2, 3, 4, 3, 4, 4]);
+        assert_eq!(ranges, [(0, 0, 6), (1, 6, 3), (2, 9, 3)]);
+    }
+
+    #[test]
+    fn material_colours_are_linear_and_every_id_has_a_name() {
+        assert_eq!(linear_rgba([255, 0, 255, 255]), [1.0, 0.0, 1.0, 1.0]);
+        let mid = linear_rgba([128, 128, 128, 128])[0];
+        assert!((mid - 0.2158).abs() < 1e-3, "{mid}");
+        let list = material_list(&MaterialTable::voxel_default());
+        assert_eq!(list.len(), 256);
+        assert_eq!(list[0].0, "earth");
+        assert_eq!(list[9].0, "material_9");
+        assert_eq!(list[9].1, list[1].1);
     }
 
     #[test]

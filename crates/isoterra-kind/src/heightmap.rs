@@ -98,6 +98,19 @@ pub(crate) fn template<S: ChunkStore>(
     })
 }
 
+/// `heights` of a `dims` grid (x fastest) padded to `side x side` by
+/// repeating the last column and the last row.
+fn pad_square(heights: &[f32], dims: [u32; 2], side: u32) -> Vec<f32> {
+    let (w, h) = (dims[0] as usize, dims[1] as usize);
+    let side = side as usize;
+    let mut out = Vec::with_capacity(side * side);
+    for z in 0..side {
+        let row = z.min(h - 1) * w;
+        out.extend((0..side).map(|x| heights[row + x.min(w - 1)]));
+    }
+    out
+}
+
 /// Exports a heightmap world.
 pub(crate) fn export<S: ChunkStore>(
     d: &mut HeightmapDocument<S>,
@@ -134,10 +147,29 @@ pub(crate) fn export<S: ChunkStore>(
                     "region `{text}` has {w}x{h} nodes; at most 2^28 fit in one export"
                 )));
             }
+            if req.format == ExportFormat::R16 && w != h && !req.pad {
+                return Err(KindError::invalid(format!(
+                    "region `{text}` is {w}x{h} nodes, but an R16 file must be square: \
+                     engines (Unity, Unreal) read its size from its length. Export a square \
+                     region (X1 - X0 = Z1 - Z0), or pass --pad to repeat the last row and \
+                     column up to {s}x{s}",
+                    s = w.max(h)
+                )));
+            }
             let range = req.range.unwrap_or(d.info().height_range);
             let mut heights = Vec::new();
             d.world().region_heights(first, [w, h], &mut heights)?;
-            let counts = json!({ "width": w, "height": h, "range": range });
+            let mut counts = json!({ "width": w, "height": h, "range": range });
+            let (w, h) = if req.format == ExportFormat::R16 && w != h {
+                let side = w.max(h);
+                heights = pad_square(&heights, [w, h], side);
+                counts["width"] = json!(side);
+                counts["height"] = json!(side);
+                counts["padded_from"] = json!([w, h]);
+                (side, side)
+            } else {
+                (w, h)
+            };
             Ok(if req.format == ExportFormat::Png16 {
                 Exported::one(
                     export_png16(&heights, [w, h], range)?,
@@ -194,7 +226,24 @@ pub(crate) fn export<S: ChunkStore>(
                 .collect();
             let triangles: usize = meshes.iter().map(|(_, m)| m.indices.len() / 3).sum();
             let counts = json!({ "chunks": glb.len(), "triangles": triangles });
-            mesh_file(&glb, req.format, "heightmap", counts)
+            mesh_file(&glb, req, "heightmap", counts)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padding_repeats_the_last_row_and_column() {
+        // 3 x 2 nodes (x fastest) to 3 x 3.
+        let h = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        assert_eq!(
+            pad_square(&h, [3, 2], 3),
+            [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 4.0, 5.0, 6.0]
+        );
+        // 1 x 2 to 2 x 2.
+        assert_eq!(pad_square(&[7.0, 8.0], [1, 2], 2), [7.0, 7.0, 8.0, 8.0]);
     }
 }

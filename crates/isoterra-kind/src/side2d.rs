@@ -1,10 +1,14 @@
 //! A side-view world in the kind layer: its strokes' brushes and its exports.
 
-use isoterra_export::{PngOptions, export_polylines_json, export_polylines_svg, export_side2d_png};
+use isoterra_export::{
+    GlbMaterial, GlbMesh, GlbPrimitive, PngOptions, export_polylines_json, export_polylines_svg,
+    export_side2d_png,
+};
 use isoterra_store::{ChunkStore, Side2dDocument};
 use isoterra_world::Side2dBrush;
 use serde_json::json;
 
+use crate::export::{ExportFile, FileRole, material_list, mesh_file};
 use crate::schema::{ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, plain_shape, side2d_tool};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
@@ -102,6 +106,64 @@ pub(crate) fn export<S: ChunkStore>(
             let h = (f.height() - 1) as f32 * f.cell_size();
             let svg = export_polylines_svg(&contours, [ox, oy, w, h], &Default::default());
             Exported::one(svg.into_bytes(), "image/svg+xml", "world.svg", counts)
+        }
+        ExportFormat::Glb | ExportFormat::Obj => {
+            // The fill mesh, one node per chunk and one primitive per
+            // material (named and coloured from the world's table), with the
+            // collider polylines beside it.
+            let table = material_list(world.table());
+            let chunks: Vec<_> = world
+                .chunks()
+                .iter()
+                .filter(|c| !c.mesh.indices.is_empty())
+                .collect();
+            let names: Vec<String> = chunks
+                .iter()
+                .map(|c| format!("chunk_{}_{}", c.coord[0], c.coord[1]))
+                .collect();
+            let primitives: Vec<Vec<GlbPrimitive>> = chunks
+                .iter()
+                .map(|c| {
+                    c.mesh
+                        .submeshes
+                        .iter()
+                        .map(|s| {
+                            let (name, color) = &table[usize::from(s.material)];
+                            let mat = GlbMaterial::new(name, *color);
+                            GlbPrimitive::new(s.start, s.count, Some(mat))
+                        })
+                        .collect()
+                })
+                .collect();
+            let meshes: Vec<GlbMesh> = chunks
+                .iter()
+                .zip(&names)
+                .zip(&primitives)
+                .map(|((c, n), p)| {
+                    GlbMesh::new(n, &c.mesh.positions, &c.mesh.indices)
+                        .with_normals(&c.mesh.normals)
+                        .with_uvs(&c.mesh.uvs)
+                        .with_primitives(p)
+                })
+                .collect();
+            let triangles: usize = chunks.iter().map(|c| c.mesh.indices.len() / 3).sum();
+            let colliders = world
+                .colliders(req.tolerance)
+                .map_err(|e| KindError::invalid(format!("cannot build colliders: {e}")))?;
+            let counts = json!({
+                "chunks": meshes.len(),
+                "triangles": triangles,
+                "contours": contours.len(),
+                "colliders": colliders.len(),
+            });
+            let mut out = mesh_file(&meshes, req, "world", counts)?;
+            out.files.push(ExportFile {
+                role: FileRole::Colliders,
+                bytes: export_polylines_json(&colliders).into_bytes(),
+                content_type: "application/json",
+                file_name: "world.colliders.json",
+            });
+            out
         }
         _ => {
             let colliders = world

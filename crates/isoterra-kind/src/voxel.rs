@@ -1,11 +1,15 @@
 //! A voxel world in the kind layer: its strokes' brushes and its exports.
 
-use isoterra_export::GlbMesh;
+use isoterra_export::{GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive};
+use isoterra_field::MaterialTable;
 use isoterra_store::{ChunkStore, VoxelDocument};
 use isoterra_world::{VoxelBrush, VoxelChunkMesh, VoxelLodMesher, VoxelMesher};
 use serde_json::json;
 
-use crate::export::{MAX_EXPORT_CHUNKS, MeshParts, mesh_file, region};
+use crate::export::{
+    MAX_EXPORT_CHUNKS, MaterialRanges, MeshParts, group_by_material, material_list, mesh_file,
+    region,
+};
 use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, plain_shape, voxel_tool};
 use crate::{ExportRequest, Exported, KindError, Template};
@@ -165,7 +169,7 @@ pub(crate) fn export<S: ChunkStore>(
                     world.mesh_chunk([x, y, z], &mut mesher, &mut m);
                     if !m.is_empty() {
                         names.push(format!("chunk_{x}_{y}_{z}"));
-                        parts.push((m.positions, m.normals, m.indices));
+                        parts.push((m.positions, m.normals, m.materials, m.indices));
                     }
                 }
             }
@@ -177,16 +181,66 @@ pub(crate) fn export<S: ChunkStore>(
         for (c, m) in meshed {
             if !m.indices.is_empty() {
                 names.push(format!("lod{}_chunk_{}_{}_{}", req.lod, c[0], c[1], c[2]));
-                parts.push((m.positions, m.normals, m.indices));
+                parts.push((m.positions, m.normals, m.materials, m.indices));
             }
         }
     }
+    // One primitive per material (named and coloured from the voxel
+    // material table) and the per-vertex id as `_MATERIAL`.
+    let table = material_list(&MaterialTable::voxel_default());
+    let grouped: Vec<(Vec<u32>, MaterialRanges, Vec<f32>)> = parts
+        .iter()
+        .map(|(_, _, mats, idx)| {
+            let (indices, ranges) = group_by_material(idx, mats);
+            (
+                indices,
+                ranges,
+                mats.iter().map(|&m| f32::from(m)).collect(),
+            )
+        })
+        .collect();
+    let primitives: Vec<Vec<GlbPrimitive>> = grouped
+        .iter()
+        .map(|(_, ranges, _)| {
+            ranges
+                .iter()
+                .map(|&(m, start, count)| {
+                    let (name, color) = &table[usize::from(m)];
+                    GlbPrimitive::new(start, count, Some(GlbMaterial::new(name, *color)))
+                })
+                .collect()
+        })
+        .collect();
+    let attributes: Vec<[GlbAttribute; 1]> = grouped
+        .iter()
+        .map(|(_, _, ids)| {
+            [GlbAttribute::new(
+                "_MATERIAL",
+                GlbAttributeData::Scalar(ids),
+            )]
+        })
+        .collect();
     let glb: Vec<GlbMesh> = names
         .iter()
         .zip(&parts)
-        .map(|(n, (p, nr, i))| GlbMesh::new(n, p, i).with_normals(nr))
+        .zip(&grouped)
+        .zip(primitives.iter().zip(&attributes))
+        .map(|(((n, (p, nr, _, _)), (idx, _, _)), (prims, attrs))| {
+            GlbMesh::new(n, p, idx)
+                .with_normals(nr)
+                .with_primitives(prims)
+                .with_attributes(attrs)
+        })
         .collect();
-    let triangles: usize = parts.iter().map(|(_, _, i)| i.len() / 3).sum();
-    let counts = json!({ "chunks": glb.len(), "triangles": triangles });
-    mesh_file(&glb, req.format, "voxel", counts)
+    let triangles: usize = parts.iter().map(|(_, _, _, i)| i.len() / 3).sum();
+    let materials: std::collections::BTreeSet<u8> = grouped
+        .iter()
+        .flat_map(|(_, r, _)| r.iter().map(|x| x.0))
+        .collect();
+    let counts = json!({
+        "chunks": glb.len(),
+        "triangles": triangles,
+        "materials": materials.len(),
+    });
+    mesh_file(&glb, req, "voxel", counts)
 }

@@ -1253,12 +1253,37 @@ fn every_kind_exports_every_format_it_offers() {
             assert!(!out.main().file_name.is_empty());
             if format == ExportFormat::PngLayers {
                 assert_eq!(out.files.len(), 2, "map png-layers has a sidecar");
+                assert_eq!(format.companions(kind), [FileRole::Sidecar]);
                 let side = &out.files[1];
                 assert_eq!(side.role, FileRole::Sidecar);
                 assert_eq!(side.content_type, "application/json");
                 serde_json::from_slice::<Value>(&side.bytes).expect("the sidecar is JSON");
             } else {
-                assert_eq!(out.files.len(), 1, "{kind} {format}");
+                // Beside the main file: an OBJ's material library (side2d,
+                // voxel) and a side2d mesh's colliders.
+                let listed: Vec<FileRole> = out.files[1..].iter().map(|f| f.role).collect();
+                assert_eq!(listed, format.companions(kind), "{kind} {format}");
+                let mut roles = listed.clone();
+                roles.sort_by_key(|r| r.extension());
+                let mut expect = Vec::new();
+                let side2d_mesh = kind == WorldKind::Side2d
+                    && matches!(format, ExportFormat::Glb | ExportFormat::Obj);
+                if side2d_mesh {
+                    expect.push(FileRole::Colliders);
+                }
+                if format == ExportFormat::Obj && kind != WorldKind::Heightmap {
+                    expect.push(FileRole::Materials);
+                }
+                assert_eq!(roles, expect, "{kind} {format}");
+                for f in &out.files[1..] {
+                    let text = std::str::from_utf8(&f.bytes).unwrap();
+                    match f.role {
+                        FileRole::Materials => assert!(text.contains("newmtl "), "{text}"),
+                        _ => {
+                            serde_json::from_str::<Value>(text).expect("colliders are JSON");
+                        }
+                    }
+                }
             }
             // The same world exports the same bytes again, and exporting
             // changes nothing.

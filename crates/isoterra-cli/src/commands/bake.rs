@@ -35,7 +35,7 @@ use isoterra::store::{
 use rayon::prelude::*;
 use serde_json::json;
 
-use crate::args::BakeArgs;
+use crate::args::{BakeArgs, HeightLayout};
 use crate::commands::write_atomic;
 
 /// Chunks per commit at most.
@@ -213,7 +213,7 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
                             return;
                         }
                         let key = &job.key;
-                        let r = bake_one(baker, &source, job, folder, kind)
+                        let r = bake_one(baker, &source, job, folder, kind, a.layout)
                             .map_err(|e| format!("chunk {:?}: {e:#}", [key.x, key.y, key.z]));
                         if tx.send(r).is_err() {
                             stop.store(true, Ordering::Relaxed);
@@ -413,6 +413,7 @@ fn bake_one(
     job: &Todo,
     folder: Option<&Path>,
     kind: &str,
+    layout: HeightLayout,
 ) -> anyhow::Result<Finished> {
     let (key, stamp) = (&job.key, job.stamp.as_str());
     let chunk = baker.bake(source, key)?;
@@ -445,7 +446,7 @@ fn bake_one(
                 glb_name = Some(file);
             }
             let mut collider_name = None;
-            if let Some(value) = collider_json(&chunk, kind) {
+            if let Some(value) = collider_json(&chunk, kind, layout) {
                 let text = serde_json::to_string(&value)?;
                 let file = format!("{name}.collider.json");
                 write_atomic(&dir.join(&file), text.as_bytes())?;
@@ -469,8 +470,14 @@ fn bake_one(
 }
 
 /// The collider of a chunk as JSON, for the kinds whose collider is not the
-/// mesh itself.
-fn collider_json(chunk: &BakedChunk, kind: &str) -> Option<serde_json::Value> {
+/// mesh itself. A heightfield states its `layout` (the order of `heights`)
+/// and `diagonal` (how each cell is cut into two triangles, as the render
+/// mesh is).
+fn collider_json(
+    chunk: &BakedChunk,
+    kind: &str,
+    layout: HeightLayout,
+) -> Option<serde_json::Value> {
     match &chunk.collider {
         BakedCollider::Polylines(lines) if lines.is_empty() => None,
         BakedCollider::Polylines(lines) => Some(json!({
@@ -480,16 +487,33 @@ fn collider_json(chunk: &BakedChunk, kind: &str) -> Option<serde_json::Value> {
                 .map(|l| json!({ "points": l.points, "closed": l.closed }))
                 .collect::<Vec<_>>(),
         })),
-        BakedCollider::Heightfield(h) => Some(json!({
-            "kind": kind,
-            "heightfield": {
-                "rows": h.rows,
-                "cols": h.cols,
-                "scale": h.scale,
-                "translation": h.translation,
-                "heights": h.heights,
-            },
-        })),
+        BakedCollider::Heightfield(h) => {
+            let (rows, cols) = (h.rows as usize, h.cols as usize);
+            let (name, heights) = match layout {
+                HeightLayout::RowMajor => ("row-major", h.heights.clone()),
+                HeightLayout::ColumnMajor => {
+                    let mut t = Vec::with_capacity(h.heights.len());
+                    for x in 0..cols {
+                        for z in 0..rows {
+                            t.push(h.heights.get(z * cols + x).copied().unwrap_or(0.0));
+                        }
+                    }
+                    ("column-major", t)
+                }
+            };
+            Some(json!({
+                "kind": kind,
+                "heightfield": {
+                    "rows": h.rows,
+                    "cols": h.cols,
+                    "layout": name,
+                    "diagonal": "min-x-min-z-to-max-x-max-z",
+                    "scale": h.scale,
+                    "translation": h.translation,
+                    "heights": heights,
+                },
+            }))
+        }
         _ => None,
     }
 }

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::kind::{ExportFormat as Format, ExportRequest, FileRole, WorldKind};
+use isoterra::kind::{ExportFormat as Format, ExportRequest, WorldKind};
 
 use crate::args::ExportArgs;
 use crate::commands::{parse, write_atomic};
@@ -17,6 +17,8 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     req.range = a.range.as_deref().map(parse::range).transpose()?;
     req.scale = a.scale;
     req.tolerance = a.tolerance;
+    req.pad = a.pad;
+    req.stem = a.out.file_stem().map(|s| s.to_string_lossy().into_owned());
     req.tmx = a
         .out
         .extension()
@@ -36,9 +38,9 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     let mut written = Vec::new();
     // Sidecars first, so the main file appears last and complete.
     for f in exported.files.iter().rev() {
-        let path = match f.role {
-            FileRole::Main => a.out.clone(),
-            FileRole::Sidecar => a.out.with_extension("json"),
+        let path = match f.role.extension() {
+            None => a.out.clone(),
+            Some(ext) => a.out.with_extension(ext),
         };
         write_atomic(&path, &f.bytes)?;
         written.push((path, f.bytes.len()));

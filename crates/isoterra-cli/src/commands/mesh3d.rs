@@ -16,6 +16,20 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
     if !a.iso.is_finite() {
         bail!("--iso must be a finite number, got {}", a.iso);
     }
+    if !(a.iso_nudge.is_finite() && a.iso_nudge >= 0.0) {
+        bail!(
+            "--iso-nudge must be a finite number >= 0, got {}",
+            a.iso_nudge
+        );
+    }
+    let iso = a.iso - a.iso_nudge;
+    if a.iso_nudge > 0.0 && iso == a.iso {
+        bail!(
+            "--iso-nudge {} is too small to move --iso {} in 32-bit floats; use a larger one",
+            a.iso_nudge,
+            a.iso
+        );
+    }
     let t0 = Instant::now();
     let field =
         read_npy3_file(&a.npy).with_context(|| format!("cannot read {}", a.npy.display()))?;
@@ -23,13 +37,20 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
 
     let t1 = Instant::now();
     let options = CubesOptions::DEFAULT
-        .with_iso(a.iso)
+        .with_iso(iso)
         .with_normals(!a.no_normals);
     let mut out = CubesOutput::default();
     MarchingCubes::new()
         .mesh(&field, CellBox::whole(&field), &options, &mut out)
         .context("meshing failed")?;
     let mesh_ms = ms(t1);
+    let zero_area = zero_area_triangles(&out);
+    if zero_area > 0 {
+        eprintln!(
+            "note: {zero_area} zero-area triangles: samples exactly at --iso {} (try --iso-nudge 1e-3 for integer data)",
+            a.iso
+        );
+    }
 
     let t2 = Instant::now();
     let name = a
@@ -51,11 +72,27 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
             serde_json::json!({
                 "load_ms": load_ms, "mesh_ms": mesh_ms, "write_ms": write_ms,
                 "vertices": out.vertex_count(), "triangles": out.triangle_count(),
+                "zero_area_triangles": zero_area,
                 "dims": field.dims()
             })
         );
     }
     Ok(())
+}
+
+/// Triangles whose corners are collinear or coincide (cross product 0).
+fn zero_area_triangles(out: &CubesOutput) -> usize {
+    out.indices
+        .chunks_exact(3)
+        .filter(|t| {
+            let [a, b, c] = [0, 1, 2].map(|k| out.positions[t[k] as usize].map(f64::from));
+            let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+            let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+            u[1] * v[2] - u[2] * v[1] == 0.0
+                && u[2] * v[0] - u[0] * v[2] == 0.0
+                && u[0] * v[1] - u[1] * v[0] == 0.0
+        })
+        .count()
 }
 
 fn ms(t: Instant) -> f64 {

@@ -31,8 +31,6 @@ pub(crate) type Doc = Document;
 pub(crate) const COORD_LIMIT: f64 = isoterra::kind::schema::COORD_LIMIT;
 /// Largest view distance.
 pub(crate) const VIEW_DISTANCE: [f64; 2] = [1.0, 4000.0];
-/// The download format that is the map layer image's sidecar.
-const SIDECAR: &str = "png-layers-sidecar";
 
 /// A download.
 pub(crate) struct Download {
@@ -100,17 +98,26 @@ pub(crate) fn limits_json(doc: &Doc) -> Value {
     })
 }
 
-/// The downloads of this kind: its export formats, the map layer image
-/// followed by its sidecar as a download of its own.
-pub(crate) fn exports(doc: &Doc) -> Vec<&'static str> {
+/// The downloads of this kind: each export format, followed by each file
+/// the export makes beside its main one as a download of its own, named
+/// `FORMAT-ROLE` (`png-layers-sidecar`, `obj-mtl`). A side-view mesh's
+/// colliders are left out: they are the `colliders` download.
+fn downloads(doc: &Doc) -> Vec<(String, ExportFormat, FileRole)> {
     let mut out = Vec::new();
-    for f in doc.exports() {
-        out.push(f.name());
-        if *f == ExportFormat::PngLayers {
-            out.push(SIDECAR);
+    for &f in doc.exports() {
+        out.push((f.name().to_string(), f, FileRole::Main));
+        for &role in f.companions(doc.kind()) {
+            if role != FileRole::Colliders {
+                out.push((format!("{}-{}", f.name(), role.name()), f, role));
+            }
         }
     }
     out
+}
+
+/// The names of this kind's downloads (see [`downloads`]).
+pub(crate) fn exports(doc: &Doc) -> Vec<String> {
+    downloads(doc).into_iter().map(|(n, _, _)| n).collect()
 }
 
 /// The region an endless world's download covers when none is given.
@@ -129,18 +136,14 @@ pub(crate) fn export(
     format: &str,
     region: Option<&str>,
 ) -> Result<Download, Reject> {
-    let listed = exports(doc);
-    if !listed.contains(&format) {
+    let listed = downloads(doc);
+    let Some(&(_, parsed, role)) = listed.iter().find(|(n, _, _)| n == format) else {
+        let names: Vec<&str> = listed.iter().map(|(n, _, _)| n.as_str()).collect();
         return Err(Reject::invalid(format!(
             "format `{format}` does not apply to {} worlds (formats: {})",
             doc.kind(),
-            listed.join(", ")
+            names.join(", ")
         )));
-    }
-    let (parsed, role) = if format == SIDECAR {
-        (ExportFormat::PngLayers, FileRole::Sidecar)
-    } else {
-        (format.parse().map_err(reject)?, FileRole::Main)
     };
     let region = region
         .or_else(|| default_region(doc.kind()))

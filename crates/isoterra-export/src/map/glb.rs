@@ -1,10 +1,14 @@
 //! `.glb` export of a map's meshes: terrain with vertex colours from the
 //! splat palette, water as a separate translucent mesh.
 
-use isoterra_field::map::{MAX_TEXTURES, MapLayers, Splat};
-use isoterra_mesh::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
+use std::collections::BTreeMap;
 
-use crate::{ExportError, GlbMaterial, GlbMesh, export_glb};
+use isoterra_field::map::{MAX_TEXTURES, MapLayers, Splat};
+use isoterra_mesh::{CellRect, MapMeshBuffers, MapMeshOptions, MapMeshOutput, MapMesher};
+
+use crate::{
+    ExportError, GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, export_glb,
+};
 
 /// The fixed colour of each of the 16 splat textures (linear RGB), used for
 /// vertex colours when no textures are at hand:
@@ -75,10 +79,187 @@ pub fn splat_color(splat: Splat, blend: f32) -> [f32; 4] {
     out
 }
 
-/// Writes meshes of a map as `.glb`: a node `terrain` (positions, normals,
-/// `COLOR_0` from [`splat_color`], an opaque white material `terrain`) and,
-/// when there is water, a node `water` (positions, normals, a translucent
-/// material `water` of [`WATER_COLOR`] with `alphaMode: BLEND`).
+/// The splat weights of a vertex as 16 weights, one per texture, that sum
+/// to 1 (texture `ids[0]` alone when every weight is 0).
+fn texture_weights(splat: Splat) -> [f32; MAX_TEXTURES as usize] {
+    let mut w = [0f32; MAX_TEXTURES as usize];
+    let total: f32 = splat.weights.iter().map(|&v| f32::from(v)).sum();
+    if total > 0.0 {
+        for k in 0..4 {
+            w[usize::from(splat.ids[k] % MAX_TEXTURES)] += f32::from(splat.weights[k]) / total;
+        }
+    } else {
+        w[usize::from(splat.ids[0] % MAX_TEXTURES)] = 1.0;
+    }
+    w.map(|v| v.clamp(0.0, 1.0))
+}
+
+/// True for a triangle of a cliff or chasm wall: walls join the two
+/// vertices of each rim point, one above the other, so they are vertical.
+fn is_wall(p: [[f32; 3]; 3]) -> bool {
+    let u = [p[1][0] - p[0][0], p[1][1] - p[0][1], p[1][2] - p[0][2]];
+    let v = [p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]];
+    let n = [
+        u[1] * v[2] - u[2] * v[1],
+        u[2] * v[0] - u[0] * v[2],
+        u[0] * v[1] - u[1] * v[0],
+    ];
+    let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+    len > 0.0 && n[1].abs() <= 1e-4 * len
+}
+
+/// The terrain split for export: ground tops keep the mesher's vertices
+/// (UV `(x, z)`); wall triangles get vertices of their own with UV `(u, y)`,
+/// `u` the distance along the rim.
+struct TerrainParts {
+    positions: Vec<[f32; 3]>,
+    normals: Vec<[f32; 3]>,
+    uvs: Vec<[f32; 2]>,
+    colors: Vec<[f32; 4]>,
+    splat: Vec<Splat>,
+    /// Ground triangles first, then wall triangles.
+    indices: Vec<u32>,
+    ground: u32,
+}
+
+/// A rim point: the bits of its x and z (a wall's upper and lower vertex
+/// share them exactly: they are one rim point at two heights).
+type RimKey = (u32, u32);
+
+fn rim_key(p: [f32; 3]) -> RimKey {
+    (p[0].to_bits(), p[2].to_bits())
+}
+
+fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
+    let mut out = TerrainParts {
+        positions: t.positions.clone(),
+        normals: t.normals.clone(),
+        uvs: t.positions.iter().map(|p| [p[0], p[2]]).collect(),
+        colors: t
+            .splat
+            .iter()
+            .zip(&t.blend)
+            .map(|(&s, &b)| splat_color(s, b))
+            .collect(),
+        splat: t.splat.clone(),
+        indices: Vec::with_capacity(t.indices.len()),
+        ground: 0,
+    };
+    let mut walls: Vec<[u32; 3]> = Vec::new();
+    for tri in t.indices.chunks_exact(3) {
+        let p = [0, 1, 2].map(|k| t.positions[tri[k] as usize]);
+        if is_wall(p) {
+            walls.push([tri[0], tri[1], tri[2]]);
+        } else {
+            out.indices.extend_from_slice(tri);
+        }
+    }
+    out.ground = out.indices.len() as u32;
+    // The rim segments the walls stand on: the two rim points of each wall
+    // triangle. Walking them in key order gives every segment the distance
+    // along its rim at both ends (a loop closes with a seam in u).
+    let mut segment_of: Vec<Option<(RimKey, RimKey)>> = Vec::with_capacity(walls.len());
+    let mut links: BTreeMap<RimKey, Vec<RimKey>> = BTreeMap::new();
+    let mut point: BTreeMap<RimKey, [f32; 2]> = BTreeMap::new();
+    for w in &walls {
+        let mut keys: Vec<RimKey> = w
+            .iter()
+            .map(|&i| rim_key(t.positions[i as usize]))
+            .collect();
+        for (k, &i) in keys.iter().zip(w) {
+            let p = t.positions[i as usize];
+            point.insert(*k, [p[0], p[2]]);
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        if keys.len() == 2 {
+            let (a, b) = (keys[0], keys[1]);
+            let e = links.entry(a).or_default();
+            if !e.contains(&b) {
+                e.push(b);
+                links.entry(b).or_default().push(a);
+            }
+            segment_of.push(Some((a, b)));
+        } else {
+            segment_of.push(None);
+        }
+    }
+    let dist = |a: &RimKey, b: &RimKey| {
+        let (p, q) = (point[a], point[b]);
+        ((q[0] - p[0]).powi(2) + (q[1] - p[1]).powi(2)).sqrt()
+    };
+    let mut u_at: BTreeMap<RimKey, f32> = BTreeMap::new();
+    let mut seg_u: BTreeMap<(RimKey, RimKey), (f32, f32)> = BTreeMap::new();
+    // Open rims start at an end; loops at their smallest key.
+    let mut starts: Vec<RimKey> = links
+        .iter()
+        .filter(|(_, l)| l.len() == 1)
+        .map(|(k, _)| *k)
+        .collect();
+    starts.extend(links.keys().copied());
+    for start in starts {
+        if u_at.contains_key(&start) {
+            continue;
+        }
+        u_at.insert(start, 0.0);
+        let mut stack = vec![start];
+        while let Some(a) = stack.pop() {
+            let ua = u_at[&a];
+            for b in &links[&a] {
+                let key = if a < *b { (a, *b) } else { (*b, a) };
+                if seg_u.contains_key(&key) {
+                    continue;
+                }
+                let ub = ua + dist(&a, b);
+                let pair = if a < *b { (ua, ub) } else { (ub, ua) };
+                seg_u.insert(key, pair);
+                if !u_at.contains_key(b) {
+                    u_at.insert(*b, ub);
+                    stack.push(*b);
+                }
+            }
+        }
+    }
+    for (w, seg) in walls.iter().zip(&segment_of) {
+        for &i in w {
+            let p = t.positions[i as usize];
+            let k = rim_key(p);
+            let u = match seg {
+                Some((a, b)) => {
+                    let (ua, ub) = seg_u[&(*a, *b)];
+                    if k == *a { ua } else { ub }
+                }
+                // Not a strip between two rim points: the distance along x + z.
+                None => p[0] + p[2],
+            };
+            out.indices.push(out.positions.len() as u32);
+            out.positions.push(p);
+            out.normals.push(t.normals[i as usize]);
+            out.uvs.push([u, p[1]]);
+            out.colors.push(out.colors[i as usize]);
+            out.splat.push(t.splat[i as usize]);
+        }
+    }
+    out
+}
+
+/// Writes meshes of a map as `.glb`: a node `terrain` and, when there is
+/// water, a node `water`.
+///
+/// * `terrain` has positions, normals, `COLOR_0` from [`splat_color`],
+///   `TEXCOORD_0` and `_SPLAT0`..`_SPLATk` (below), in two primitives: the
+///   ground (material `terrain`) with world-space UVs `(x, z)`, and the cliff
+///   and chasm walls (material `cliff`) with their own vertices and UVs
+///   `(u, y)`: `u` the distance along the rim (continuous along a rim, one
+///   seam where a loop closes), `v` the height. Both materials are opaque
+///   white, so the vertex colours show; one world unit is one UV unit.
+/// * `_SPLATk` (RGBA floats) holds the weights of textures `4k..4k + 3` of
+///   the map's 16 (see [`MAP_PALETTE`]), normalised so that a vertex's
+///   weights sum to 1 — a splat map an engine blends its own textures with.
+///   Groups up to the highest texture the map uses are written (`_SPLAT0`
+///   always).
+/// * `water` has positions, normals, UVs `(x, z)` and a translucent
+///   material `water` of [`WATER_COLOR`] with `alphaMode: BLEND`.
 ///
 /// Errors as [`export_glb`].
 pub fn export_map_mesh_glb(mesh: &MapMeshOutput) -> Result<Vec<u8>, ExportError> {
@@ -96,23 +277,57 @@ pub fn export_map_mesh_glb(mesh: &MapMeshOutput) -> Result<Vec<u8>, ExportError>
             ),
         });
     }
-    let colors: Vec<[f32; 4]> = t
-        .splat
+    let parts = split_terrain(t);
+    let weights: Vec<[f32; MAX_TEXTURES as usize]> =
+        parts.splat.iter().map(|&s| texture_weights(s)).collect();
+    let used = weights
         .iter()
-        .zip(&t.blend)
-        .map(|(&s, &b)| splat_color(s, b))
+        .flat_map(|w| {
+            w.iter()
+                .enumerate()
+                .filter(|(_, v)| **v > 0.0)
+                .map(|(k, _)| k)
+        })
+        .max()
+        .unwrap_or(0);
+    let groups: Vec<Vec<[f32; 4]>> = (0..=used / 4)
+        .map(|g| {
+            weights
+                .iter()
+                .map(|w| [w[4 * g], w[4 * g + 1], w[4 * g + 2], w[4 * g + 3]])
+                .collect()
+        })
         .collect();
+    const NAMES: [&str; 4] = ["_SPLAT0", "_SPLAT1", "_SPLAT2", "_SPLAT3"];
+    let attributes: Vec<GlbAttribute> = groups
+        .iter()
+        .zip(NAMES)
+        .map(|(g, name)| GlbAttribute::new(name, GlbAttributeData::Vec4(g)))
+        .collect();
+    let walls = parts.indices.len() as u32 - parts.ground;
+    let primitives = [
+        GlbPrimitive::new(0, parts.ground, Some(GlbMaterial::new("terrain", [1.0; 4]))),
+        GlbPrimitive::new(
+            parts.ground,
+            walls,
+            Some(GlbMaterial::new("cliff", [1.0; 4])),
+        ),
+    ];
     let mut meshes = vec![
-        GlbMesh::new("terrain", &t.positions, &t.indices)
-            .with_normals(&t.normals)
-            .with_colors(&colors)
-            .with_material(Some(GlbMaterial::new("terrain", [1.0; 4]))),
+        GlbMesh::new("terrain", &parts.positions, &parts.indices)
+            .with_normals(&parts.normals)
+            .with_uvs(&parts.uvs)
+            .with_colors(&parts.colors)
+            .with_primitives(&primitives)
+            .with_attributes(&attributes),
     ];
     let w = &mesh.water;
+    let water_uvs: Vec<[f32; 2]> = w.positions.iter().map(|p| [p[0], p[2]]).collect();
     if !w.indices.is_empty() {
         meshes.push(
             GlbMesh::new("water", &w.positions, &w.indices)
                 .with_normals(&w.normals)
+                .with_uvs(&water_uvs)
                 .with_material(Some(
                     GlbMaterial::new("water", WATER_COLOR).with_blend(true),
                 )),

@@ -674,7 +674,19 @@ impl VoxelWorld {
         self.load_chunks(&coords);
     }
 
+    /// How far from the iso level a stroke's values stay: `1/1024` of the
+    /// distance-field unit (a cell). It moves the surface by at most that
+    /// much and keeps marching-cubes vertices apart (so there are no
+    /// zero-area triangles) for coordinates up to about ±4096.
+    pub const ISO_MARGIN: f32 = 1.0 / 1024.0;
+
     /// Applies a brush and returns what it changed.
+    ///
+    /// A value the brush writes is never within [`ISO_MARGIN`](Self::ISO_MARGIN) of the iso
+    /// level: it is moved to `iso ± ISO_MARGIN` on the side it is on (solid
+    /// stays solid). A node exactly at iso would put marching-cubes
+    /// vertices on the node itself, several of them at one point, and
+    /// zero-area triangles there.
     ///
     /// # Errors
     ///
@@ -763,6 +775,13 @@ impl VoxelWorld {
                                 (old, old_m)
                             }
                         }
+                    };
+                    // A value the stroke writes keeps off the iso level
+                    // (see ISO_MARGIN), on the side it is on.
+                    let new = if new.to_bits() != old.to_bits() {
+                        off_iso(new, iso)
+                    } else {
+                        new
                     };
                     if new.to_bits() != old.to_bits() || new_m != old_m {
                         edit.nodes.push(g);
@@ -1076,6 +1095,19 @@ fn mesh_batch(
     let mut m = pool.take();
     for (c, mesh) in work.iter_mut() {
         mesh_chunk_into(chunks, *c, n, iso, m.get(), mesh);
+    }
+}
+
+/// `v` moved off the iso level by at least [`VoxelWorld::ISO_MARGIN`], on
+/// its side.
+fn off_iso(v: f32, iso: f32) -> f32 {
+    let m = VoxelWorld::ISO_MARGIN;
+    if (v - iso).abs() >= m {
+        v
+    } else if v >= iso {
+        iso + m
+    } else {
+        iso - m
     }
 }
 
