@@ -17,10 +17,13 @@ use axum::body::Bytes;
 use isoterra::kind::{AnyDocument, NewWorld, StrokeId, StrokeSpec, WorldKind};
 use isoterra::world::StreamViewer;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc::UnboundedSender, oneshot};
+use std::sync::Arc;
+
+use tokio::sync::oneshot;
 
 use crate::kinds::{self, Doc, Download, reject};
 use crate::motion::Motion;
+use crate::outbox::Outbox;
 use crate::protocol::{self, ClientMsg, Reject, error_json};
 use crate::stream::{self, HeightStream, Polled, Stream, VoxelStream};
 use crate::{EditorError, PROTOCOL_VERSION};
@@ -37,7 +40,7 @@ pub(crate) enum Out {
 pub(crate) enum Command {
     Connect {
         id: u64,
-        tx: UnboundedSender<Out>,
+        tx: Arc<Outbox>,
     },
     Disconnect {
         id: u64,
@@ -83,7 +86,7 @@ struct OpenStroke {
 
 #[derive(Default)]
 struct Client {
-    tx: Option<UnboundedSender<Out>>,
+    tx: Option<Arc<Outbox>>,
     strokes: HashMap<String, OpenStroke>,
     /// Heightmap and voxel: the client's camera as a viewer of the world's
     /// shared stream, and whether it was sent the chunks shown so far.
@@ -97,7 +100,7 @@ struct Client {
 impl Client {
     fn send(&self, out: Out) {
         if let Some(tx) = &self.tx {
-            let _ = tx.send(out);
+            tx.push(out);
         }
     }
 
@@ -302,7 +305,7 @@ impl World {
         })
     }
 
-    fn connect(&mut self, id: u64, tx: UnboundedSender<Out>) {
+    fn connect(&mut self, id: u64, tx: Arc<Outbox>) {
         let client = Client {
             tx: Some(tx),
             ..Default::default()

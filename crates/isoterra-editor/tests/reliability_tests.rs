@@ -159,3 +159,127 @@ fn new_world_once_the_other_process_is_gone_switches_and_keeps_the_old_world_who
         );
     });
 }
+
+/// A client whose socket takes little before the server must wait on it,
+/// so that a client that stops reading is noticed after a few kilobytes.
+async fn connect_small(addr: std::net::SocketAddr) -> Ws {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let stream = socket.connect(addr).await.unwrap();
+    let mut req = format!("ws://{addr}/ws").into_client_request().unwrap();
+    req.headers_mut()
+        .insert("Origin", format!("http://{addr}").parse().unwrap());
+    let (ws, _) =
+        tokio_tungstenite::client_async(req, tokio_tungstenite::MaybeTlsStream::Plain(stream))
+            .await
+            .unwrap();
+    ws
+}
+
+/// Frames of `frames` per (layer, chunk).
+fn per_chunk(frames: &[Vec<u8>]) -> std::collections::BTreeMap<(u8, [i32; 3]), usize> {
+    let mut n = std::collections::BTreeMap::new();
+    for f in frames {
+        let h = isoterra_editor::parse_frame_header(f).unwrap();
+        *n.entry((h.layer, h.chunk)).or_default() += 1;
+    }
+    n
+}
+
+#[test]
+fn a_client_that_stops_reading_gets_only_the_newest_frame_of_each_chunk() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Side2d);
+        let server = start(&path).await;
+        let mut stalled = connect_small(server.addr()).await;
+        let mut b = connect(server.addr()).await;
+        until_json(&mut b, "welcome").await;
+        let mut seen_by_b = drain(&mut b, std::time::Duration::from_millis(300)).await;
+        // `stalled` reads nothing while `b` strokes the same spot again and
+        // again, digging and filling so that every stroke changes the mesh.
+        let (at, _, _) = stroke_spot(Kind::Side2d);
+        for k in 0..200 {
+            let tool = if k % 2 == 0 { "dig" } else { "fill" };
+            let (ack, frames) = stroke(&mut b, &format!("s{k}"), tool, json!({}), at, 1, 6.0).await;
+            assert!(!ack["id"].is_null(), "{ack}");
+            seen_by_b.extend(frames);
+        }
+        seen_by_b.extend(drain(&mut b, std::time::Duration::from_millis(500)).await);
+        let mut seen_by_stalled = Vec::new();
+        loop {
+            match next_within(&mut stalled, std::time::Duration::from_millis(500)).await {
+                Some(Got::Frame(f)) => seen_by_stalled.push(f),
+                Some(Got::Json(_)) => {}
+                Some(Got::Closed(c)) => panic!("the stalled client was closed ({c:?})"),
+                None => break,
+            }
+        }
+        // Both end with the same meshes…
+        let (last_b, last_stalled) = (latest(&seen_by_b), latest(&seen_by_stalled));
+        assert!(!last_stalled.is_empty());
+        for (k, f) in &last_stalled {
+            assert!(
+                last_b.get(k) == Some(f),
+                "chunk {k:?}: the stalled client ends with the newest mesh"
+            );
+        }
+        // …but the stalled client was not sent every stale version.
+        let (nb, ns) = (per_chunk(&seen_by_b), per_chunk(&seen_by_stalled));
+        let busiest = nb.iter().max_by_key(|(_, n)| **n).unwrap();
+        assert!(*busiest.1 >= 200, "every stroke remeshed {busiest:?}");
+        let stalled_n = ns.get(busiest.0).copied().unwrap_or(0);
+        assert!(
+            stalled_n * 4 < *busiest.1,
+            "chunk {:?}: the stalled client got {stalled_n} of {} versions",
+            busiest.0,
+            busiest.1
+        );
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn a_client_that_falls_too_far_behind_is_closed_and_the_others_go_on() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Heightmap);
+        let options = isoterra_editor::EditorOptions::new(&path)
+            .with_port(0)
+            .with_max_queued_bytes(2 << 20);
+        let server = isoterra_editor::serve(options).await.unwrap();
+        let mut stalled = connect_small(server.addr()).await;
+        send(&mut stalled, camera([8.0, 10.0, 8.0], 40.0)).await;
+        let mut b = connect(server.addr()).await;
+        until_json(&mut b, "welcome").await;
+        // `b` flies on: every new place streams chunks nobody had, which
+        // the stalled client is sent too (one shared stream) and never takes.
+        let mut closed = None;
+        for k in 0..200 {
+            let x = 8.0 + 400.0 * k as f32;
+            send(&mut b, camera([x, 10.0, 8.0], 60.0)).await;
+            drain(&mut b, std::time::Duration::from_millis(150)).await;
+            if k % 10 == 9 {
+                // Peek whether the server gave up on the stalled client.
+                while let Some(got) =
+                    next_within(&mut stalled, std::time::Duration::from_millis(20)).await
+                {
+                    if let Got::Closed(c) = got {
+                        closed = Some(c);
+                        break;
+                    }
+                }
+                if closed.is_some() {
+                    break;
+                }
+                // Reading a little let the socket take more; stall again.
+            }
+        }
+        assert_eq!(closed, Some(Some(1008)), "the stalled client was closed");
+        // The reading client still works.
+        let (ack, _) = stroke(&mut b, "after", "raise", json!({}), [8.0, 0.0, 8.0], 1, 4.0).await;
+        assert!(ack["type"] == "ack", "{ack}");
+        server.shutdown().await;
+    });
+}
