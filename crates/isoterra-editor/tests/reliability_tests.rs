@@ -283,3 +283,37 @@ fn a_client_that_falls_too_far_behind_is_closed_and_the_others_go_on() {
         server.shutdown().await;
     });
 }
+
+#[test]
+fn the_limits_the_editor_advertises_are_the_engines() {
+    rt().block_on(async {
+        for kind in KINDS {
+            let dir = tempfile::tempdir().unwrap();
+            let path = create_world(dir.path(), kind);
+            let server = start(&path).await;
+            let mut ws = connect(server.addr()).await;
+            let (welcome, _) = until_json(&mut ws, "welcome").await;
+            let k: isoterra::kind::WorldKind = welcome["kind"].as_str().unwrap().parse().unwrap();
+            let l = isoterra::kind::schema::Limits::of(k);
+            let got = &welcome["limits"];
+            assert_eq!(got["radius"], json!(l.radius), "{kind:?}");
+            assert_eq!(got["dabs_per_stroke"], json!(l.dabs_per_stroke), "{kind:?}");
+            assert_eq!(got["stroke_nodes"], json!(l.stroke_nodes), "{kind:?}");
+            let engine = match k {
+                isoterra::kind::WorldKind::Voxel => {
+                    assert_eq!(
+                        l.radius[1],
+                        f64::from(isoterra::world::VoxelBrush::MAX_RADIUS)
+                    );
+                    Some(isoterra::store::MAX_VOXEL_STROKE_NODES as u64)
+                }
+                isoterra::kind::WorldKind::Heightmap => {
+                    Some(isoterra::store::MAX_HEIGHT_STROKE_NODES as u64)
+                }
+                _ => None,
+            };
+            assert_eq!(l.stroke_nodes, engine, "{kind:?}");
+            server.shutdown().await;
+        }
+    });
+}
