@@ -10,6 +10,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Let an output file (-o, a bake folder's files) replace what is at its
+    /// path even when that is not a regular file (a symlink, a FIFO, a
+    /// device); without it those are refused and left alone.
+    #[arg(long, global = true)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1216,3 +1216,79 @@ fn voxel_export_at_a_coarser_lod_is_closed_and_lighter() {
     ]);
     assert!(err.contains("error"), "{err}");
 }
+
+#[cfg(unix)]
+#[test]
+fn output_paths_that_are_not_regular_files_are_refused_unless_forced() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt, symlink};
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_world(dir.path(), "w.isoterra");
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, b"precious").unwrap();
+
+    // A symlink at the output path: refused, the link and its target stay.
+    let link = dir.path().join("out.png");
+    symlink(&victim, &link).unwrap();
+    let err = fails(&["export", s(&file), "--format", "png", "-o", s(&link)]);
+    assert!(
+        err.contains("symbolic link") && err.contains("--force"),
+        "{err}"
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    // --force replaces the link itself, never what it points to.
+    ok(&[
+        "export",
+        s(&file),
+        "--format",
+        "png",
+        "-o",
+        s(&link),
+        "--force",
+    ]);
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+
+    // A FIFO: refused without opening it (which would block).
+    let fifo = dir.path().join("pipe.png");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let err = fails(&["export", s(&file), "--format", "png", "-o", s(&fifo)]);
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+
+    // A planted `.NAME.tmp` symlink does not redirect the write.
+    let out = dir.path().join("real.png");
+    let planted = dir.path().join(".real.png.tmp");
+    symlink(&victim, &planted).unwrap();
+    ok(&["export", s(&file), "--format", "png", "-o", s(&out)]);
+    assert!(std::fs::read(&out).unwrap().starts_with(b"\x89PNG"));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert!(
+        std::fs::symlink_metadata(&planted)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // A regular file is replaced, keeping its mode; no temporary is left.
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    ok(&["export", s(&file), "--format", "png", "-o", s(&out)]);
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp") && n != ".real.png.tmp")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

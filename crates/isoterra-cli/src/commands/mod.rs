@@ -17,10 +17,16 @@ mod new;
 mod parse;
 mod serve;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::args::{Cli, Command};
+
+/// `--force`: outputs may replace what is not a regular file.
+static FORCE: AtomicBool = AtomicBool::new(false);
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    FORCE.store(cli.force, Ordering::Relaxed);
     match cli.command {
         Command::Edit(a) => serve::run(&a),
         Command::New(a) => new::run(&a),
@@ -41,8 +47,15 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// Writes a file through a temporary sibling and a rename, so a failed export
 /// never leaves half a file behind.
+///
+/// Only a regular file is replaced: a symlink, a FIFO, a device or a folder
+/// at `path` is refused (and left alone) unless `--force` was given. The
+/// temporary file is created exclusively, with a random name, in the target
+/// folder, so nothing planted there (a symlink to another file) is followed
+/// or overwritten.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
     use anyhow::Context;
+    use std::io::Write;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -50,8 +63,45 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> 
     let name = path
         .file_name()
         .with_context(|| format!("output path {} has no file name", path.display()))?;
-    let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    match std::fs::symlink_metadata(path) {
+        Ok(md) if md.is_dir() => {
+            anyhow::bail!("{} is a folder; name a file to write", path.display())
+        }
+        Ok(md) if !md.is_file() && !FORCE.load(Ordering::Relaxed) => {
+            let what = if md.file_type().is_symlink() {
+                "a symbolic link"
+            } else {
+                "not a regular file (a FIFO, a socket or a device)"
+            };
+            anyhow::bail!(
+                "{} is {what}; refusing to replace it (remove it, pick another name, or pass --force)",
+                path.display()
+            )
+        }
+        _ => {}
+    }
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // The file keeps the mode of the one it replaces, or gets the usual
+    // 0644 (a temporary file is created 0600).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map_or(0o644, |m| m.permissions().mode() & 0o777);
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let mut tmp = builder
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", tmp.path().display()))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
