@@ -1292,3 +1292,54 @@ fn output_paths_that_are_not_regular_files_are_refused_unless_forced() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn an_interrupted_import_leaves_nothing_and_can_be_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("big.png");
+    let (w, h) = (2048u32, 2048u32);
+    let heights: Vec<f32> = (0..w * h)
+        .map(|i| ((i % w) as f32 * 0.01).sin() * 10.0 + (i / w) as f32 * 0.004)
+        .collect();
+    let bytes = isoterra::export::export_png16(&heights, [w, h], [-12.0, 12.0]).unwrap();
+    std::fs::write(&png, bytes).unwrap();
+    let out = dir.path().join("w.isoterra");
+    let mut child = bin()
+        .args(["import", s(&png), "-o", s(&out)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Interrupt it as soon as anything of the new world appears.
+    let started = std::time::Instant::now();
+    loop {
+        let appeared = std::fs::read_dir(dir.path())
+            .unwrap()
+            .any(|e| e.unwrap().file_name() != "big.png");
+        if appeared {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the import ended before writing anything"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the import was still running when interrupted"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !out.exists(),
+        "an interrupted import left a world at the output path"
+    );
+    // Running it again just works, and gives the imported heights.
+    ok(&["import", s(&png), "-o", s(&out)]);
+    let info = ok(&["info", s(&out)]);
+    assert!(info.contains("heightmap"), "{info}");
+    let again = fails(&["import", s(&png), "-o", s(&out)]);
+    assert!(again.contains("already exists"), "{again}");
+}

@@ -42,13 +42,14 @@ pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
     let isoterra::kind::WorldParams::Heightmap(params) = new.params()? else {
         bail!("expected heightmap parameters");
     };
-    let mut doc = HeightmapDocument::create(&a.out, &params)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
-    if let Err(e) = doc.set_heights([0, 0], image.dims, &image.heights) {
-        drop(doc);
-        let _ = std::fs::remove_file(&a.out);
-        return Err(e).context("cannot store the imported heights");
-    }
+    super::create_in_place(&a.out, |path| {
+        let mut doc = HeightmapDocument::create(path, &params)
+            .with_context(|| format!("cannot create {}", a.out.display()))?;
+        doc.set_heights([0, 0], image.dims, &image.heights)
+            .context("cannot store the imported heights")?;
+        doc.close()
+            .with_context(|| format!("cannot write {}", a.out.display()))
+    })?;
     println!(
         "imported {} ({}x{} samples, heights {}..{}{}) into {}",
         a.input.display(),

@@ -105,3 +105,55 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> 
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
+
+/// Builds a new world file with `build` in a hidden folder beside `out` and
+/// moves it to `out` only once it is complete: an import that fails or is
+/// interrupted leaves nothing at `out` (at most a `.isoterra-new-*` folder),
+/// so the same command can simply be run again.
+///
+/// Refuses when something is at `out` already, before doing any work, and
+/// never replaces what appears there meanwhile.
+pub fn create_in_place(
+    out: &std::path::Path,
+    build: impl FnOnce(&std::path::Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let exists = |p: &std::path::Path| std::fs::symlink_metadata(p).is_ok();
+    if exists(out) {
+        anyhow::bail!(
+            "{} already exists; choose another output file",
+            out.display()
+        );
+    }
+    let dir = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let staging = tempfile::Builder::new()
+        .prefix(".isoterra-new-")
+        .tempdir_in(dir)
+        .with_context(|| format!("cannot create a temporary folder in {}", dir.display()))?;
+    let built = staging.path().join("world.isoterra");
+    build(&built)?;
+    // The document is closed: the file is complete on its own, with no log.
+    for side in ["-wal", "-shm"] {
+        let mut p = built.as_os_str().to_os_string();
+        p.push(side);
+        anyhow::ensure!(
+            !exists(std::path::Path::new(&p)),
+            "the new world {} was not closed cleanly",
+            built.display()
+        );
+    }
+    // A hard link claims `out` only if nothing is there (rename would replace).
+    match std::fs::hard_link(&built, out) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(anyhow::anyhow!(
+            "{} appeared while the world was being built; it was left alone",
+            out.display()
+        )),
+        Err(_) if !exists(out) => std::fs::rename(&built, out)
+            .with_context(|| format!("cannot move the new world to {}", out.display())),
+        Err(e) => Err(e).with_context(|| format!("cannot create {}", out.display())),
+    }
+}
