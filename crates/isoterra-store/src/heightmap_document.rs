@@ -577,7 +577,9 @@ pub fn decode_height_edit(payload: &[u8]) -> Result<HeightEdit, StoreError> {
         what: "height stroke delta",
         reason,
     };
-    let raw = zstd::bulk::decompress(payload, MAX_DELTA_BYTES)
+    // Streamed with a limit: nothing is allocated for what the frame does
+    // not really hold, and decoding stops past the largest delta.
+    let raw = crate::wire::decompress_at_most(payload, MAX_DELTA_BYTES)
         .map_err(|e| bad(format!("does not decompress: {e}")))?;
     if raw.len() < 8 || &raw[..4] != DELTA_MAGIC {
         return Err(bad("missing the IHE1 header".to_string()));

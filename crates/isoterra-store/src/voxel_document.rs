@@ -36,7 +36,7 @@ use crate::document_core::{
     to_json,
 };
 use crate::hash::Fnv1a64;
-use crate::wire::{Reader, Writer, pack_body, unpack_body};
+use crate::wire::{Reader, Writer, pack_body, unpack_body_within};
 use crate::{
     ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, ChunkStore, StoreError, WorldFile,
     decode_chunk, encode_chunk,
@@ -135,10 +135,20 @@ pub fn decode_delta3(payload: &[u8]) -> Result<VoxelEdit, StoreError> {
     }
     let flags = payload[5];
     let raw_len = u32::from_le_bytes([payload[8], payload[9], payload[10], payload[11]]) as usize;
-    let body = unpack_body(&payload[DELTA_HEADER_LEN..], flags, raw_len, DELTA_WHAT)?;
+    // A stroke changes at most MAX_STROKE_NODES nodes: its body is bounded.
+    let max = 10 + MAX_STROKE_NODES * DELTA_NODE_BYTES;
+    let body = unpack_body_within(
+        &payload[DELTA_HEADER_LEN..],
+        flags,
+        raw_len,
+        max,
+        DELTA_WHAT,
+    )?;
     let mut r = Reader::new(&body);
     let n = r.varint().ok_or_else(|| bad("truncated node count"))?;
-    if n.saturating_mul(DELTA_NODE_BYTES as u64) > r.remaining() as u64 {
+    if n > MAX_STROKE_NODES as u64
+        || n.saturating_mul(DELTA_NODE_BYTES as u64) > r.remaining() as u64
+    {
         return Err(bad("node count larger than the body"));
     }
     let n = n as usize;
