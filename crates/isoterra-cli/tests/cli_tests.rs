@@ -1343,3 +1343,19 @@ fn an_interrupted_import_leaves_nothing_and_can_be_run_again() {
     let again = fails(&["import", s(&png), "-o", s(&out)]);
     assert!(again.contains("already exists"), "{again}");
 }
+
+#[test]
+fn edit_takes_localhost_as_a_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.isoterra");
+    // A port that is taken: the command gets past argument parsing and
+    // fails to bind, creating nothing.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let err = fails(&["edit", s(&file), "--host", "localhost", "--port", &port]);
+    assert!(!err.contains("invalid value"), "{err}");
+    assert!(err.contains("cannot serve"), "{err}");
+    assert!(!file.exists(), "a failed bind created the world file");
+    let err = fails(&["edit", s(&file), "--host", "my.example", "--port", &port]);
+    assert!(err.contains("not an IP address or `localhost`"), "{err}");
+}

@@ -103,11 +103,33 @@ fn forbidden(why: &str) -> Response {
 /// another site; the WebSocket upgrade must carry an `Origin`.
 async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let headers = req.headers();
+    if headers.get_all(header::HOST).iter().count() > 1
+        || headers.get_all(header::ORIGIN).iter().count() > 1
+    {
+        return (
+            StatusCode::BAD_REQUEST,
+            "bad request: more than one Host or Origin header\n",
+        )
+            .into_response();
+    }
     let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
         return forbidden("missing Host header");
     };
     if !state.host_allowed(host) {
         return forbidden("Host is not this server");
+    }
+    let host = host.to_string();
+    // What acts on the world (an export, the info) must come from the
+    // editor's own page or be typed in: a page elsewhere can make a browser
+    // send a plain GET without an Origin, but not hide where it came from.
+    let path = req.uri().path();
+    if path == "/export" || path.starts_with("/api/") {
+        let site = headers
+            .get(header::HeaderName::from_static("sec-fetch-site"))
+            .map(|v| v.to_str().unwrap_or(""));
+        if site.is_some_and(|s| s != "same-origin" && s != "none") {
+            return forbidden("the request came from another site");
+        }
     }
     let origin = headers
         .get(header::ORIGIN)
@@ -142,6 +164,16 @@ async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Respo
         HeaderValue::from_static("DENY"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // The page loads only its own scripts and styles and talks only to
+    // this server.
+    let csp = format!(
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
+         connect-src 'self' ws://{host}; object-src 'none'; base-uri 'none'; \
+         form-action 'self'; frame-ancestors 'none'"
+    );
+    if let Ok(v) = HeaderValue::from_str(&csp) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
     response
 }
 

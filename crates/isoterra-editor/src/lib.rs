@@ -199,12 +199,13 @@ impl Drop for ServerHandle {
 pub async fn serve(options: EditorOptions) -> Result<ServerHandle, EditorError> {
     let file = options.file.clone();
     let budget = options.mesh_budget;
-    let doc = tokio::task::spawn_blocking(move || kinds::open_or_create(&file))
-        .await
-        .map_err(|e| EditorError::Io(std::io::Error::other(e.to_string())))??;
+    // Bound first: a port in use creates no world file.
     let listener = tokio::net::TcpListener::bind(SocketAddr::new(options.host, options.port))
         .await
         .map_err(EditorError::Io)?;
+    let doc = tokio::task::spawn_blocking(move || kinds::open_or_create(&file))
+        .await
+        .map_err(|e| EditorError::Io(std::io::Error::other(e.to_string())))??;
     let addr = listener.local_addr().map_err(EditorError::Io)?;
     let (commands, world) = state::spawn(doc, options.file.clone(), budget)?;
     let app = http::router(http::AppState::new(

@@ -317,3 +317,98 @@ fn the_limits_the_editor_advertises_are_the_engines() {
         }
     });
 }
+
+/// The raw response to `GET path` with exactly the given header lines.
+async fn raw_get(addr: std::net::SocketAddr, path: &str, headers: &[(&str, &str)]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    stream.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(WAIT, stream.read_to_end(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+fn status_of(response: &str) -> u16 {
+    response.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn exports_from_other_sites_doubled_headers_and_foreign_scripts_are_refused() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Side2d);
+        let server = start(&path).await;
+        let addr = server.addr();
+        let host = addr.to_string();
+        let export = "/export?format=png";
+        // A page elsewhere (even another port of this machine) cannot
+        // trigger an export with a plain GET.
+        for site in ["cross-site", "same-site"] {
+            let r = raw_get(addr, export, &[("Host", &host), ("Sec-Fetch-Site", site)]).await;
+            assert_eq!(status_of(&r), 403, "{site}");
+            let r = raw_get(
+                addr,
+                "/api/info",
+                &[("Host", &host), ("Sec-Fetch-Site", site)],
+            )
+            .await;
+            assert_eq!(status_of(&r), 403, "{site}");
+        }
+        // The editor's own page, a typed URL, and tools that send no
+        // Sec-Fetch-Site still export.
+        for site in [Some("same-origin"), Some("none"), None] {
+            let mut h = vec![("Host", host.as_str())];
+            if let Some(s) = site {
+                h.push(("Sec-Fetch-Site", s));
+            }
+            assert_eq!(status_of(&raw_get(addr, export, &h).await), 200, "{site:?}");
+        }
+        // Two Host headers, the second one this server's, are refused.
+        let r = raw_get(addr, "/", &[("Host", "evil.example"), ("Host", &host)]).await;
+        assert_eq!(status_of(&r), 400, "{r}");
+        let r = raw_get(addr, "/", &[("Host", &host), ("Host", &host)]).await;
+        assert_eq!(status_of(&r), 400, "{r}");
+        // The page gets a Content-Security-Policy: its own scripts only,
+        // and connections only to this server.
+        let r = raw_get(addr, "/", &[("Host", &host)]).await;
+        assert_eq!(status_of(&r), 200);
+        let csp = r
+            .lines()
+            .find(|l| {
+                l.to_ascii_lowercase()
+                    .starts_with("content-security-policy:")
+            })
+            .unwrap_or_else(|| panic!("no Content-Security-Policy in\n{r}"));
+        assert!(csp.contains("script-src 'self'"), "{csp}");
+        assert!(
+            csp.contains(&format!("connect-src 'self' ws://{host}")),
+            "{csp}"
+        );
+        assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn a_port_in_use_creates_no_world_file() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let path = dir.path().join("new.isoterra");
+        let err =
+            isoterra_editor::serve(isoterra_editor::EditorOptions::new(&path).with_port(port))
+                .await
+                .unwrap_err();
+        assert!(matches!(err, isoterra_editor::EditorError::Io(_)), "{err}");
+        assert!(!path.exists(), "a failed bind created {}", path.display());
+    });
+}
