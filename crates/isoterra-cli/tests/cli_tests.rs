@@ -1359,3 +1359,20 @@ fn edit_takes_localhost_as_a_host() {
     let err = fails(&["edit", s(&file), "--host", "my.example", "--port", &port]);
     assert!(err.contains("not an IP address or `localhost`"), "{err}");
 }
+
+#[cfg(unix)]
+#[test]
+fn an_endless_input_is_refused_at_its_size_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let zero = dir.path().join("zero.r16");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let out = dir.path().join("w.isoterra");
+    let err = fails(&["import", s(&zero), "--range", "0,1", "-o", s(&out)]);
+    assert!(err.contains("holds more than 256 MiB"), "{err}");
+    assert!(!out.exists());
+    // The extension is checked before anything is read.
+    let other = dir.path().join("zero.bin");
+    std::os::unix::fs::symlink("/dev/zero", &other).unwrap();
+    let err = fails(&["import", s(&other), "-o", s(&out)]);
+    assert!(err.contains("cannot import `.bin` files"), "{err}");
+}

@@ -11,14 +11,16 @@ pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
     if super::map::is_tiled(&a.input) {
         return super::map::import(a);
     }
-    let bytes =
-        std::fs::read(&a.input).with_context(|| format!("cannot read {}", a.input.display()))?;
     let range = a.range.as_deref().map(parse::range).transpose()?;
     let ext = a
         .input
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
+    if !matches!(ext.as_str(), "r16" | "raw" | "png") {
+        bail!("cannot import `.{ext}` files; give a .png (16- or 8-bit grayscale) or .r16");
+    }
+    let bytes = super::read_input(&a.input, super::MAX_IMAGE_INPUT)?;
     let image: HeightImage = match ext.as_str() {
         "r16" | "raw" => {
             let range = range.context("an R16 file records no range: give --range MIN,MAX")?;

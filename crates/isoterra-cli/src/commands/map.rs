@@ -22,8 +22,7 @@ pub fn import(a: &ImportArgs) -> anyhow::Result<()> {
     if a.range.is_some() {
         bail!("--range applies to heightmap images, not to Tiled maps");
     }
-    let bytes =
-        std::fs::read(&a.input).with_context(|| format!("cannot read {}", a.input.display()))?;
+    let bytes = super::read_input(&a.input, super::MAX_DOCUMENT_INPUT)?;
     let options = TiledImport::DEFAULT.with_layer(a.layer.clone());
     let layers = import_tiled(&bytes, &options)
         .with_context(|| format!("cannot import {}", a.input.display()))?;

@@ -157,3 +157,34 @@ pub fn create_in_place(
         Err(e) => Err(e).with_context(|| format!("cannot create {}", out.display())),
     }
 }
+
+/// The most bytes an image (PNG or R16) to import may hold: far more than
+/// the most heights one import may store (about 11 million, 22 MB as R16).
+pub const MAX_IMAGE_INPUT: u64 = 256 << 20;
+/// The most bytes a Tiled map or a `.npy` array may hold.
+pub const MAX_DOCUMENT_INPUT: u64 = 1 << 30;
+
+/// Reads an input file of at most `limit` bytes. Whatever the path is (a
+/// pipe, `/dev/zero`), reading stops one byte past the limit with an error
+/// naming it, instead of running until memory is gone.
+pub fn read_input(path: &std::path::Path, limit: u64) -> anyhow::Result<Vec<u8>> {
+    use anyhow::Context;
+    use std::io::Read;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        anyhow::bail!("{} is a folder, not an input file", path.display());
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > limit {
+        anyhow::bail!(
+            "{} holds more than {} MiB, the most this input may be",
+            path.display(),
+            limit >> 20
+        );
+    }
+    Ok(bytes)
+}
