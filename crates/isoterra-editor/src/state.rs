@@ -489,7 +489,15 @@ impl World {
                 } else {
                     self.doc().redo()
                 };
-                let stroke = result.map_err(reject)?;
+                let stroke = match result {
+                    Ok(s) => s,
+                    Err(e) if is_conflict(&e) => {
+                        self.reply_error(id, req.as_deref(), None, &reject(e));
+                        self.reload();
+                        return Ok(());
+                    }
+                    Err(e) => return Err(reject(e)),
+                };
                 let action = if undo { "undo" } else { "redo" };
                 self.broadcast_history(id, action, stroke, req.as_deref());
                 Ok(())
@@ -534,7 +542,61 @@ impl World {
                     }
                 }
             }
-            Err(e) => self.reply_error(id, req.as_deref(), Some(stroke), &reject(e)),
+            Err(e) => {
+                let changed_elsewhere = is_conflict(&e);
+                self.reply_error(id, req.as_deref(), Some(stroke), &reject(e));
+                if changed_elsewhere {
+                    self.reload();
+                }
+            }
+        }
+    }
+
+    /// Another program wrote to the file: reads the world from it again and
+    /// welcomes every client to it, so that editing goes on (open strokes
+    /// are dropped; nothing acknowledged is lost, it is all in the file).
+    fn reload(&mut self) {
+        for c in self.clients.values_mut() {
+            for (_, open) in c.strokes.drain() {
+                if let Some(doc) = self.doc.as_mut() {
+                    doc.cancel_stroke(open.id);
+                }
+            }
+        }
+        if let Some(d) = self.doc.take() {
+            let _ = d.close();
+        }
+        match kinds::open_or_create(&self.path) {
+            Ok(doc) => self.doc = Some(doc),
+            Err(err) => {
+                eprintln!("error: cannot reopen the world file: {err}");
+                self.shutdown = true;
+                return;
+            }
+        }
+        self.restart_clients();
+    }
+
+    /// Every client starts over with the world now open: a new welcome
+    /// and its meshes.
+    fn restart_clients(&mut self) {
+        self.side_sent.clear();
+        self.map_sent.clear();
+        self.start_meshing();
+        let ids: Vec<u64> = self.clients.keys().copied().collect();
+        for id in ids {
+            if let Some(c) = self.clients.get_mut(&id) {
+                let tx = c.tx.take();
+                *c = Client {
+                    tx,
+                    ..Default::default()
+                };
+            }
+            let w = self.welcome(id);
+            if let Some(c) = self.clients.get(&id) {
+                c.text(&w);
+            }
+            self.send_world_to(id);
         }
     }
 
@@ -616,24 +678,7 @@ impl World {
             }
         }
         // Everyone starts over with the (new or reopened) world.
-        self.side_sent.clear();
-        self.map_sent.clear();
-        self.start_meshing();
-        let ids: Vec<u64> = self.clients.keys().copied().collect();
-        for id in ids {
-            if let Some(c) = self.clients.get_mut(&id) {
-                let tx = c.tx.take();
-                *c = Client {
-                    tx,
-                    ..Default::default()
-                };
-            }
-            let w = self.welcome(id);
-            if let Some(c) = self.clients.get(&id) {
-                c.text(&w);
-            }
-            self.send_world_to(id);
-        }
+        self.restart_clients();
         result
     }
 
@@ -844,6 +889,14 @@ fn broadcast<S: isoterra::world::ChunkSource<Output = Bytes>>(
         }
         c.chunks = stream.shown();
     }
+}
+
+/// The file was changed by another program since the world was read.
+fn is_conflict(e: &isoterra::kind::KindError) -> bool {
+    matches!(
+        e,
+        isoterra::kind::KindError::Store(isoterra::store::StoreError::Conflict { .. })
+    )
 }
 
 /// Checks a `new_world` request without touching any file.
