@@ -10,6 +10,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Let an output file (-o, a bake folder's files) replace what is at its
+    /// path even when that is not a regular file (a symlink, a FIFO, a
+    /// device); without it those are refused and left alone.
+    #[arg(long, global = true)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -446,11 +451,21 @@ pub struct EditArgs {
     /// Port to listen on (0 picks a free one).
     #[arg(long, default_value_t = 7878)]
     pub port: u16,
-    /// Address to listen on; anything but a loopback address lets other
-    /// machines edit the world.
-    #[arg(long, default_value = "127.0.0.1")]
+    /// Address to listen on (an IP address, or `localhost` for 127.0.0.1);
+    /// anything but a loopback address lets other machines edit the world.
+    #[arg(long, default_value = "127.0.0.1", value_parser = parse_host)]
     pub host: std::net::IpAddr,
     /// Open the editor in a browser.
     #[arg(long)]
     pub open: bool,
+}
+
+/// `--host`: an IP address, or `localhost` (127.0.0.1).
+fn parse_host(text: &str) -> Result<std::net::IpAddr, String> {
+    if text.eq_ignore_ascii_case("localhost") {
+        return Ok(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
+    }
+    text.parse().map_err(|_| {
+        format!("`{text}` is not an IP address or `localhost` (e.g. 127.0.0.1, ::1, 0.0.0.0)")
+    })
 }

@@ -1216,3 +1216,163 @@ fn voxel_export_at_a_coarser_lod_is_closed_and_lighter() {
     ]);
     assert!(err.contains("error"), "{err}");
 }
+
+#[cfg(unix)]
+#[test]
+fn output_paths_that_are_not_regular_files_are_refused_unless_forced() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt, symlink};
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_world(dir.path(), "w.isoterra");
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, b"precious").unwrap();
+
+    // A symlink at the output path: refused, the link and its target stay.
+    let link = dir.path().join("out.png");
+    symlink(&victim, &link).unwrap();
+    let err = fails(&["export", s(&file), "--format", "png", "-o", s(&link)]);
+    assert!(
+        err.contains("symbolic link") && err.contains("--force"),
+        "{err}"
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    // --force replaces the link itself, never what it points to.
+    ok(&[
+        "export",
+        s(&file),
+        "--format",
+        "png",
+        "-o",
+        s(&link),
+        "--force",
+    ]);
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+
+    // A FIFO: refused without opening it (which would block).
+    let fifo = dir.path().join("pipe.png");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let err = fails(&["export", s(&file), "--format", "png", "-o", s(&fifo)]);
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+
+    // A planted `.NAME.tmp` symlink does not redirect the write.
+    let out = dir.path().join("real.png");
+    let planted = dir.path().join(".real.png.tmp");
+    symlink(&victim, &planted).unwrap();
+    ok(&["export", s(&file), "--format", "png", "-o", s(&out)]);
+    assert!(std::fs::read(&out).unwrap().starts_with(b"\x89PNG"));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert!(
+        std::fs::symlink_metadata(&planted)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // A regular file is replaced, keeping its mode; no temporary is left.
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    ok(&["export", s(&file), "--format", "png", "-o", s(&out)]);
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp") && n != ".real.png.tmp")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn an_interrupted_import_leaves_nothing_and_can_be_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("big.png");
+    let (w, h) = (2048u32, 2048u32);
+    let heights: Vec<f32> = (0..w * h)
+        .map(|i| ((i % w) as f32 * 0.01).sin() * 10.0 + (i / w) as f32 * 0.004)
+        .collect();
+    let bytes = isoterra::export::export_png16(&heights, [w, h], [-12.0, 12.0]).unwrap();
+    std::fs::write(&png, bytes).unwrap();
+    let out = dir.path().join("w.isoterra");
+    let mut child = bin()
+        .args(["import", s(&png), "-o", s(&out)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Interrupt it as soon as anything of the new world appears.
+    let started = std::time::Instant::now();
+    loop {
+        let appeared = std::fs::read_dir(dir.path())
+            .unwrap()
+            .any(|e| e.unwrap().file_name() != "big.png");
+        if appeared {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the import ended before writing anything"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the import was still running when interrupted"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !out.exists(),
+        "an interrupted import left a world at the output path"
+    );
+    // Running it again just works, and gives the imported heights.
+    ok(&["import", s(&png), "-o", s(&out)]);
+    let info = ok(&["info", s(&out)]);
+    assert!(info.contains("heightmap"), "{info}");
+    let again = fails(&["import", s(&png), "-o", s(&out)]);
+    assert!(again.contains("already exists"), "{again}");
+}
+
+#[test]
+fn edit_takes_localhost_as_a_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.isoterra");
+    // A port that is taken: the command gets past argument parsing and
+    // fails to bind, creating nothing.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let err = fails(&["edit", s(&file), "--host", "localhost", "--port", &port]);
+    assert!(!err.contains("invalid value"), "{err}");
+    assert!(err.contains("cannot serve"), "{err}");
+    assert!(!file.exists(), "a failed bind created the world file");
+    let err = fails(&["edit", s(&file), "--host", "my.example", "--port", &port]);
+    assert!(err.contains("not an IP address or `localhost`"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_endless_input_is_refused_at_its_size_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let zero = dir.path().join("zero.r16");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let out = dir.path().join("w.isoterra");
+    let err = fails(&["import", s(&zero), "--range", "0,1", "-o", s(&out)]);
+    assert!(err.contains("holds more than 256 MiB"), "{err}");
+    assert!(!out.exists());
+    // The extension is checked before anything is read.
+    let other = dir.path().join("zero.bin");
+    std::os::unix::fs::symlink("/dev/zero", &other).unwrap();
+    let err = fails(&["import", s(&other), "-o", s(&out)]);
+    assert!(err.contains("cannot import `.bin` files"), "{err}");
+}

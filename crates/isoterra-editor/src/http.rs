@@ -4,6 +4,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -19,6 +20,7 @@ use tokio::sync::oneshot;
 
 use crate::MAX_MESSAGE_BYTES;
 use crate::assets;
+use crate::outbox::Outbox;
 use crate::protocol::{Reject, error_json};
 use crate::state::{Command, Out};
 
@@ -33,10 +35,17 @@ struct Inner {
     hosts: Vec<String>,
     commands: Sender<Command>,
     next_id: AtomicU64,
+    /// Bytes queued for one connection at most.
+    queue_limit: usize,
 }
 
 impl AppState {
-    pub fn new(addr: SocketAddr, host: IpAddr, commands: Sender<Command>) -> Self {
+    pub fn new(
+        addr: SocketAddr,
+        host: IpAddr,
+        commands: Sender<Command>,
+        queue_limit: usize,
+    ) -> Self {
         let port = addr.port();
         let mut hosts = vec![format_host(host, port), format_host(addr.ip(), port)];
         if host.is_loopback() || host.is_unspecified() {
@@ -51,6 +60,7 @@ impl AppState {
                 hosts,
                 commands,
                 next_id: AtomicU64::new(1),
+                queue_limit,
             }),
         }
     }
@@ -93,11 +103,33 @@ fn forbidden(why: &str) -> Response {
 /// another site; the WebSocket upgrade must carry an `Origin`.
 async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let headers = req.headers();
+    if headers.get_all(header::HOST).iter().count() > 1
+        || headers.get_all(header::ORIGIN).iter().count() > 1
+    {
+        return (
+            StatusCode::BAD_REQUEST,
+            "bad request: more than one Host or Origin header\n",
+        )
+            .into_response();
+    }
     let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
         return forbidden("missing Host header");
     };
     if !state.host_allowed(host) {
         return forbidden("Host is not this server");
+    }
+    let host = host.to_string();
+    // What acts on the world (an export, the info) must come from the
+    // editor's own page or be typed in: a page elsewhere can make a browser
+    // send a plain GET without an Origin, but not hide where it came from.
+    let path = req.uri().path();
+    if path == "/export" || path.starts_with("/api/") {
+        let site = headers
+            .get(header::HeaderName::from_static("sec-fetch-site"))
+            .map(|v| v.to_str().unwrap_or(""));
+        if site.is_some_and(|s| s != "same-origin" && s != "none") {
+            return forbidden("the request came from another site");
+        }
     }
     let origin = headers
         .get(header::ORIGIN)
@@ -132,6 +164,16 @@ async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Respo
         HeaderValue::from_static("DENY"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // The page loads only its own scripts and styles and talks only to
+    // this server.
+    let csp = format!(
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
+         connect-src 'self' ws://{host}; object-src 'none'; base-uri 'none'; \
+         form-action 'self'; frame-ancestors 'none'"
+    );
+    if let Ok(v) = HeaderValue::from_str(&csp) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
     response
 }
 
@@ -221,35 +263,53 @@ async fn ws_handler(State(state): State<AppState>, ws: WebSocketUpgrade) -> Resp
         .on_upgrade(move |socket| connection(socket, state))
 }
 
+/// How long a close frame may wait on a client that does not read.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
 async fn connection(socket: WebSocket, state: AppState) {
     let id = state.inner.next_id.fetch_add(1, Ordering::Relaxed);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Out>();
+    let tx = Arc::new(Outbox::new(state.inner.queue_limit));
     if !state.send(Command::Connect { id, tx: tx.clone() }) {
         return;
     }
     let (mut sink, mut stream) = socket.split();
-    let writer = tokio::spawn(async move {
-        while let Some(out) = rx.recv().await {
-            let sent = match out {
-                Out::Text(s) => sink.send(Message::Text(s.into())).await,
-                Out::Binary(b) => sink.send(Message::Binary(b)).await,
+    let outbox = tx.clone();
+    let mut writer = tokio::spawn(async move {
+        while let Some(out) = outbox.next().await {
+            let msg = match out {
+                Out::Text(s) => Message::Text(s.into()),
+                Out::Binary(b) => Message::Binary(b),
                 Out::Close(code, reason) => {
-                    let _ = sink
-                        .send(Message::Close(Some(CloseFrame {
-                            code,
-                            reason: reason.into(),
-                        })))
-                        .await;
+                    let close = Message::Close(Some(CloseFrame {
+                        code,
+                        reason: reason.into(),
+                    }));
+                    let _ = tokio::time::timeout(CLOSE_WAIT, sink.send(close)).await;
                     break;
                 }
             };
-            if sent.is_err() {
+            // A write that waits on a client that stopped reading ends when
+            // that client is given up on.
+            let sent = tokio::select! {
+                sent = sink.send(msg) => sent.is_ok(),
+                () = outbox.fell_behind() => true,
+            };
+            if !sent {
                 break;
             }
         }
-        let _ = sink.close().await;
+        let _ = tokio::time::timeout(CLOSE_WAIT, sink.close()).await;
     });
-    while let Some(msg) = stream.next().await {
+    let mut writer_done = false;
+    loop {
+        let msg = tokio::select! {
+            msg = stream.next() => msg,
+            _ = &mut writer => {
+                writer_done = true;
+                break;
+            }
+        };
+        let Some(msg) = msg else { break };
         match msg {
             Ok(Message::Text(text)) => {
                 if text.len() > MAX_MESSAGE_BYTES {
@@ -260,8 +320,8 @@ async fn connection(socket: WebSocket, state: AppState) {
                             text.len()
                         ),
                     );
-                    let _ = tx.send(Out::Text(error_json(None, None, &r)));
-                    let _ = tx.send(Out::Close(1009, "message too large".into()));
+                    tx.push(Out::Text(error_json(None, None, &r)));
+                    tx.push(Out::Close(1009, "message too large".into()));
                     break;
                 }
                 if !state.send(Command::Message {
@@ -273,17 +333,19 @@ async fn connection(socket: WebSocket, state: AppState) {
             }
             Ok(Message::Binary(b)) => {
                 if b.len() > MAX_MESSAGE_BYTES {
-                    let _ = tx.send(Out::Close(1009, "message too large".into()));
+                    tx.push(Out::Close(1009, "message too large".into()));
                     break;
                 }
                 let r = Reject::bad_message("the server takes JSON text messages only");
-                let _ = tx.send(Out::Text(error_json(None, None, &r)));
+                tx.push(Out::Text(error_json(None, None, &r)));
             }
             Ok(Message::Close(_)) | Err(_) => break,
             Ok(_) => {}
         }
     }
     state.send(Command::Disconnect { id });
-    drop(tx);
-    let _ = writer.await;
+    tx.close();
+    if !writer_done && tokio::time::timeout(CLOSE_WAIT, &mut writer).await.is_err() {
+        writer.abort();
+    }
 }

@@ -30,6 +30,7 @@ mod frame;
 mod http;
 mod kinds;
 mod motion;
+mod outbox;
 mod protocol;
 mod state;
 mod stream;
@@ -65,6 +66,11 @@ pub struct EditorOptions {
     /// Try to open a browser on the editor's page ([`run`] only).
     /// Default value: `false`.
     pub open_browser: bool,
+    /// The most bytes of messages queued for one connection. Mesh frames of
+    /// a chunk replace that chunk's frame still queued; a client that stops
+    /// reading and passes this all the same is closed with 1008 (the page
+    /// reconnects and gets the current world). Default value: 64 MiB.
+    pub max_queued_bytes: usize,
 }
 
 impl EditorOptions {
@@ -77,6 +83,7 @@ impl EditorOptions {
             port: 7878,
             mesh_budget: Duration::from_millis(8),
             open_browser: false,
+            max_queued_bytes: 64 << 20,
         }
     }
 
@@ -101,6 +108,12 @@ impl EditorOptions {
     /// Sets [`mesh_budget`](Self::mesh_budget).
     pub fn with_mesh_budget(mut self, budget: Duration) -> Self {
         self.mesh_budget = budget;
+        self
+    }
+
+    /// Sets [`max_queued_bytes`](Self::max_queued_bytes).
+    pub fn with_max_queued_bytes(mut self, bytes: usize) -> Self {
+        self.max_queued_bytes = bytes;
         self
     }
 
@@ -186,15 +199,21 @@ impl Drop for ServerHandle {
 pub async fn serve(options: EditorOptions) -> Result<ServerHandle, EditorError> {
     let file = options.file.clone();
     let budget = options.mesh_budget;
-    let doc = tokio::task::spawn_blocking(move || kinds::open_or_create(&file))
-        .await
-        .map_err(|e| EditorError::Io(std::io::Error::other(e.to_string())))??;
+    // Bound first: a port in use creates no world file.
     let listener = tokio::net::TcpListener::bind(SocketAddr::new(options.host, options.port))
         .await
         .map_err(EditorError::Io)?;
+    let doc = tokio::task::spawn_blocking(move || kinds::open_or_create(&file))
+        .await
+        .map_err(|e| EditorError::Io(std::io::Error::other(e.to_string())))??;
     let addr = listener.local_addr().map_err(EditorError::Io)?;
     let (commands, world) = state::spawn(doc, options.file.clone(), budget)?;
-    let app = http::router(http::AppState::new(addr, options.host, commands.clone()));
+    let app = http::router(http::AppState::new(
+        addr,
+        options.host,
+        commands.clone(),
+        options.max_queued_bytes,
+    ));
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         let _ = axum::serve(

@@ -17,10 +17,13 @@ use axum::body::Bytes;
 use isoterra::kind::{AnyDocument, NewWorld, StrokeId, StrokeSpec, WorldKind};
 use isoterra::world::StreamViewer;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc::UnboundedSender, oneshot};
+use std::sync::Arc;
+
+use tokio::sync::oneshot;
 
 use crate::kinds::{self, Doc, Download, reject};
 use crate::motion::Motion;
+use crate::outbox::Outbox;
 use crate::protocol::{self, ClientMsg, Reject, error_json};
 use crate::stream::{self, HeightStream, Polled, Stream, VoxelStream};
 use crate::{EditorError, PROTOCOL_VERSION};
@@ -37,7 +40,7 @@ pub(crate) enum Out {
 pub(crate) enum Command {
     Connect {
         id: u64,
-        tx: UnboundedSender<Out>,
+        tx: Arc<Outbox>,
     },
     Disconnect {
         id: u64,
@@ -83,7 +86,7 @@ struct OpenStroke {
 
 #[derive(Default)]
 struct Client {
-    tx: Option<UnboundedSender<Out>>,
+    tx: Option<Arc<Outbox>>,
     strokes: HashMap<String, OpenStroke>,
     /// Heightmap and voxel: the client's camera as a viewer of the world's
     /// shared stream, and whether it was sent the chunks shown so far.
@@ -97,7 +100,7 @@ struct Client {
 impl Client {
     fn send(&self, out: Out) {
         if let Some(tx) = &self.tx {
-            let _ = tx.send(out);
+            tx.push(out);
         }
     }
 
@@ -302,7 +305,7 @@ impl World {
         })
     }
 
-    fn connect(&mut self, id: u64, tx: UnboundedSender<Out>) {
+    fn connect(&mut self, id: u64, tx: Arc<Outbox>) {
         let client = Client {
             tx: Some(tx),
             ..Default::default()
@@ -486,7 +489,15 @@ impl World {
                 } else {
                     self.doc().redo()
                 };
-                let stroke = result.map_err(reject)?;
+                let stroke = match result {
+                    Ok(s) => s,
+                    Err(e) if is_conflict(&e) => {
+                        self.reply_error(id, req.as_deref(), None, &reject(e));
+                        self.reload();
+                        return Ok(());
+                    }
+                    Err(e) => return Err(reject(e)),
+                };
                 let action = if undo { "undo" } else { "redo" };
                 self.broadcast_history(id, action, stroke, req.as_deref());
                 Ok(())
@@ -531,7 +542,61 @@ impl World {
                     }
                 }
             }
-            Err(e) => self.reply_error(id, req.as_deref(), Some(stroke), &reject(e)),
+            Err(e) => {
+                let changed_elsewhere = is_conflict(&e);
+                self.reply_error(id, req.as_deref(), Some(stroke), &reject(e));
+                if changed_elsewhere {
+                    self.reload();
+                }
+            }
+        }
+    }
+
+    /// Another program wrote to the file: reads the world from it again and
+    /// welcomes every client to it, so that editing goes on (open strokes
+    /// are dropped; nothing acknowledged is lost, it is all in the file).
+    fn reload(&mut self) {
+        for c in self.clients.values_mut() {
+            for (_, open) in c.strokes.drain() {
+                if let Some(doc) = self.doc.as_mut() {
+                    doc.cancel_stroke(open.id);
+                }
+            }
+        }
+        if let Some(d) = self.doc.take() {
+            let _ = d.close();
+        }
+        match kinds::open_or_create(&self.path) {
+            Ok(doc) => self.doc = Some(doc),
+            Err(err) => {
+                eprintln!("error: cannot reopen the world file: {err}");
+                self.shutdown = true;
+                return;
+            }
+        }
+        self.restart_clients();
+    }
+
+    /// Every client starts over with the world now open: a new welcome
+    /// and its meshes.
+    fn restart_clients(&mut self) {
+        self.side_sent.clear();
+        self.map_sent.clear();
+        self.start_meshing();
+        let ids: Vec<u64> = self.clients.keys().copied().collect();
+        for id in ids {
+            if let Some(c) = self.clients.get_mut(&id) {
+                let tx = c.tx.take();
+                *c = Client {
+                    tx,
+                    ..Default::default()
+                };
+            }
+            let w = self.welcome(id);
+            if let Some(c) = self.clients.get(&id) {
+                c.text(&w);
+            }
+            self.send_world_to(id);
         }
     }
 
@@ -575,6 +640,9 @@ impl World {
     ) -> Result<(), Reject> {
         // Check the request before touching the file.
         let new = check_new_world(kind, seed, size, preset)?;
+        // The new world is built whole in a fresh folder beside the old one,
+        // so that a failure leaves the old world as it was.
+        let staged = stage_new_world(&self.path, &new)?;
         // Open strokes are dropped with the world they were drawn on.
         for c in self.clients.values_mut() {
             for (_, open) in c.strokes.drain() {
@@ -586,63 +654,31 @@ impl World {
         if let Some(d) = self.doc.take() {
             let _ = d.close();
         }
-        let backup = free_backup(&self.path);
-        let renamed = std::fs::rename(&self.path, &backup);
-        let created = match &renamed {
-            Ok(()) => Doc::create(&self.path, &new).map_err(reject),
-            Err(e) => Err(Reject::new(
-                "storage",
-                format!("cannot move the world file aside: {e}"),
-            )),
-        };
-        let result = match created {
-            Ok(doc) => {
-                self.doc = Some(doc);
-                Ok(())
-            }
-            Err(e) => {
-                if renamed.is_ok() {
-                    let _ = std::fs::remove_file(&self.path);
-                    let _ = std::fs::rename(&backup, &self.path);
+        let switched = switch_world(&self.path, staged.file());
+        drop(staged);
+        let result = match switched {
+            Ok(()) => match Doc::open(&self.path) {
+                Ok(doc) => {
+                    self.doc = Some(doc);
+                    Ok(())
                 }
-                match kinds::open_or_create(&self.path) {
-                    Ok(doc) => self.doc = Some(doc),
-                    Err(_) => {
-                        // The old file is gone: start a fresh default world
-                        // rather than run without one.
-                        let _ = std::fs::remove_file(&self.path);
-                        match kinds::open_or_create(&self.path) {
-                            Ok(doc) => self.doc = Some(doc),
-                            Err(err) => {
-                                eprintln!("error: cannot reopen the world file: {err}");
-                                self.shutdown = true;
-                                return Err(Reject::new("storage", err.to_string()));
-                            }
-                        }
-                    }
-                }
-                Err(e)
-            }
+                Err(e) => Err(reject(e)),
+            },
+            Err(r) => Err(r),
         };
-        // Everyone starts over with the (new or reopened) world.
-        self.side_sent.clear();
-        self.map_sent.clear();
-        self.start_meshing();
-        let ids: Vec<u64> = self.clients.keys().copied().collect();
-        for id in ids {
-            if let Some(c) = self.clients.get_mut(&id) {
-                let tx = c.tx.take();
-                *c = Client {
-                    tx,
-                    ..Default::default()
-                };
+        if self.doc.is_none() {
+            // Refused: the old world is where it was, with its log; reopen it.
+            match kinds::open_or_create(&self.path) {
+                Ok(doc) => self.doc = Some(doc),
+                Err(err) => {
+                    eprintln!("error: cannot reopen the world file: {err}");
+                    self.shutdown = true;
+                    return Err(Reject::new("storage", err.to_string()));
+                }
             }
-            let w = self.welcome(id);
-            if let Some(c) = self.clients.get(&id) {
-                c.text(&w);
-            }
-            self.send_world_to(id);
         }
+        // Everyone starts over with the (new or reopened) world.
+        self.restart_clients();
         result
     }
 
@@ -855,6 +891,14 @@ fn broadcast<S: isoterra::world::ChunkSource<Output = Bytes>>(
     }
 }
 
+/// The file was changed by another program since the world was read.
+fn is_conflict(e: &isoterra::kind::KindError) -> bool {
+    matches!(
+        e,
+        isoterra::kind::KindError::Store(isoterra::store::StoreError::Conflict { .. })
+    )
+}
+
 /// Checks a `new_world` request without touching any file.
 fn check_new_world(
     kind: &str,
@@ -873,6 +917,105 @@ fn check_new_world(
     };
     new.params().map_err(reject)?;
     Ok(new)
+}
+
+/// A new world created and closed in a fresh hidden folder beside `path`
+/// (same file system, so that it can be renamed into place); the folder
+/// and whatever is left in it go when this is dropped.
+struct Staged {
+    dir: tempfile::TempDir,
+}
+
+impl Staged {
+    fn file(&self) -> PathBuf {
+        self.dir.path().join("new.isoterra")
+    }
+}
+
+fn stage_new_world(path: &Path, new: &NewWorld) -> Result<Staged, Reject> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = tempfile::Builder::new()
+        .prefix(".isoterra-new-")
+        .tempdir_in(parent)
+        .map_err(|e| {
+            Reject::new(
+                "storage",
+                format!("cannot create the new world beside {}: {e}", path.display()),
+            )
+        })?;
+    let staged = Staged { dir };
+    let doc = Doc::create(staged.file(), new).map_err(reject)?;
+    // Closing the only connection folds the log into the file: the new
+    // world is one complete file, with no log of its own.
+    doc.close().map_err(reject)?;
+    Ok(staged)
+}
+
+/// `FILE-wal` or `FILE-shm` exists: some connection still has the world
+/// open (the last one to close removes both), or died with commits in the
+/// log that the next open recovers. Either way the log belongs to the file
+/// and must stay with it under its name.
+fn log_in_use(path: &Path) -> Option<PathBuf> {
+    ["-wal", "-shm"].into_iter().find_map(|side| {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(side);
+        let p = PathBuf::from(name);
+        std::fs::symlink_metadata(&p).is_ok().then_some(p)
+    })
+}
+
+fn in_use(path: &Path, log: &Path) -> Reject {
+    Reject::new(
+        "busy",
+        format!(
+            "{} is open in another program (its log {} is in use: another editor, a bake, \
+             `isoterra info` or an SQLite shell); close it and try again. Nothing was changed.",
+            path.display(),
+            log.display()
+        ),
+    )
+}
+
+/// Moves the closed world at `path` to `FILE.bak-N` and the complete new
+/// world `staged` to `path`. Never moves or deletes a write-ahead log:
+/// while one exists (another process has the world open) this refuses and
+/// leaves the old world in place.
+fn switch_world(path: &Path, staged: PathBuf) -> Result<(), Reject> {
+    if let Some(log) = log_in_use(path) {
+        return Err(in_use(path, &log));
+    }
+    let backup = free_backup(path);
+    let moved = match std::fs::rename(path, &backup) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => {
+            return Err(Reject::new(
+                "storage",
+                format!("cannot move the world file aside: {e}"),
+            ));
+        }
+    };
+    // Someone opened the old world between the check and the move: its log
+    // is named after `path`, so put the old world back under that name.
+    if let Some(log) = log_in_use(path) {
+        if moved {
+            let _ = std::fs::rename(&backup, path);
+        }
+        return Err(in_use(path, &log));
+    }
+    if let Err(e) = std::fs::rename(&staged, path) {
+        if moved {
+            let _ = std::fs::rename(&backup, path);
+        }
+        return Err(Reject::new(
+            "storage",
+            format!("cannot move the new world into place: {e}"),
+        ));
+    }
+    Ok(())
 }
 
 /// `FILE.bak-N` with the first free `N`.

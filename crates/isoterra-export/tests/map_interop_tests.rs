@@ -801,3 +801,42 @@ fn map_glb_passes_the_khronos_validator() {
     bad.ground[0] = f32::INFINITY;
     assert!(export_map_glb(&bad, &MapMeshOptions::DEFAULT).is_err());
 }
+
+#[test]
+fn tiled_import_of_a_big_layer_of_distinct_gids_completes() {
+    // 1024 x 1024 tiles, every one its own gid, half of them marked solid
+    // and some with a level by tileset properties: classifying the gids
+    // used to cost (distinct gids) x (gids + properties), which did not
+    // finish; it is linear now.
+    let n = 1024u32;
+    let count = n * n;
+    let data: Vec<u32> = (1..=count).collect();
+    let tiles: Vec<Value> = (0..count)
+        .step_by(2)
+        .map(|id| {
+            let mut p = vec![json!({"name": "solid", "type": "bool", "value": true})];
+            if id % 6 == 0 {
+                p.push(json!({"name": "level", "type": "int", "value": (id / 6) % 4}));
+            }
+            json!({"id": id, "properties": p})
+        })
+        .collect();
+    let doc = json!({
+        "type": "map", "orientation": "orthogonal", "width": n, "height": n,
+        "tilewidth": 16, "tileheight": 16, "infinite": false,
+        "layers": [{"type": "tilelayer", "name": "ground", "width": n, "height": n,
+                    "x": 0, "y": 0, "data": data}],
+        "tilesets": [{"firstgid": 1, "name": "t", "tiles": tiles}],
+    });
+    let opts = TiledImport::DEFAULT
+        .with_cells_per_tile(1)
+        .with_smooth_passes(0);
+    let m = import_tiled(&bytes(&doc), &opts).unwrap();
+    assert_eq!((m.width_cells(), m.depth_cells()), (n, n));
+    // Gid 1 (tile 0) is solid with level 0, gid 2 is not solid; gid 7
+    // (tile 6) is solid at level 1.
+    let [nx, _] = m.nodes();
+    let corner = |x: u32, z: u32| m.ground[(z * nx + x) as usize];
+    assert!(corner(0, 0) > -1.0, "the solid first tile shows as land");
+    assert!(m.level.iter().any(|&l| l > 0.0), "levels from properties");
+}

@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use crate::bake::BakeSource;
 use crate::create::{NewWorld, WorldParams};
+use crate::run::{HeightRun, VoxelRun};
 use crate::schema::{self, Limits, ToolSpec};
 use crate::stroke::{
     Brief, Params, Preview, Stamp, StrokeSpec, Template, checked_point, find_tool, ranged,
@@ -85,10 +86,12 @@ struct OpenStroke {
     first: Option<[f32; 3]>,
 }
 
+/// The preview of consecutive dabs of one stroke: one per dab for side
+/// views and maps, folded into one for heightmaps and voxels.
 #[derive(Debug)]
 struct Applied {
     stroke: StrokeId,
-    stamp: Stamp,
+    stamps: Vec<Stamp>,
     preview: Preview,
 }
 
@@ -99,6 +102,8 @@ pub struct Document<S: ChunkStore = WorldFile> {
     open: BTreeMap<StrokeId, OpenStroke>,
     previews: Vec<Applied>,
     next: u64,
+    /// The most nodes one stroke may change ([`Limits::stroke_nodes`]).
+    stroke_nodes: Option<u64>,
 }
 
 fn store_kind_error(e: StoreError) -> KindError {
@@ -175,12 +180,15 @@ impl Document<WorldFile> {
 impl<S: ChunkStore> Document<S> {
     /// A document over `doc`, with no stroke open.
     pub fn wrap(doc: AnyDocument<S>) -> Self {
-        Document {
+        let mut d = Document {
             doc,
             open: BTreeMap::new(),
             previews: Vec::new(),
             next: 0,
-        }
+            stroke_nodes: None,
+        };
+        d.stroke_nodes = d.limits().stroke_nodes;
+        d
     }
 
     /// Opens the world held in `store`, whatever its kind.
@@ -434,6 +442,26 @@ impl<S: ChunkStore> Document<S> {
         let (template, first) = (open.template, open.first);
         let stamp = stamp_of(&self.doc, &template, at, first)?;
         let preview = self.preview(&stamp)?;
+        // The stroke may not grow past what the store records in one stroke:
+        // refused at the dab that would pass it, not when the stroke ends.
+        if let (Some(limit), Some(dab_nodes)) = (self.stroke_nodes, preview.folded_nodes()) {
+            let last = self.previews.last().filter(|a| a.stroke == stroke);
+            let added = last
+                .and_then(|a| a.preview.new_nodes(&preview))
+                .unwrap_or(dab_nodes);
+            let held: usize = self
+                .previews
+                .iter()
+                .filter(|a| a.stroke == stroke)
+                .filter_map(|a| a.preview.folded_nodes())
+                .sum();
+            if held.saturating_add(added) as u64 > limit {
+                revert(&mut self.doc, &preview);
+                return Err(KindError::TooLarge(format!(
+                    "the stroke would change more than {limit} nodes, the most one stroke may record: end it and draw on with a new stroke"
+                )));
+            }
+        }
         if let Some(open) = self.open.get_mut(&stroke) {
             open.stamps.push(stamp);
             if open.first.is_none() {
@@ -443,12 +471,33 @@ impl<S: ChunkStore> Document<S> {
                 open.template = template.fixed_by(&stamp);
             }
         }
+        self.push_preview(stroke, stamp, preview);
+        Ok(())
+    }
+
+    /// Adds a dab's preview: folded into the last one when that is of the
+    /// same stroke and of a kind that folds.
+    fn push_preview(&mut self, stroke: StrokeId, stamp: Stamp, preview: Preview) {
+        if let Some(last) = self.previews.last_mut().filter(|a| a.stroke == stroke) {
+            match last.preview.absorb(preview) {
+                None => {
+                    last.stamps.push(stamp);
+                    return;
+                }
+                Some(preview) => {
+                    return self.previews.push(Applied {
+                        stroke,
+                        stamps: vec![stamp],
+                        preview,
+                    });
+                }
+            }
+        }
         self.previews.push(Applied {
             stroke,
-            stamp,
+            stamps: vec![stamp],
             preview,
         });
-        Ok(())
     }
 
     /// Ends `stroke`: records its dabs as one stroke, committed to the store
@@ -656,8 +705,10 @@ impl<S: ChunkStore> Document<S> {
             if !self.open.contains_key(&a.stroke) {
                 continue;
             }
-            if let Ok(preview) = self.preview(&a.stamp) {
-                self.previews.push(Applied { preview, ..a });
+            for stamp in a.stamps {
+                if let Ok(preview) = self.preview(&stamp) {
+                    self.push_preview(a.stroke, stamp, preview);
+                }
             }
         }
         out
@@ -673,12 +724,14 @@ impl<S: ChunkStore> Document<S> {
             (AnyDocument::Side2d(d), Stamp::Side2d(b)) => {
                 d.preview(b).map(Preview::Side2d).map_err(refused)
             }
-            (AnyDocument::Heightmap(d), Stamp::Heightmap(b)) => {
-                d.preview(b).map(Preview::Heightmap).map_err(refused)
-            }
-            (AnyDocument::Voxel(d), Stamp::Voxel(b)) => {
-                d.preview(b).map(Preview::Voxel).map_err(refused)
-            }
+            (AnyDocument::Heightmap(d), Stamp::Heightmap(b)) => d
+                .preview(b)
+                .map(|e| Preview::Heightmap(HeightRun::of(&e)))
+                .map_err(refused),
+            (AnyDocument::Voxel(d), Stamp::Voxel(b)) => d
+                .preview(b)
+                .map(|e| Preview::Voxel(VoxelRun::of(&e)))
+                .map_err(refused),
             (AnyDocument::Map(d), Stamp::Map(b, at)) => d
                 .preview(&MapStroke::dab(*b, *at))
                 .map(Preview::Map)
@@ -729,8 +782,14 @@ fn stamp_of<S: ChunkStore>(
 fn revert<S: ChunkStore>(doc: &mut AnyDocument<S>, p: &Preview) {
     let reverted = match (doc, p) {
         (AnyDocument::Side2d(d), Preview::Side2d(e)) => d.revert_preview(e),
-        (AnyDocument::Heightmap(d), Preview::Heightmap(e)) => d.revert_preview(e),
-        (AnyDocument::Voxel(d), Preview::Voxel(e)) => d.revert_preview(e),
+        (AnyDocument::Heightmap(d), Preview::Heightmap(r)) => {
+            let e = r.edit(d.world());
+            d.revert_preview(&e)
+        }
+        (AnyDocument::Voxel(d), Preview::Voxel(r)) => {
+            let e = r.edit(d.world());
+            d.revert_preview(&e)
+        }
         (AnyDocument::Map(d), Preview::Map(e)) => d.revert_preview(e),
         _ => Ok(()),
     };
@@ -794,4 +853,47 @@ fn commit<S: ChunkStore>(
         }
     };
     Ok(Committed { id, changed_nodes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use isoterra_store::MemoryStore;
+
+    fn heightmap() -> Document<MemoryStore> {
+        Document::create_in(MemoryStore::new(), &NewWorld::new(WorldKind::Heightmap)).unwrap()
+    }
+
+    #[test]
+    fn a_dab_that_would_take_a_stroke_past_the_node_limit_is_refused_there() {
+        let mut doc = heightmap();
+        let spec = StrokeSpec::new("raise", 8.0);
+        // One dab of radius 8 touches about 200 nodes; allow a few dabs.
+        let one = {
+            let s = doc.begin_stroke(&spec).unwrap();
+            doc.dab(s, [0.0, 0.0, 0.0]).unwrap();
+            let n = doc.previews[0].preview.folded_nodes().unwrap();
+            doc.cancel_stroke(s);
+            n as u64
+        };
+        doc.stroke_nodes = Some(3 * one);
+        let before = doc.content_hash();
+        let s = doc.begin_stroke(&spec).unwrap();
+        // Dabs on the same spot fold into the nodes already held: any number fit.
+        for _ in 0..50 {
+            doc.dab(s, [0.0, 0.0, 0.0]).unwrap();
+        }
+        doc.dab(s, [100.0, 0.0, 0.0]).unwrap();
+        doc.dab(s, [200.0, 0.0, 0.0]).unwrap();
+        let shown = doc.content_hash();
+        let err = doc.dab(s, [300.0, 0.0, 0.0]).unwrap_err();
+        assert!(matches!(err, KindError::TooLarge(_)), "{err}");
+        assert!(err.to_string().contains("nodes"), "{err}");
+        // The refused dab shows nothing; the stroke so far is kept and ends.
+        assert_eq!(doc.content_hash(), shown);
+        let done = doc.end_stroke(s).unwrap();
+        assert!(done.id.is_some());
+        assert!(done.changed_nodes as u64 <= 3 * one);
+        assert_ne!(doc.content_hash(), before);
+    }
 }

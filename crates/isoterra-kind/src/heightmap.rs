@@ -135,8 +135,13 @@ pub(crate) fn export<S: ChunkStore>(
                     "png16 and r16 export every node; --lod applies to glb and obj",
                 ));
             }
-            let w = u32::try_from(last[0] - first[0] + 1).ok();
-            let h = u32::try_from(last[1] - first[1] + 1).ok();
+            let span = |k: usize| {
+                last[k]
+                    .checked_sub(first[k])
+                    .and_then(|d| d.checked_add(1))
+                    .and_then(|d| u32::try_from(d).ok())
+            };
+            let (w, h) = (span(0), span(1));
             let (Some(w), Some(h)) = (w, h) else {
                 return Err(KindError::TooLarge(format!(
                     "region `{text}` is too large to export as one image"
@@ -205,8 +210,10 @@ pub(crate) fn export<S: ChunkStore>(
                 (last[0] - 1).max(first[0]).div_euclid(n),
                 (last[1] - 1).max(first[1]).div_euclid(n),
             ];
-            let count = (c1[0] - c0[0] + 1) * (c1[1] - c0[1] + 1);
-            if count > MAX_EXPORT_CHUNKS {
+            // In i128: a huge region on a fine world overflows i64 here.
+            let count = (i128::from(c1[0]) - i128::from(c0[0]) + 1)
+                * (i128::from(c1[1]) - i128::from(c0[1]) + 1);
+            if count > i128::from(MAX_EXPORT_CHUNKS) {
                 return Err(KindError::TooLarge(format!(
                     "region `{text}` covers {count} chunks; export at most {MAX_EXPORT_CHUNKS} at a time"
                 )));

@@ -39,6 +39,7 @@ mod export;
 mod heightmap;
 mod kind;
 mod map;
+mod run;
 pub mod schema;
 mod side2d;
 mod stroke;

@@ -172,6 +172,11 @@ pub struct Limits {
     pub dabs_per_stroke: usize,
     /// Largest absolute coordinate.
     pub coordinate: f64,
+    /// The most nodes one stroke may change, where the world's store
+    /// records strokes of a bounded size (heightmap and voxel); a dab that
+    /// would take a stroke past it is refused. `None`: bounded by the
+    /// world's size.
+    pub stroke_nodes: Option<u64>,
 }
 
 impl Limits {
@@ -183,11 +188,17 @@ impl Limits {
             WorldKind::Voxel => [RADIUS[0], f64::from(isoterra_world::VoxelBrush::MAX_RADIUS)],
             _ => RADIUS,
         };
+        let stroke_nodes = match kind {
+            WorldKind::Voxel => Some(isoterra_store::MAX_VOXEL_STROKE_NODES as u64),
+            WorldKind::Heightmap => Some(isoterra_store::MAX_HEIGHT_STROKE_NODES as u64),
+            WorldKind::Side2d | WorldKind::Map => None,
+        };
         Limits {
             radius,
             strength: STRENGTH,
             dabs_per_stroke: MAX_DABS_PER_STROKE,
             coordinate: COORD_LIMIT,
+            stroke_nodes,
         }
     }
 }

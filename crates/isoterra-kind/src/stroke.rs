@@ -4,8 +4,8 @@
 
 use isoterra_field::PathingOverride;
 use isoterra_world::{
-    HeightBrush, HeightEdit, HeightTool, MapBrush, MapBrushShape, MapEdit, MapTool, Side2dBrush,
-    Side2dBrushShape, Side2dEdit, Side2dTool, VoxelBrush, VoxelEdit, VoxelTool,
+    HeightBrush, HeightTool, MapBrush, MapBrushShape, MapEdit, MapTool, Side2dBrush,
+    Side2dBrushShape, Side2dEdit, Side2dTool, VoxelBrush, VoxelTool,
 };
 use serde_json::{Map, Value};
 
@@ -79,9 +79,49 @@ pub enum Stamp {
 #[derive(Debug, Clone)]
 pub(crate) enum Preview {
     Side2d(Side2dEdit),
-    Heightmap(HeightEdit),
-    Voxel(VoxelEdit),
+    /// Consecutive dabs of one stroke, folded.
+    Heightmap(crate::run::HeightRun),
+    /// Consecutive dabs of one stroke, folded.
+    Voxel(crate::run::VoxelRun),
     Map(MapEdit),
+}
+
+impl Preview {
+    /// Nodes held by a folded preview (`None` for kinds that keep one
+    /// preview per dab).
+    pub(crate) fn folded_nodes(&self) -> Option<usize> {
+        match self {
+            Preview::Heightmap(r) => Some(r.len()),
+            Preview::Voxel(r) => Some(r.len()),
+            _ => None,
+        }
+    }
+
+    /// Nodes of `later` (a preview of the same kind) that folding it in
+    /// would add.
+    pub(crate) fn new_nodes(&self, later: &Preview) -> Option<usize> {
+        match (self, later) {
+            (Preview::Heightmap(a), Preview::Heightmap(b)) => Some(a.new_nodes(b)),
+            (Preview::Voxel(a), Preview::Voxel(b)) => Some(a.new_nodes(b)),
+            _ => None,
+        }
+    }
+
+    /// Folds `later` in when both are folded previews of one kind; gives it
+    /// back otherwise.
+    pub(crate) fn absorb(&mut self, later: Preview) -> Option<Preview> {
+        match (self, later) {
+            (Preview::Heightmap(a), Preview::Heightmap(b)) => {
+                a.absorb(b);
+                None
+            }
+            (Preview::Voxel(a), Preview::Voxel(b)) => {
+                a.absorb(b);
+                None
+            }
+            (_, later) => Some(later),
+        }
+    }
 }
 
 /// A checked stroke: its tool and brush; each dab places it.

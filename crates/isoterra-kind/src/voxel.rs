@@ -133,10 +133,11 @@ pub(crate) fn export<S: ChunkStore>(
     let (min, max) = d
         .world()
         .chunks_covering([lo[0], lo[1], lo[2]], [hi[0], hi[1], hi[2]])?;
-    let count: i64 = (0..3)
-        .map(|k| i64::from(max[k]) - i64::from(min[k]) + 1)
+    // In i128: three axes of a huge region overflow i64.
+    let count: i128 = (0..3)
+        .map(|k| i128::from(max[k]) - i128::from(min[k]) + 1)
         .product();
-    if count > MAX_EXPORT_CHUNKS {
+    if count > i128::from(MAX_EXPORT_CHUNKS) {
         return Err(KindError::TooLarge(format!(
             "region `{text}` covers {count} chunks; export at most {MAX_EXPORT_CHUNKS} at a time"
         )));

@@ -1716,3 +1716,27 @@ fn floating_islands_are_detached_as_one_undoable_stroke() {
         assert!(i.is_empty() && c.id.is_none());
     }
 }
+
+#[test]
+fn a_huge_export_region_on_a_fine_heightmap_is_refused_not_overflowed() {
+    // Two cells per chunk of 1e-4 units: ±1e7 units is 1e11 chunks a side,
+    // whose product does not fit an i64.
+    let params = isoterra_world::HeightmapParams::DEFAULT
+        .with_chunk_cells(2)
+        .with_lod_count(1)
+        .with_cell_size(1.0e-4)
+        .with_view_distance(0.02)
+        .with_unload_hysteresis(0.01);
+    let hm = isoterra_store::HeightmapDocument::create_in(MemoryStore::new(), &params).unwrap();
+    let mut doc = Document::wrap(AnyDocument::Heightmap(Box::new(hm)));
+    for format in [ExportFormat::Glb, ExportFormat::Obj, ExportFormat::Png16] {
+        for region in ["-1e7,-1e7,1e7,1e7", "-1e7,0,1e7,0.001", "0,-1e7,1e-3,1e7"] {
+            let req = ExportRequest::new(format).with_region(Some(region.to_string()));
+            let err = doc.export(&req).unwrap_err();
+            assert!(
+                matches!(err, KindError::TooLarge(_)),
+                "{format:?} {region}: {err}"
+            );
+        }
+    }
+}

@@ -24,7 +24,7 @@ use isoterra_field::NodeRect;
 use isoterra_world::Side2dEdit;
 
 use crate::StoreError;
-use crate::wire::{FLAG_MATERIALS, FLAG_ZSTD, Reader, Writer, pack_body, unpack_body};
+use crate::wire::{FLAG_MATERIALS, FLAG_ZSTD, Reader, Writer, pack_body, unpack_body_within};
 
 const MAGIC: &[u8; 4] = b"ITDL";
 const VERSION: u8 = 1;
@@ -89,6 +89,19 @@ pub fn encode_delta(delta: &EditDelta) -> Result<Vec<u8>, StoreError> {
 
 /// Decodes a delta written by [`encode_delta`], validating everything.
 pub fn decode_delta(payload: &[u8]) -> Result<EditDelta, StoreError> {
+    decode_delta_within(payload, usize::MAX)
+}
+
+/// The most body bytes a delta of a world of `nodes` nodes can hold: four
+/// rectangle varints and a count, then per node an index varint, two values
+/// and two material ids.
+pub(crate) fn max_delta_body(nodes: u64) -> usize {
+    usize::try_from(nodes.saturating_mul(5 + 8 + 2).saturating_add(5 * 10)).unwrap_or(usize::MAX)
+}
+
+/// As [`decode_delta`], refusing a header that declares a body larger than
+/// `max` bytes before decoding anything.
+pub(crate) fn decode_delta_within(payload: &[u8], max: usize) -> Result<EditDelta, StoreError> {
     let bad = |reason: &str| StoreError::data(WHAT, reason.to_string());
     let mut r = Reader::new(payload);
     let header = r
@@ -109,7 +122,7 @@ pub fn decode_delta(payload: &[u8]) -> Result<EditDelta, StoreError> {
     }
     let raw_len = u32::from_le_bytes([header[8], header[9], header[10], header[11]]) as usize;
     let rest = r.take(r.remaining()).unwrap_or_default();
-    let raw = unpack_body(rest, flags, raw_len, WHAT)?;
+    let raw = unpack_body_within(rest, flags, raw_len, max, WHAT)?;
     let mut b = Reader::new(&raw);
     let short = || bad("body ends early");
     let mut coord = || -> Result<u32, StoreError> {

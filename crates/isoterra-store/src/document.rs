@@ -57,7 +57,7 @@ use crate::document_core::{
 };
 use crate::{
     ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, ChunkStore, StoreError, WorldFile,
-    WorldMeta, decode_chunk, decode_delta, encode_chunk, encode_delta, field2_content_hash,
+    WorldMeta, decode_chunk, encode_chunk, encode_delta, field2_content_hash,
 };
 
 /// The `kind` recorded in the metadata of side-view world files.
@@ -533,7 +533,10 @@ impl EditKind for Side2dKind {
     }
 
     fn decode(&self, delta: &[u8]) -> Result<Side2dEdit, StoreError> {
-        decode_delta(delta)
+        // A delta changes each node of the world at most once.
+        let f = self.world.field();
+        let nodes = u64::from(f.width()) * u64::from(f.height());
+        crate::delta_codec::decode_delta_within(delta, crate::delta_codec::max_delta_body(nodes))
     }
 
     fn apply(&mut self, edit: &Side2dEdit, dir: EditDirection) -> Result<(), StoreError> {

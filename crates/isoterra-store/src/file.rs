@@ -250,6 +250,15 @@ impl WorldFile {
         validate_meta(meta)?;
         validate_entries(entries)?;
         let params = meta_params_json(meta)?;
+        // A write-ahead log or shared-memory file at the new name belongs to
+        // another database (perhaps one still open elsewhere): SQLite would
+        // replay it into the new file, and removing it could lose that
+        // database's last commits. Leave both alone and refuse.
+        for side in [wal_path(path), shm_path(path)] {
+            if fs::symlink_metadata(&side).is_ok() {
+                return Err(StoreError::AlreadyExists { path: side });
+            }
+        }
         // Claim the name atomically: `create_new` fails if anything is there.
         match OpenOptions::new().write(true).create_new(true).open(path) {
             Ok(f) => drop(f),
@@ -267,6 +276,8 @@ impl WorldFile {
         }
         let result = Self::initialise(path, meta, &params, entries);
         if result.is_err() {
+            // The log and shared memory did not exist before (checked above):
+            // they are this attempt's own.
             let _ = fs::remove_file(path);
             let _ = fs::remove_file(wal_path(path));
             let _ = fs::remove_file(shm_path(path));

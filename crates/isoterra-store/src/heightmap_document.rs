@@ -52,6 +52,8 @@ const DELTA_MAGIC: &[u8; 4] = b"IHE1";
 const DELTA_NODE_BYTES: usize = 24;
 /// Largest decoded edit, in bytes.
 const MAX_DELTA_BYTES: usize = 256 << 20;
+/// The most nodes one heightmap stroke may change (what its delta may hold).
+pub const MAX_STROKE_NODES: usize = (MAX_DELTA_BYTES - 8) / DELTA_NODE_BYTES;
 
 /// What [`HeightmapDocument::stroke`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -315,19 +317,49 @@ impl<S: ChunkStore> HeightmapDocument<S> {
     ) -> Result<HeightStrokeOutcome, StoreError> {
         self.core.check_current()?;
         let params = to_json("height brush stamps", &stamps)?;
-        let edits = self
-            .core
-            .apply_stamps(stamps, |k, brush| Ok(k.world.apply_brush(brush)?))?;
-        // Every node once: its delta before the first stamp, and now.
+        // Every node once: its delta before the first stamp, folded in as
+        // each stamp is applied (the stroke holds each touched node once,
+        // however many stamps it has). Keyed by (z, x), the order an edit
+        // lists its nodes in.
         let mut first: std::collections::BTreeMap<[i64; 2], f32> = Default::default();
-        for e in &edits {
+        for brush in stamps {
+            let applied = self.world_mut().apply_brush(brush);
+            let e = match applied {
+                Ok(e) => e,
+                Err(err) => {
+                    let back = self.folded_edit(&first);
+                    let _ = self.world_mut().apply_edit(&back, EditDirection::Backward);
+                    return Err(err.into());
+                }
+            };
             for (k, g) in e.nodes.iter().enumerate() {
                 first.entry([g[1], g[0]]).or_insert(e.before[k]);
             }
+            if first.len() > MAX_STROKE_NODES {
+                let back = self.folded_edit(&first);
+                let _ = self.world_mut().apply_edit(&back, EditDirection::Backward);
+                return Err(StoreError::input(
+                    "height stroke",
+                    format!(
+                        "it would change more than {MAX_STROKE_NODES} nodes, the most one stroke may record: end it and draw on with a new stroke"
+                    ),
+                ));
+            }
         }
-        // Keyed by (z, x), the order an edit lists its nodes in.
+        let merged = self.folded_edit(&first);
+        // The stroke is recorded from the heights before it.
+        let _ = self
+            .world_mut()
+            .apply_edit(&merged, EditDirection::Backward);
+        let tool = stamps_tool(stamps.iter().map(|b| b.tool), |t| t.name());
+        self.record(merged, tool, params)
+    }
+
+    /// The edit from the deltas `first` held (keyed by (z, x)) to the
+    /// world's deltas now, listing only the nodes that changed.
+    fn folded_edit(&self, first: &std::collections::BTreeMap<[i64; 2], f32>) -> HeightEdit {
         let mut merged = HeightEdit::default();
-        for ([gz, gx], before) in first {
+        for (&[gz, gx], &before) in first {
             let g = [gx, gz];
             let after = self.world().delta(g);
             if after.to_bits() != before.to_bits() {
@@ -336,9 +368,7 @@ impl<S: ChunkStore> HeightmapDocument<S> {
                 merged.after.push(after);
             }
         }
-        self.core.revert_all(&edits);
-        let tool = stamps_tool(stamps.iter().map(|b| b.tool), |t| t.name());
-        self.record(merged, tool, params)
+        merged
     }
 
     /// Sets a block of nodes to given heights (an import) and records it as
@@ -547,7 +577,9 @@ pub fn decode_height_edit(payload: &[u8]) -> Result<HeightEdit, StoreError> {
         what: "height stroke delta",
         reason,
     };
-    let raw = zstd::bulk::decompress(payload, MAX_DELTA_BYTES)
+    // Streamed with a limit: nothing is allocated for what the frame does
+    // not really hold, and decoding stops past the largest delta.
+    let raw = crate::wire::decompress_at_most(payload, MAX_DELTA_BYTES)
         .map_err(|e| bad(format!("does not decompress: {e}")))?;
     if raw.len() < 8 || &raw[..4] != DELTA_MAGIC {
         return Err(bad("missing the IHE1 header".to_string()));

@@ -115,7 +115,8 @@ pub use file::WorldFile;
 pub use hash::{field2_content_hash, input_meta_hash, input_stamp, payload_hash};
 pub use heightmap_document::{
     HEIGHTMAP_FORMAT_VERSION, HEIGHTMAP_KIND, HeightStrokeOutcome, HeightmapDocument,
-    HeightmapInfo, decode_height_edit, encode_height_edit,
+    HeightmapInfo, MAX_STROKE_NODES as MAX_HEIGHT_STROKE_NODES, decode_height_edit,
+    encode_height_edit,
 };
 pub use map_document::{
     MAP_FORMAT_VERSION, MAP_KIND, MapDocument, MapInfo, MapStrokeOutcome, decode_map_chunk,
@@ -123,7 +124,7 @@ pub use map_document::{
 };
 pub use memory::MemoryStore;
 pub use voxel_document::{
-    VOXEL_FORMAT_VERSION, VOXEL_KIND, VoxelDocument, VoxelDocumentInfo, VoxelStrokeOutcome,
-    decode_delta3, encode_delta3,
+    MAX_STROKE_NODES as MAX_VOXEL_STROKE_NODES, VOXEL_FORMAT_VERSION, VOXEL_KIND, VoxelDocument,
+    VoxelDocumentInfo, VoxelStrokeOutcome, decode_delta3, encode_delta3,
 };
 pub use write_behind::{ChunkWriter, FullPolicy, WriteBehind, WriteBehindConfig};

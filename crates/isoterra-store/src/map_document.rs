@@ -34,7 +34,7 @@ use crate::document_core::{
     DocumentCore, EditKind, check_params, document_access, in_new_world, new_meta, read_params,
     to_json,
 };
-use crate::wire::{Reader, Writer, pack_body, unpack_body};
+use crate::wire::{Reader, Writer, pack_body, unpack_body, unpack_body_within};
 use crate::{ChunkChange, ChunkKey, ChunkLayer, ChunkStore, StoreError, WorldFile, WorldMeta};
 
 /// The `kind` recorded in the metadata of map world files.
@@ -399,7 +399,15 @@ impl EditKind for MapKind {
     }
 
     fn decode(&self, delta: &[u8]) -> Result<MapEdit, StoreError> {
-        decode_map_edit(delta)
+        // Every layer of every node of the map, before and after, at most
+        // eight bytes a value, plus headers.
+        let p = self.world.params();
+        let nodes = (u64::from(p.width_cells) + 1) * (u64::from(p.depth_cells) + 1);
+        let max = nodes
+            .saturating_mul(16 * 16)
+            .saturating_add(1 << 16)
+            .min(MAX_DELTA_BYTES);
+        decode_map_edit_within(delta, usize::try_from(max).unwrap_or(usize::MAX))
     }
 
     fn apply(&mut self, edit: &MapEdit, dir: EditDirection) -> Result<(), StoreError> {
@@ -676,6 +684,12 @@ pub fn encode_map_edit(edit: &MapEdit) -> Result<Vec<u8>, StoreError> {
 /// [`StoreError::CorruptData`] when it does not decode or the edit is
 /// malformed.
 pub fn decode_map_edit(payload: &[u8]) -> Result<MapEdit, StoreError> {
+    decode_map_edit_within(payload, MAX_DELTA_BYTES as usize)
+}
+
+/// As [`decode_map_edit`], refusing a header that declares more than `max`
+/// bytes before decoding anything.
+fn decode_map_edit_within(payload: &[u8], max: usize) -> Result<MapEdit, StoreError> {
     let bad = |reason: String| StoreError::data("map stroke delta", reason);
     let mut r = Reader::new(payload);
     if r.take(4) != Some(DELTA_MAGIC.as_slice()) {
@@ -684,7 +698,7 @@ pub fn decode_map_edit(payload: &[u8]) -> Result<MapEdit, StoreError> {
     let flags = r.u8().ok_or_else(|| bad("truncated header".to_string()))?;
     let raw_len = r.u32().ok_or_else(|| bad("truncated header".to_string()))? as usize;
     let rest = r.take(r.remaining()).unwrap_or_default();
-    let raw = unpack_body(rest, flags, raw_len, "map stroke delta")?;
+    let raw = unpack_body_within(rest, flags, raw_len, max, "map stroke delta")?;
     MapEdit::from_bytes(&raw).map_err(|e| bad(e.to_string()))
 }
 

@@ -36,7 +36,7 @@ use crate::document_core::{
     to_json,
 };
 use crate::hash::Fnv1a64;
-use crate::wire::{Reader, Writer, pack_body, unpack_body};
+use crate::wire::{Reader, Writer, pack_body, unpack_body_within};
 use crate::{
     ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, ChunkStore, StoreError, WorldFile,
     decode_chunk, encode_chunk,
@@ -53,6 +53,18 @@ const DELTA_HEADER_LEN: usize = 12;
 const DELTA_WHAT: &str = "voxel stroke delta";
 /// Bytes per node in a delta body: three i64 coordinates, two f32, two ids.
 const DELTA_NODE_BYTES: usize = 34;
+/// The most nodes one voxel stroke may change (its delta then decodes to
+/// at most about 570 MB).
+pub const MAX_STROKE_NODES: usize = 1 << 24;
+
+fn too_many_nodes() -> StoreError {
+    StoreError::input(
+        "voxel stroke",
+        format!(
+            "it would change more than {MAX_STROKE_NODES} nodes, the most one stroke may record: end it and draw on with a new stroke"
+        ),
+    )
+}
 
 /// Encodes a 3D edit as a stroke delta:
 ///
@@ -81,6 +93,9 @@ pub fn encode_delta3(edit: &VoxelEdit) -> Result<Vec<u8>, StoreError> {
     edit.validate()
         .map_err(|e| StoreError::input("voxel edit", e.to_string()))?;
     let n = edit.nodes.len();
+    if n > MAX_STROKE_NODES {
+        return Err(too_many_nodes());
+    }
     let mut body = Writer::with_capacity(8 + n * DELTA_NODE_BYTES);
     body.varint(n as u64);
     for p in &edit.nodes {
@@ -120,10 +135,20 @@ pub fn decode_delta3(payload: &[u8]) -> Result<VoxelEdit, StoreError> {
     }
     let flags = payload[5];
     let raw_len = u32::from_le_bytes([payload[8], payload[9], payload[10], payload[11]]) as usize;
-    let body = unpack_body(&payload[DELTA_HEADER_LEN..], flags, raw_len, DELTA_WHAT)?;
+    // A stroke changes at most MAX_STROKE_NODES nodes: its body is bounded.
+    let max = 10 + MAX_STROKE_NODES * DELTA_NODE_BYTES;
+    let body = unpack_body_within(
+        &payload[DELTA_HEADER_LEN..],
+        flags,
+        raw_len,
+        max,
+        DELTA_WHAT,
+    )?;
     let mut r = Reader::new(&body);
     let n = r.varint().ok_or_else(|| bad("truncated node count"))?;
-    if n.saturating_mul(DELTA_NODE_BYTES as u64) > r.remaining() as u64 {
+    if n > MAX_STROKE_NODES as u64
+        || n.saturating_mul(DELTA_NODE_BYTES as u64) > r.remaining() as u64
+    {
         return Err(bad("node count larger than the body"));
     }
     let n = n as usize;
@@ -410,20 +435,39 @@ impl<S: ChunkStore> VoxelDocument<S> {
     ) -> Result<VoxelStrokeOutcome, StoreError> {
         self.core.check_current()?;
         let params = to_json("voxel brush stamps", &stamps)?;
-        let edits = self
-            .core
-            .apply_stamps(stamps, |k, brush| Ok(k.world.apply_brush(brush)?))?;
+        // Each stamp's edit is folded in as soon as it is applied, so the
+        // stroke holds each touched node once, however many stamps it has.
+        // Keyed by (z, y, x), the order an edit lists its nodes in.
         let mut first: std::collections::BTreeMap<[i64; 3], (f32, u8)> = Default::default();
-        for e in &edits {
+        for brush in stamps {
+            let applied = self.world_mut().apply_brush(brush);
+            let e = match applied {
+                Ok(e) => e,
+                Err(err) => {
+                    self.revert_folded(&first);
+                    return Err(err.into());
+                }
+            };
             for (k, g) in e.nodes.iter().enumerate() {
                 first
                     .entry([g[2], g[1], g[0]])
                     .or_insert((e.before[k], e.mat_before[k]));
             }
+            if first.len() > MAX_STROKE_NODES {
+                self.revert_folded(&first);
+                return Err(too_many_nodes());
+            }
         }
-        // Keyed by (z, y, x), the order an edit lists its nodes in.
+        let edit = self.folded_edit(&first);
+        let tool = stamps_tool(stamps.iter().map(|b| b.tool), |t| t.name());
+        self.record(edit, tool, params)
+    }
+
+    /// The edit from the values `first` held (keyed by (z, y, x)) to the
+    /// world's values now, listing only the nodes that changed.
+    fn folded_edit(&self, first: &std::collections::BTreeMap<[i64; 3], (f32, u8)>) -> VoxelEdit {
         let mut edit = VoxelEdit::default();
-        for ([gz, gy, gx], (before, mat_before)) in first {
+        for (&[gz, gy, gx], &(before, mat_before)) in first {
             let g = [gx, gy, gz];
             let Some((after, mat_after)) = self.world().node(g) else {
                 continue;
@@ -437,8 +481,15 @@ impl<S: ChunkStore> VoxelDocument<S> {
             edit.mat_before.push(mat_before);
             edit.mat_after.push(mat_after);
         }
-        let tool = stamps_tool(stamps.iter().map(|b| b.tool), |t| t.name());
-        self.record(edit, tool, params)
+        edit
+    }
+
+    /// Puts back the values `first` held.
+    fn revert_folded(&mut self, first: &std::collections::BTreeMap<[i64; 3], (f32, u8)>) {
+        let edit = self.folded_edit(first);
+        let _ = self
+            .world_mut()
+            .apply_edit(&edit, isoterra_world::EditDirection::Backward);
     }
 
     /// Commits an edit already applied to the world as one stroke, or

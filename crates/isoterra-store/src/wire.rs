@@ -176,6 +176,41 @@ pub(crate) fn unpack_body(
     }
 }
 
+/// As [`unpack_body`], refusing before any decoding a header that declares
+/// more than `max` bytes (what the world the payload belongs to can hold):
+/// a small payload may claim, and honestly decompress to, gigabytes.
+pub(crate) fn unpack_body_within(
+    stored: &[u8],
+    flags: u8,
+    raw_len: usize,
+    max: usize,
+    what: &'static str,
+) -> Result<Vec<u8>, crate::StoreError> {
+    if raw_len > max {
+        return Err(crate::StoreError::data(
+            what,
+            format!(
+                "the header declares {raw_len} bytes, more than a stroke of this world can hold ({max})"
+            ),
+        ));
+    }
+    unpack_body(stored, flags, raw_len, what)
+}
+
+/// Decompresses a zstd frame of at most `max` bytes, growing the output only
+/// as data is decoded; a frame holding more is an error.
+pub(crate) fn decompress_at_most(compressed: &[u8], max: usize) -> std::io::Result<Vec<u8>> {
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(compressed)?;
+    let mut out = Vec::new();
+    (&mut decoder).take(max as u64 + 1).read_to_end(&mut out)?;
+    if out.len() > max {
+        return Err(std::io::Error::other(format!(
+            "it holds more than {max} bytes"
+        )));
+    }
+    Ok(out)
+}
+
 /// Decompresses a zstd frame whose content must be exactly `expected` bytes.
 ///
 /// The output grows only as real data is decoded (no allocation sized by an

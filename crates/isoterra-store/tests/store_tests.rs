@@ -129,6 +129,30 @@ fn create_then_open_round_trips_meta_chunks_and_strokes() {
 }
 
 #[test]
+fn create_leaves_a_foreign_write_ahead_log_alone() {
+    // A log at the new name belongs to another database (one moved away
+    // while still open elsewhere): creating must neither replay nor delete it.
+    let dir = temp();
+    let path = dir.path().join("w.isoterra");
+    for side in ["-wal", "-shm"] {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(side);
+        let side = PathBuf::from(name);
+        fs::write(&side, b"the last commits of another world").unwrap();
+        let err = WorldFile::create(&path, &meta()).unwrap_err();
+        assert!(matches!(err, StoreError::AlreadyExists { .. }), "{err}");
+        assert!(err.to_string().contains(side.to_str().unwrap()), "{err}");
+        assert_eq!(
+            fs::read(&side).unwrap(),
+            b"the last commits of another world"
+        );
+        assert!(!path.exists(), "nothing was created");
+        fs::remove_file(&side).unwrap();
+    }
+    WorldFile::create(&path, &meta()).unwrap();
+}
+
+#[test]
 fn create_refuses_to_overwrite_and_leaves_the_target_alone() {
     let dir = temp();
     let path = dir.path().join("taken.isoterra");

@@ -11,14 +11,16 @@ pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
     if super::map::is_tiled(&a.input) {
         return super::map::import(a);
     }
-    let bytes =
-        std::fs::read(&a.input).with_context(|| format!("cannot read {}", a.input.display()))?;
     let range = a.range.as_deref().map(parse::range).transpose()?;
     let ext = a
         .input
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
+    if !matches!(ext.as_str(), "r16" | "raw" | "png") {
+        bail!("cannot import `.{ext}` files; give a .png (16- or 8-bit grayscale) or .r16");
+    }
+    let bytes = super::read_input(&a.input, super::MAX_IMAGE_INPUT)?;
     let image: HeightImage = match ext.as_str() {
         "r16" | "raw" => {
             let range = range.context("an R16 file records no range: give --range MIN,MAX")?;
@@ -42,13 +44,14 @@ pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
     let isoterra::kind::WorldParams::Heightmap(params) = new.params()? else {
         bail!("expected heightmap parameters");
     };
-    let mut doc = HeightmapDocument::create(&a.out, &params)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
-    if let Err(e) = doc.set_heights([0, 0], image.dims, &image.heights) {
-        drop(doc);
-        let _ = std::fs::remove_file(&a.out);
-        return Err(e).context("cannot store the imported heights");
-    }
+    super::create_in_place(&a.out, |path| {
+        let mut doc = HeightmapDocument::create(path, &params)
+            .with_context(|| format!("cannot create {}", a.out.display()))?;
+        doc.set_heights([0, 0], image.dims, &image.heights)
+            .context("cannot store the imported heights")?;
+        doc.close()
+            .with_context(|| format!("cannot write {}", a.out.display()))
+    })?;
     println!(
         "imported {} ({}x{} samples, heights {}..{}{}) into {}",
         a.input.display(),

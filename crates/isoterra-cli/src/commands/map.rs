@@ -22,8 +22,7 @@ pub fn import(a: &ImportArgs) -> anyhow::Result<()> {
     if a.range.is_some() {
         bail!("--range applies to heightmap images, not to Tiled maps");
     }
-    let bytes =
-        std::fs::read(&a.input).with_context(|| format!("cannot read {}", a.input.display()))?;
+    let bytes = super::read_input(&a.input, super::MAX_DOCUMENT_INPUT)?;
     let options = TiledImport::DEFAULT.with_layer(a.layer.clone());
     let layers = import_tiled(&bytes, &options)
         .with_context(|| format!("cannot import {}", a.input.display()))?;
@@ -32,17 +31,12 @@ pub fn import(a: &ImportArgs) -> anyhow::Result<()> {
         .with_size(w, d)
         .with_preset(MapPreset::Blank);
     params.mesh.cell_size = a.cell_size;
-    if a.out.exists() {
-        bail!(
-            "{} already exists; choose another output file",
-            a.out.display()
-        );
-    }
-    if let Err(e) = MapDocument::create_with_layers(&a.out, &params, layers) {
-        // Leave nothing half-written behind.
-        let _ = std::fs::remove_file(&a.out);
-        return Err(e).with_context(|| format!("cannot create {}", a.out.display()));
-    }
+    super::create_in_place(&a.out, |path| {
+        let doc = MapDocument::create_with_layers(path, &params, layers)
+            .with_context(|| format!("cannot create {}", a.out.display()))?;
+        doc.close()
+            .with_context(|| format!("cannot write {}", a.out.display()))
+    })?;
     println!(
         "imported {} ({}x{} cells) into {}",
         a.input.display(),

@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::export::{GlbMesh, export_glb, export_obj, export_ply, read_npy3_file};
+use isoterra::export::{GlbMesh, export_glb, export_obj, export_ply, read_npy3};
 use isoterra::mesh::{CellBox, CubesOptions, CubesOutput, MarchingCubes};
 
 use crate::args::{Mesh3dArgs, MeshFormat};
@@ -31,8 +31,8 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
         );
     }
     let t0 = Instant::now();
-    let field =
-        read_npy3_file(&a.npy).with_context(|| format!("cannot read {}", a.npy.display()))?;
+    let field = read_npy3(&super::read_input(&a.npy, super::MAX_DOCUMENT_INPUT)?)
+        .with_context(|| format!("cannot read {}", a.npy.display()))?;
     let load_ms = ms(t0);
 
     let t1 = Instant::now();

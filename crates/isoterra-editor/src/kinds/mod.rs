@@ -92,7 +92,7 @@ pub(crate) fn limits_json(doc: &Doc) -> Value {
     let l = doc.limits();
     json!({
         "radius": l.radius, "strength": l.strength,
-        "dabs_per_stroke": l.dabs_per_stroke,
+        "dabs_per_stroke": l.dabs_per_stroke, "stroke_nodes": l.stroke_nodes,
         "message_bytes": crate::MAX_MESSAGE_BYTES,
         "coordinate": l.coordinate, "view_distance": VIEW_DISTANCE,
     })

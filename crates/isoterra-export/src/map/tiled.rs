@@ -4,6 +4,7 @@
 //! Tiled's rows grow downwards on screen, as the map's z axis does seen from
 //! above (y up, right-handed).
 
+use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
 
 use base64::Engine;
@@ -602,27 +603,41 @@ pub fn import_tiled(json: &[u8], options: &TiledImport) -> Result<MapLayers, Exp
             max: MAX_MAP_CELLS,
         });
     }
-    // Classify each distinct gid once.
+    // Classify each distinct gid once, every lookup by hash: linear in the
+    // tiles, the distinct gids and the properties (a list scanned per gid
+    // made a layer of many distinct gids quadratic).
+    let solid_opt: HashSet<u32> = options.solid_gids.iter().copied().collect();
+    let solid_prop: HashSet<u32> = props
+        .solid
+        .iter()
+        .filter(|&&(_, v)| v)
+        .map(|&(g, _)| g)
+        .collect();
+    // The first entry of a gid wins, as a search from the front would find.
+    let mut level_opt: HashMap<u32, i64> = HashMap::with_capacity(options.level_gids.len());
+    for &(g, l) in &options.level_gids {
+        level_opt.entry(g).or_insert(i64::from(l));
+    }
+    let mut level_prop: HashMap<u32, i64> = HashMap::with_capacity(props.level.len());
+    for &(g, l) in &props.level {
+        level_prop.entry(g).or_insert(l);
+    }
     let mut solid = Vec::with_capacity(layer.gids.len());
     let mut level = Vec::with_capacity(layer.gids.len());
-    let mut cache: Vec<(u32, bool, u8)> = Vec::new();
+    let mut cache: HashMap<u32, (bool, u8)> = HashMap::new();
     for &g in &layer.gids {
-        let (sol, lev) = match cache.iter().find(|c| c.0 == g) {
-            Some(&(_, sol, lev)) => (sol, lev),
+        let (sol, lev) = match cache.get(&g) {
+            Some(&c) => c,
             None => {
-                let sol = g != 0
-                    && (options.solid_gids.contains(&g)
-                        || props.solid.iter().any(|&(pg, v)| pg == g && v));
+                let sol = g != 0 && (solid_opt.contains(&g) || solid_prop.contains(&g));
                 let lev = if g == 0 {
                     0
-                } else if let Some(&(_, l)) = options.level_gids.iter().find(|(lg, _)| *lg == g) {
-                    l as i64
                 } else {
-                    props
-                        .level
-                        .iter()
-                        .find(|(pg, _)| *pg == g)
-                        .map_or(0, |&(_, l)| l)
+                    level_opt
+                        .get(&g)
+                        .or_else(|| level_prop.get(&g))
+                        .copied()
+                        .unwrap_or(0)
                 };
                 if !(0..=MAX_LEVEL as i64).contains(&lev) {
                     return Err(ExportError::InvalidParameter {
@@ -631,7 +646,7 @@ pub fn import_tiled(json: &[u8], options: &TiledImport) -> Result<MapLayers, Exp
                         reason: "cliff levels lie in 0..=15",
                     });
                 }
-                cache.push((g, sol, lev as u8));
+                cache.insert(g, (sol, lev as u8));
                 (sol, lev as u8)
             }
         };
