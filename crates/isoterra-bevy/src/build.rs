@@ -145,7 +145,11 @@ fn height_color(y: f32, ny: f32, range: [f32; 2]) -> [f32; 4] {
     };
     let mut c = mix(low, grass, (t * 8.0).clamp(0.0, 1.0));
     c = mix(c, rock, ((0.8 - ny) * 4.0).clamp(0.0, 1.0));
-    c = mix(c, snow, ((t - 0.9) * 10.0).clamp(0.0, 1.0) * ny.clamp(0.0, 1.0));
+    c = mix(
+        c,
+        snow,
+        ((t - 0.9) * 10.0).clamp(0.0, 1.0) * ny.clamp(0.0, 1.0),
+    );
     [c[0], c[1], c[2], 1.0]
 }
 
