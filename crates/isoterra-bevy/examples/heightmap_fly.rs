@@ -170,7 +170,7 @@ fn script(
         return;
     };
     *frame += 1;
-    if *frame % 40 != 0 || *frame > 240 {
+    if !(*frame).is_multiple_of(40) || *frame > 240 {
         return;
     }
     let from = cam.translation();

@@ -188,6 +188,7 @@ fn drop_ball(commands: &mut Commands, ball: &Ball, at: Vec3) {
 
 /// Headless runs play a short scene: the camera glides forward, digs two
 /// holes in front of it and drops a ball into the first.
+#[allow(clippy::too_many_arguments)]
 fn script(
     mut commands: Commands,
     args: Res<Args>,
@@ -211,11 +212,11 @@ fn script(
     if f < 120 {
         cam.translation += Vec3::new(dir.x, 0.0, dir.z).normalize_or_zero() * 0.1;
     }
-    if f == 60 || f == 90 {
-        if let Some(hit) = ready.raycast(cam.translation, dir, 200.0) {
-            edits.write(TerrainEdit::dab(terrain, "dig", 6.0, hit.point));
-            first.get_or_insert(hit.point);
-        }
+    if (f == 60 || f == 90)
+        && let Some(hit) = ready.raycast(cam.translation, dir, 200.0)
+    {
+        edits.write(TerrainEdit::dab(terrain, "dig", 6.0, hit.point));
+        first.get_or_insert(hit.point);
     }
     if f == 130
         && let Some(p) = *first

@@ -28,30 +28,21 @@ pub const ATTRIBUTE_MORPH_TARGET: MeshVertexAttribute = MeshVertexAttribute::new
     VertexFormat::Float32,
 );
 
-/// The linear RGBA colour the plugin gives voxel material `id` (the
-/// generator's rock, grass, dirt and sand first, then a fixed spread).
+/// The linear RGBA colour of voxel material `id`: the colour of the voxel
+/// material table (`MaterialTable::voxel_default`, the one the editor and
+/// the exports use), grey for ids past it.
 pub fn voxel_color(id: u8) -> [f32; 4] {
-    const FIXED: [[f32; 4]; 4] = [
-        [0.42, 0.40, 0.38, 1.0],
-        [0.20, 0.45, 0.12, 1.0],
-        [0.40, 0.27, 0.15, 1.0],
-        [0.76, 0.68, 0.45, 1.0],
-    ];
-    if let Some(c) = FIXED.get(id as usize) {
-        return *c;
-    }
-    // A golden-ratio walk around the hue circle, muted.
-    let h = (f32::from(id) * 0.618_034).fract() * 6.0;
-    let x = 1.0 - (h % 2.0 - 1.0).abs();
-    let (r, g, b) = match h as u32 {
-        0 => (1.0, x, 0.0),
-        1 => (x, 1.0, 0.0),
-        2 => (0.0, 1.0, x),
-        3 => (0.0, x, 1.0),
-        4 => (x, 0.0, 1.0),
-        _ => (1.0, 0.0, x),
-    };
-    [0.2 + 0.5 * r, 0.2 + 0.5 * g, 0.2 + 0.5 * b, 1.0]
+    static TABLE: std::sync::OnceLock<Vec<[f32; 4]>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        isoterra::field::MaterialTable::voxel_default()
+            .iter()
+            .map(|m| crate::io::srgb_to_linear(m.color))
+            .collect()
+    });
+    table
+        .get(id as usize)
+        .copied()
+        .unwrap_or([0.5, 0.5, 0.5, 1.0])
 }
 
 /// A triangle-list mesh the main world keeps (and the renderer uploads).

@@ -231,9 +231,12 @@ fn start(t: &Terrain) -> Result<(TerrainRuntime, TerrainReady), String> {
     ))
 }
 
+/// Terrains not opened yet and not given up on.
+type Unopened = (Without<TerrainRuntime>, Without<TerrainBroken>);
+
 fn open_terrains(
     mut commands: Commands,
-    new: Query<(Entity, &Terrain), (Without<TerrainRuntime>, Without<TerrainBroken>)>,
+    new: Query<(Entity, &Terrain), Unopened>,
     mut failed: MessageWriter<TerrainFailed>,
 ) {
     for (entity, t) in &new {
