@@ -205,7 +205,7 @@ pub struct TerrainRedo {
     pub terrain: Entity,
 }
 
-/// What an [`EditOp`] was.
+/// What a [`TerrainEdited`] message reports on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EditOp {
     /// A [`TerrainEdit`].
@@ -214,8 +214,6 @@ pub enum EditOp {
     Undo,
     /// A [`TerrainRedo`].
     Redo,
-    /// An edit made in the editor, over an [`EditorLink`](crate).
-    Remote,
 }
 
 /// Sent once an edit, undo or redo is committed (or refused).
