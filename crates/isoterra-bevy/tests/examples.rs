@@ -112,10 +112,10 @@ fn dig2d_runs_headless_and_draws_the_ground() {
 
 #[test]
 fn voxel_dig_runs_headless_and_draws_the_caves() {
-    run("voxel_dig", 150);
+    run("voxel_dig", 30);
 }
 
 #[test]
 fn heightmap_fly_runs_headless_and_draws_the_mountains() {
-    run("heightmap_fly", 90);
+    run("heightmap_fly", 45);
 }
