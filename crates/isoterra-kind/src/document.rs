@@ -527,6 +527,36 @@ impl<S: ChunkStore> Document<S> {
         ids.into_iter().map(|id| self.end_stroke(id)).collect()
     }
 
+    /// The dabs [`stroke`](Self::stroke) places for `spec` through
+    /// `points`: the points themselves for fewer than two, otherwise dabs a
+    /// quarter of the radius apart along the path. A program that sends a
+    /// stroke elsewhere dab by dab (an editor's `stroke_begin`, `dab`,
+    /// `stroke_end`) sends these to get the same stroke.
+    ///
+    /// # Errors
+    ///
+    /// As [`template`](Self::template), [`KindError::Invalid`] for a point
+    /// that is not finite or out of range, [`KindError::TooLarge`] past the
+    /// dab limit.
+    pub fn stroke_dabs(
+        &self,
+        spec: &StrokeSpec,
+        points: &[[f64; 3]],
+    ) -> Result<Vec<[f64; 3]>, KindError> {
+        let template = self.template(spec)?;
+        for p in points {
+            checked_point("at", *p)?;
+        }
+        let dabs = self.path_dabs(&template, points)?;
+        let max = self.limits().dabs_per_stroke;
+        if dabs.len() > max {
+            return Err(KindError::TooLarge(format!(
+                "a stroke holds at most {max} dabs"
+            )));
+        }
+        Ok(dabs)
+    }
+
     /// Draws a whole stroke: `spec` with a dab at each point of `dabs`, then
     /// committed. A stroke with two points or more is dragged along the
     /// path with dabs a quarter of the radius apart (at least a quarter
@@ -686,6 +716,29 @@ impl<S: ChunkStore> Document<S> {
                 AnyDocument::Heightmap(d) => d.redo()?,
                 AnyDocument::Voxel(d) => d.redo()?,
                 AnyDocument::Map(d) => d.redo()?,
+            })
+        })
+    }
+
+    /// Catches the world in memory up with what another program (an
+    /// editor, a second process) wrote to the world file or store since
+    /// this document last read or wrote it — its strokes, undos and redos,
+    /// applied from the store's log without writing anything — and returns
+    /// how many strokes were taken back and applied. The changed chunks are
+    /// marked dirty as after an own edit. Afterwards this document may
+    /// write again.
+    ///
+    /// # Errors
+    ///
+    /// Store errors (a history this document cannot reach from the log:
+    /// reopen it then); nothing changes then.
+    pub fn follow(&mut self) -> Result<isoterra_store::Followed, KindError> {
+        self.with_previews_lifted(|doc| {
+            Ok(match doc {
+                AnyDocument::Side2d(d) => d.follow()?,
+                AnyDocument::Heightmap(d) => d.follow()?,
+                AnyDocument::Voxel(d) => d.follow()?,
+                AnyDocument::Map(d) => d.follow()?,
             })
         })
     }

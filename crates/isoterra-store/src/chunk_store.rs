@@ -173,6 +173,24 @@ pub trait ChunkStore {
     /// How many strokes are done (the undo position) and undone.
     fn stroke_counts(&self) -> Result<StrokeCounts, StoreError>;
 
+    /// The ids of the strokes in effect (not undone), oldest first.
+    fn done_stroke_ids(&self) -> Result<Vec<i64>, StoreError>;
+
+    /// The store's write counter as it is now: what
+    /// [`check_current`](Self::check_current) compares with the one this
+    /// handle last saw. Stores with a single handle have none (0).
+    fn current_revision(&self) -> Result<u64, StoreError> {
+        Ok(0)
+    }
+
+    /// Takes `revision` (a value of [`current_revision`](Self::current_revision))
+    /// as the last one this handle saw, after the handle's user has caught
+    /// up with everything written up to it; later writes of this handle are
+    /// then accepted. Stores with a single handle ignore it.
+    fn adopt_revision(&mut self, revision: u64) {
+        let _ = revision;
+    }
+
     /// The world stamp: a hash of the world's metadata and all stored
     /// chunks (see [`WorldFile::world_stamp`]). Two stores with the same
     /// stamp hold the same world, so rows baked in one are valid in the
@@ -318,6 +336,18 @@ macro_rules! forward_chunk_store {
 
             fn stroke_counts(&self) -> Result<StrokeCounts, StoreError> {
                 (**self).stroke_counts()
+            }
+
+            fn done_stroke_ids(&self) -> Result<Vec<i64>, StoreError> {
+                (**self).done_stroke_ids()
+            }
+
+            fn current_revision(&self) -> Result<u64, StoreError> {
+                (**self).current_revision()
+            }
+
+            fn adopt_revision(&mut self, revision: u64) {
+                (**self).adopt_revision(revision)
             }
 
             fn world_stamp(&self) -> Result<String, StoreError> {

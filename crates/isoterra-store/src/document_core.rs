@@ -67,6 +67,66 @@ pub(crate) struct DocumentCore<S, K> {
     stored: BTreeSet<ChunkKey>,
     /// The stroke counts, likewise.
     counts: StrokeCounts,
+    /// The ids of the strokes the world in memory shows, oldest first.
+    done: Vec<i64>,
+    /// Deltas of strokes this handle took from the store while following
+    /// it or wrote since it first followed, newest last, so that it can
+    /// take them back even after another handle dropped them from the log.
+    followed: FollowedDeltas,
+    /// Whether [`follow`](Self::follow) was called: only then are deltas
+    /// kept.
+    following: bool,
+}
+
+/// What [`DocumentCore::follow`] did to catch up with the store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Followed {
+    /// Strokes taken back (undone by another handle, or dropped from its
+    /// log), newest first.
+    pub undone: usize,
+    /// Strokes applied (new ones, or redone by another handle).
+    pub applied: usize,
+}
+
+impl Followed {
+    /// True when the world in memory changed.
+    pub fn changed(&self) -> bool {
+        self.undone + self.applied > 0
+    }
+}
+
+/// The most bytes of stroke deltas a following handle keeps.
+const FOLLOWED_BYTES: usize = 64 << 20;
+
+/// Encoded deltas by stroke id, bounded in bytes (oldest dropped first).
+#[derive(Default)]
+struct FollowedDeltas {
+    deltas: std::collections::VecDeque<(i64, Vec<u8>)>,
+    bytes: usize,
+}
+
+impl FollowedDeltas {
+    fn get(&self, id: i64) -> Option<&[u8]> {
+        self.deltas
+            .iter()
+            .rev()
+            .find(|(i, _)| *i == id)
+            .map(|(_, d)| d.as_slice())
+    }
+
+    fn keep(&mut self, id: i64, delta: Vec<u8>) {
+        if self.get(id).is_some() {
+            return;
+        }
+        self.bytes += delta.len();
+        self.deltas.push_back((id, delta));
+        while self.bytes > FOLLOWED_BYTES {
+            match self.deltas.pop_front() {
+                Some((_, d)) => self.bytes -= d.len(),
+                None => break,
+            }
+        }
+    }
 }
 
 impl<S: ChunkStore, K: EditKind> DocumentCore<S, K> {
@@ -77,6 +137,9 @@ impl<S: ChunkStore, K: EditKind> DocumentCore<S, K> {
             kind,
             stored: BTreeSet::new(),
             counts: StrokeCounts::default(),
+            done: Vec::new(),
+            followed: FollowedDeltas::default(),
+            following: false,
         }
     }
 
@@ -87,11 +150,15 @@ impl<S: ChunkStore, K: EditKind> DocumentCore<S, K> {
         stored: BTreeSet<ChunkKey>,
     ) -> Result<Self, StoreError> {
         let counts = store.stroke_counts()?;
+        let done = store.done_stroke_ids()?;
         Ok(DocumentCore {
             store,
             kind,
             stored,
             counts,
+            done,
+            followed: FollowedDeltas::default(),
+            following: false,
         })
     }
 
@@ -158,15 +225,19 @@ impl<S: ChunkStore, K: EditKind> DocumentCore<S, K> {
                 delta,
             };
             let id = self.store.commit_stroke(&stroke, &changes)?;
-            Ok((id, changes))
+            Ok((id, changes, stroke.delta))
         });
         match committed {
-            Ok((id, changes)) => {
+            Ok((id, changes, delta)) => {
+                if self.following {
+                    self.followed.keep(id, delta);
+                }
                 self.note_stored(&changes);
                 self.counts = StrokeCounts {
                     done: self.counts.done + 1,
                     undone: 0,
                 };
+                self.done.push(id);
                 Ok(id)
             }
             Err(e) => {
@@ -251,6 +322,15 @@ impl<S: ChunkStore, K: EditKind> DocumentCore<S, K> {
             Ok(changes) => {
                 self.note_stored(&changes);
                 self.counts.record_step(dir);
+                match dir {
+                    EditDirection::Backward => {
+                        self.done.pop();
+                    }
+                    EditDirection::Forward => self.done.push(rec.id),
+                }
+                if self.following {
+                    self.followed.keep(rec.id, rec.delta.clone());
+                }
                 Ok(())
             }
             Err(e) => {
@@ -258,6 +338,101 @@ impl<S: ChunkStore, K: EditKind> DocumentCore<S, K> {
                 Err(e)
             }
         }
+    }
+
+    /// Catches the world in memory up with what other handles wrote to the
+    /// store since this one last read or wrote it: strokes they undid (or
+    /// dropped from the log) are taken back, newest first, and strokes they
+    /// made or redid are applied, oldest first, from the deltas in the log.
+    /// Nothing is written; afterwards this handle is current again, so its
+    /// own strokes are accepted. A game following an editor that owns the
+    /// file calls this whenever the editor says the history moved.
+    ///
+    /// # Errors
+    ///
+    /// Store errors; [`StoreError::History`] when a stroke to take back is
+    /// no longer in the log and was not seen by this handle, or a logged
+    /// stroke does not match the world (reopen the store then);
+    /// [`StoreError::Busy`] when the store kept changing while it was read.
+    /// The world in memory is unchanged on error.
+    pub(crate) fn follow(&mut self) -> Result<Followed, StoreError> {
+        self.following = true;
+        for _ in 0..16 {
+            let revision = self.store.current_revision()?;
+            let theirs = self.store.done_stroke_ids()?;
+            let counts = self.store.stroke_counts()?;
+            let common = self
+                .done
+                .iter()
+                .zip(&theirs)
+                .take_while(|(a, b)| a == b)
+                .count();
+            let mut back = Vec::new();
+            for &id in self.done[common..].iter().rev() {
+                let delta = match self.followed.get(id) {
+                    Some(d) => d.to_vec(),
+                    None => match self.store.stroke(id)? {
+                        Some(rec) => rec.delta,
+                        None => return Err(StoreError::history_mismatch(self.location(), id)),
+                    },
+                };
+                back.push((id, delta));
+            }
+            let mut ahead = Vec::new();
+            for &id in &theirs[common..] {
+                match self.store.stroke(id)? {
+                    Some(rec) => ahead.push((id, rec.delta)),
+                    // Dropped while being read: read again.
+                    None => break,
+                }
+            }
+            if ahead.len() != theirs.len() - common || self.store.current_revision()? != revision {
+                continue;
+            }
+            // Decode everything before changing anything.
+            let decode = |kind: &K, id: i64, delta: &[u8]| {
+                kind.decode(delta)
+                    .map_err(|e| StoreError::corrupt(self.location(), format!("stroke {id}: {e}")))
+            };
+            let mut steps = Vec::with_capacity(back.len() + ahead.len());
+            for (id, delta) in &back {
+                steps.push((*id, decode(&self.kind, *id, delta)?, EditDirection::Backward));
+            }
+            for (id, delta) in &ahead {
+                steps.push((*id, decode(&self.kind, *id, delta)?, EditDirection::Forward));
+            }
+            let location = self.store.location().to_path_buf();
+            for (k, (id, edit, dir)) in steps.iter().enumerate() {
+                let applied = self.kind.apply_logged(edit, *dir, &location, *id);
+                if !matches!(applied, Ok(true)) {
+                    for (_, done, d) in steps[..k].iter().rev() {
+                        revert(&mut self.kind, done, d.reversed());
+                    }
+                    return Err(match applied {
+                        Err(e) => e,
+                        _ => StoreError::history_mismatch(&location, *id),
+                    });
+                }
+            }
+            for (_, edit, _) in &steps {
+                let changes = self.kind.chunk_changes(edit)?;
+                self.note_stored(&changes);
+            }
+            for (id, delta) in ahead.iter().cloned() {
+                self.followed.keep(id, delta);
+            }
+            let out = Followed {
+                undone: back.len(),
+                applied: ahead.len(),
+            };
+            self.done = theirs;
+            self.counts = counts;
+            self.store.adopt_revision(revision);
+            return Ok(out);
+        }
+        Err(StoreError::Busy {
+            path: self.location().to_path_buf(),
+        })
     }
 
     /// Keeps the set of stored chunks in step with committed chunk changes.
@@ -457,6 +632,21 @@ macro_rules! document_access {
             /// As [`undo`](Self::undo).
             pub fn redo(&mut self) -> Result<Option<i64>, $crate::StoreError> {
                 self.core.redo()
+            }
+
+            /// Catches the world in memory up with what another handle (an
+            /// editor, another process) wrote to the store since this one
+            /// last read or wrote it, without writing anything: its strokes,
+            /// undos and redos, applied from the store's log. Afterwards this
+            /// handle may write again.
+            ///
+            /// # Errors
+            ///
+            /// Store errors; [`StoreError::History`](crate::StoreError::History)
+            /// when the log no longer holds a stroke this handle would have to
+            /// take back (reopen the store then). Nothing changes on error.
+            pub fn follow(&mut self) -> Result<$crate::Followed, $crate::StoreError> {
+                self.core.follow()
             }
         }
 

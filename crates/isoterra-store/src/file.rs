@@ -966,6 +966,35 @@ impl WorldFile {
         })
     }
 
+    /// The ids of the strokes in effect (not undone), oldest first.
+    pub fn done_stroke_ids(&self) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id FROM strokes WHERE undone = 0 ORDER BY id")
+            .map_err(self.sql())?;
+        let ids = stmt
+            .query_map([], |r| r.get(0))
+            .map_err(self.sql())?
+            .collect::<Result<Vec<i64>, _>>()
+            .map_err(self.sql())?;
+        Ok(ids)
+    }
+
+    /// The file's write counter as it is now (every stroke, undo and redo
+    /// of any handle bumps it); [`revision`](Self::revision) is the one
+    /// this handle last saw.
+    pub fn current_revision(&self) -> Result<u64, StoreError> {
+        let revision: i64 = self
+            .conn
+            .query_row(
+                "SELECT revision FROM history WHERE singleton = 1",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(self.sql())?;
+        Ok(revision as u64)
+    }
+
     /// The undo position: the number of strokes in effect.
     pub fn undo_position(&self) -> Result<u64, StoreError> {
         Ok(self.stroke_counts()?.done)
@@ -1208,6 +1237,18 @@ impl ChunkStore for WorldFile {
 
     fn stroke_counts(&self) -> Result<StrokeCounts, StoreError> {
         WorldFile::stroke_counts(self)
+    }
+
+    fn done_stroke_ids(&self) -> Result<Vec<i64>, StoreError> {
+        WorldFile::done_stroke_ids(self)
+    }
+
+    fn current_revision(&self) -> Result<u64, StoreError> {
+        WorldFile::current_revision(self)
+    }
+
+    fn adopt_revision(&mut self, revision: u64) {
+        self.revision = revision as i64;
     }
 
     fn world_stamp(&self) -> Result<String, StoreError> {

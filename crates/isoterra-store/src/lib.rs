@@ -110,6 +110,7 @@ pub use document::{
     DocumentInfo, SIDE2D_FORMAT_VERSION, SIDE2D_KIND, SIDE2D_MATERIALS_KEY, Side2dDocument,
     StrokeOutcome, detect_kind, open_any,
 };
+pub use document_core::Followed;
 pub use error::StoreError;
 pub use file::WorldFile;
 pub use hash::{field2_content_hash, input_meta_hash, input_stamp, payload_hash};

@@ -351,6 +351,15 @@ impl ChunkStore for MemoryStore {
         }
     }
 
+    fn done_stroke_ids(&self) -> Result<Vec<i64>, StoreError> {
+        Ok(self
+            .strokes
+            .iter()
+            .filter(|(_, s)| !s.undone)
+            .map(|(&id, _)| id)
+            .collect())
+    }
+
     fn stroke_counts(&self) -> Result<StrokeCounts, StoreError> {
         let undone = self.strokes.values().filter(|s| s.undone).count() as u64;
         Ok(StrokeCounts {

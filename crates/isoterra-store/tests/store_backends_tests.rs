@@ -393,6 +393,10 @@ impl<S: ChunkStore> ChunkStore for Failing<S> {
         self.inner.stroke_counts()
     }
 
+    fn done_stroke_ids(&self) -> Result<Vec<i64>, StoreError> {
+        self.inner.done_stroke_ids()
+    }
+
     fn world_stamp(&self) -> Result<String, StoreError> {
         self.inner.world_stamp()
     }
