@@ -1,5 +1,5 @@
 //! Data derived from the layers of a `map` world: the pathing grid, the
-//! high-ground map, line of sight and per-level colliders.
+//! high-ground map, line of sight, routes and per-level colliders.
 //!
 //! Everything here is a pure function of [`MapLayers`](isoterra_field::map::MapLayers)
 //! and a few options, so it works on a live world, a loaded file or layers
@@ -12,10 +12,12 @@
 
 mod colliders;
 mod pathing;
+mod route;
 mod sight;
 
 pub use colliders::{DEFAULT_COLLIDER_TOLERANCE, LevelContour, level_colliders};
 pub use pathing::{PathingGrid, PathingRules, high_ground, pathing_grid};
+pub use route::{find_route, route_cost};
 pub use sight::{level_at, line_of_sight};
 
 use isoterra_field::map::MapLayers;
