@@ -56,6 +56,13 @@ pub enum Command {
     Demo(DemoArgs),
     /// Bake a region's chunk meshes and colliders into the file or a folder.
     Bake(BakeArgs),
+    /// Map worlds: whether a unit at --from sees --to (higher ground sees
+    /// lower ground, not the other way round).
+    Los(LosArgs),
+    /// Map worlds: a shortest route from --from to --to over the cells a
+    /// ground unit can walk (around cliffs, steep slopes and deep water),
+    /// or an air unit can fly over (--air).
+    Path(PathArgs),
     /// Copy baked chunks from part files (copies of the same world, each
     /// baked with `bake --part K/N`, possibly on other machines) into FILE.
     Merge(MergeArgs),
@@ -112,6 +119,42 @@ pub struct InfoArgs {
     /// and, when the file holds baked chunks, of those too.
     #[arg(long)]
     pub hash: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LosArgs {
+    /// The map world file.
+    pub file: PathBuf,
+    /// The viewer, `X,Z` in world units.
+    #[arg(long)]
+    pub from: String,
+    /// The point looked at, `X,Z` in world units.
+    #[arg(long)]
+    pub to: String,
+    /// Levels above its own that the viewer sees over (0..=15).
+    #[arg(long, default_value_t = 0)]
+    pub levels_above: u8,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PathArgs {
+    /// The map world file.
+    pub file: PathBuf,
+    /// The start, `X,Z` in world units.
+    #[arg(long)]
+    pub from: String,
+    /// The goal, `X,Z` in world units.
+    #[arg(long)]
+    pub to: String,
+    /// A route for air units (over every cell not marked no-fly).
+    #[arg(long)]
+    pub air: bool,
+    /// Print one JSON object (with every cell of the route).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -11,6 +11,7 @@ mod export;
 mod import;
 mod info;
 mod map;
+mod map_query;
 mod merge;
 mod mesh3d;
 mod new;
@@ -42,6 +43,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(a) => demo::run(&a),
         Command::Bake(a) => bake::run(&a),
         Command::Merge(a) => merge::run(&a),
+        Command::Los(a) => map_query::los(&a),
+        Command::Path(a) => map_query::path(&a),
     }
 }
 
