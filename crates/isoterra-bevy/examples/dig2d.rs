@@ -5,6 +5,10 @@
 //!
 //! ```text
 //! cargo run -p isoterra-bevy --release --example dig2d
+//! # Live with the editor: both on one file, strokes show up in both.
+//! cargo run --release -- new dig.isoterra --kind side2d
+//! cargo run --release -- edit dig.isoterra &
+//! cargo run -p isoterra-bevy --release --example dig2d -- --world dig.isoterra --link ws://127.0.0.1:7878/ws
 //! cargo run -p isoterra-bevy --release --example dig2d -- --headless --frames 300 --screenshot dig2d.png
 //! ```
 
@@ -16,7 +20,7 @@ use isoterra_bevy::prelude::*;
 
 use common::{Args, Target};
 
-const USAGE: &str = "usage: dig2d [--world FILE] [--headless] [--frames N] [--screenshot PATH]";
+const USAGE: &str = "usage: dig2d [--world FILE] [--link ws://127.0.0.1:7878/ws] [--headless] [--frames N] [--screenshot PATH]";
 /// The world's size in cells (one world unit each).
 const SIZE: [u32; 2] = [256, 128];
 
@@ -43,12 +47,16 @@ struct Ball {
 
 fn setup(
     mut commands: Commands,
+    args: Res<Args>,
     world: Res<World>,
     target: Res<Target>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<ColorMaterial>>,
 ) {
-    commands.spawn(Terrain::open_or_create(
+    common::spawn_terrain(
+        &mut commands,
+        &args,
+        Terrain::open_or_create(
         &world.0,
         NewWorld::new(WorldKind::Side2d)
             .with_size(SIZE)

@@ -16,8 +16,7 @@ use isoterra_bevy::prelude::*;
 
 use common::{Args, Target};
 
-const USAGE: &str =
-    "usage: heightmap_fly [--world FILE] [--headless] [--frames N] [--screenshot PATH]";
+const USAGE: &str = "usage: heightmap_fly [--world FILE] [--link ws://127.0.0.1:7878/ws] [--headless] [--frames N] [--screenshot PATH]";
 
 fn main() {
     let args = Args::parse(USAGE);
@@ -44,7 +43,10 @@ struct Flight {
 }
 
 fn setup(mut commands: Commands, args: Res<Args>, path: Res<WorldPath>, target: Res<Target>) {
-    commands.spawn(Terrain::open_or_create(
+    common::spawn_terrain(
+        &mut commands,
+        &args,
+        Terrain::open_or_create(
         &path.0,
         NewWorld::new(WorldKind::Heightmap).with_preset("mountains"),
     ));

@@ -19,7 +19,7 @@ use isoterra_bevy::prelude::*;
 
 use common::{Args, Target};
 
-const USAGE: &str = "usage: voxel_dig [--world FILE] [--headless] [--frames N] [--screenshot PATH]";
+const USAGE: &str = "usage: voxel_dig [--world FILE] [--link ws://127.0.0.1:7878/ws] [--headless] [--frames N] [--screenshot PATH]";
 
 fn main() {
     let args = Args::parse(USAGE);
@@ -53,7 +53,10 @@ fn setup(
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
-    commands.spawn(Terrain::open_or_create(
+    common::spawn_terrain(
+        &mut commands,
+        &args,
+        Terrain::open_or_create(
         &path.0,
         NewWorld::new(WorldKind::Voxel).with_preset("caves"),
     ));

@@ -103,6 +103,31 @@ pub(crate) enum Cmd {
     Stroke(StrokeSpec, Vec<[f64; 3]>),
     Undo,
     Redo,
+    /// Catches up with what the editor wrote to the file; the reply to an
+    /// own edit sent through the link, when this answers one.
+    Follow(Option<(EditOp, Result<Option<i64>, String>)>),
+    /// An edit for the editor: checked against the document here, then
+    /// sent through the link in order with the others.
+    Remote(Remote),
+    /// The editor refused an own edit.
+    Refused(EditOp, String),
+}
+
+/// An edit the editor makes for the game.
+pub(crate) enum Remote {
+    Stroke(StrokeSpec, Vec<[f64; 3]>),
+    Undo,
+    Redo,
+}
+
+impl Remote {
+    pub fn op(&self) -> EditOp {
+        match self {
+            Remote::Stroke(..) => EditOp::Stroke,
+            Remote::Undo => EditOp::Undo,
+            Remote::Redo => EditOp::Redo,
+        }
+    }
 }
 
 /// The streaming sources that follow the document's edits.
@@ -129,6 +154,8 @@ pub(crate) struct Shared {
     results: Mutex<Sender<Outcome>>,
     table: Option<MaterialTable>,
     detach: bool,
+    /// The link to an editor, once one is started: edits go there instead.
+    link: Mutex<Option<Arc<crate::link::LinkShared>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -155,7 +182,18 @@ impl Shared {
             results: Mutex::new(results),
             table,
             detach,
+            link: Mutex::new(None),
         }
+    }
+
+    /// Sends this terrain's edits to the editor of `link` from now on.
+    pub fn set_link(&self, link: Arc<crate::link::LinkShared>) {
+        *lock(&self.link) = Some(link);
+    }
+
+    /// Whether edits go to an editor.
+    pub fn linked(&self) -> bool {
+        lock(&self.link).is_some()
     }
 
     /// Runs `f` on the document (waiting for a commit in progress).
@@ -192,10 +230,11 @@ impl Shared {
                 }
             };
             let op = match &cmd {
-                Cmd::Load => None,
-                Cmd::Stroke(..) => Some(EditOp::Stroke),
-                Cmd::Undo => Some(EditOp::Undo),
-                Cmd::Redo => Some(EditOp::Redo),
+                Cmd::Load | Cmd::Follow(None) => None,
+                Cmd::Stroke(..) | Cmd::Remote(Remote::Stroke(..)) => Some(EditOp::Stroke),
+                Cmd::Undo | Cmd::Remote(Remote::Undo) => Some(EditOp::Undo),
+                Cmd::Redo | Cmd::Remote(Remote::Redo) => Some(EditOp::Redo),
+                Cmd::Follow(Some((op, _))) | Cmd::Refused(op, _) => Some(*op),
             };
             // A bug in meshing must not stop the queue: the command's
             // result says what went wrong and the next one runs.
@@ -250,17 +289,48 @@ impl Shared {
             }
             _ => None,
         };
-        let (op, result): (Option<EditOp>, Result<Option<i64>, KindError>) = match cmd {
+        let text = |r: Result<Option<i64>, KindError>| r.map_err(|e| e.to_string());
+        let (op, result): (Option<EditOp>, Result<Option<i64>, String>) = match cmd {
             Cmd::Load => (None, Ok(None)),
             Cmd::Stroke(spec, points) => (
                 Some(EditOp::Stroke),
-                doc.stroke(&spec, &points).map(|c| c.id),
+                text(doc.stroke(&spec, &points).map(|c| c.id)),
             ),
-            Cmd::Undo => (Some(EditOp::Undo), doc.undo()),
-            Cmd::Redo => (Some(EditOp::Redo), doc.redo()),
+            Cmd::Undo => (Some(EditOp::Undo), text(doc.undo())),
+            Cmd::Redo => (Some(EditOp::Redo), text(doc.redo())),
+            Cmd::Follow(reply) => match (doc.follow(), reply) {
+                (Err(e), reply) => {
+                    bevy::log::error!(
+                        "isoterra: cannot follow the editor's changes ({e}); restart the game to see them"
+                    );
+                    (Some(reply.map_or(EditOp::Linked, |r| r.0)), Err(e.to_string()))
+                }
+                (Ok(_), Some((op, result))) => (Some(op), result),
+                (Ok(f), None) => (f.changed().then_some(EditOp::Linked), Ok(None)),
+            },
+            Cmd::Remote(remote) => {
+                let link = lock(&self.link).clone();
+                let sent = match link {
+                    None => Err((remote.op(), "the terrain has no editor link".to_string())),
+                    Some(link) => crate::link::send(&link, &doc, remote),
+                };
+                match sent {
+                    // The reply comes through the link.
+                    Ok(()) => {
+                        return Outcome {
+                            op: None,
+                            result: Ok(None),
+                            change: Change::Chunks(Vec::new()),
+                            debris: Vec::new(),
+                        };
+                    }
+                    Err((op, why)) => (Some(op), Err(why)),
+                }
+            }
+            Cmd::Refused(op, why) => (Some(op), Err(why)),
         };
         let debris = match reach {
-            Some(near) if self.detach && matches!(result, Ok(Some(_))) => {
+            Some(near) if self.detach && !self.linked() && matches!(result, Ok(Some(_))) => {
                 self.detach(&mut doc, near)
             }
             _ => Vec::new(),
@@ -268,7 +338,7 @@ impl Shared {
         let change = self.changes(&mut doc);
         Outcome {
             op,
-            result: result.map_err(|e| e.to_string()),
+            result,
             change,
             debris,
         }

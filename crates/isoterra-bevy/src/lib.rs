@@ -50,6 +50,10 @@
 //!   changed are rebuilt (mesh and collider in the same frame).
 //! * Queries on a ready terrain ([`TerrainReady::raycast`], `is_solid`,
 //!   `density`).
+//! * An [`EditorLink`] on a terrain keeps a running game and a running
+//!   `isoterra edit` on the same file in step: strokes made in the browser
+//!   appear in the game once the editor committed them, and the game's
+//!   edits are committed by the editor, in one history.
 //!
 //! Colliders are [avian](https://docs.rs/avian3d) components (`avian3d`
 //! for voxel, heightmap and map worlds, `avian2d` for side2d). The game adds
@@ -59,6 +63,7 @@
 
 mod build;
 mod io;
+mod link;
 mod plugin;
 mod query;
 #[cfg(feature = "render")]
@@ -67,8 +72,9 @@ mod stream;
 mod terrain;
 
 pub use build::{ATTRIBUTE_MATERIAL, ATTRIBUTE_MORPH, ATTRIBUTE_MORPH_TARGET, voxel_color};
+pub use link::EditorLink;
 pub use plugin::{IsoterraPlugin, IsoterraSystems, TerrainCollider, TerrainMesh};
-pub use query::TerrainHit;
+pub use query::{MapPathing, PathUnit, TerrainHit};
 #[cfg(feature = "render")]
 pub use render::TerrainMaterials;
 pub use terrain::{
@@ -81,8 +87,8 @@ pub mod prelude {
     #[cfg(feature = "render")]
     pub use crate::TerrainMaterials;
     pub use crate::{
-        EditOp, IsoterraPlugin, Terrain, TerrainChunk, TerrainDebris, TerrainEdit, TerrainEdited,
-        TerrainFailed, TerrainHit, TerrainIsland, TerrainMesh, TerrainReady, TerrainRedo,
+        EditOp, EditorLink, IsoterraPlugin, Terrain, TerrainChunk, TerrainDebris, TerrainEdit, TerrainEdited,
+        TerrainFailed, TerrainHit, TerrainIsland, MapPathing, PathUnit, TerrainMesh, TerrainReady, TerrainRedo,
         TerrainStatus, TerrainUndo, TerrainViewer,
     };
     pub use isoterra::kind::{NewWorld, StrokeSpec, WorldKind};

@@ -20,7 +20,8 @@ use bevy::time::Time;
 use isoterra::kind::{AnyDocument, Document, WorldKind};
 use isoterra::world::{ChunkCoord, HeightmapSource, StreamEvent, StreamScheduler, VoxelSource};
 
-use crate::io::{AnyCollider, Built, Change, Cmd, Layer, Outcome, Shared, Sources};
+use crate::io::{AnyCollider, Built, Change, Cmd, Layer, Outcome, Remote, Shared, Sources};
+use crate::link::EditorLink;
 use crate::stream::{BevyExecutor, HeightBuild, ViewerRules, VoxelBuild};
 use crate::terrain::{
     EditOp, Terrain, TerrainChunk, TerrainDebris, TerrainEdit, TerrainEdited, TerrainFailed,
@@ -69,7 +70,9 @@ impl Plugin for IsoterraPlugin {
             .add_systems(
                 PreUpdate,
                 (
-                    open_terrains.in_set(IsoterraSystems::Open),
+                    (open_terrains, start_links)
+                        .chain()
+                        .in_set(IsoterraSystems::Open),
                     (queue_edits, apply_outcomes)
                         .chain()
                         .in_set(IsoterraSystems::Edit),
@@ -258,6 +261,13 @@ fn open_terrains(
     }
 }
 
+/// Starts the editor links of terrains just opened.
+fn start_links(terrains: Query<(&EditorLink, &Terrain, &TerrainRuntime, &TerrainReady)>) {
+    for (link, terrain, rt, ready) in &terrains {
+        crate::link::start(link, Arc::clone(&rt.shared), ready.kind, terrain.path.clone());
+    }
+}
+
 fn queue_edits(
     mut edits: MessageReader<TerrainEdit>,
     mut undos: MessageReader<TerrainUndo>,
@@ -266,6 +276,13 @@ fn queue_edits(
     mut done: MessageWriter<TerrainEdited>,
 ) {
     let mut send = |terrain: Entity, op: EditOp, cmd: Cmd| match terrains.get(terrain) {
+        // A linked terrain's edits are the editor's to commit.
+        Ok(rt) if rt.shared.linked() => rt.shared.push(match cmd {
+            Cmd::Stroke(spec, points) => Cmd::Remote(Remote::Stroke(spec, points)),
+            Cmd::Undo => Cmd::Remote(Remote::Undo),
+            Cmd::Redo => Cmd::Remote(Remote::Redo),
+            other => other,
+        }),
         Ok(rt) => rt.shared.push(cmd),
         Err(_) => {
             done.write(TerrainEdited {

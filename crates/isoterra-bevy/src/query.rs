@@ -3,8 +3,12 @@
 //! the edits committed so far), in the terrain's space.
 
 use bevy::math::Vec3;
+use isoterra::field::map::node_surface;
 use isoterra::kind::AnyDocument;
-use isoterra::world::{HeightmapWorld, VoxelWorld};
+use isoterra::world::{
+    HeightmapWorld, PathingGrid, PathingRules, VoxelWorld, find_route, line_of_sight,
+    pathing_grid,
+};
 
 use crate::terrain::TerrainReady;
 
@@ -30,7 +34,8 @@ impl TerrainReady {
     /// for side2d, bilinear heights for heightmaps), not the collider, so it
     /// finds where a dig would start. `None` for a ray that hits nothing, a
     /// zero or non-finite direction, or a map world (use its pathing
-    /// queries instead).
+    /// queries instead: [`line_of_sight`](Self::line_of_sight),
+    /// [`pathing_at`](Self::pathing_at), [`find_path`](Self::find_path)).
     pub fn raycast(&self, origin: Vec3, dir: Vec3, max_distance: f32) -> Option<TerrainHit> {
         let len = dir.length();
         if !(origin.is_finite() && len.is_finite() && len > 0.0 && max_distance > 0.0) {
@@ -108,6 +113,128 @@ impl TerrainReady {
         self.shared.with_doc(|doc| match doc.typed() {
             AnyDocument::Heightmap(d) => height_at(d.world(), x, z),
             _ => None,
+        })
+    }
+}
+
+/// What a map cell lets units do ([`TerrainReady::pathing_at`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MapPathing {
+    /// Ground units walk through it.
+    pub walk: bool,
+    /// Air units fly over it.
+    pub fly: bool,
+    /// Buildings stand on it.
+    pub build: bool,
+    /// It holds water (shallow or deep).
+    pub water: bool,
+}
+
+/// Who a map route is for ([`TerrainReady::find_path`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathUnit {
+    /// Ground units: walkable cells only (no cliffs, steep slopes, chasms or
+    /// deep water).
+    Ground,
+    /// Air units: every cell that is not marked no-fly.
+    Air,
+}
+
+/// A map world's layers and how its cells sit in the terrain's space.
+fn map_frame(doc: &AnyDocument) -> Option<(&isoterra::field::map::MapLayers, f32, PathingRules)> {
+    let AnyDocument::Map(d) = doc else {
+        return None;
+    };
+    let mesh = &d.params().mesh;
+    let rules = PathingRules::DEFAULT.with_level_height(mesh.level_height);
+    Some((d.world().layers(), mesh.cell_size, rules))
+}
+
+/// The map cell under terrain-space `p`, if inside the map.
+fn cell_of(map: &isoterra::field::map::MapLayers, cell: f32, p: Vec3) -> Option<[u32; 2]> {
+    let (x, z) = ((p.x / cell).floor(), (p.z / cell).floor());
+    if !(x.is_finite() && z.is_finite()) || x < 0.0 || z < 0.0 {
+        return None;
+    }
+    let (x, z) = (x as u64, z as u64);
+    (x < u64::from(map.width_cells()) && z < u64::from(map.depth_cells()))
+        .then_some([x as u32, z as u32])
+}
+
+/// The ground height at the centre of a map cell: the mean of its corners'
+/// surface heights (as the mesher and the pathing rules place them).
+fn cell_height(map: &isoterra::field::map::MapLayers, level_height: f32, c: [u32; 2]) -> f32 {
+    let nx = map.width_cells() as usize + 1;
+    let mut sum = 0.0;
+    for (dx, dz) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+        let i = (c[1] as usize + dz) * nx + c[0] as usize + dx;
+        sum += node_surface(map.level[i], map.softness[i], map.height[i], level_height);
+    }
+    sum / 4.0
+}
+
+impl TerrainReady {
+    /// Map worlds: whether a unit at `from` sees `to` (terrain space; the
+    /// height is ignored), the Warcraft III way: higher ground sees lower
+    /// ground, lower ground does not see onto higher ground. `None` for
+    /// other kinds or a point outside the map or not finite.
+    pub fn line_of_sight(&self, from: Vec3, to: Vec3) -> Option<bool> {
+        self.shared.with_doc(|doc| {
+            let (map, cell, rules) = map_frame(doc.typed())?;
+            cell_of(map, cell, from)?;
+            cell_of(map, cell, to)?;
+            let c = |p: Vec3| [p.x / cell, p.z / cell];
+            Some(line_of_sight(map, c(from), c(to), &rules))
+        })
+    }
+
+    /// Map worlds: what the cell under `at` (terrain space) lets units do.
+    /// `None` for other kinds or a point outside the map.
+    pub fn pathing_at(&self, at: Vec3) -> Option<MapPathing> {
+        self.shared.with_doc(|doc| {
+            let (map, cell, rules) = map_frame(doc.typed())?;
+            let c = cell_of(map, cell, at)?;
+            let grid = pathing_grid(map, &rules).ok()?;
+            let bits = grid.get(c[0], c[1])?;
+            Some(MapPathing {
+                walk: bits & PathingGrid::WALK != 0,
+                fly: bits & PathingGrid::FLY != 0,
+                build: bits & PathingGrid::BUILD != 0,
+                water: bits & (PathingGrid::SHALLOW_WATER | PathingGrid::DEEP_WATER) != 0,
+            })
+        })
+    }
+
+    /// Map worlds: a shortest route for `unit` from the cell under `from` to
+    /// the cell under `to` (terrain space), as the centres of the cells it
+    /// crosses on the ground (eight neighbours per cell, diagonal steps
+    /// never cut a blocked corner). `None` when either end is outside the
+    /// map or impassable, when no route exists, or for other kinds.
+    ///
+    /// It reads the map as the committed edits left it; a map of `N` cells
+    /// costs about a pathing-grid build (`O(N)`) plus the search.
+    pub fn find_path(&self, from: Vec3, to: Vec3, unit: PathUnit) -> Option<Vec<Vec3>> {
+        self.shared.with_doc(|doc| {
+            let (map, cell, rules) = map_frame(doc.typed())?;
+            let (a, b) = (cell_of(map, cell, from)?, cell_of(map, cell, to)?);
+            let grid = pathing_grid(map, &rules).ok()?;
+            let bits = match unit {
+                PathUnit::Ground => PathingGrid::WALK,
+                PathUnit::Air => PathingGrid::FLY,
+            };
+            let route = find_route(&grid, a, b, bits)?;
+            Some(
+                route
+                    .into_iter()
+                    .map(|c| {
+                        Vec3::new(
+                            (c[0] as f32 + 0.5) * cell,
+                            cell_height(map, rules.level_height, c),
+                            (c[1] as f32 + 0.5) * cell,
+                        )
+                    })
+                    .collect(),
+            )
         })
     }
 }

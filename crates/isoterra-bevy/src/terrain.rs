@@ -214,6 +214,9 @@ pub enum EditOp {
     Undo,
     /// A [`TerrainRedo`].
     Redo,
+    /// Strokes, undos or redos made in the editor an [`EditorLink`](crate::EditorLink)
+    /// follows (the result carries no stroke id).
+    Linked,
 }
 
 /// Sent once an edit, undo or redo is committed (or refused).

@@ -456,3 +456,264 @@ fn a_refused_stroke_is_reported_and_changes_nothing() {
     assert_eq!(ready.content_hash(), hash);
     assert_eq!(ready.history().strokes, 0);
 }
+
+// ----- the live link to the editor -----
+
+/// A browser-like client of the editor at `port`: connected, welcomed.
+fn editor_client(port: u16) -> tungstenite::WebSocket<std::net::TcpStream> {
+    use tungstenite::client::IntoClientRequest;
+    let mut req = format!("ws://127.0.0.1:{port}/ws")
+        .into_client_request()
+        .unwrap();
+    req.headers_mut().insert(
+        "Origin",
+        format!("http://127.0.0.1:{port}").parse().unwrap(),
+    );
+    let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let (mut ws, _) = tungstenite::client(req, stream).unwrap();
+    let welcome = next_text(&mut ws, "welcome");
+    assert_eq!(welcome["kind"], "side2d");
+    ws
+}
+
+/// Reads until a JSON message of `ty` comes (mesh frames are skipped).
+fn next_text(ws: &mut tungstenite::WebSocket<std::net::TcpStream>, ty: &str) -> serde_json::Value {
+    loop {
+        if let tungstenite::Message::Text(t) = ws.read().unwrap() {
+            let v: serde_json::Value = serde_json::from_str(t.as_str()).unwrap();
+            assert_ne!(v["type"], "error", "{v}");
+            if v["type"] == ty {
+                return v;
+            }
+        }
+    }
+}
+
+fn send_json(ws: &mut tungstenite::WebSocket<std::net::TcpStream>, v: serde_json::Value) {
+    ws.send(tungstenite::Message::text(v.to_string())).unwrap();
+}
+
+/// Runs until a [`TerrainEdited`] comes, counting the frames it took.
+fn wait_edit_frames(app: &mut App) -> (TerrainEdited, usize) {
+    let mut got = None;
+    let frames = run_until(app, 5_000, |app| {
+        got = edited(app).into_iter().next();
+        got.is_some()
+    });
+    (got.unwrap(), frames)
+}
+
+#[test]
+fn an_editor_link_shows_browser_strokes_and_has_the_editor_commit_the_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("linked.isoterra");
+    Document::create(&path, &NewWorld::new(WorldKind::Side2d).with_size([128, 64]))
+        .unwrap()
+        .close()
+        .unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt
+        .block_on(isoterra_editor::serve(
+            isoterra_editor::EditorOptions::new(&path).with_port(0),
+        ))
+        .unwrap();
+    let port = server.addr().port();
+
+    let mut app = app();
+    let terrain = app
+        .world_mut()
+        .spawn((Terrain::open(&path), EditorLink::local(port)))
+        .id();
+    settle(&mut app, terrain);
+    run_until(&mut app, 5_000, |app| {
+        app.world().get::<EditorLink>(terrain).unwrap().is_connected()
+    });
+    let ready = app.world().get::<TerrainReady>(terrain).unwrap().clone();
+    let fresh = |path: &Path| {
+        let d = Document::open(path).unwrap();
+        (d.content_hash(), d.history().strokes)
+    };
+    let before = snapshot(&mut app);
+    let hash_before = ready.content_hash();
+
+    // A stroke drawn in the browser shows up in the game.
+    let mut browser = editor_client(port);
+    send_json(
+        &mut browser,
+        serde_json::json!({"type": "stroke_begin", "stroke": "b1", "tool": "fill",
+                           "radius": 4.0, "strength": 1.0}),
+    );
+    for x in [40.0, 44.0, 48.0] {
+        send_json(
+            &mut browser,
+            serde_json::json!({"type": "dab", "stroke": "b1", "at": [x, 56.0, 0.0]}),
+        );
+    }
+    send_json(
+        &mut browser,
+        serde_json::json!({"type": "stroke_end", "stroke": "b1"}),
+    );
+    let ack = next_text(&mut browser, "ack");
+    assert!(ack["id"].is_i64(), "{ack}");
+    let (e, frames) = wait_edit_frames(&mut app);
+    eprintln!("the browser's stroke showed in the game {frames} frames after its ack");
+    assert_eq!(e.op, EditOp::Linked);
+    assert!(e.result.is_ok() && e.rebuilt_chunks >= 1, "{e:?}");
+    settle(&mut app, terrain);
+    let after_browser = snapshot(&mut app);
+    assert_ne!(after_browser, before);
+    for (coord, (chunk, bytes)) in &after_browser {
+        if bytes != &before[coord].1 {
+            // Only chunks near the stroke (x 36..52, y 52..60; chunks of 32).
+            assert!(coord[0] == 1 && coord[1] == 1, "chunk {coord:?} changed");
+            assert!(chunk.version > before[coord].0.version);
+        }
+    }
+    assert_eq!(
+        (ready.content_hash(), ready.history().strokes),
+        fresh(&path)
+    );
+
+    // A stroke made in the game is committed by the editor: the browser
+    // hears of it and the file has it.
+    app.world_mut().write_message(TerrainEdit::dab(
+        terrain,
+        "fill",
+        4.0,
+        Vec3::new(96.0, 56.0, 0.0),
+    ));
+    let e = wait_edit(&mut app);
+    assert_eq!(e.op, EditOp::Stroke);
+    assert!(matches!(e.result, Ok(Some(_))), "{e:?}");
+    let h = next_text(&mut browser, "history");
+    assert_eq!(h["action"], "stroke");
+    assert_eq!(h["strokes"], 2);
+    settle(&mut app, terrain);
+    assert_eq!(
+        (ready.content_hash(), ready.history().strokes),
+        fresh(&path)
+    );
+
+    // The browser undoes the game's stroke, the game undoes the browser's:
+    // one history, and the meshes are those of the start byte for byte.
+    send_json(&mut browser, serde_json::json!({"type": "undo"}));
+    let e = wait_edit(&mut app);
+    assert_eq!(e.op, EditOp::Linked);
+    settle(&mut app, terrain);
+    assert_eq!(snapshot(&mut app).len(), after_browser.len());
+    app.world_mut().write_message(TerrainUndo { terrain });
+    let e = wait_edit(&mut app);
+    assert_eq!(e.op, EditOp::Undo);
+    assert!(matches!(e.result, Ok(Some(_))), "{e:?}");
+    settle(&mut app, terrain);
+    let undone = snapshot(&mut app);
+    for (coord, (_, bytes)) in &undone {
+        assert_eq!(bytes, &before[coord].1, "chunk {coord:?} after both undos");
+    }
+    assert_eq!(ready.content_hash(), hash_before);
+    assert_eq!(fresh(&path), (hash_before, 0));
+
+    drop(ready);
+    drop(app);
+    rt.block_on(server.shutdown());
+}
+
+#[test]
+fn a_linked_terrain_without_its_editor_refuses_edits_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("alone.isoterra");
+    let mut app = app();
+    // Nothing listens on port 9 of this machine.
+    let terrain = app
+        .world_mut()
+        .spawn((
+            Terrain::open_or_create(&path, NewWorld::new(WorldKind::Side2d).with_size([64, 32])),
+            EditorLink::local(9),
+        ))
+        .id();
+    settle(&mut app, terrain);
+    let ready = app.world().get::<TerrainReady>(terrain).unwrap().clone();
+    let hash = ready.content_hash();
+    run_until(&mut app, 5_000, |app| {
+        app.world()
+            .get::<EditorLink>(terrain)
+            .unwrap()
+            .last_error()
+            .is_some()
+    });
+    let link = app.world().get::<EditorLink>(terrain).unwrap().clone();
+    assert!(!link.is_connected());
+    assert!(
+        link.last_error().unwrap().contains("cannot reach the editor"),
+        "{:?}",
+        link.last_error()
+    );
+    app.world_mut().write_message(TerrainEdit::dab(
+        terrain,
+        "dig",
+        4.0,
+        Vec3::new(32.0, 8.0, 0.0),
+    ));
+    let e = wait_edit(&mut app);
+    assert_eq!(e.op, EditOp::Stroke);
+    let err = e.result.unwrap_err();
+    assert!(err.contains("not connected"), "{err}");
+    assert_eq!(ready.content_hash(), hash, "nothing changed");
+}
+
+#[test]
+fn map_queries_see_down_from_cliffs_and_route_around_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app();
+    let terrain = spawn_terrain(
+        &mut app,
+        &dir.path().join("map.isoterra"),
+        NewWorld::new(WorldKind::Map)
+            .with_size([48, 48])
+            .with_preset("blank"),
+    );
+    settle(&mut app, terrain);
+    // A plateau one level up in the middle.
+    app.world_mut().write_message(TerrainEdit::new(
+        terrain,
+        StrokeSpec::new("cliff-up", 6.0),
+        vec![[24.0, 0.0, 24.0]],
+    ));
+    let e = wait_edit(&mut app);
+    assert!(matches!(e.result, Ok(Some(_))), "{e:?}");
+    let ready = app.world().get::<TerrainReady>(terrain).unwrap().clone();
+    let (low, high) = (Vec3::new(6.5, 0.0, 24.5), Vec3::new(24.5, 0.0, 24.5));
+    assert_eq!(ready.line_of_sight(high, low), Some(true), "down is seen");
+    assert_eq!(ready.line_of_sight(low, high), Some(false), "up is not");
+    assert_eq!(ready.line_of_sight(low, Vec3::new(6.5, 0.0, 40.5)), Some(true));
+    let p = ready.pathing_at(low).unwrap();
+    assert!(p.walk && p.fly && p.build && !p.water, "{p:?}");
+    assert_eq!(ready.pathing_at(Vec3::new(-1.0, 0.0, 4.0)), None);
+
+    // West to east: ground units go around the plateau, flyers straight.
+    let (a, b) = (low, Vec3::new(42.5, 0.0, 24.5));
+    let route = ready.find_path(a, b, PathUnit::Ground).unwrap();
+    let xz = |p: &Vec3| [p.x, p.z];
+    assert_eq!(route.first().map(xz), Some(xz(&a)));
+    assert_eq!(route.last().map(xz), Some(xz(&b)));
+    assert!(route.len() > 37, "around the plateau: {} cells", route.len());
+    for p in &route {
+        assert!(ready.pathing_at(*p).unwrap().walk, "{p} is not walkable");
+        assert!(ready.line_of_sight(*p, high).is_some());
+    }
+    let air = ready.find_path(a, b, PathUnit::Air).unwrap();
+    assert_eq!(air.len(), 37, "straight over it");
+    let ground = route[0].y;
+    assert!(
+        air.iter().any(|p| p.y > ground + 0.5),
+        "over the plateau, on its top"
+    );
+    assert_eq!(
+        ready.find_path(a, Vec3::new(100.0, 0.0, 0.0), PathUnit::Ground),
+        None
+    );
+    // Undo flattens the map: the ground route is straight again.
+    app.world_mut().write_message(TerrainUndo { terrain });
+    wait_edit(&mut app);
+    assert_eq!(ready.find_path(a, b, PathUnit::Ground).unwrap().len(), 37);
+}

@@ -28,19 +28,23 @@ pub struct Args {
     pub screenshot: Option<PathBuf>,
     /// The world file to open (created when missing).
     pub world: Option<PathBuf>,
+    /// The WebSocket URL of an `isoterra edit` serving the same file, to
+    /// follow it live (`ws://127.0.0.1:7878/ws`).
+    pub link: Option<String>,
 }
 
 /// Offscreen size.
 pub const SIZE: [u32; 2] = [960, 540];
 
 impl Args {
-    /// Reads `--headless --frames N --screenshot PATH --world FILE`.
+    /// Reads `--headless --frames N --screenshot PATH --world FILE --link URL`.
     pub fn parse(usage: &str) -> Args {
         let mut a = Args {
             headless: false,
             frames: 0,
             screenshot: None,
             world: None,
+            link: None,
         };
         let mut it = std::env::args().skip(1);
         while let Some(arg) = it.next() {
@@ -61,6 +65,7 @@ impl Args {
                 }
                 "--screenshot" => a.screenshot = Some(value("--screenshot").into()),
                 "--world" => a.world = Some(value("--world").into()),
+                "--link" => a.link = Some(value("--link")),
                 "-h" | "--help" => {
                     println!("{usage}");
                     std::process::exit(0)
@@ -83,6 +88,15 @@ impl Args {
             .clone()
             .unwrap_or_else(|| std::env::temp_dir().join(default))
     }
+}
+
+/// Spawns the example's terrain, linked to the editor of `--link`.
+pub fn spawn_terrain(commands: &mut Commands, args: &Args, terrain: isoterra_bevy::Terrain) -> Entity {
+    let mut e = commands.spawn(terrain);
+    if let Some(url) = &args.link {
+        e.insert(isoterra_bevy::EditorLink::new(url.clone()));
+    }
+    e.id()
 }
 
 /// The app with the render plugins: a window, or (headless) none at all
