@@ -57,11 +57,12 @@ fn setup(
         &mut commands,
         &args,
         Terrain::open_or_create(
-        &world.0,
-        NewWorld::new(WorldKind::Side2d)
-            .with_size(SIZE)
-            .with_preset("hills"),
-    ));
+            &world.0,
+            NewWorld::new(WorldKind::Side2d)
+                .with_size(SIZE)
+                .with_preset("hills"),
+        ),
+    );
     let centre = Vec3::new(SIZE[0] as f32 / 2.0, SIZE[1] as f32 / 2.0, 0.0);
     commands.spawn((
         Camera2d,

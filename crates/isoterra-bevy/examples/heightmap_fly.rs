@@ -47,9 +47,10 @@ fn setup(mut commands: Commands, args: Res<Args>, path: Res<WorldPath>, target: 
         &mut commands,
         &args,
         Terrain::open_or_create(
-        &path.0,
-        NewWorld::new(WorldKind::Heightmap).with_preset("mountains"),
-    ));
+            &path.0,
+            NewWorld::new(WorldKind::Heightmap).with_preset("mountains"),
+        ),
+    );
     commands.spawn((
         Camera3d::default(),
         target.0.clone(),

@@ -57,9 +57,10 @@ fn setup(
         &mut commands,
         &args,
         Terrain::open_or_create(
-        &path.0,
-        NewWorld::new(WorldKind::Voxel).with_preset("caves"),
-    ));
+            &path.0,
+            NewWorld::new(WorldKind::Voxel).with_preset("caves"),
+        ),
+    );
     commands.spawn((
         Camera3d::default(),
         target.0.clone(),

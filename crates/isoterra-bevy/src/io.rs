@@ -303,7 +303,10 @@ impl Shared {
                     bevy::log::error!(
                         "isoterra: cannot follow the editor's changes ({e}); restart the game to see them"
                     );
-                    (Some(reply.map_or(EditOp::Linked, |r| r.0)), Err(e.to_string()))
+                    (
+                        Some(reply.map_or(EditOp::Linked, |r| r.0)),
+                        Err(e.to_string()),
+                    )
                 }
                 (Ok(_), Some((op, result))) => (Some(op), result),
                 (Ok(f), None) => (f.changed().then_some(EditOp::Linked), Ok(None)),

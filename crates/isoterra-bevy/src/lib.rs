@@ -87,9 +87,9 @@ pub mod prelude {
     #[cfg(feature = "render")]
     pub use crate::TerrainMaterials;
     pub use crate::{
-        EditOp, EditorLink, IsoterraPlugin, Terrain, TerrainChunk, TerrainDebris, TerrainEdit, TerrainEdited,
-        TerrainFailed, TerrainHit, TerrainIsland, MapPathing, PathUnit, TerrainMesh, TerrainReady, TerrainRedo,
-        TerrainStatus, TerrainUndo, TerrainViewer,
+        EditOp, EditorLink, IsoterraPlugin, MapPathing, PathUnit, Terrain, TerrainChunk,
+        TerrainDebris, TerrainEdit, TerrainEdited, TerrainFailed, TerrainHit, TerrainIsland,
+        TerrainMesh, TerrainReady, TerrainRedo, TerrainStatus, TerrainUndo, TerrainViewer,
     };
     pub use isoterra::kind::{NewWorld, StrokeSpec, WorldKind};
 }

@@ -140,7 +140,8 @@ pub(crate) fn start(link: &EditorLink, terrain: Arc<Shared>, kind: WorldKind, fi
         .name("isoterra-editor-link".into())
         .spawn(move || run(&url, &shared, &terrain, kind, &file));
     if let Err(e) = spawned {
-        link.shared().fail(format!("cannot start the link thread: {e}"));
+        link.shared()
+            .fail(format!("cannot start the link thread: {e}"));
     }
 }
 
@@ -237,7 +238,10 @@ fn session(
         .to_string();
     let port = uri.port_u16().unwrap_or(80);
     // The editor accepts upgrades from its own origin only.
-    let origin = format!("http://{}", uri.authority().map_or(host.as_str(), |a| a.as_str()));
+    let origin = format!(
+        "http://{}",
+        uri.authority().map_or(host.as_str(), |a| a.as_str())
+    );
     request.headers_mut().insert(
         "Origin",
         origin
@@ -269,7 +273,8 @@ fn session(
             return Ok(());
         }
         for m in rx.try_iter() {
-            ws.send(Message::text(m)).map_err(|e| format!("{url}: {e}"))?;
+            ws.send(Message::text(m))
+                .map_err(|e| format!("{url}: {e}"))?;
         }
         let msg = match ws.read() {
             Ok(m) => m,
@@ -297,7 +302,9 @@ fn session(
                 if welcomed {
                     // A new world or a reload: the file under the game's
                     // document is not the editor's any more.
-                    return Err("the editor replaced its world; restart the game to follow it".into());
+                    return Err(
+                        "the editor replaced its world; restart the game to follow it".into(),
+                    );
                 }
                 let theirs = v.get("kind").and_then(Value::as_str).unwrap_or("");
                 if theirs != kind.name() {

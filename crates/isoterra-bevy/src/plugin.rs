@@ -264,7 +264,12 @@ fn open_terrains(
 /// Starts the editor links of terrains just opened.
 fn start_links(terrains: Query<(&EditorLink, &Terrain, &TerrainRuntime, &TerrainReady)>) {
     for (link, terrain, rt, ready) in &terrains {
-        crate::link::start(link, Arc::clone(&rt.shared), ready.kind, terrain.path.clone());
+        crate::link::start(
+            link,
+            Arc::clone(&rt.shared),
+            ready.kind,
+            terrain.path.clone(),
+        );
     }
 }
 

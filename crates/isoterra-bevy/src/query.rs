@@ -6,8 +6,7 @@ use bevy::math::Vec3;
 use isoterra::field::map::node_surface;
 use isoterra::kind::AnyDocument;
 use isoterra::world::{
-    HeightmapWorld, PathingGrid, PathingRules, VoxelWorld, find_route, line_of_sight,
-    pathing_grid,
+    HeightmapWorld, PathingGrid, PathingRules, VoxelWorld, find_route, line_of_sight, pathing_grid,
 };
 
 use crate::terrain::TerrainReady;

@@ -507,10 +507,13 @@ fn wait_edit_frames(app: &mut App) -> (TerrainEdited, usize) {
 fn an_editor_link_shows_browser_strokes_and_has_the_editor_commit_the_games() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("linked.isoterra");
-    Document::create(&path, &NewWorld::new(WorldKind::Side2d).with_size([128, 64]))
-        .unwrap()
-        .close()
-        .unwrap();
+    Document::create(
+        &path,
+        &NewWorld::new(WorldKind::Side2d).with_size([128, 64]),
+    )
+    .unwrap()
+    .close()
+    .unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server = rt
         .block_on(isoterra_editor::serve(
@@ -526,7 +529,10 @@ fn an_editor_link_shows_browser_strokes_and_has_the_editor_commit_the_games() {
         .id();
     settle(&mut app, terrain);
     run_until(&mut app, 5_000, |app| {
-        app.world().get::<EditorLink>(terrain).unwrap().is_connected()
+        app.world()
+            .get::<EditorLink>(terrain)
+            .unwrap()
+            .is_connected()
     });
     let ready = app.world().get::<TerrainReady>(terrain).unwrap().clone();
     let fresh = |path: &Path| {
@@ -644,7 +650,9 @@ fn a_linked_terrain_without_its_editor_refuses_edits_and_says_why() {
     let link = app.world().get::<EditorLink>(terrain).unwrap().clone();
     assert!(!link.is_connected());
     assert!(
-        link.last_error().unwrap().contains("cannot reach the editor"),
+        link.last_error()
+            .unwrap()
+            .contains("cannot reach the editor"),
         "{:?}",
         link.last_error()
     );
@@ -685,7 +693,10 @@ fn map_queries_see_down_from_cliffs_and_route_around_them() {
     let (low, high) = (Vec3::new(6.5, 0.0, 24.5), Vec3::new(24.5, 0.0, 24.5));
     assert_eq!(ready.line_of_sight(high, low), Some(true), "down is seen");
     assert_eq!(ready.line_of_sight(low, high), Some(false), "up is not");
-    assert_eq!(ready.line_of_sight(low, Vec3::new(6.5, 0.0, 40.5)), Some(true));
+    assert_eq!(
+        ready.line_of_sight(low, Vec3::new(6.5, 0.0, 40.5)),
+        Some(true)
+    );
     let p = ready.pathing_at(low).unwrap();
     assert!(p.walk && p.fly && p.build && !p.water, "{p:?}");
     assert_eq!(ready.pathing_at(Vec3::new(-1.0, 0.0, 4.0)), None);
@@ -696,13 +707,23 @@ fn map_queries_see_down_from_cliffs_and_route_around_them() {
     let xz = |p: &Vec3| [p.x, p.z];
     assert_eq!(route.first().map(xz), Some(xz(&a)));
     assert_eq!(route.last().map(xz), Some(xz(&b)));
-    assert!(route.len() > 37, "around the plateau: {} cells", route.len());
+    let length = |r: &[Vec3]| -> f32 {
+        r.windows(2)
+            .map(|p| Vec2::new(p[1].x - p[0].x, p[1].z - p[0].z).length())
+            .sum()
+    };
+    assert!(
+        length(&route) > 36.5,
+        "around the plateau, not across: {} world units",
+        length(&route)
+    );
     for p in &route {
         assert!(ready.pathing_at(*p).unwrap().walk, "{p} is not walkable");
         assert!(ready.line_of_sight(*p, high).is_some());
     }
     let air = ready.find_path(a, b, PathUnit::Air).unwrap();
     assert_eq!(air.len(), 37, "straight over it");
+    assert!((length(&air) - 36.0).abs() < 1e-4);
     let ground = route[0].y;
     assert!(
         air.iter().any(|p| p.y > ground + 0.5),
@@ -715,5 +736,6 @@ fn map_queries_see_down_from_cliffs_and_route_around_them() {
     // Undo flattens the map: the ground route is straight again.
     app.world_mut().write_message(TerrainUndo { terrain });
     wait_edit(&mut app);
-    assert_eq!(ready.find_path(a, b, PathUnit::Ground).unwrap().len(), 37);
+    let flat = ready.find_path(a, b, PathUnit::Ground).unwrap();
+    assert!((length(&flat) - 36.0).abs() < 1e-4, "straight once flat");
 }

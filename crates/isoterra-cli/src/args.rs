@@ -126,10 +126,10 @@ pub struct LosArgs {
     /// The map world file.
     pub file: PathBuf,
     /// The viewer, `X,Z` in world units.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub from: String,
     /// The point looked at, `X,Z` in world units.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub to: String,
     /// Levels above its own that the viewer sees over (0..=15).
     #[arg(long, default_value_t = 0)]
@@ -144,10 +144,10 @@ pub struct PathArgs {
     /// The map world file.
     pub file: PathBuf,
     /// The start, `X,Z` in world units.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub from: String,
     /// The goal, `X,Z` in world units.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub to: String,
     /// A route for air units (over every cell not marked no-fly).
     #[arg(long)]

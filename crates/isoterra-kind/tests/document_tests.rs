@@ -1705,7 +1705,10 @@ fn floating_islands_are_detached_as_one_undoable_stroke() {
     assert_ne!(detached, with_blob);
     assert_ne!(detached, hash);
     let (left, again) = doc.detach_islands(None).unwrap();
-    assert!(left.is_empty() && again.id.is_none(), "nothing floats any more");
+    assert!(
+        left.is_empty() && again.id.is_none(),
+        "nothing floats any more"
+    );
     assert_eq!(doc.history().strokes, 2);
     // Undo puts it back, redo takes it again.
     doc.undo().unwrap();

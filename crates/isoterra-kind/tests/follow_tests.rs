@@ -19,7 +19,11 @@ fn new_world(kind: WorldKind) -> NewWorld {
 fn stroke_of(kind: WorldKind, which: u8, dx: f64) -> (StrokeSpec, [f64; 3]) {
     match kind {
         WorldKind::Side2d => {
-            let tool = if which % 2 == 0 { "dig" } else { "fill" };
+            let tool = if which.is_multiple_of(2) {
+                "dig"
+            } else {
+                "fill"
+            };
             (StrokeSpec::new(tool, 3.0), [20.0 + dx, 16.0, 0.0])
         }
         WorldKind::Heightmap => {
@@ -27,7 +31,11 @@ fn stroke_of(kind: WorldKind, which: u8, dx: f64) -> (StrokeSpec, [f64; 3]) {
             (StrokeSpec::new(tool, 4.0), [dx, 0.0, 3.0])
         }
         WorldKind::Voxel => {
-            let tool = if which % 2 == 0 { "dig" } else { "add" };
+            let tool = if which.is_multiple_of(2) {
+                "dig"
+            } else {
+                "add"
+            };
             // Digging and adding change nodes wherever they land.
             (StrokeSpec::new(tool, 3.0), [dx, 0.0, 0.0])
         }
@@ -53,11 +61,21 @@ fn fresh(path: &Path) -> (String, bool, bool, u64) {
 #[derive(Debug, Clone)]
 enum Op {
     /// A handle catches up, then strokes.
-    Stroke { b: bool, which: u8, dx: f64 },
-    Undo { b: bool },
-    Redo { b: bool },
+    Stroke {
+        b: bool,
+        which: u8,
+        dx: f64,
+    },
+    Undo {
+        b: bool,
+    },
+    Redo {
+        b: bool,
+    },
     /// A handle only catches up.
-    Follow { b: bool },
+    Follow {
+        b: bool,
+    },
 }
 
 fn op_strategy() -> impl Strategy<Value = Op> {

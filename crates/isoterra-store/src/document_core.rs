@@ -396,7 +396,11 @@ impl<S: ChunkStore, K: EditKind> DocumentCore<S, K> {
             };
             let mut steps = Vec::with_capacity(back.len() + ahead.len());
             for (id, delta) in &back {
-                steps.push((*id, decode(&self.kind, *id, delta)?, EditDirection::Backward));
+                steps.push((
+                    *id,
+                    decode(&self.kind, *id, delta)?,
+                    EditDirection::Backward,
+                ));
             }
             for (id, delta) in &ahead {
                 steps.push((*id, decode(&self.kind, *id, delta)?, EditDirection::Forward));

@@ -91,7 +91,11 @@ impl Args {
 }
 
 /// Spawns the example's terrain, linked to the editor of `--link`.
-pub fn spawn_terrain(commands: &mut Commands, args: &Args, terrain: isoterra_bevy::Terrain) -> Entity {
+pub fn spawn_terrain(
+    commands: &mut Commands,
+    args: &Args,
+    terrain: isoterra_bevy::Terrain,
+) -> Entity {
     let mut e = commands.spawn(terrain);
     if let Some(url) = &args.link {
         e.insert(isoterra_bevy::EditorLink::new(url.clone()));

@@ -68,11 +68,14 @@ fn octile(a: [u32; 2], b: [u32; 2]) -> f64 {
 /// assert_eq!(route.len(), 5);
 /// assert!(!route.contains(&[1, 1]));
 /// ```
-pub fn find_route(grid: &PathingGrid, from: [u32; 2], to: [u32; 2], bits: u8) -> Option<Vec<[u32; 2]>> {
+pub fn find_route(
+    grid: &PathingGrid,
+    from: [u32; 2],
+    to: [u32; 2],
+    bits: u8,
+) -> Option<Vec<[u32; 2]>> {
     let (w, d) = (grid.width_cells(), grid.depth_cells());
-    let passable = |x: i64, z: i64| {
-        x >= 0 && z >= 0 && grid.has(x as u32, z as u32, bits)
-    };
+    let passable = |x: i64, z: i64| x >= 0 && z >= 0 && grid.has(x as u32, z as u32, bits);
     if !passable(from[0] as i64, from[1] as i64) || !passable(to[0] as i64, to[1] as i64) {
         return None;
     }
@@ -163,7 +166,9 @@ mod tests {
     /// heuristic, straight from the step rules), for comparison.
     fn reference_costs(grid: &PathingGrid, from: [u32; 2], bits: u8) -> Vec<f64> {
         let (w, d) = (grid.width_cells() as i64, grid.depth_cells() as i64);
-        let ok = |x: i64, z: i64| x >= 0 && z >= 0 && x < w && z < d && grid.has(x as u32, z as u32, bits);
+        let ok = |x: i64, z: i64| {
+            x >= 0 && z >= 0 && x < w && z < d && grid.has(x as u32, z as u32, bits)
+        };
         let mut cost = vec![f64::INFINITY; (w * d) as usize];
         let mut done = vec![false; (w * d) as usize];
         cost[(from[1] as i64 * w + from[0] as i64) as usize] = 0.0;
@@ -200,13 +205,21 @@ mod tests {
 
     fn grid_strategy() -> impl Strategy<Value = PathingGrid> {
         (1u32..14, 1u32..14).prop_flat_map(|(w, d)| {
-            prop::collection::vec(prop::bool::weighted(0.7), (w * d) as usize).prop_map(move |open| {
-                let cells = open
-                    .into_iter()
-                    .map(|o| if o { PathingGrid::WALK | PathingGrid::FLY } else { PathingGrid::FLY })
-                    .collect();
-                PathingGrid::from_cells(w, d, cells).unwrap()
-            })
+            prop::collection::vec(prop::bool::weighted(0.7), (w * d) as usize).prop_map(
+                move |open| {
+                    let cells = open
+                        .into_iter()
+                        .map(|o| {
+                            if o {
+                                PathingGrid::WALK | PathingGrid::FLY
+                            } else {
+                                PathingGrid::FLY
+                            }
+                        })
+                        .collect();
+                    PathingGrid::from_cells(w, d, cells).unwrap()
+                },
+            )
         })
     }
 
@@ -259,7 +272,10 @@ mod tests {
         let grid = PathingGrid::from_cells(4, 4, cells).unwrap();
         assert_eq!(find_route(&grid, [0, 0], [4, 0], PathingGrid::WALK), None);
         assert_eq!(find_route(&grid, [0, 0], [1, 1], PathingGrid::WALK), None);
-        assert_eq!(find_route(&grid, [0, 0], [0, 0], PathingGrid::WALK), Some(vec![[0, 0]]));
+        assert_eq!(
+            find_route(&grid, [0, 0], [0, 0], PathingGrid::WALK),
+            Some(vec![[0, 0]])
+        );
         // A wall across the grid.
         let mut cells = vec![PathingGrid::WALK; 16];
         for z in 0..4 {
