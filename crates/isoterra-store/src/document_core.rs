@@ -78,7 +78,8 @@ pub(crate) struct DocumentCore<S, K> {
     following: bool,
 }
 
-/// What [`DocumentCore::follow`] did to catch up with the store.
+/// What a document's `follow` (for example [`Side2dDocument::follow`](crate::Side2dDocument::follow))
+/// did to catch up with the store.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Followed {
     /// Strokes taken back (undone by another handle, or dropped from its
