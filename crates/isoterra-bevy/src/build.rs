@@ -265,18 +265,7 @@ pub(crate) fn polyline_collider(lines: &[Polyline]) -> Option<avian2d::prelude::
 /// collider (the same triangles), both around the island's centroid.
 pub(crate) fn debris(island: &Island, color: [f32; 4]) -> Option<crate::io::Debris> {
     let m = &island.mesh;
-    let (mut cx, mut cy, mut total) = (0.0f64, 0.0f64, 0.0f64);
-    for t in m.indices.chunks_exact(3) {
-        let [a, b, c] = [0, 1, 2].map(|k| m.positions[t[k] as usize]);
-        let area = 0.5 * f64::from((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]));
-        cx += area * f64::from(a[0] + b[0] + c[0]) / 3.0;
-        cy += area * f64::from(a[1] + b[1] + c[1]) / 3.0;
-        total += area;
-    }
-    if total <= 1e-6 {
-        return None;
-    }
-    let centroid = [(cx / total) as f32, (cy / total) as f32];
+    let centroid = island.centroid()?;
     let local: Vec<[f32; 3]> = m
         .positions
         .iter()

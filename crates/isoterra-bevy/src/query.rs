@@ -5,9 +5,7 @@
 use bevy::math::Vec3;
 use isoterra::field::map::node_surface;
 use isoterra::kind::AnyDocument;
-use isoterra::world::{
-    HeightmapWorld, PathingGrid, PathingRules, VoxelWorld, find_route, line_of_sight, pathing_grid,
-};
+use isoterra::world::{PathingGrid, PathingRules, find_route, line_of_sight, pathing_grid};
 
 use crate::terrain::TerrainReady;
 
@@ -46,7 +44,7 @@ impl TerrainReady {
         self.shared.with_doc(|doc| match doc.typed_mut() {
             AnyDocument::Voxel(d) => {
                 let world = d.world_mut();
-                load_along(world, origin, to);
+                world.load_along(origin.to_array(), to.to_array());
                 let hit = world.raycast(origin.to_array(), to.to_array())?;
                 Some(TerrainHit {
                     point: Vec3::from_array(hit.point),
@@ -63,7 +61,14 @@ impl TerrainReady {
                     distance: point.truncate().distance(origin.truncate()),
                 })
             }
-            AnyDocument::Heightmap(d) => height_ray(d.world(), origin, dir, max),
+            AnyDocument::Heightmap(d) => {
+                let hit = d.world().raycast(origin.to_array(), dir.to_array(), max)?;
+                Some(TerrainHit {
+                    point: Vec3::from_array(hit.point),
+                    normal: Vec3::from_array(hit.normal),
+                    distance: hit.distance,
+                })
+            }
             AnyDocument::Map(_) => None,
         })
     }
@@ -77,11 +82,11 @@ impl TerrainReady {
         self.shared.with_doc(|doc| match doc.typed_mut() {
             AnyDocument::Voxel(d) => {
                 let world = d.world_mut();
-                load_along(world, p, p);
+                world.load_along(p.to_array(), p.to_array());
                 world.is_solid(p.to_array())
             }
             AnyDocument::Side2d(d) => d.world().is_solid([p.x, p.y]),
-            AnyDocument::Heightmap(d) => height_at(d.world(), p.x, p.z).is_some_and(|h| p.y <= h),
+            AnyDocument::Heightmap(d) => d.world().height_at(p.x, p.z).is_some_and(|h| p.y <= h),
             AnyDocument::Map(_) => false,
         })
     }
@@ -97,11 +102,11 @@ impl TerrainReady {
         self.shared.with_doc(|doc| match doc.typed_mut() {
             AnyDocument::Voxel(d) => {
                 let world = d.world_mut();
-                load_along(world, p, p);
+                world.load_along(p.to_array(), p.to_array());
                 world.density_at(p.to_array())
             }
             AnyDocument::Side2d(d) => d.world().density_at([p.x, p.y]),
-            AnyDocument::Heightmap(d) => height_at(d.world(), p.x, p.z).map(|h| h - p.y),
+            AnyDocument::Heightmap(d) => d.world().height_at(p.x, p.z).map(|h| h - p.y),
             AnyDocument::Map(_) => None,
         })
     }
@@ -110,7 +115,7 @@ impl TerrainReady {
     /// nodes); `None` for other kinds or a non-finite point.
     pub fn height_at(&self, x: f32, z: f32) -> Option<f32> {
         self.shared.with_doc(|doc| match doc.typed() {
-            AnyDocument::Heightmap(d) => height_at(d.world(), x, z),
+            AnyDocument::Heightmap(d) => d.world().height_at(x, z),
             _ => None,
         })
     }
@@ -236,93 +241,4 @@ impl TerrainReady {
             )
         })
     }
-}
-
-/// Loads the voxel chunks holding the nodes around the segment `a -> b`,
-/// so the world can sample them (generated chunks are cheap to drop later).
-fn load_along(world: &mut VoxelWorld, a: Vec3, b: Vec3) {
-    let n = world.chunk_cells() as f32;
-    let steps = ((b - a).length() / (0.5 * n)).ceil().max(1.0) as usize;
-    let mut coords: Vec<[i32; 3]> = Vec::new();
-    for k in 0..=steps {
-        let p = a + (b - a) * (k as f32 / steps as f32);
-        let base = p.floor();
-        for corner in 0..8 {
-            let g = [
-                base.x as i64 + (corner & 1) as i64,
-                base.y as i64 + ((corner >> 1) & 1) as i64,
-                base.z as i64 + ((corner >> 2) & 1) as i64,
-            ];
-            let c = world.chunk_of_node(g);
-            if !coords.contains(&c) {
-                coords.push(c);
-            }
-        }
-    }
-    world.load_chunks(&coords);
-}
-
-/// Bilinear height of a heightmap at world `(x, z)`.
-fn height_at(world: &HeightmapWorld, x: f32, z: f32) -> Option<f32> {
-    let cs = world.params().cell_size;
-    let (fx, fz) = (x / cs, z / cs);
-    if !(fx.is_finite() && fz.is_finite()) || fx.abs() > 1e9 || fz.abs() > 1e9 {
-        return None;
-    }
-    let (x0, z0) = (fx.floor(), fz.floor());
-    let (tx, tz) = (fx - x0, fz - z0);
-    let (gx, gz) = (x0 as i64, z0 as i64);
-    let h = |dx: i64, dz: i64| world.height([gx + dx, gz + dz]);
-    let a = h(0, 0) + (h(1, 0) - h(0, 0)) * tx;
-    let b = h(0, 1) + (h(1, 1) - h(0, 1)) * tx;
-    Some(a + (b - a) * tz)
-}
-
-/// Marches a ray over a heightmap in steps of a quarter cell and bisects the
-/// first step that goes under the surface.
-fn height_ray(world: &HeightmapWorld, origin: Vec3, dir: Vec3, max: f32) -> Option<TerrainHit> {
-    let cs = world.params().cell_size;
-    let step = 0.25 * cs;
-    let below = |t: f32| {
-        let p = origin + dir * t;
-        height_at(world, p.x, p.z).map(|h| p.y - h)
-    };
-    let mut t0 = 0.0;
-    let mut d0 = below(0.0)?;
-    if d0 <= 0.0 {
-        return Some(TerrainHit {
-            point: origin,
-            normal: Vec3::Y,
-            distance: 0.0,
-        });
-    }
-    while t0 < max {
-        let t1 = (t0 + step).min(max);
-        let d1 = below(t1)?;
-        if d1 <= 0.0 {
-            let (mut lo, mut hi) = (t0, t1);
-            for _ in 0..24 {
-                let mid = 0.5 * (lo + hi);
-                if below(mid)? <= 0.0 {
-                    hi = mid;
-                } else {
-                    lo = mid;
-                }
-            }
-            let p = origin + dir * hi;
-            let e = 0.5 * cs;
-            let dx = height_at(world, p.x + e, p.z)? - height_at(world, p.x - e, p.z)?;
-            let dz = height_at(world, p.x, p.z + e)? - height_at(world, p.x, p.z - e)?;
-            let normal = Vec3::new(-dx, 2.0 * e, -dz).normalize_or_zero();
-            return Some(TerrainHit {
-                point: p,
-                normal,
-                distance: hi,
-            });
-        }
-        t0 = t1;
-        d0 = d1;
-    }
-    let _ = d0;
-    None
 }

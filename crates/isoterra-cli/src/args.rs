@@ -56,6 +56,12 @@ pub enum Command {
     Demo(DemoArgs),
     /// Bake a region's chunk meshes and colliders into the file or a folder.
     Bake(BakeArgs),
+    /// Side2d worlds: the floating islands (ground that nothing holds up):
+    /// area, centroid, bounds and outline of each.
+    Islands(IslandsArgs),
+    /// Where a ray first meets the ground of a voxel, side2d or heightmap
+    /// world: the point, the surface normal there and the distance.
+    Raycast(RaycastArgs),
     /// Map worlds: whether a unit at --from sees --to (higher ground sees
     /// lower ground, not the other way round).
     Los(LosArgs),
@@ -119,6 +125,34 @@ pub struct InfoArgs {
     /// and, when the file holds baked chunks, of those too.
     #[arg(long)]
     pub hash: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct IslandsArgs {
+    /// The side2d world file.
+    pub file: PathBuf,
+    /// Print one JSON object (with every island's outline).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RaycastArgs {
+    /// The world file.
+    pub file: PathBuf,
+    /// The ray's origin in world units: `X,Y,Z` (voxel, heightmap) or `X,Y`
+    /// (side2d).
+    #[arg(long, allow_hyphen_values = true)]
+    pub from: String,
+    /// The ray's direction, as --from (any length but zero).
+    #[arg(long, allow_hyphen_values = true)]
+    pub dir: String,
+    /// How far the ray reaches, in world units (at most 4096).
+    #[arg(long, default_value_t = 1024.0)]
+    pub max: f32,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -89,7 +89,7 @@ mod voxel;
 pub use edit::{EditDirection, Side2dEdit};
 pub use error::WorldError;
 pub use heightmap::{
-    Frustum, HeightBrush, HeightEdit, HeightTool, HeightmapParams, HeightmapWorld,
+    Frustum, HeightBrush, HeightEdit, HeightHit, HeightTool, HeightmapParams, HeightmapWorld,
     MAX_BRUSH_RADIUS_NODES, MAX_NODE_COORD, MAX_SCULPT_HEIGHT, MeshKey, MeshReady, neighbour_lods,
 };
 pub use map::{

@@ -16,6 +16,7 @@ mod merge;
 mod mesh3d;
 mod new;
 mod parse;
+mod query;
 mod serve;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,6 +44,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(a) => demo::run(&a),
         Command::Bake(a) => bake::run(&a),
         Command::Merge(a) => merge::run(&a),
+        Command::Islands(a) => query::islands(&a),
+        Command::Raycast(a) => query::raycast(&a),
         Command::Los(a) => map_query::los(&a),
         Command::Path(a) => map_query::path(&a),
     }

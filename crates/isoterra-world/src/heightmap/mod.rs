@@ -10,4 +10,4 @@ mod world;
 pub use brush::{HeightBrush, HeightEdit, HeightTool, MAX_BRUSH_RADIUS_NODES, MAX_SCULPT_HEIGHT};
 pub use params::{HeightmapParams, MAX_NODE_COORD};
 pub use select::{Frustum, neighbour_lods};
-pub use world::{HeightmapWorld, MeshKey, MeshReady};
+pub use world::{HeightHit, HeightmapWorld, MeshKey, MeshReady};

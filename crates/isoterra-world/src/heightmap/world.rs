@@ -319,6 +319,17 @@ fn div_ceil(a: i64, n: i64) -> i64 {
     -((-a).div_euclid(n))
 }
 
+/// Where a ray meets a heightmap ([`HeightmapWorld::raycast`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeightHit {
+    /// The first point at or under the ground, in world units.
+    pub point: [f32; 3],
+    /// Unit surface normal there, pointing up out of the ground.
+    pub normal: [f32; 3],
+    /// Distance from the ray's origin, in world units.
+    pub distance: f32,
+}
+
 impl HeightmapWorld {
     /// A world with no edits.
     ///
@@ -376,6 +387,79 @@ impl HeightmapWorld {
     /// The height of global node `g`: generated plus delta.
     pub fn height(&self, g: [i64; 2]) -> f32 {
         self.src.height(g)
+    }
+
+    /// The ground height at world point `(x, z)`: bilinear between the four
+    /// nodes around it. `None` for a non-finite point or one beyond the
+    /// node range.
+    pub fn height_at(&self, x: f32, z: f32) -> Option<f32> {
+        let cs = self.params().cell_size;
+        let (fx, fz) = (x / cs, z / cs);
+        let limit = MAX_NODE_COORD as f32 - 1.0;
+        if !(fx.is_finite() && fz.is_finite()) || fx.abs() > limit || fz.abs() > limit {
+            return None;
+        }
+        let (x0, z0) = (fx.floor(), fz.floor());
+        let (tx, tz) = (fx - x0, fz - z0);
+        let (gx, gz) = (x0 as i64, z0 as i64);
+        let h = |dx: i64, dz: i64| self.height([gx + dx, gz + dz]);
+        let a = h(0, 0) + (h(1, 0) - h(0, 0)) * tx;
+        let b = h(0, 1) + (h(1, 1) - h(0, 1)) * tx;
+        Some(a + (b - a) * tz)
+    }
+
+    /// The first point where the ray from `origin` along the unit vector
+    /// `dir` goes under the ground, within `max` world units: marched in
+    /// steps of a quarter cell, the first step that goes under bisected.
+    /// A ray that starts under the ground hits at its origin. Returns the
+    /// point, the surface normal there (up-facing, from the bilinear
+    /// heights) and the distance; `None` for no hit or non-finite input.
+    pub fn raycast(&self, origin: [f32; 3], dir: [f32; 3], max: f32) -> Option<HeightHit> {
+        if !(origin.iter().chain(&dir).all(|v| v.is_finite()) && max.is_finite() && max >= 0.0) {
+            return None;
+        }
+        let cs = self.params().cell_size;
+        let at = |t: f32| [0, 1, 2].map(|a| origin[a] + dir[a] * t);
+        let below = |t: f32| {
+            let p = at(t);
+            self.height_at(p[0], p[2]).map(|h| p[1] - h)
+        };
+        if below(0.0)? <= 0.0 {
+            return Some(HeightHit {
+                point: origin,
+                normal: [0.0, 1.0, 0.0],
+                distance: 0.0,
+            });
+        }
+        let step = 0.25 * cs;
+        let mut t0 = 0.0;
+        while t0 < max {
+            let t1 = (t0 + step).min(max);
+            if below(t1)? <= 0.0 {
+                let (mut lo, mut hi) = (t0, t1);
+                for _ in 0..24 {
+                    let mid = 0.5 * (lo + hi);
+                    if below(mid)? <= 0.0 {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                let p = at(hi);
+                let e = 0.5 * cs;
+                let dx = self.height_at(p[0] + e, p[2])? - self.height_at(p[0] - e, p[2])?;
+                let dz = self.height_at(p[0], p[2] + e)? - self.height_at(p[0], p[2] - e)?;
+                let n = [-dx, 2.0 * e, -dz];
+                let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+                return Some(HeightHit {
+                    point: p,
+                    normal: n.map(|v| v / len),
+                    distance: hi,
+                });
+            }
+            t0 = t1;
+        }
+        None
     }
 
     /// Fills `out` with the heights of a `dims[0] x dims[1]` block of nodes

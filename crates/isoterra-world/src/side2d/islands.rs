@@ -28,6 +28,24 @@ pub struct Island {
     pub mesh: FillMesh,
 }
 
+impl Island {
+    /// The island's centre of area, in world units (from its fill mesh);
+    /// `None` for an island without area.
+    pub fn centroid(&self) -> Option<[f32; 2]> {
+        let m = &self.mesh;
+        let (mut cx, mut cy, mut total) = (0.0f64, 0.0f64, 0.0f64);
+        for t in m.indices.chunks_exact(3) {
+            let [a, b, c] = [0, 1, 2].map(|k| m.positions[t[k] as usize]);
+            let area =
+                0.5 * f64::from((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]));
+            cx += area * f64::from(a[0] + b[0] + c[0]) / 3.0;
+            cy += area * f64::from(a[1] + b[1] + c[1]) / 3.0;
+            total += area;
+        }
+        (total > 1e-6).then(|| [(cx / total) as f32, (cy / total) as f32])
+    }
+}
+
 /// True when the two solid corners of a saddle cell (`a`, `d` solid on one
 /// diagonal, the others empty, or the reverse) are joined by the marching
 /// squares fill: the cell centre, the mean of its four corners, is solid.

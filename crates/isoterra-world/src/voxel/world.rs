@@ -922,6 +922,44 @@ impl VoxelWorld {
         before - self.chunks.len()
     }
 
+    /// Loads the chunks holding the nodes around the segment `from -> to`
+    /// (generated ones, cheap to drop later with
+    /// [`retain_region`](Self::retain_region)), so that
+    /// [`raycast`](Self::raycast), [`is_solid`](Self::is_solid) and
+    /// [`density_at`](Self::density_at) see the ground there. Returns how
+    /// many chunks were loaded; nothing for non-finite input or a segment
+    /// longer than 65,536 world units.
+    pub fn load_along(&mut self, from: [f32; 3], to: [f32; 3]) -> usize {
+        let d = [0, 1, 2].map(|a| to[a] - from[a]);
+        let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+        if !(len.is_finite() && from.iter().all(|v| v.is_finite())) || len > 65_536.0 {
+            return 0;
+        }
+        if from.iter().chain(&to).any(|v| v.abs() >= 1e9) {
+            return 0;
+        }
+        let n = self.chunk_cells() as f32;
+        let steps = (len / (0.5 * n)).ceil().max(1.0) as usize;
+        let mut coords: Vec<[i32; 3]> = Vec::new();
+        for k in 0..=steps {
+            let f = k as f32 / steps as f32;
+            let p = [0, 1, 2].map(|a| from[a] + d[a] * f);
+            let base = p.map(|v| v.floor() as i64);
+            for corner in 0..8 {
+                let g = [
+                    base[0] + (corner & 1) as i64,
+                    base[1] + ((corner >> 1) & 1) as i64,
+                    base[2] + ((corner >> 2) & 1) as i64,
+                ];
+                let c = self.chunk_of_node(g);
+                if !coords.contains(&c) {
+                    coords.push(c);
+                }
+            }
+        }
+        self.load_chunks(&coords)
+    }
+
     /// The first point where the segment `from -> to` enters solid, found by
     /// walking the cells it crosses (3D DDA), sampling the trilinear density
     /// a few times per cell and bisecting the first air-to-solid step. A

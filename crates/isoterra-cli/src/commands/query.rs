@@ -1,0 +1,152 @@
+//! `isoterra islands` and `isoterra raycast`: questions a game asks of a
+//! world, answered from the file.
+
+use anyhow::{Context, bail};
+use isoterra::kind::AnyDocument;
+use serde_json::json;
+
+use crate::args::{IslandsArgs, RaycastArgs};
+
+pub fn islands(a: &IslandsArgs) -> anyhow::Result<()> {
+    let doc = super::edit::open(&a.file)?;
+    let AnyDocument::Side2d(d) = doc.typed() else {
+        bail!(
+            "`islands` works on side2d worlds; {} is a {} world",
+            a.file.display(),
+            doc.kind()
+        );
+    };
+    let islands = d.world().islands();
+    if a.json {
+        let list: Vec<_> = islands
+            .iter()
+            .map(|i| {
+                json!({
+                    "area": i.area,
+                    "centroid": i.centroid(),
+                    "nodes": i.node_count,
+                    "bounds": {"min": [i.bounds.x0, i.bounds.y0], "max": [i.bounds.x1, i.bounds.y1]},
+                    "outline": i.outline.iter().map(|l| &l.points).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", json!({"islands": list}));
+        return Ok(());
+    }
+    println!("{} floating island(s)", islands.len());
+    for (k, i) in islands.iter().enumerate() {
+        let c = i.centroid().unwrap_or([f32::NAN; 2]);
+        println!(
+            "island {}: area {:.2}, centroid {:.2},{:.2}, {} nodes, cells {}..{} x {}..{}",
+            k + 1,
+            i.area,
+            c[0],
+            c[1],
+            i.node_count,
+            i.bounds.x0,
+            i.bounds.x1,
+            i.bounds.y0,
+            i.bounds.y1
+        );
+    }
+    Ok(())
+}
+
+/// `X,Y` or `X,Y,Z`, finite.
+fn numbers(name: &str, text: &str) -> anyhow::Result<Vec<f32>> {
+    let v = text
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<f32>()
+                .with_context(|| format!("--{name} `{text}`: `{p}` is not a number"))
+        })
+        .collect::<anyhow::Result<Vec<f32>>>()?;
+    if v.iter().any(|x| !x.is_finite()) {
+        bail!("--{name} `{text}` is not finite");
+    }
+    Ok(v)
+}
+
+pub fn raycast(a: &RaycastArgs) -> anyhow::Result<()> {
+    if !(a.max.is_finite() && a.max > 0.0 && a.max <= 4096.0) {
+        bail!("--max must be in (0, 4096] world units, got {}", a.max);
+    }
+    let from = numbers("from", &a.from)?;
+    let dir = numbers("dir", &a.dir)?;
+    let mut doc = super::edit::open(&a.file)?;
+    let kind = doc.kind();
+    let dims = if matches!(doc.typed(), AnyDocument::Side2d(_)) {
+        2
+    } else {
+        3
+    };
+    for (name, v) in [("from", &from), ("dir", &dir)] {
+        if v.len() != dims {
+            bail!(
+                "--{name} takes {} numbers for a {kind} world ({}), got {}",
+                dims,
+                if dims == 2 { "X,Y" } else { "X,Y,Z" },
+                v.len()
+            );
+        }
+    }
+    let len = dir.iter().map(|v| v * v).sum::<f32>().sqrt();
+    if !(len.is_finite() && len > 0.0) {
+        bail!("--dir must not be zero");
+    }
+    let unit: Vec<f32> = dir.iter().map(|v| v / len).collect();
+    let to: Vec<f32> = (0..dims).map(|k| from[k] + unit[k] * a.max).collect();
+    // (point, normal, distance), in the world's own dimensions.
+    let hit: Option<(Vec<f32>, Vec<f32>, f32)> = match doc.typed_mut() {
+        AnyDocument::Voxel(d) => {
+            let (f, t) = ([from[0], from[1], from[2]], [to[0], to[1], to[2]]);
+            let world = d.world_mut();
+            world.load_along(f, t);
+            world
+                .raycast(f, t)
+                .map(|h| (h.point.to_vec(), h.normal.to_vec(), h.t * a.max))
+        }
+        AnyDocument::Side2d(d) => d
+            .world()
+            .raycast([from[0], from[1]], [to[0], to[1]])
+            .map(|h| (h.point.to_vec(), h.normal.to_vec(), h.t * a.max)),
+        AnyDocument::Heightmap(d) => d
+            .world()
+            .raycast(
+                [from[0], from[1], from[2]],
+                [unit[0], unit[1], unit[2]],
+                a.max,
+            )
+            .map(|h| (h.point.to_vec(), h.normal.to_vec(), h.distance)),
+        AnyDocument::Map(_) => bail!(
+            "`raycast` works on voxel, side2d and heightmap worlds; {} is a map world \
+             (see `isoterra los` and `isoterra path`)",
+            a.file.display()
+        ),
+    };
+    let fmt = |v: &[f32]| {
+        v.iter()
+            .map(|x| format!("{x:.3}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    match (a.json, hit) {
+        (true, Some((p, n, t))) => {
+            println!(
+                "{}",
+                json!({"hit": true, "point": p, "normal": n, "distance": t})
+            )
+        }
+        (true, None) => println!("{}", json!({"hit": false})),
+        (false, Some((p, n, t))) => {
+            println!(
+                "hit at {} (normal {}), {t:.3} world units away",
+                fmt(&p),
+                fmt(&n)
+            )
+        }
+        (false, None) => println!("no ground within {} world units", a.max),
+    }
+    Ok(())
+}
