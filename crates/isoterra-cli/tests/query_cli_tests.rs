@@ -178,3 +178,69 @@ fn raycast_refuses_bad_rays_clearly() {
         assert!(err.contains(expect), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn flags_a_tool_does_not_take_are_refused_not_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let side = new(
+        dir.path(),
+        "s.isoterra",
+        &["--kind", "side2d", "--size", "64x32"],
+    );
+    let height = new(dir.path(), "h.isoterra", &["--kind", "heightmap"]);
+    let voxel = new(dir.path(), "v.isoterra", &["--kind", "voxel"]);
+    let state = |f: &Path| ok(&["info", s(f), "--hash"]);
+    let before: Vec<String> = [&side, &height, &voxel].iter().map(|f| state(f)).collect();
+    for (file, args, expect) in [
+        (
+            &side,
+            vec!["--tool", "dig", "--at", "30,16", "--height", "3"],
+            "--height does not apply",
+        ),
+        (
+            &side,
+            vec!["--tool", "dig", "--at", "30,16", "--material", "2"],
+            "it takes no tool flags",
+        ),
+        (
+            &height,
+            vec!["--tool", "raise", "--at", "0,0", "--material", "1"],
+            "--material does not apply",
+        ),
+        (
+            &height,
+            vec!["--tool", "raise", "--at", "0,0", "--shape", "square"],
+            "brushes are round",
+        ),
+        (
+            &voxel,
+            vec!["--tool", "dig", "--at", "0,0,0", "--shape", "square"],
+            "brushes are round",
+        ),
+        (
+            &voxel,
+            vec!["--tool", "dig", "--at", "0,0,0", "--level", "2"],
+            "--level does not apply",
+        ),
+    ] {
+        let mut all = vec!["stroke", s(file), "--radius", "3"];
+        all.extend_from_slice(&args);
+        let err = fails(&all);
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
+    let after: Vec<String> = [&side, &height, &voxel].iter().map(|f| state(f)).collect();
+    assert_eq!(before, after, "refused strokes change nothing");
+    // What a tool does take still works.
+    ok(&[
+        "stroke",
+        s(&side),
+        "--tool",
+        "fill",
+        "--at",
+        "30,16",
+        "--radius",
+        "3",
+        "--material",
+        "2",
+    ]);
+}

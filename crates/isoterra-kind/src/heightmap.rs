@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::export::{MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, mesh_file, region};
 use crate::schema::{ParamSpec, ToolSpec, tool};
-use crate::stroke::{Brief, Stamp, height_tool, plain_shape};
+use crate::stroke::{Brief, Stamp, height_tool, round_shape};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
 
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
@@ -79,8 +79,7 @@ pub(crate) fn template<S: ChunkStore>(
         shape,
     } = *b;
     let stamp = {
-        // Heightmap brushes are round: the shape is checked, not used.
-        plain_shape(kind, shape)?;
+        round_shape(kind, shape)?;
         let mut brush =
             HeightBrush::new(height_tool(tool.name), [0.0, 0.0], radius).with_strength(strength);
         if let Some(h) = params.number("height")? {

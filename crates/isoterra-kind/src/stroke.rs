@@ -341,6 +341,27 @@ pub(crate) fn plain_shape(
     }
 }
 
+/// Checks the shape of a stroke whose brushes are round (heightmap discs,
+/// voxel spheres): `circle` (or `sphere` for voxel) or none. Any other
+/// shape is refused, never silently drawn round.
+pub(crate) fn round_shape(kind: WorldKind, shape: Option<&str>) -> Result<(), KindError> {
+    match shape {
+        None | Some("circle") => Ok(()),
+        Some("sphere") if kind == WorldKind::Voxel => Ok(()),
+        Some(other @ ("square" | "diamond")) => Err(KindError::invalid(format!(
+            "{kind} brushes are round: shape `{other}` does not apply (it is for {} brushes); use `circle` or leave it out",
+            if other == "square" {
+                "side2d and map"
+            } else {
+                "map"
+            }
+        ))),
+        Some(other) => Err(KindError::invalid(format!(
+            "{kind} brushes are round: shape must be `circle` or left out, got `{other}`"
+        ))),
+    }
+}
+
 /// The brush shape of a map stroke.
 pub(crate) fn map_shape(shape: Option<&str>) -> Result<MapBrushShape, KindError> {
     match shape {

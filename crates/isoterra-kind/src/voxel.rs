@@ -11,7 +11,7 @@ use crate::export::{
     region,
 };
 use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
-use crate::stroke::{Brief, Stamp, plain_shape, voxel_tool};
+use crate::stroke::{Brief, Stamp, round_shape, voxel_tool};
 use crate::{ExportRequest, Exported, KindError, Template};
 
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
@@ -92,7 +92,7 @@ pub(crate) fn template<S: ChunkStore>(
     } = *b;
     let mut normal = None;
     let stamp = {
-        plain_shape(kind, shape)?;
+        round_shape(kind, shape)?;
         let vtool = voxel_tool(tool.name);
         let material = params.number("material")?.unwrap_or(0.0) as u8;
         if vtool == isoterra_world::VoxelTool::Flatten {

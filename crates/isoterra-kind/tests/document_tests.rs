@@ -901,6 +901,13 @@ fn bad_specs(kind: WorldKind, tools: &[ToolSpec]) -> Vec<(StrokeSpec, &'static s
     if kind != WorldKind::Map {
         v.push((StrokeSpec::new(good, 4.0).with_shape("diamond"), "shape"));
     }
+    // Round brushes are never silently drawn from a square.
+    if matches!(kind, WorldKind::Heightmap | WorldKind::Voxel) {
+        v.push((
+            StrokeSpec::new(good, 4.0).with_shape("square"),
+            "brushes are round",
+        ));
+    }
     match kind {
         WorldKind::Side2d => {
             let fill = tools.iter().find(|t| t.name == "fill").unwrap();

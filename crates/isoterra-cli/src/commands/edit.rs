@@ -100,7 +100,29 @@ pub fn stroke(a: &StrokeArgs) -> anyhow::Result<()> {
     if let Some(to) = &a.to {
         dabs.push(world_point(kind, to).context("--to")?);
     }
-    let done = doc.stroke(&spec(a)?, &dabs).context("stroke refused")?;
+    let spec = spec(a)?;
+    // A flag the tool does not take is refused, not silently dropped.
+    if let Some(tool) = doc.tools().into_iter().find(|t| t.name == spec.tool) {
+        for key in spec.params.keys() {
+            if tool.param(key).is_none() {
+                let takes: Vec<String> = tool
+                    .params
+                    .iter()
+                    .map(|p| format!("--{}", p.name))
+                    .collect();
+                anyhow::bail!(
+                    "--{key} does not apply to the {kind} tool `{}`; it takes {}",
+                    tool.name,
+                    if takes.is_empty() {
+                        "no tool flags".to_string()
+                    } else {
+                        takes.join(", ")
+                    }
+                );
+            }
+        }
+    }
+    let done = doc.stroke(&spec, &dabs).context("stroke refused")?;
     match done.id {
         Some(id) => println!("stroke {id}: {} nodes changed", done.changed_nodes),
         None => println!("stroke changed nothing; nothing recorded"),
