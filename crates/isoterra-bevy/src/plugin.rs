@@ -41,15 +41,20 @@ const MESH_POOL: usize = 512;
 pub struct IsoterraPlugin;
 
 /// The plugin's systems, in order: [`Open`](Self::Open) and
-/// [`Edit`](Self::Edit) in `PreUpdate`, [`Stream`](Self::Stream) in
-/// `PostUpdate` (after the game moved its viewers in `Update`). Edits sent
-/// in `Update` are queued the next frame.
+/// [`Edit`](Self::Edit) in `PreUpdate`; [`Queue`](Self::Queue) and
+/// [`Stream`](Self::Stream) in `PostUpdate`, after the game moved its
+/// viewers and sent its edits in `Update`. An edit sent in `Update` is
+/// queued in the same frame, applied (its chunks rebuilt) once committed,
+/// and shown a frame or two later.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IsoterraSystems {
     /// Opens new terrains.
     Open,
-    /// Queues edits, undo and redo; applies committed ones.
+    /// Applies committed edits, undos and redos: the chunks they changed
+    /// are rebuilt.
     Edit,
+    /// Queues the edits, undos and redos sent this frame.
+    Queue,
     /// Moves the streams to the viewers and swaps finished chunks in.
     Stream,
 }
@@ -73,16 +78,21 @@ impl Plugin for IsoterraPlugin {
                     (open_terrains, start_links)
                         .chain()
                         .in_set(IsoterraSystems::Open),
-                    (queue_edits, apply_outcomes)
-                        .chain()
-                        .in_set(IsoterraSystems::Edit),
+                    apply_outcomes.in_set(IsoterraSystems::Edit),
                 ),
+            )
+            .configure_sets(
+                PostUpdate,
+                (IsoterraSystems::Queue, IsoterraSystems::Stream).chain(),
             )
             .add_systems(
                 PostUpdate,
-                (update_viewers, poll_streams, wake_bodies)
-                    .chain()
-                    .in_set(IsoterraSystems::Stream),
+                (
+                    queue_edits.in_set(IsoterraSystems::Queue),
+                    (update_viewers, poll_streams, wake_bodies)
+                        .chain()
+                        .in_set(IsoterraSystems::Stream),
+                ),
             );
         let _ = Update;
         #[cfg(feature = "render")]
@@ -510,7 +520,12 @@ fn poll_streams(
             pending_edits: pending,
             settled: settled && pending == 0 && events.is_empty(),
         };
-        for e in events {
+        // Unloads first: their mesh assets go to the pool that the chunks
+        // loading in the same frame take theirs from.
+        let (unloads, rest): (Vec<_>, Vec<_>) = events
+            .into_iter()
+            .partition(|e| matches!(e, StreamEvent::ChunkUnloaded { .. }));
+        for e in unloads.into_iter().chain(rest) {
             match e {
                 StreamEvent::ChunkReady {
                     coord, lod, output, ..

@@ -42,6 +42,18 @@ use std::time::Duration;
 pub use error::EditorError;
 pub use frame::{FRAME_HEADER_BYTES, FRAME_MAGIC, FrameHeader, encode_frame, parse_frame_header};
 
+/// Reads a client's text message as the server does before applying it
+/// (JSON, the message type, every field's type and form): `Ok` with the
+/// message type, or `Err` with the `error` code and message the server
+/// would reply. Values are checked against the open world only when the
+/// server applies them. For tools and fuzzing; never panics.
+pub fn parse_client_message(text: &str) -> Result<&'static str, (&'static str, String)> {
+    match protocol::parse(text).1 {
+        Ok(m) => Ok(m.type_name()),
+        Err(r) => Err((r.code, r.message)),
+    }
+}
+
 /// The largest text message a client may send, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 /// The most dabs one stroke may hold.

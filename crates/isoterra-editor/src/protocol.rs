@@ -28,6 +28,22 @@ pub(crate) enum ClientMsg {
     NewWorld(NewWorld),
 }
 
+impl ClientMsg {
+    /// The message's `type`.
+    pub(crate) fn type_name(&self) -> &'static str {
+        match self {
+            ClientMsg::Hello => "hello",
+            ClientMsg::Camera { .. } => "camera",
+            ClientMsg::StrokeBegin(_) => "stroke_begin",
+            ClientMsg::Dab { .. } => "dab",
+            ClientMsg::StrokeEnd { .. } => "stroke_end",
+            ClientMsg::Undo => "undo",
+            ClientMsg::Redo => "redo",
+            ClientMsg::NewWorld(_) => "new_world",
+        }
+    }
+}
+
 /// `stroke_begin`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub(crate) struct StrokeBegin {
