@@ -360,6 +360,10 @@ pub struct ImportArgs {
     /// Tiled maps (.json, .tmj): the tile layer to import (default: the first).
     #[arg(long)]
     pub layer: Option<String>,
+    /// Tiled maps: map cells per tile along each axis, 1..=16 (default: what
+    /// the map says, as isoterra's exports do, else 2).
+    #[arg(long)]
+    pub cells_per_tile: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -495,3 +495,33 @@ fn los_and_path_refuse_bad_input_clearly() {
     );
     assert_eq!(state(&file), before, "queries change nothing");
 }
+
+#[test]
+fn tiled_export_then_import_keeps_the_map_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_map(dir.path(), "m.isoterra");
+    let tmj = dir.path().join("m.tmj");
+    ok(&["export", s(&file), "--format", "tiled", "-o", s(&tmj)]);
+    let size = |f: &Path| -> (u64, u64) {
+        let v: serde_json::Value =
+            serde_json::from_str(ok(&["info", s(f), "--json"]).trim()).unwrap();
+        (
+            v["width_cells"].as_u64().unwrap(),
+            v["depth_cells"].as_u64().unwrap(),
+        )
+    };
+    // The export says one tile per cell: the import gives 96x64 back.
+    let back = dir.path().join("back.isoterra");
+    let out = ok(&["import", s(&tmj), "-o", s(&back)]);
+    assert!(out.contains("96x64 cells"), "{out}");
+    assert_eq!(size(&back), (96, 64));
+    // Asked for, two cells per tile doubles it.
+    let twice = dir.path().join("twice.isoterra");
+    let out = ok(&["import", s(&tmj), "-o", s(&twice), "--cells-per-tile", "2"]);
+    assert!(out.contains("192x128 cells"), "{out}");
+    // Out of range: refused, nothing created.
+    let bad = dir.path().join("bad.isoterra");
+    let err = fails(&["import", s(&tmj), "-o", s(&bad), "--cells-per-tile", "0"]);
+    assert!(err.contains("cells_per_tile"), "{err}");
+    assert!(!bad.exists());
+}

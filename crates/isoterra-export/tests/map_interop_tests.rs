@@ -95,6 +95,88 @@ fn tiled_export_has_level_and_pathing_layers_in_every_encoding() {
         }
         // The first tile layer is the level layer.
         assert_eq!(read_tiled_layer(&json, None).unwrap(), level);
+        // CSV data is a plain array with no `encoding`; base64 always names
+        // its compression (empty for none), as loaders expect.
+        for layer in doc["layers"].as_array().unwrap() {
+            if enc == TiledEncoding::Csv {
+                assert!(layer.get("encoding").is_none(), "{enc:?}: {layer}");
+                assert!(layer["data"].is_array());
+            } else {
+                assert_eq!(layer["encoding"], "base64");
+                assert!(layer["compression"].is_string(), "{enc:?}");
+            }
+        }
+        // The map says it has one tile per cell.
+        assert_eq!(isoterra_export::tiled_cells_per_tile(&json), Some(1));
+    }
+}
+
+/// A Python with `pytiled_parser` (the loader behind Python Arcade):
+/// `ISOTERRA_PYTHON`, else `python3`. Without it the test says so loudly
+/// and passes, unless `ISOTERRA_REQUIRE_PYTILED=1` (CI sets it).
+fn pytiled_python() -> Option<String> {
+    let python = std::env::var("ISOTERRA_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = std::process::Command::new(&python)
+        .args(["-c", "import pytiled_parser"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(python);
+    }
+    if std::env::var("ISOTERRA_REQUIRE_PYTILED").as_deref() == Ok("1") {
+        panic!("pytiled_parser is required but `{python} -c 'import pytiled_parser'` failed");
+    }
+    eprintln!(
+        "\n*** SKIPPED: pytiled_parser not found (pip install pytiled-parser, or set ISOTERRA_PYTHON) ***\n"
+    );
+    None
+}
+
+#[test]
+fn pytiled_parser_reads_the_export_in_every_encoding() {
+    let Some(python) = pytiled_python() else {
+        return;
+    };
+    let m = sample_map();
+    let grid = pathing_grid(&m, &PathingRules::DEFAULT).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for enc in [
+        TiledEncoding::Csv,
+        TiledEncoding::Base64,
+        TiledEncoding::Base64Zlib,
+        TiledEncoding::Base64Gzip,
+    ] {
+        let json = export_tiled(&m, Some(&grid), &TiledExport::DEFAULT.with_encoding(enc)).unwrap();
+        let path = dir.path().join("map.tmj");
+        std::fs::write(&path, &json).unwrap();
+        let script = r#"
+import sys, pathlib, pytiled_parser
+m = pytiled_parser.parse_map(pathlib.Path(sys.argv[1]))
+print(m.map_size.width, m.map_size.height, len(m.tilesets))
+for l in m.layers:
+    print(l.name, len(l.data), len(l.data[0]), sum(sum(r) for r in l.data))
+"#;
+        let out = std::process::Command::new(&python)
+            .args(["-c", script, path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{enc:?}: pytiled_parser failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("16 12 1"), "{enc:?}: {text}");
+        for name in ["level", "pathing"] {
+            let want = read_tiled_layer(&json, Some(name)).unwrap();
+            let sum: u64 = want.gids.iter().map(|&g| u64::from(g)).sum();
+            assert_eq!(
+                lines.next(),
+                Some(format!("{name} 12 16 {sum}").as_str()),
+                "{enc:?}: {text}"
+            );
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use isoterra::export::{TiledImport, import_tiled};
+use isoterra::export::{TiledImport, import_tiled, tiled_cells_per_tile};
 use isoterra::store::MapDocument;
 use isoterra::world::{MapParams, MapPreset};
 
@@ -23,7 +23,13 @@ pub fn import(a: &ImportArgs) -> anyhow::Result<()> {
         bail!("--range applies to heightmap images, not to Tiled maps");
     }
     let bytes = super::read_input(&a.input, super::MAX_DOCUMENT_INPUT)?;
-    let options = TiledImport::DEFAULT.with_layer(a.layer.clone());
+    let cells_per_tile = a
+        .cells_per_tile
+        .or_else(|| tiled_cells_per_tile(&bytes))
+        .unwrap_or(TiledImport::DEFAULT.cells_per_tile);
+    let options = TiledImport::DEFAULT
+        .with_layer(a.layer.clone())
+        .with_cells_per_tile(cells_per_tile);
     let layers = import_tiled(&bytes, &options)
         .with_context(|| format!("cannot import {}", a.input.display()))?;
     let (w, d) = (layers.width_cells(), layers.depth_cells());

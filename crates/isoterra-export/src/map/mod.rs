@@ -16,6 +16,6 @@ pub use png_layers::{
     read_png_layers_sidecar,
 };
 pub use tiled::{
-    TiledEncoding, TiledExport, TiledImport, TiledLayer, TiledTiles, export_tiled,
-    export_tiled_tmx, import_tiled, read_tiled_layer,
+    CELLS_PER_TILE_PROPERTY, TiledEncoding, TiledExport, TiledImport, TiledLayer, TiledTiles,
+    export_tiled, export_tiled_tmx, import_tiled, read_tiled_layer, tiled_cells_per_tile,
 };

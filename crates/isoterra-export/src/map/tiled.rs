@@ -118,6 +118,26 @@ impl TiledEncoding {
     }
 }
 
+/// The map property with which [`export_tiled`] and [`export_tiled_tmx`]
+/// say how many map cells one tile is (1: one tile per cell).
+pub const CELLS_PER_TILE_PROPERTY: &str = "isoterra.cells_per_tile";
+
+/// The cells per tile a Tiled JSON map says it was written with (its
+/// [`CELLS_PER_TILE_PROPERTY`] map property, as isoterra's exports carry),
+/// or `None` when it does not say (or is not a JSON map): importing with
+/// that many cells per tile gives back the exported map's size.
+pub fn tiled_cells_per_tile(json: &[u8]) -> Option<u32> {
+    let v: Value = serde_json::from_slice(json).ok()?;
+    v.get("properties")?
+        .as_array()?
+        .iter()
+        .find(|p| p.get("name").and_then(Value::as_str) == Some(CELLS_PER_TILE_PROPERTY))?
+        .get("value")?
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|n| (1..=16).contains(n))
+}
+
 /// Options of [`export_tiled`] and [`export_tiled_tmx`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -863,8 +883,12 @@ pub fn export_tiled(
         o.insert("height".into(), json!(d));
         o.insert("opacity".into(), json!(1));
         o.insert("visible".into(), json!(true));
-        o.insert("encoding".into(), json!(encoding));
-        if !compression.is_empty() {
+        // CSV data is a plain array with no `encoding` (as Tiled writes
+        // it); base64 names its compression, empty for none. Loaders that
+        // read `compression` whenever `encoding` is present (pytiled_parser,
+        // the loader behind Python Arcade) then find it.
+        if options.encoding != TiledEncoding::Csv {
+            o.insert("encoding".into(), json!(encoding));
             o.insert("compression".into(), json!(compression));
         }
         o.insert("data".into(), encode_gids(gids, options.encoding)?);
@@ -898,6 +922,9 @@ pub fn export_tiled(
         "tilewidth": ts,
         "tileheight": ts,
         "compressionlevel": -1,
+        // One tile per map cell: an import of this file reads it back at
+        // its own size (see `tiled_cells_per_tile`).
+        "properties": [{ "name": CELLS_PER_TILE_PROPERTY, "type": "int", "value": 1 }],
         "nextlayerid": 3,
         "nextobjectid": 1,
         "layers": [layer(1, "level", &levels)?, layer(2, "pathing", &path)?],
@@ -933,6 +960,9 @@ pub fn export_tiled_tmx(
     s.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     s.push_str(&format!(
         "<map version=\"1.10\" tiledversion=\"1.10.2\" orientation=\"orthogonal\" renderorder=\"right-down\" width=\"{w}\" height=\"{d}\" tilewidth=\"{ts}\" tileheight=\"{ts}\" infinite=\"0\" nextlayerid=\"3\" nextobjectid=\"1\">\n"
+    ));
+    s.push_str(&format!(
+        " <properties>\n  <property name=\"{CELLS_PER_TILE_PROPERTY}\" type=\"int\" value=\"1\"/>\n </properties>\n"
     ));
     s.push_str(&format!(
         " <tileset firstgid=\"1\" name=\"isoterra\" tilewidth=\"{ts}\" tileheight=\"{ts}\" tilecount=\"{}\" columns=\"0\">\n",
