@@ -193,10 +193,10 @@ fn every_export_format_writes_its_files() {
         s(&dir.path().join("x.svg")),
     ]);
     assert!(e.contains("does not apply to map"), "{e}");
-    // The Tiled export imports back into a map world.
+    // The Tiled export imports back into a map world of the same size.
     let back = dir.path().join("back.isoterra");
     let out = ok(&["import", s(&tiled), "--layer", "level", "-o", s(&back)]);
-    assert!(out.contains("192x128 cells"), "{out}");
+    assert!(out.contains("96x64 cells"), "{out}");
     let info = ok(&["info", s(&back), "--json"]);
     assert!(info.contains("\"kind\":\"map\""), "{info}");
 }
