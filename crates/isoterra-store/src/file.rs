@@ -505,15 +505,7 @@ impl WorldFile {
     /// the file since this handle last read or wrote its revision; such a
     /// handle's writes would be refused.
     pub fn check_current(&self) -> Result<(), StoreError> {
-        let revision: i64 = self
-            .conn
-            .query_row(
-                "SELECT revision FROM history WHERE singleton = 1",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(self.sql())?;
-        if revision != self.revision {
+        if self.current_revision()? as i64 != self.revision {
             return Err(StoreError::Conflict {
                 path: self.path.clone(),
             });
