@@ -3,9 +3,10 @@
 //! the edits committed so far), in the terrain's space.
 
 use bevy::math::Vec3;
-use isoterra::field::map::node_surface;
 use isoterra::kind::AnyDocument;
-use isoterra::world::{PathingGrid, PathingRules, find_route, line_of_sight, pathing_grid};
+use isoterra::world::{
+    PathingGrid, PathingRules, cell_height, find_route, line_of_sight, pathing_grid,
+};
 
 use crate::terrain::TerrainReady;
 
@@ -163,18 +164,6 @@ fn cell_of(map: &isoterra::field::map::MapLayers, cell: f32, p: Vec3) -> Option<
     let (x, z) = (x as u64, z as u64);
     (x < u64::from(map.width_cells()) && z < u64::from(map.depth_cells()))
         .then_some([x as u32, z as u32])
-}
-
-/// The ground height at the centre of a map cell: the mean of its corners'
-/// surface heights (as the mesher and the pathing rules place them).
-fn cell_height(map: &isoterra::field::map::MapLayers, level_height: f32, c: [u32; 2]) -> f32 {
-    let nx = map.width_cells() as usize + 1;
-    let mut sum = 0.0;
-    for (dx, dz) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
-        let i = (c[1] as usize + dz) * nx + c[0] as usize + dx;
-        sum += node_surface(map.level[i], map.softness[i], map.height[i], level_height);
-    }
-    sum / 4.0
 }
 
 impl TerrainReady {

@@ -97,8 +97,8 @@ pub use map::{
     MapEdit, MapParams, MapPreset, MapStroke, MapTool, MapWorld,
 };
 pub use map_query::{
-    DEFAULT_COLLIDER_TOLERANCE, LevelContour, PathingGrid, PathingRules, find_route, high_ground,
-    level_at, level_colliders, line_of_sight, pathing_grid, route_cost,
+    DEFAULT_COLLIDER_TOLERANCE, LevelContour, PathingGrid, PathingRules, cell_height, find_route,
+    high_ground, level_at, level_colliders, line_of_sight, pathing_grid, route_cost,
 };
 #[cfg(feature = "parry2d")]
 pub use parry::{parry_oriented_polylines, parry_polylines};

@@ -2,10 +2,11 @@
 //! a map world.
 
 use anyhow::bail;
-use isoterra::field::map::{MapLayers, node_surface};
+use isoterra::field::map::MapLayers;
 use isoterra::kind::AnyDocument;
 use isoterra::world::{
-    PathingGrid, PathingRules, find_route, level_at, line_of_sight, pathing_grid, route_cost,
+    PathingGrid, PathingRules, cell_height, find_route, level_at, line_of_sight, pathing_grid,
+    route_cost,
 };
 use serde_json::json;
 
@@ -98,21 +99,10 @@ pub fn path(a: &PathArgs) -> anyhow::Result<()> {
     };
     let passable = |c: [u32; 2]| grid.has(c[0], c[1], bits);
     let route = find_route(&grid, start, goal, bits);
-    let nx = m.layers.width_cells() as usize + 1;
     let centre = |c: [u32; 2]| {
-        let mut y = 0.0;
-        for (dx, dz) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
-            let i = (c[1] as usize + dz) * nx + c[0] as usize + dx;
-            y += node_surface(
-                m.layers.level[i],
-                m.layers.softness[i],
-                m.layers.height[i],
-                m.level_height,
-            );
-        }
         [
             (c[0] as f32 + 0.5) * m.cell,
-            y / 4.0,
+            cell_height(&m.layers, m.level_height, c),
             (c[1] as f32 + 0.5) * m.cell,
         ]
     };

@@ -17,7 +17,7 @@ mod sight;
 
 pub use colliders::{DEFAULT_COLLIDER_TOLERANCE, LevelContour, level_colliders};
 pub use pathing::{PathingGrid, PathingRules, high_ground, pathing_grid};
-pub use route::{find_route, route_cost};
+pub use route::{cell_height, find_route, route_cost};
 pub use sight::{level_at, line_of_sight};
 
 use isoterra_field::map::MapLayers;

@@ -145,6 +145,25 @@ pub fn find_route(
     None
 }
 
+/// The ground height at the centre of map cell `c` (world units): the
+/// mean of its four corners' surface heights, as the mesher and the
+/// pathing rules place them ([`node_surface`](isoterra_field::map::node_surface)
+/// with `level_height`). Where a unit following a route stands.
+pub fn cell_height(map: &isoterra_field::map::MapLayers, level_height: f32, c: [u32; 2]) -> f32 {
+    let nx = map.width_cells() as usize + 1;
+    let mut sum = 0.0;
+    for (dx, dz) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+        let i = (c[1] as usize + dz) * nx + c[0] as usize + dx;
+        sum += isoterra_field::map::node_surface(
+            map.level[i],
+            map.softness[i],
+            map.height[i],
+            level_height,
+        );
+    }
+    sum / 4.0
+}
+
 /// The cost of a route as [`find_route`] counts it (1 per straight step,
 /// √2 per diagonal one).
 pub fn route_cost(route: &[[u32; 2]]) -> f64 {
