@@ -345,7 +345,8 @@ pub struct ContourArgs {
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// The heightmap: .png (16- or 8-bit grayscale) or .r16 (square, raw u16
-    /// LE); or a Tiled map (.json, .tmj) for a map world.
+    /// LE); or a Tiled map (.json, .tmj, .tmx, with embedded tilesets or
+    /// external .tsj/.tsx ones beside it) for a map world.
     pub input: PathBuf,
     /// The world file to create.
     #[arg(short = 'o', long = "out")]
@@ -357,13 +358,30 @@ pub struct ImportArgs {
     /// World units per pixel.
     #[arg(long, default_value_t = 1.0)]
     pub cell_size: f32,
-    /// Tiled maps (.json, .tmj): the tile layer to import (default: the first).
+    /// Tiled maps: the tile layer to import (default: the first that holds
+    /// a tile).
     #[arg(long)]
     pub layer: Option<String>,
     /// Tiled maps: map cells per tile along each axis, 1..=16 (default: what
     /// the map says, as isoterra's exports do, else 2).
     #[arg(long)]
     pub cells_per_tile: Option<u32>,
+    /// Tiled maps: the bool tile property (or tile class) that marks land
+    /// (default: solid). When no tile of the layer is solid, all is land.
+    #[arg(long, value_name = "NAME")]
+    pub solid_property: Option<String>,
+    /// Tiled maps: gids that are land besides the solid property's tiles,
+    /// as a list with ranges: 3,7,10-12.
+    #[arg(long, value_name = "LIST")]
+    pub solid_gids: Option<String>,
+    /// Tiled maps: the int tile property that gives a tile its cliff level
+    /// (default: level).
+    #[arg(long, value_name = "NAME")]
+    pub level_property: Option<String>,
+    /// Tiled maps: gids with a cliff level besides the level property's
+    /// tiles, as GID:LEVEL pairs: 3:1,4:2.
+    #[arg(long, value_name = "LIST")]
+    pub level_gids: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -24,6 +24,7 @@ const EXPORT_LABELS = {
   pathing: 'Pathing grid',
   'png-layers': 'PNG layer textures',
   'png-layers-sidecar': 'PNG layer sidecar (JSON)',
+  'tiled-tileset': 'Tiled tileset image (PNG, save beside the map as map.tiles.png)',
   'obj-mtl': 'OBJ materials (.mtl)',
   colliders: 'Collider JSON',
   json: 'Collider JSON',

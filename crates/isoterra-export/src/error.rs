@@ -172,6 +172,18 @@ pub enum ExportError {
     /// A Tiled map is not valid JSON or misses or mistypes a member.
     #[error("malformed Tiled JSON: {0}")]
     TiledJson(String),
+    /// A Tiled TMX map or TSX tileset is not well-formed XML or misses or
+    /// mistypes an attribute.
+    #[error("malformed Tiled XML: {0}")]
+    TiledXml(String),
+    /// An external tileset of a Tiled map cannot be read.
+    #[error("cannot read the external tileset {source_path:?} of the Tiled map: {reason}")]
+    TiledTileset {
+        /// The tileset's `source`, as the map names it.
+        source_path: String,
+        /// Why it cannot be read.
+        reason: String,
+    },
     /// A Tiled layer uses a data encoding or compression this reader does not handle.
     #[error(
         "unsupported Tiled layer data {0}: use encoding \"csv\", or \"base64\" with compression \"\", \"zlib\", \"gzip\" or \"zstd\""

@@ -108,6 +108,7 @@ impl ExportFormat {
     pub const fn companions(self, kind: WorldKind) -> &'static [FileRole] {
         match (kind, self) {
             (WorldKind::Map, ExportFormat::PngLayers) => &[FileRole::Sidecar],
+            (WorldKind::Map, ExportFormat::Tiled) => &[FileRole::Tileset],
             (WorldKind::Side2d, ExportFormat::Glb) => &[FileRole::Colliders],
             (WorldKind::Side2d, ExportFormat::Obj) => &[FileRole::Materials, FileRole::Colliders],
             (WorldKind::Voxel, ExportFormat::Obj) => &[FileRole::Materials],
@@ -198,6 +199,8 @@ pub enum FileRole {
     Materials,
     /// The collider polylines of a side2d mesh export (`.colliders.json`).
     Colliders,
+    /// The tileset image a Tiled map refers to (`.tiles.png`).
+    Tileset,
 }
 
 impl FileRole {
@@ -208,6 +211,7 @@ impl FileRole {
             FileRole::Sidecar => "sidecar",
             FileRole::Materials => "mtl",
             FileRole::Colliders => "colliders",
+            FileRole::Tileset => "tileset",
         }
     }
 
@@ -219,6 +223,7 @@ impl FileRole {
             FileRole::Sidecar => Some("json"),
             FileRole::Materials => Some("mtl"),
             FileRole::Colliders => Some("colliders.json"),
+            FileRole::Tileset => Some("tiles.png"),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use isoterra_export::{
     PngLayersMesh, TiledExport, export_map_glb, export_pathing_png, export_png_layers,
-    export_tiled, export_tiled_tmx,
+    export_tiled, export_tiled_tmx, tiled_tileset_png,
 };
 use isoterra_store::{ChunkStore, MapDocument};
 use isoterra_world::{MapBrush, PathingRules, pathing_grid};
@@ -208,13 +208,28 @@ pub(crate) fn export<S: ChunkStore>(
         }
         ExportFormat::Tiled => {
             let grid = pathing_grid(layers, &rules)?;
-            if req.tmx {
-                let bytes = export_tiled_tmx(layers, Some(&grid), &TiledExport::DEFAULT)?;
+            // The tileset image goes beside the map, under the map's name
+            // (as the CLI writes it: `-o m.tmj` gives `m.tiles.png`).
+            let image = format!(
+                "{}.{}",
+                req.stem.as_deref().unwrap_or("map"),
+                FileRole::Tileset.extension().unwrap_or("tiles.png")
+            );
+            let options = TiledExport::DEFAULT.with_image(image);
+            let mut out = if req.tmx {
+                let bytes = export_tiled_tmx(layers, Some(&grid), &options)?;
                 Exported::one(bytes, "application/xml", "map.tmx", json!({}))
             } else {
-                let bytes = export_tiled(layers, Some(&grid), &TiledExport::DEFAULT)?;
+                let bytes = export_tiled(layers, Some(&grid), &options)?;
                 Exported::one(bytes, "application/json", "map.tmj", json!({}))
-            }
+            };
+            out.files.push(ExportFile {
+                role: FileRole::Tileset,
+                bytes: tiled_tileset_png(options.tile_size)?,
+                content_type: "image/png",
+                file_name: "map.tiles.png",
+            });
+            out
         }
         _ => {
             let grid = pathing_grid(layers, &rules)?;

@@ -1281,8 +1281,17 @@ fn every_kind_exports_every_format_it_offers() {
                 if format == ExportFormat::Obj && kind != WorldKind::Heightmap {
                     expect.push(FileRole::Materials);
                 }
+                if format == ExportFormat::Tiled {
+                    expect.push(FileRole::Tileset);
+                }
                 assert_eq!(roles, expect, "{kind} {format}");
                 for f in &out.files[1..] {
+                    if f.role == FileRole::Tileset {
+                        assert!(f.bytes.starts_with(b"\x89PNG"), "{kind} {format}");
+                        let main = std::str::from_utf8(&out.main().bytes).unwrap();
+                        assert!(main.contains(f.file_name), "the map names {}", f.file_name);
+                        continue;
+                    }
                     let text = std::str::from_utf8(&f.bytes).unwrap();
                     match f.role {
                         FileRole::Materials => assert!(text.contains("newmtl "), "{text}"),

@@ -11,6 +11,17 @@ pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
     if super::map::is_tiled(&a.input) {
         return super::map::import(a);
     }
+    let tiled_only = [
+        ("--layer", a.layer.is_some()),
+        ("--cells-per-tile", a.cells_per_tile.is_some()),
+        ("--solid-property", a.solid_property.is_some()),
+        ("--solid-gids", a.solid_gids.is_some()),
+        ("--level-property", a.level_property.is_some()),
+        ("--level-gids", a.level_gids.is_some()),
+    ];
+    if let Some((flag, _)) = tiled_only.iter().find(|(_, given)| *given) {
+        bail!("{flag} applies to Tiled maps (.tmj, .json, .tmx), not to heightmap images");
+    }
     let range = a.range.as_deref().map(parse::range).transpose()?;
     let ext = a
         .input

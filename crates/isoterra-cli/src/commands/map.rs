@@ -3,18 +3,19 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use isoterra::export::{TiledImport, import_tiled, tiled_cells_per_tile};
+use isoterra::export::{TiledImport, import_tiled_with, tiled_cells_per_tile};
 use isoterra::store::MapDocument;
 use isoterra::world::{MapParams, MapPreset};
 
 use crate::args::ImportArgs;
+use crate::commands::parse;
 
 /// Whether an import input is a Tiled JSON map.
 pub fn is_tiled(input: &Path) -> bool {
     input
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .is_some_and(|e| e == "json" || e == "tmj")
+        .is_some_and(|e| e == "json" || e == "tmj" || e == "tmx")
 }
 
 /// `isoterra import MAP.tiled.json --layer NAME -o FILE`.
@@ -27,10 +28,28 @@ pub fn import(a: &ImportArgs) -> anyhow::Result<()> {
         .cells_per_tile
         .or_else(|| tiled_cells_per_tile(&bytes))
         .unwrap_or(TiledImport::DEFAULT.cells_per_tile);
-    let options = TiledImport::DEFAULT
+    let mut options = TiledImport::DEFAULT
         .with_layer(a.layer.clone())
         .with_cells_per_tile(cells_per_tile);
-    let layers = import_tiled(&bytes, &options)
+    if let Some(p) = &a.solid_property {
+        options = options.with_solid_property(p.clone());
+    }
+    if let Some(p) = &a.level_property {
+        options = options.with_level_property(p.clone());
+    }
+    if let Some(list) = &a.solid_gids {
+        options = options.with_solid_gids(parse::gid_list(list).context("--solid-gids")?);
+    }
+    if let Some(list) = &a.level_gids {
+        options = options.with_level_gids(parse::gid_levels(list).context("--level-gids")?);
+    }
+    // External tilesets are read beside the map, as Tiled resolves them.
+    let dir = a.input.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut files = |source: &str| -> Result<Vec<u8>, String> {
+        let path = dir.join(source);
+        super::read_input(&path, super::MAX_DOCUMENT_INPUT).map_err(|e| format!("{e:#}"))
+    };
+    let layers = import_tiled_with(&bytes, &options, &mut files)
         .with_context(|| format!("cannot import {}", a.input.display()))?;
     let (w, d) = (layers.width_cells(), layers.depth_cells());
     let mut params = MapParams::DEFAULT

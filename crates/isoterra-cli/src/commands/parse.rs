@@ -68,6 +68,57 @@ pub fn range(text: &str) -> anyhow::Result<[f32; 2]> {
     Ok([a, b])
 }
 
+/// A list of Tiled gids: `3,7,10-12` (ranges inclusive).
+pub fn gid_list(text: &str) -> anyhow::Result<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let gid = |t: &str| -> anyhow::Result<u32> {
+            t.trim()
+                .parse()
+                .map_err(|_| anyhow::anyhow!("`{t}` is not a tile gid (a whole number)"))
+        };
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (gid(a)?, gid(b)?);
+                if a > b || b - a >= 1 << 20 {
+                    anyhow::bail!("`{part}` is not a range of at most 2^20 gids, low-high");
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(gid(part)?),
+        }
+    }
+    if out.is_empty() {
+        anyhow::bail!("give at least one gid: `3,7,10-12`");
+    }
+    Ok(out)
+}
+
+/// Tiled gids with a cliff level: `3:1,4:2` (gid:level, level 0..=15).
+pub fn gid_levels(text: &str) -> anyhow::Result<Vec<(u32, u8)>> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((g, l)) = part.split_once(':') else {
+            anyhow::bail!("`{part}` is not GID:LEVEL");
+        };
+        let g: u32 = g
+            .trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("`{g}` is not a tile gid"))?;
+        let l: u8 = l
+            .trim()
+            .parse()
+            .ok()
+            .filter(|l| *l <= 15)
+            .ok_or_else(|| anyhow::anyhow!("`{l}` is not a cliff level 0..=15"))?;
+        out.push((g, l));
+    }
+    if out.is_empty() {
+        anyhow::bail!("give at least one GID:LEVEL: `3:1,4:2`");
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,6 +138,18 @@ mod tests {
         assert_eq!(point3("1,-2,3.5").unwrap(), [1.0, -2.0, 3.5]);
         assert!(point3("1,2").is_err());
         assert!(point3("1,2,nan").is_err());
+    }
+
+    #[test]
+    fn gid_lists() {
+        assert_eq!(gid_list("3, 7,10-12").unwrap(), vec![3, 7, 10, 11, 12]);
+        for bad in ["", "x", "5-2", "1-99999999", "-3", "4294967296"] {
+            assert!(gid_list(bad).is_err(), "{bad}");
+        }
+        assert_eq!(gid_levels("3:1, 4:15").unwrap(), vec![(3, 1), (4, 15)]);
+        for bad in ["", "3", "3:16", "x:1", "3:-1"] {
+            assert!(gid_levels(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod glb;
 mod pathing_png;
 mod png_layers;
 mod tiled;
+mod tmx;
 
 pub use glb::{
     CLIFF_COLOR, MAP_PALETTE, WATER_COLOR, export_map_glb, export_map_mesh_glb, splat_color,
@@ -16,6 +17,7 @@ pub use png_layers::{
     read_png_layers_sidecar,
 };
 pub use tiled::{
-    CELLS_PER_TILE_PROPERTY, TiledEncoding, TiledExport, TiledImport, TiledLayer, TiledTiles,
-    export_tiled, export_tiled_tmx, import_tiled, read_tiled_layer, tiled_cells_per_tile,
+    CELLS_PER_TILE_PROPERTY, MAX_TILESET_IMAGE_TILE, TiledEncoding, TiledExport, TiledFiles,
+    TiledImport, TiledLayer, TiledTiles, export_tiled, export_tiled_tmx, import_tiled,
+    import_tiled_with, read_tiled_layer, tiled_cells_per_tile, tiled_tileset_png,
 };

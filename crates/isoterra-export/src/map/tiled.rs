@@ -1,9 +1,12 @@
-//! Tiled JSON (`.tmj`) import and export of map layers, plus TMX export.
+//! Tiled maps (`.tmj` JSON and `.tmx` XML, with embedded or external
+//! tilesets) imported as map layers, and map layers exported as Tiled maps
+//! with a tileset image.
 //!
 //! Tile `(column, row)` of a Tiled map is map cell `(x, z) = (column, row)`:
 //! Tiled's rows grow downwards on screen, as the map's z axis does seen from
 //! above (y up, right-handed).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
 
@@ -13,6 +16,8 @@ use isoterra_field::map::{MAX_LEVEL, MAX_MAP_CELLS, MapLayers};
 use isoterra_world::{PathingGrid, PathingRules, high_ground, pathing_grid};
 use serde_json::{Map, Value, json};
 
+use super::pathing_png::pathing_color;
+use super::tmx::{looks_like_xml, tmx_to_json, tsx_to_json};
 use crate::ExportError;
 
 /// Tiled stores flip and rotation flags in the top four bits of a gid.
@@ -35,11 +40,19 @@ pub struct TiledImport {
     /// `0..=8`; more passes give rounder shapes. Default value: `1`.
     pub smooth_passes: u32,
     /// Global tile ids that count as solid, besides tiles whose tileset
-    /// gives them the bool property `solid = true`. Default value: empty.
+    /// gives them the bool property [`solid_property`](Self::solid_property)
+    /// `= true`. Default value: empty.
     pub solid_gids: Vec<u32>,
     /// Global tile ids with a cliff level, besides tiles whose tileset gives
-    /// them the int property `level = N`. Default value: empty.
+    /// them the int property [`level_property`](Self::level_property)
+    /// `= N`. Default value: empty.
     pub level_gids: Vec<(u32, u8)>,
+    /// The name of the bool tile property that makes a tile solid (land).
+    /// Default value: `"solid"`.
+    pub solid_property: Cow<'static, str>,
+    /// The name of the int tile property that gives a tile its cliff level.
+    /// Default value: `"level"`.
+    pub level_property: Cow<'static, str>,
 }
 
 impl TiledImport {
@@ -50,6 +63,8 @@ impl TiledImport {
         smooth_passes: 1,
         solid_gids: Vec::new(),
         level_gids: Vec::new(),
+        solid_property: Cow::Borrowed("solid"),
+        level_property: Cow::Borrowed("level"),
     };
 
     /// Sets [`layer`](Self::layer).
@@ -79,6 +94,18 @@ impl TiledImport {
     /// Sets [`level_gids`](Self::level_gids).
     pub fn with_level_gids(mut self, gids: Vec<(u32, u8)>) -> Self {
         self.level_gids = gids;
+        self
+    }
+
+    /// Sets [`solid_property`](Self::solid_property).
+    pub fn with_solid_property(mut self, name: impl Into<String>) -> Self {
+        self.solid_property = Cow::Owned(name.into());
+        self
+    }
+
+    /// Sets [`level_property`](Self::level_property).
+    pub fn with_level_property(mut self, name: impl Into<String>) -> Self {
+        self.level_property = Cow::Owned(name.into());
         self
     }
 }
@@ -122,12 +149,13 @@ impl TiledEncoding {
 /// say how many map cells one tile is (1: one tile per cell).
 pub const CELLS_PER_TILE_PROPERTY: &str = "isoterra.cells_per_tile";
 
-/// The cells per tile a Tiled JSON map says it was written with (its
-/// [`CELLS_PER_TILE_PROPERTY`] map property, as isoterra's exports carry),
-/// or `None` when it does not say (or is not a JSON map): importing with
-/// that many cells per tile gives back the exported map's size.
-pub fn tiled_cells_per_tile(json: &[u8]) -> Option<u32> {
-    let v: Value = serde_json::from_slice(json).ok()?;
+/// The cells per tile a Tiled map (JSON or TMX) says it was written with
+/// (its [`CELLS_PER_TILE_PROPERTY`] map property, as isoterra's exports
+/// carry), or `None` when it does not say (or is not a Tiled map):
+/// importing with that many cells per tile gives back the exported map's
+/// size.
+pub fn tiled_cells_per_tile(bytes: &[u8]) -> Option<u32> {
+    let v = parse_root(bytes).ok()?;
     v.get("properties")?
         .as_array()?
         .iter()
@@ -139,21 +167,41 @@ pub fn tiled_cells_per_tile(json: &[u8]) -> Option<u32> {
 }
 
 /// Options of [`export_tiled`] and [`export_tiled_tmx`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TiledExport {
-    /// Tile width and height in pixels, `1..=4096`. Default value: `32`.
+    /// Tile width and height in pixels, `1..=4096` (`1..=`
+    /// [`MAX_TILESET_IMAGE_TILE`] with an image). Default value: `32`.
     pub tile_size: u32,
     /// Layer data encoding. Default value: [`TiledEncoding::Csv`].
     pub encoding: TiledEncoding,
+    /// The file name (relative to the map) of the tileset image the map
+    /// refers to, as [`tiled_tileset_png`] draws it; `None` leaves the
+    /// tileset without an image (Tiled then draws a "missing image" cross
+    /// for every tile). Default value: `None`.
+    pub image: Option<Cow<'static, str>>,
 }
+
+/// The largest tile size, in pixels, of a tileset image
+/// ([`tiled_tileset_png`]): its 7 x 7 tiles are then 1,792 pixels square.
+pub const MAX_TILESET_IMAGE_TILE: u32 = 256;
+
+/// Tiles per row of the tileset image.
+const ATLAS_COLUMNS: u32 = 7;
 
 impl TiledExport {
     /// The defaults (see each field).
     pub const DEFAULT: TiledExport = TiledExport {
         tile_size: 32,
         encoding: TiledEncoding::Csv,
+        image: None,
     };
+
+    /// Sets [`image`](Self::image).
+    pub fn with_image(mut self, file_name: impl Into<String>) -> Self {
+        self.image = Some(Cow::Owned(file_name.into()));
+        self
+    }
 
     /// Sets [`tile_size`](Self::tile_size).
     pub const fn with_tile_size(mut self, v: u32) -> Self {
@@ -222,11 +270,17 @@ fn get_i64(o: &Map<String, Value>, key: &str, what: &str) -> Result<i64, ExportE
         .ok_or_else(|| jerr(format!("{what} needs an integer \"{key}\"")))
 }
 
-/// Parses the document and checks the orientation.
-fn parse_map(json: &[u8]) -> Result<Map<String, Value>, ExportError> {
-    let root: Value = serde_json::from_slice(json).map_err(|e| jerr(e.to_string()))?;
-    let Value::Object(root) = root else {
-        return Err(jerr("the top level is not an object"));
+/// Parses a map, JSON or TMX, into the shape of Tiled JSON and checks its
+/// type and orientation. External tilesets stay references.
+fn parse_root(bytes: &[u8]) -> Result<Map<String, Value>, ExportError> {
+    let root = if looks_like_xml(bytes) {
+        tmx_to_json(bytes)?
+    } else {
+        let root: Value = serde_json::from_slice(bytes).map_err(|e| jerr(e.to_string()))?;
+        let Value::Object(root) = root else {
+            return Err(jerr("the top level is not an object"));
+        };
+        root
     };
     if let Some(t) = root.get("type").and_then(Value::as_str)
         && t != "map"
@@ -380,18 +434,21 @@ fn check_tiles(w: u64, h: u64) -> Result<(), ExportError> {
     Ok(())
 }
 
-/// Reads one tile layer (or the first tile layer, for `None`) of a Tiled JSON
-/// map: finite layers in CSV or base64 (uncompressed, zlib, gzip or zstd),
-/// and infinite maps, whose chunks are assembled into the rectangle that
-/// bounds them (missing tiles are 0).
+/// Reads one tile layer (or, for `None`, the first tile layer that holds a
+/// tile) of a Tiled map, JSON (`.tmj`) or XML (`.tmx`): finite layers in CSV
+/// or base64 (uncompressed, zlib, gzip or zstd), and infinite maps, whose
+/// chunks are assembled into the rectangle that bounds them (missing tiles
+/// are 0). An empty layer of an infinite map (no chunks, as Tiled writes
+/// it) is a layer of empty tiles of the layer's (or the map's) size.
 ///
-/// Errors: malformed JSON or members ([`ExportError::TiledJson`]), an
-/// encoding or compression not listed ([`ExportError::TiledCompression`]),
-/// a missing layer ([`ExportError::TiledLayerNotFound`]), a non-orthogonal
-/// map ([`ExportError::TiledOrientation`]), a layer wider or taller than
+/// Errors: malformed JSON or members ([`ExportError::TiledJson`]), malformed
+/// XML ([`ExportError::TiledXml`]), an encoding or compression not listed
+/// ([`ExportError::TiledCompression`]), a missing layer
+/// ([`ExportError::TiledLayerNotFound`]), a non-orthogonal map
+/// ([`ExportError::TiledOrientation`]), a layer wider or taller than
 /// [`MAX_MAP_CELLS`] tiles ([`ExportError::MapTooLarge`]).
-pub fn read_tiled_layer(json: &[u8], layer: Option<&str>) -> Result<TiledLayer, ExportError> {
-    let root = parse_map(json)?;
+pub fn read_tiled_layer(bytes: &[u8], layer: Option<&str>) -> Result<TiledLayer, ExportError> {
+    let root = parse_root(bytes)?;
     read_layer(&root, layer)
 }
 
@@ -408,21 +465,63 @@ fn read_layer(root: &Map<String, Value>, layer: Option<&str>) -> Result<TiledLay
             .unwrap_or("")
             .to_string()
     };
-    let found = match layer {
-        Some(n) => all.iter().find(|o| name_of(o) == n),
-        None => all.first(),
-    };
-    let Some(o) = found else {
-        return Err(ExportError::TiledLayerNotFound {
-            name: layer.unwrap_or("").to_string(),
-            available: all.iter().map(|o| name_of(o)).collect(),
-        });
-    };
-    let name = name_of(o);
+    match layer {
+        Some(n) => match all.iter().find(|o| name_of(o) == n) {
+            Some(o) => decode_layer(root, o, name_of(o)),
+            None => Err(ExportError::TiledLayerNotFound {
+                name: n.to_string(),
+                available: all.iter().map(|o| name_of(o)).collect(),
+            }),
+        },
+        None => {
+            // The first layer with a tile; a map whose layers are all empty
+            // gives its first.
+            let mut first = None;
+            for o in &all {
+                let l = decode_layer(root, o, name_of(o))?;
+                if l.gids.iter().any(|&g| g != 0) {
+                    return Ok(l);
+                }
+                first.get_or_insert(l);
+            }
+            first.ok_or_else(|| ExportError::TiledLayerNotFound {
+                name: String::new(),
+                available: Vec::new(),
+            })
+        }
+    }
+}
+
+fn decode_layer(
+    root: &Map<String, Value>,
+    o: &Map<String, Value>,
+    name: String,
+) -> Result<TiledLayer, ExportError> {
     let what = format!("layer {name:?}");
     if let Some(Value::Array(chunks)) = o.get("chunks") {
         if chunks.is_empty() {
-            return Err(jerr(format!("{what} is infinite but has no chunks")));
+            // Tiled writes an empty layer of an infinite map with no chunks;
+            // its size is the layer's, or the map's.
+            let size = |key: &str| {
+                o.get(key)
+                    .and_then(Value::as_u64)
+                    .filter(|&n| n > 0)
+                    .or_else(|| root.get(key).and_then(Value::as_u64))
+                    .unwrap_or(0)
+            };
+            let (w, h) = (size("width"), size("height"));
+            if w == 0 || h == 0 {
+                return Err(jerr(format!(
+                    "{what} is empty (no chunks) and neither it nor the map gives a size"
+                )));
+            }
+            check_tiles(w, h)?;
+            return Ok(TiledLayer {
+                name,
+                width: w as u32,
+                height: h as u32,
+                gids: vec![0; (w * h) as usize],
+            });
         }
         let mut rects = Vec::with_capacity(chunks.len());
         for c in chunks {
@@ -475,6 +574,74 @@ fn read_layer(root: &Map<String, Value>, layer: Option<&str>) -> Result<TiledLay
     })
 }
 
+/// Replaces each external tileset reference (`{"firstgid", "source"}`) of
+/// the map by the tileset it names, read through `resolve`, JSON (`.tsj`)
+/// or XML (`.tsx`), keeping the map's `firstgid`. Each source is read once.
+fn resolve_tilesets(
+    root: &mut Map<String, Value>,
+    resolve: Option<&mut TiledFiles<'_>>,
+) -> Result<(), ExportError> {
+    let Some(Value::Array(sets)) = root.get_mut("tilesets") else {
+        return Ok(());
+    };
+    let mut resolve = resolve;
+    let mut cache: HashMap<String, Map<String, Value>> = HashMap::new();
+    for set in sets.iter_mut() {
+        let Some(obj) = set.as_object_mut() else {
+            continue;
+        };
+        let Some(source) = obj.get("source").and_then(Value::as_str).map(str::to_owned) else {
+            continue;
+        };
+        let fail = |reason: String| ExportError::TiledTileset {
+            source_path: source.clone(),
+            reason,
+        };
+        let loaded = match cache.get(&source) {
+            Some(t) => t.clone(),
+            None => {
+                let Some(read) = resolve.as_deref_mut() else {
+                    return Err(fail(
+                        "the map was given without the files beside it; import it from a file"
+                            .into(),
+                    ));
+                };
+                let bytes = read(&source).map_err(&fail)?;
+                let t = if looks_like_xml(&bytes) {
+                    tsx_to_json(&bytes).map_err(|e| fail(e.to_string()))?
+                } else {
+                    match serde_json::from_slice(&bytes) {
+                        Ok(Value::Object(t)) => t,
+                        Ok(_) => return Err(fail("the top level is not an object".into())),
+                        Err(e) => return Err(fail(format!("malformed JSON: {e}"))),
+                    }
+                };
+                if let Some(ty) = t.get("type").and_then(Value::as_str)
+                    && ty != "tileset"
+                {
+                    return Err(fail(format!("\"type\" is {ty:?}, expected \"tileset\"")));
+                }
+                if t.contains_key("source") {
+                    return Err(fail("a tileset file cannot refer to another".into()));
+                }
+                cache.insert(source.clone(), t.clone());
+                t
+            }
+        };
+        let first = obj.get("firstgid").cloned();
+        *obj = loaded;
+        if let Some(f) = first {
+            obj.insert("firstgid".into(), f);
+        }
+    }
+    Ok(())
+}
+
+/// How an import reads the files a Tiled map refers to (its external
+/// tilesets): given the path as the map writes it (relative to the map's
+/// directory), the file's bytes, or why they cannot be had.
+pub type TiledFiles<'a> = dyn FnMut(&str) -> Result<Vec<u8>, String> + 'a;
+
 /// `solid` and `level` properties of tiles, by gid.
 #[derive(Default)]
 struct TileProps {
@@ -482,15 +649,17 @@ struct TileProps {
     level: Vec<(u32, i64)>,
 }
 
-/// Records a `solid` or `level` property of tile `gid`; others are ignored.
+/// Records the solid or level property of tile `gid` (named by `options`);
+/// others are ignored.
 fn add_prop(
     props: &mut TileProps,
+    options: &TiledImport,
     gid: u32,
     name: &str,
     value: Option<&Value>,
 ) -> Result<(), ExportError> {
-    match name {
-        "solid" => {
+    if name == options.solid_property {
+        {
             let v = match value {
                 Some(Value::Bool(b)) => *b,
                 Some(Value::String(s)) => s == "true",
@@ -499,7 +668,9 @@ fn add_prop(
             };
             props.solid.push((gid, v));
         }
-        "level" => {
+    }
+    if name == options.level_property {
+        {
             let v = value
                 .and_then(|v| {
                     v.as_i64()
@@ -508,17 +679,16 @@ fn add_prop(
                 })
                 .ok_or_else(|| {
                     jerr(format!(
-                        "tile gid {gid}: property \"level\" is not an integer"
+                        "tile gid {gid}: property {name:?} is not an integer"
                     ))
                 })?;
             props.level.push((gid, v));
         }
-        _ => {}
     }
     Ok(())
 }
 
-fn tile_props(root: &Map<String, Value>) -> Result<TileProps, ExportError> {
+fn tile_props(root: &Map<String, Value>, options: &TiledImport) -> Result<TileProps, ExportError> {
     let mut props = TileProps::default();
     let Some(sets) = root.get("tilesets") else {
         return Ok(props);
@@ -541,12 +711,21 @@ fn tile_props(root: &Map<String, Value>) -> Result<TileProps, ExportError> {
             for t in tiles {
                 let Some(t) = t.as_object() else { continue };
                 let gid = gid_of(get_u64(t, "id", "a tileset tile")?)?;
+                // A tile whose class (`type` before Tiled 1.9 and since
+                // 1.10, `class` in 1.9) is the solid property's name is solid.
+                let class = t
+                    .get("type")
+                    .or_else(|| t.get("class"))
+                    .and_then(Value::as_str);
+                if class == Some(&*options.solid_property) {
+                    props.solid.push((gid, true));
+                }
                 let Some(Value::Array(ps)) = t.get("properties") else {
                     continue;
                 };
                 for p in ps {
                     let name = p.get("name").and_then(Value::as_str).unwrap_or("");
-                    add_prop(&mut props, gid, name, p.get("value"))?;
+                    add_prop(&mut props, options, gid, name, p.get("value"))?;
                 }
             }
         }
@@ -559,7 +738,7 @@ fn tile_props(root: &Map<String, Value>) -> Result<TileProps, ExportError> {
                 let gid = gid_of(id)?;
                 if let Value::Object(ps) = ps {
                     for (name, value) in ps {
-                        add_prop(&mut props, gid, name, Some(value))?;
+                        add_prop(&mut props, options, gid, name, Some(value))?;
                     }
                 }
             }
@@ -568,12 +747,15 @@ fn tile_props(root: &Map<String, Value>) -> Result<TileProps, ExportError> {
     Ok(props)
 }
 
-/// Imports a tile layer of a Tiled JSON map as map layers.
+/// Imports a tile layer of a Tiled map, JSON (`.tmj`) or XML (`.tmx`), as
+/// map layers. The map's tilesets must be embedded; [`import_tiled_with`]
+/// also reads external ones.
 ///
 /// Each tile is `cells_per_tile x cells_per_tile` map cells. A tile is
-/// *solid* when its gid is in `solid_gids` or its tileset tile has the
-/// property `solid = true`; its *level* comes from `level_gids` or the
-/// property `level = N` (0 otherwise). When any tile of the layer is solid,
+/// *solid* when its gid is in `solid_gids`, its tileset tile has the bool
+/// property named by `solid_property` (`solid`) set, or its class is that
+/// name; its *level* comes from `level_gids` or the int property named by
+/// `level_property` (`level`), 0 otherwise. When any tile of the layer is solid,
 /// solid tiles are land and the others chasm; otherwise the whole map is land.
 ///
 /// Node values are sampled from the tiles (a node on a tile edge or corner
@@ -585,8 +767,31 @@ fn tile_props(root: &Map<String, Value>) -> Result<TileProps, ExportError> {
 ///
 /// Errors: as [`read_tiled_layer`], plus a level outside `0..=15`
 /// ([`ExportError::InvalidParameter`] naming the gid), options out of range,
-/// and a map of more than [`MAX_MAP_CELLS`] cells per side.
-pub fn import_tiled(json: &[u8], options: &TiledImport) -> Result<MapLayers, ExportError> {
+/// a map of more than [`MAX_MAP_CELLS`] cells per side, and an external
+/// tileset ([`ExportError::TiledTileset`]).
+pub fn import_tiled(bytes: &[u8], options: &TiledImport) -> Result<MapLayers, ExportError> {
+    import(bytes, options, None)
+}
+
+/// [`import_tiled`] for a map whose tilesets may be external files
+/// (`.tsj` or `.tsx`, Tiled's default when a tileset is made on its own):
+/// `files` reads each by the path the map gives, relative to the map.
+///
+/// Errors: as [`import_tiled`]; a tileset that cannot be read or is
+/// malformed is [`ExportError::TiledTileset`] naming it.
+pub fn import_tiled_with(
+    bytes: &[u8],
+    options: &TiledImport,
+    files: &mut TiledFiles<'_>,
+) -> Result<MapLayers, ExportError> {
+    import(bytes, options, Some(files))
+}
+
+fn import(
+    bytes: &[u8],
+    options: &TiledImport,
+    files: Option<&mut TiledFiles<'_>>,
+) -> Result<MapLayers, ExportError> {
     if !(1..=16).contains(&options.cells_per_tile) {
         return Err(ExportError::param(
             "cells_per_tile",
@@ -608,8 +813,9 @@ pub fn import_tiled(json: &[u8], options: &TiledImport) -> Result<MapLayers, Exp
             reason: "cliff levels lie in 0..=15",
         });
     }
-    let root = parse_map(json)?;
-    let props = tile_props(&root)?;
+    let mut root = parse_root(bytes)?;
+    resolve_tilesets(&mut root, files)?;
+    let props = tile_props(&root, options)?;
     let layer = read_layer(&root, options.layer.as_deref())?;
     let s = options.cells_per_tile;
     let (cw, ch) = (
@@ -758,6 +964,9 @@ fn export_layers(
             "must lie in 1..=4096 pixels",
         ));
     }
+    if options.image.is_some() {
+        check_image_tile(options.tile_size)?;
+    }
     map.validate()?;
     let owned;
     let grid = match pathing {
@@ -873,6 +1082,9 @@ pub fn export_tiled(
     let (w, d) = (map.width_cells(), map.depth_cells());
     let (encoding, compression) = options.encoding.names();
     let layer = |id: u32, name: &str, gids: &[u32]| -> Result<Value, ExportError> {
+        // The pathing layer would hide the levels under it: it is there to
+        // be shown on demand, half transparent.
+        let pathing = name == "pathing";
         let mut o = Map::new();
         o.insert("id".into(), json!(id));
         o.insert("name".into(), json!(name));
@@ -881,8 +1093,8 @@ pub fn export_tiled(
         o.insert("y".into(), json!(0));
         o.insert("width".into(), json!(w));
         o.insert("height".into(), json!(d));
-        o.insert("opacity".into(), json!(1));
-        o.insert("visible".into(), json!(true));
+        o.insert("opacity".into(), json!(if pathing { 0.6 } else { 1.0 }));
+        o.insert("visible".into(), json!(!pathing));
         // CSV data is a plain array with no `encoding` (as Tiled writes
         // it); base64 names its compression, empty for none. Loaders that
         // read `compression` whenever `encoding` is present (pytiled_parser,
@@ -910,6 +1122,25 @@ pub fn export_tiled(
         })
         .collect();
     let ts = options.tile_size;
+    let mut tileset = json!({
+        "firstgid": 1,
+        "name": "isoterra",
+        "tilewidth": ts,
+        "tileheight": ts,
+        "tilecount": TiledTiles::COUNT,
+        "columns": 0,
+        "margin": 0,
+        "spacing": 0,
+        "properties": [{ "name": "legend", "type": "string", "value": LEGEND }],
+        "tiles": tiles,
+    });
+    if let (Some(image), Some(o)) = (&options.image, tileset.as_object_mut()) {
+        let side = ATLAS_COLUMNS * ts;
+        o.insert("columns".into(), json!(ATLAS_COLUMNS));
+        o.insert("image".into(), json!(image));
+        o.insert("imagewidth".into(), json!(side));
+        o.insert("imageheight".into(), json!(side));
+    }
     let doc = json!({
         "type": "map",
         "version": "1.10",
@@ -928,17 +1159,7 @@ pub fn export_tiled(
         "nextlayerid": 3,
         "nextobjectid": 1,
         "layers": [layer(1, "level", &levels)?, layer(2, "pathing", &path)?],
-        "tilesets": [{
-            "firstgid": 1,
-            "name": "isoterra",
-            "tilewidth": ts,
-            "tileheight": ts,
-            "tilecount": TiledTiles::COUNT,
-            "columns": 0,
-            "margin": 0,
-            "spacing": 0,
-            "tiles": tiles,
-        }],
+        "tilesets": [tileset],
     });
     serde_json::to_vec(&doc).map_err(|e| jerr(e.to_string()))
 }
@@ -964,10 +1185,26 @@ pub fn export_tiled_tmx(
     s.push_str(&format!(
         " <properties>\n  <property name=\"{CELLS_PER_TILE_PROPERTY}\" type=\"int\" value=\"1\"/>\n </properties>\n"
     ));
+    let columns = if options.image.is_some() {
+        ATLAS_COLUMNS
+    } else {
+        0
+    };
     s.push_str(&format!(
-        " <tileset firstgid=\"1\" name=\"isoterra\" tilewidth=\"{ts}\" tileheight=\"{ts}\" tilecount=\"{}\" columns=\"0\">\n",
+        " <tileset firstgid=\"1\" name=\"isoterra\" tilewidth=\"{ts}\" tileheight=\"{ts}\" tilecount=\"{}\" columns=\"{columns}\">\n",
         TiledTiles::COUNT
     ));
+    s.push_str(&format!(
+        "  <properties>\n   <property name=\"legend\" value=\"{}\"/>\n  </properties>\n",
+        xml_escape(LEGEND)
+    ));
+    if let Some(image) = &options.image {
+        let side = ATLAS_COLUMNS * ts;
+        s.push_str(&format!(
+            "  <image source=\"{}\" width=\"{side}\" height=\"{side}\"/>\n",
+            xml_escape(image)
+        ));
+    }
     for id in 0..TiledTiles::COUNT {
         s.push_str(&format!("  <tile id=\"{id}\">\n   <properties>\n"));
         for (name, ty, value) in tile_properties(id) {
@@ -980,8 +1217,13 @@ pub fn export_tiled_tmx(
     s.push_str(" </tileset>\n");
     let (encoding, compression) = options.encoding.names();
     for (id, name, gids) in [(1, "level", &levels), (2, "pathing", &path)] {
+        let shown = if name == "pathing" {
+            " visible=\"0\" opacity=\"0.6\""
+        } else {
+            ""
+        };
         s.push_str(&format!(
-            " <layer id=\"{id}\" name=\"{name}\" width=\"{w}\" height=\"{d}\">\n"
+            " <layer id=\"{id}\" name=\"{name}\" width=\"{w}\" height=\"{d}\"{shown}>\n"
         ));
         if options.encoding == TiledEncoding::Csv {
             s.push_str("  <data encoding=\"csv\">\n");
@@ -1009,4 +1251,131 @@ pub fn export_tiled_tmx(
     }
     s.push_str("</map>\n");
     Ok(s.into_bytes())
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// What the tiles of the exported tileset mean, as the tileset's `legend`
+/// property says it.
+const LEGEND: &str = "Tiles 0-15: cliff level 0-15 (green low, tan middle, white high; the number is the level). \
+Tile 16: chasm (no ground, dark). \
+Tiles 17-48: pathing bits 0-31 (red 160: not walkable, +80 deep water; green 160: buildable, +80 shallow water; blue: not flyable). \
+Each tile's properties say the same: level, solid, pathing, walk, fly, build, shallow_water, deep_water.";
+
+fn check_image_tile(tile_size: u32) -> Result<(), ExportError> {
+    if !(1..=MAX_TILESET_IMAGE_TILE).contains(&tile_size) {
+        return Err(ExportError::param(
+            "tile_size",
+            tile_size,
+            "a tileset image takes tiles of 1..=256 pixels",
+        ));
+    }
+    Ok(())
+}
+
+/// The colour of the tile with local id `id` (see [`TiledTiles`]).
+fn tile_color(id: u32) -> [u8; 3] {
+    if id < TiledTiles::CHASM {
+        // Green through tan to snow, as a relief map.
+        const STOPS: [(f32, [f32; 3]); 3] = [
+            (0.0, [74.0, 140.0, 64.0]),
+            (0.5, [168.0, 140.0, 92.0]),
+            (1.0, [240.0, 240.0, 236.0]),
+        ];
+        let t = id as f32 / 15.0;
+        let (a, b) = if t <= 0.5 {
+            (STOPS[0], STOPS[1])
+        } else {
+            (STOPS[1], STOPS[2])
+        };
+        let f = (t - a.0) / (b.0 - a.0);
+        let mix = |i: usize| (a.1[i] + (b.1[i] - a.1[i]) * f).round() as u8;
+        [mix(0), mix(1), mix(2)]
+    } else if id == TiledTiles::CHASM {
+        [20, 20, 32]
+    } else {
+        pathing_color((id - TiledTiles::PATHING) as u8)
+    }
+}
+
+/// Digits 0-9 in a 3 x 5 pixel font, one row per `u8`, bit 2 the left column.
+const DIGITS: [[u8; 5]; 10] = [
+    [7, 5, 5, 5, 7],
+    [2, 6, 2, 2, 7],
+    [7, 1, 7, 4, 7],
+    [7, 1, 7, 1, 7],
+    [5, 5, 7, 1, 1],
+    [7, 4, 7, 1, 7],
+    [7, 4, 7, 5, 7],
+    [7, 1, 1, 1, 1],
+    [7, 5, 7, 5, 7],
+    [7, 5, 7, 1, 7],
+];
+
+/// The tileset image an export with [`TiledExport::image`] refers to: an
+/// 8-bit RGB PNG of [`TiledTiles::COUNT`] tiles of `tile_size` pixels, 7 per
+/// row in local id order. Level tiles run green to white and carry their
+/// level as a number (at 12 pixels and more), the chasm tile is dark, and
+/// pathing tiles have the colours of [`pathing_color`]; every tile has a
+/// darker one-pixel border (at 8 pixels and more) so that cells stay
+/// apart when zoomed in.
+///
+/// Errors: a tile size outside `1..=`[`MAX_TILESET_IMAGE_TILE`].
+pub fn tiled_tileset_png(tile_size: u32) -> Result<Vec<u8>, ExportError> {
+    check_image_tile(tile_size)?;
+    let ts = tile_size as usize;
+    let side = ATLAS_COLUMNS as usize * ts;
+    let mut rgb = vec![0u8; side * side * 3];
+    for id in 0..TiledTiles::COUNT {
+        let (col, row) = ((id % ATLAS_COLUMNS) as usize, (id / ATLAS_COLUMNS) as usize);
+        let c = tile_color(id);
+        let dark = c.map(|v| (v as f32 * 0.7) as u8);
+        let light = c.iter().map(|&v| v as u32).sum::<u32>() > 3 * 150;
+        let ink = if light { [24, 24, 24] } else { [240, 240, 240] };
+        // The level as a number: one or two digits, scaled to the tile.
+        let text: Vec<usize> = if id < TiledTiles::CHASM && ts >= 12 {
+            id.to_string()
+                .bytes()
+                .map(|b| (b - b'0') as usize)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let glyph_w = (text.len() * 4).saturating_sub(1);
+        // The number is about a third of the tile high.
+        let scale = (ts / 15).max(1);
+        let (tw, th) = (glyph_w * scale, 5 * scale);
+        let (ox, oy) = ((ts - tw.min(ts)) / 2, (ts - th.min(ts)) / 2);
+        for y in 0..ts {
+            for x in 0..ts {
+                let border = ts >= 8 && (x == 0 || y == 0 || x == ts - 1 || y == ts - 1);
+                let mut px = if border { dark } else { c };
+                if !text.is_empty() && x >= ox && y >= oy && x < ox + tw && y < oy + th {
+                    let (gx, gy) = ((x - ox) / scale, (y - oy) / scale);
+                    let (digit, cx) = (gx / 4, gx % 4);
+                    if cx < 3 && DIGITS[text[digit]][gy] & (4 >> cx) != 0 {
+                        px = ink;
+                    }
+                }
+                let i = ((row * ts + y) * side + col * ts + x) * 3;
+                rgb[i..i + 3].copy_from_slice(&px);
+            }
+        }
+    }
+    let png_err = |e: png::EncodingError| ExportError::Png(e.to_string());
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, side as u32, side as u32);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut w = enc.write_header().map_err(png_err)?;
+        w.write_image_data(&rgb).map_err(png_err)?;
+        w.finish().map_err(png_err)?;
+    }
+    Ok(out)
 }
