@@ -525,3 +525,136 @@ fn tiled_export_then_import_keeps_the_map_size() {
     assert!(err.contains("cells_per_tile"), "{err}");
     assert!(!bad.exists());
 }
+
+/// Runs a tool of Debian's `tiled` package headless, or `None` (with a loud
+/// message) when it is not installed and CI does not require it.
+fn tiled_tool(tool: &str, args: &[&str]) -> Option<std::process::Output> {
+    let runtime = std::env::temp_dir().join("isoterra-tiled-runtime");
+    let _ = std::fs::create_dir_all(&runtime);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700));
+    }
+    match std::process::Command::new(tool)
+        .args(args)
+        .env("QT_QPA_PLATFORM", "offscreen")
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .output()
+    {
+        Ok(out) => Some(out),
+        Err(e) if std::env::var("ISOTERRA_REQUIRE_TILED").as_deref() == Ok("1") => {
+            panic!("ISOTERRA_REQUIRE_TILED=1 but `{tool}` cannot run: {e}")
+        }
+        Err(e) => {
+            eprintln!(
+                "SKIPPED: `{tool}` (Debian package tiled) cannot run ({e}); install it, or set ISOTERRA_REQUIRE_TILED=1 to make this a failure"
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn real_tiled_reads_renders_and_rewrites_our_maps() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_map(dir.path(), "m.isoterra");
+    let tmx = dir.path().join("m.tmx");
+    ok(&["export", s(&file), "--format", "tiled", "-o", s(&tmx)]);
+    let image = dir.path().join("m.tiles.png");
+    assert!(
+        image.exists(),
+        "the tileset image is written beside the map"
+    );
+    let png = dir.path().join("render.png");
+    let Some(out) = tiled_tool("tmxrasterizer", &[s(&tmx), s(&png)]) else {
+        return;
+    };
+    assert!(out.status.success(), "{out:?}");
+    // The render shows the tiles: many pixels, more than one colour.
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = info.line_size / info.width as usize;
+    let colours: std::collections::HashSet<&[u8]> = buf[..info.buffer_size()]
+        .chunks(px)
+        .filter(|p| p.len() < 4 || p[3] > 0)
+        .collect();
+    assert!(
+        colours.len() > 2,
+        "the render is blank: {} colours",
+        colours.len()
+    );
+    // Tiled itself rewrites the map as JSON; importing that gives the map's
+    // size back, as does the TMX itself.
+    let tmj = dir.path().join("by-tiled.tmj");
+    let Some(out) = tiled_tool("tiled", &["--export-map", "json", s(&tmx), s(&tmj)]) else {
+        return;
+    };
+    assert!(out.status.success(), "{out:?}");
+    for input in [&tmj, &tmx] {
+        let back = dir.path().join(format!(
+            "back-{}.isoterra",
+            input.extension().unwrap().to_string_lossy()
+        ));
+        let said = ok(&["import", s(input), "-o", s(&back)]);
+        assert!(said.contains("96x64 cells"), "{said}");
+    }
+}
+
+#[test]
+fn external_tilesets_and_the_solid_flags_decide_the_land() {
+    let dir = tempfile::tempdir().unwrap();
+    // A 4x2 map: gids 1 (water) and 2 (wall), the tileset beside it as TSX.
+    std::fs::write(
+        dir.path().join("t.tsx"),
+        r#"<?xml version="1.0"?><tileset name="t" tilewidth="8" tileheight="8" tilecount="2" columns="2">
+ <tile id="1"><properties><property name="wall" type="bool" value="true"/></properties></tile>
+</tileset>"#,
+    )
+    .unwrap();
+    let map = dir.path().join("m.tmx");
+    std::fs::write(
+        &map,
+        r#"<?xml version="1.0"?><map orientation="orthogonal" width="4" height="2" tilewidth="8" tileheight="8" infinite="0">
+ <tileset firstgid="1" source="t.tsx"/>
+ <layer name="ground" width="4" height="2"><data encoding="csv">1,2,2,1,
+1,2,2,1</data></layer>
+</map>"#,
+    )
+    .unwrap();
+    let out = dir.path().join("a.isoterra");
+    let said = ok(&[
+        "import",
+        s(&map),
+        "--cells-per-tile",
+        "4",
+        "--solid-property",
+        "wall",
+        "-o",
+        s(&out),
+    ]);
+    assert!(said.contains("16x8 cells"), "{said}");
+    let by_gid = dir.path().join("b.isoterra");
+    ok(&[
+        "import",
+        s(&map),
+        "--cells-per-tile",
+        "4",
+        "--solid-gids",
+        "2",
+        "-o",
+        s(&by_gid),
+    ]);
+    // The same land either way, and some of the map is not land.
+    let a = ok(&["info", s(&out)]);
+    let b = ok(&["info", s(&by_gid)]);
+    assert_eq!(a.replace("a.isoterra", ""), b.replace("b.isoterra", ""));
+    // A missing tileset is named, and nothing is created.
+    std::fs::remove_file(dir.path().join("t.tsx")).unwrap();
+    let bad = dir.path().join("c.isoterra");
+    let err = fails(&["import", s(&map), "-o", s(&bad)]);
+    assert!(err.contains("t.tsx"), "{err}");
+    assert!(!bad.exists());
+}
