@@ -922,3 +922,136 @@ fn tiled_import_of_a_big_layer_of_distinct_gids_completes() {
     assert!(corner(0, 0) > -1.0, "the solid first tile shows as land");
     assert!(m.level.iter().any(|&l| l > 0.0), "levels from properties");
 }
+
+#[test]
+fn tmx_import_gives_the_json_import_in_every_encoding() {
+    let m = sample_map();
+    let opts = TiledImport::DEFAULT
+        .with_layer(Some("level".into()))
+        .with_cells_per_tile(1);
+    let want = import_tiled(
+        &export_tiled(&m, None, &TiledExport::DEFAULT).unwrap(),
+        &opts,
+    )
+    .unwrap();
+    for enc in [
+        TiledEncoding::Csv,
+        TiledEncoding::Base64,
+        TiledEncoding::Base64Zlib,
+        TiledEncoding::Base64Gzip,
+        TiledEncoding::Base64Zstd,
+    ] {
+        let tmx = export_tiled_tmx(&m, None, &TiledExport::DEFAULT.with_encoding(enc)).unwrap();
+        assert_eq!(import_tiled(&tmx, &opts).unwrap(), want, "{enc:?}");
+        assert_eq!(
+            read_tiled_layer(&tmx, Some("pathing")).unwrap(),
+            read_tiled_layer(
+                &export_tiled(&m, None, &TiledExport::DEFAULT).unwrap(),
+                Some("pathing")
+            )
+            .unwrap(),
+            "{enc:?}"
+        );
+    }
+    for bad in [
+        &b"<map"[..],
+        b"<tileset/>",
+        b"<map width=\"x\"/>",
+        b"<!DOCTYPE map [<!ENTITY a \"b\">]><map/>",
+    ] {
+        assert!(
+            import_tiled(bad, &opts).is_err(),
+            "{}",
+            String::from_utf8_lossy(bad)
+        );
+    }
+}
+
+#[test]
+fn external_tilesets_are_read_through_the_resolver() {
+    // Gid 1 is open ground, gid 2 a wall; the tileset is a file of its own.
+    let tileset = json!({ "type": "tileset", "name": "t", "tiles": [
+        { "id": 1, "properties": [{ "name": "wall", "type": "bool", "value": true }] },
+        { "id": 0, "type": "floor" },
+    ]});
+    let mut doc = tiled_doc(4, 2, csv_layer("l", 4, 2, &[1, 2, 2, 1, 1, 2, 2, 1]));
+    doc["tilesets"] = json!([{ "firstgid": 1, "source": "../sets/t.tsj" }]);
+    let opts = TiledImport::DEFAULT
+        .with_cells_per_tile(4)
+        .with_solid_property("wall");
+    // Without the files beside it the tileset is named, not ignored.
+    let err = import_tiled(&bytes(&doc), &opts).unwrap_err();
+    assert!(
+        matches!(&err, ExportError::TiledTileset { source_path, .. } if source_path == "../sets/t.tsj"),
+        "{err}"
+    );
+    let mut asked = Vec::new();
+    let mut files = |p: &str| {
+        asked.push(p.to_string());
+        Ok(bytes(&tileset))
+    };
+    let m = isoterra_export::import_tiled_with(&bytes(&doc), &opts, &mut files).unwrap();
+    assert_eq!(asked, ["../sets/t.tsj"]);
+    // The walls (columns 1-2) are land, the floor is not.
+    let land = |x: u32| m.ground[m.index(x, 4).unwrap()] >= 0.0;
+    assert!(land(8) && !land(0) && !land(16));
+    // The same by gid, or by tile class.
+    let by_gid = TiledImport::DEFAULT
+        .with_cells_per_tile(4)
+        .with_solid_gids(vec![2]);
+    let mut files = |_: &str| Ok(bytes(&tileset));
+    assert_eq!(
+        isoterra_export::import_tiled_with(&bytes(&doc), &by_gid, &mut files).unwrap(),
+        m
+    );
+    // A resolver that fails, or a file that is not a tileset, is an error.
+    let mut gone = |_: &str| Err("no such file".to_string());
+    assert!(isoterra_export::import_tiled_with(&bytes(&doc), &opts, &mut gone).is_err());
+    let mut junk = |_: &str| Ok(b"{\"type\":\"map\"}".to_vec());
+    assert!(isoterra_export::import_tiled_with(&bytes(&doc), &opts, &mut junk).is_err());
+}
+
+#[test]
+fn empty_infinite_layers_are_empty_not_malformed() {
+    // As Tiled writes an infinite map whose first layer was never painted.
+    let doc = json!({
+        "type": "map", "orientation": "orthogonal", "infinite": true,
+        "width": 16, "height": 8, "tilewidth": 16, "tileheight": 16,
+        "layers": [
+            { "type": "tilelayer", "name": "empty", "chunks": [], "width": 16, "height": 8, "startx": 0, "starty": 0 },
+            { "type": "tilelayer", "name": "painted", "width": 16, "height": 16, "chunks": [
+                { "x": 0, "y": 0, "width": 16, "height": 16, "data": vec![1u32; 256] }
+            ]},
+        ],
+        "tilesets": [],
+    });
+    let empty = read_tiled_layer(&bytes(&doc), Some("empty")).unwrap();
+    assert_eq!((empty.width, empty.height), (16, 8));
+    assert!(empty.gids.iter().all(|&g| g == 0));
+    // The default layer is the first one with a tile.
+    assert_eq!(
+        read_tiled_layer(&bytes(&doc), None).unwrap().name,
+        "painted"
+    );
+}
+
+#[test]
+fn the_tileset_image_has_a_tile_per_id_and_the_maps_name_it() {
+    let png = isoterra_export::tiled_tileset_png(32).unwrap();
+    let decoder = png::Decoder::new(std::io::Cursor::new(&png));
+    let reader = decoder.read_info().unwrap();
+    assert_eq!((reader.info().width, reader.info().height), (224, 224));
+    assert!(isoterra_export::tiled_tileset_png(0).is_err());
+    assert!(isoterra_export::tiled_tileset_png(257).is_err());
+    let m = sample_map();
+    let opts = TiledExport::DEFAULT.with_image("m.tiles.png");
+    let json: Value = serde_json::from_slice(&export_tiled(&m, None, &opts).unwrap()).unwrap();
+    assert_eq!(json["tilesets"][0]["image"], "m.tiles.png");
+    assert_eq!(json["tilesets"][0]["imagewidth"], 224);
+    let tmx = String::from_utf8(export_tiled_tmx(&m, None, &opts).unwrap()).unwrap();
+    assert!(
+        tmx.contains("<image source=\"m.tiles.png\" width=\"224\" height=\"224\"/>"),
+        "{tmx}"
+    );
+    assert!(export_tiled(&m, None, &opts.clone().with_tile_size(512)).is_err());
+}
