@@ -41,20 +41,25 @@ pub const fn pathing_color(bits: u8) -> [u8; 3] {
 ///
 /// Errors when the PNG encoder fails.
 pub fn export_pathing_png(grid: &PathingGrid) -> Result<Vec<u8>, ExportError> {
-    let png_err = |e: png::EncodingError| ExportError::Png(e.to_string());
     let data: Vec<u8> = grid
         .cells()
         .iter()
         .flat_map(|&b| pathing_color(b))
         .collect();
+    rgb_png(grid.width_cells(), grid.depth_cells(), &data)
+}
+
+/// An 8-bit RGB PNG of `width x height` pixels, rows top down.
+pub(crate) fn rgb_png(width: u32, height: u32, rgb: &[u8]) -> Result<Vec<u8>, ExportError> {
+    let png_err = |e: png::EncodingError| ExportError::Png(e.to_string());
     let mut out = Vec::new();
     {
-        let mut enc = png::Encoder::new(&mut out, grid.width_cells(), grid.depth_cells());
+        let mut enc = png::Encoder::new(&mut out, width, height);
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
         enc.set_compression(png::Compression::Fast);
         let mut w = enc.write_header().map_err(png_err)?;
-        w.write_image_data(&data).map_err(png_err)?;
+        w.write_image_data(rgb).map_err(png_err)?;
         w.finish().map_err(png_err)?;
     }
     Ok(out)

@@ -16,7 +16,7 @@ use isoterra_field::map::{MAX_LEVEL, MAX_MAP_CELLS, MapLayers};
 use isoterra_world::{PathingGrid, PathingRules, high_ground, pathing_grid};
 use serde_json::{Map, Value, json};
 
-use super::pathing_png::pathing_color;
+use super::pathing_png::{pathing_color, rgb_png};
 use super::tmx::{looks_like_xml, tmx_to_json, tsx_to_json};
 use crate::ExportError;
 
@@ -1367,15 +1367,5 @@ pub fn tiled_tileset_png(tile_size: u32) -> Result<Vec<u8>, ExportError> {
             }
         }
     }
-    let png_err = |e: png::EncodingError| ExportError::Png(e.to_string());
-    let mut out = Vec::new();
-    {
-        let mut enc = png::Encoder::new(&mut out, side as u32, side as u32);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut w = enc.write_header().map_err(png_err)?;
-        w.write_image_data(&rgb).map_err(png_err)?;
-        w.finish().map_err(png_err)?;
-    }
-    Ok(out)
+    rgb_png(side as u32, side as u32, &rgb)
 }
