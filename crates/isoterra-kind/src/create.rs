@@ -222,7 +222,7 @@ impl NewWorld {
 // Parameters are small plain values copied once per world; boxing the
 // larger ones would buy nothing.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum WorldParams {
     /// A side-view world.
     Side2d(Side2dParams),

@@ -122,7 +122,7 @@ pub(crate) fn export<S: ChunkStore>(
         )
     })?;
     let (lo, hi) = region(text, 2, FORM)?;
-    let params = *d.params();
+    let params = d.params().clone();
     let cell = params.cell_size;
     // Nodes covering the region, both ends included.
     let first = [(lo[0] / cell).floor() as i64, (lo[1] / cell).floor() as i64];

@@ -80,9 +80,12 @@ pub struct HeightmapInfo {
     pub cell_size: f32,
     /// Levels of detail.
     pub lod_count: u8,
-    /// The generator's analytic height range `[min, max]` (the fixed range
-    /// of 16-bit exports).
+    /// The default range of 16-bit exports `[min, max]`: an imported
+    /// heightmap's recorded range, else the generator's analytic range.
     pub height_range: [f32; 2],
+    /// An imported heightmap's extent: first node, nodes per side and what
+    /// lies outside (`None` for a generated world).
+    pub extent: Option<ExtentInfo>,
     /// Edit chunks stored in the file.
     pub chunks_stored: u64,
     /// Strokes in the log, done and undone.
@@ -91,6 +94,17 @@ pub struct HeightmapInfo {
     pub undo_position: u64,
     /// True when an undone stroke can be redone.
     pub redo_available: bool,
+}
+
+/// The extent of an imported heightmap, for `info` output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExtentInfo {
+    /// The first node (smallest x and z).
+    pub first: [i64; 2],
+    /// Nodes along x and z.
+    pub dims: [u32; 2],
+    /// What lies outside: `edge` or `generated`.
+    pub outside: &'static str,
 }
 
 /// A heightmap world and the store that holds it: a [`WorldFile`] unless
@@ -142,6 +156,48 @@ impl HeightmapDocument<WorldFile> {
     /// [`WorldFile::create`]; nothing is created then.
     pub fn create(path: impl AsRef<Path>, params: &HeightmapParams) -> Result<Self, StoreError> {
         Self::create_with(params, |meta| WorldFile::create(path.as_ref(), meta))
+    }
+
+    /// Creates a new world file at `path` whose ground starts as the given
+    /// heights (an imported image): node `first + (i, j)` gets
+    /// `heights[j * dims[0] + i]`, with no stroke to undo. Give `params` an
+    /// [`extent`](HeightmapParams::extent) over the same block to make a
+    /// world of just that heightmap. Takes blocks up to
+    /// [`MAX_EXTENT_SIDE`](isoterra_world::MAX_EXTENT_SIDE) nodes a side
+    /// (the one limit is memory: the heights, and about as much again).
+    ///
+    /// # Errors
+    ///
+    /// As [`create`](HeightmapDocument::create), and
+    /// [`StoreError::World`] for bad dims, lengths or heights; the new file
+    /// is removed again then.
+    pub fn create_from_heights(
+        path: impl AsRef<Path>,
+        params: &HeightmapParams,
+        first: [i64; 2],
+        dims: [u32; 2],
+        heights: &[f32],
+    ) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let mut world = HeightmapWorld::new(params)?;
+        let chunks = world.import_heights(first, dims, heights)?;
+        world.take_dirty();
+        let kind = HeightmapKind { world };
+        let changes = kind.layer_changes(&chunks)?;
+        let meta = new_meta(
+            HEIGHTMAP_KIND,
+            HEIGHTMAP_FORMAT_VERSION,
+            params.seed,
+            "heightmap parameters",
+            params,
+        )?;
+        let mut core = DocumentCore::created(WorldFile::create(path, &meta)?, kind);
+        if let Err(e) = core.put_chunks(&changes) {
+            drop(core);
+            let _ = std::fs::remove_file(path);
+            return Err(e);
+        }
+        Ok(HeightmapDocument { core })
     }
 
     /// Opens a `heightmap` world file: reads its parameters and lays the
@@ -426,6 +482,23 @@ impl<S: ChunkStore> HeightmapDocument<S> {
         h.write(b"ITHM");
         h.write(&world.params().seed.to_le_bytes());
         h.write(&world.params().chunk_cells.to_le_bytes());
+        if let Some(e) = &world.params().extent {
+            // Worlds without an extent keep the hashes they had.
+            h.write(b"EXTENT");
+            for v in e.first {
+                h.write(&v.to_le_bytes());
+            }
+            for v in e.dims {
+                h.write(&v.to_le_bytes());
+            }
+            h.write(e.outside.name().as_bytes());
+            for v in e.range.iter().chain(&e.south).chain(&e.north) {
+                h.write(&v.to_bits().to_le_bytes());
+            }
+            for v in e.west.iter().chain(&e.east) {
+                h.write(&v.to_bits().to_le_bytes());
+            }
+        }
         for c in world.edited_chunks() {
             h.write(&c[0].to_le_bytes());
             h.write(&c[1].to_le_bytes());
@@ -447,7 +520,15 @@ impl<S: ChunkStore> HeightmapDocument<S> {
             chunk_cells: p.chunk_cells,
             cell_size: p.cell_size,
             lod_count: p.lod_count,
-            height_range: world.generated_range(),
+            height_range: p
+                .extent
+                .as_ref()
+                .map_or_else(|| world.generated_range(), |e| e.range),
+            extent: p.extent.as_ref().map(|e| ExtentInfo {
+                first: e.first,
+                dims: e.dims,
+                outside: e.outside.name(),
+            }),
             chunks_stored: self.core.stored().len() as u64,
             strokes_total: counts.total(),
             undo_position: counts.done,
@@ -502,8 +583,17 @@ impl EditKind for HeightmapKind {
             .iter()
             .map(|g| [g[0].div_euclid(n) as i32, g[1].div_euclid(n) as i32])
             .collect();
+        let touched: Vec<[i32; 2]> = touched.into_iter().collect();
+        self.layer_changes(&touched)
+    }
+}
+
+impl HeightmapKind {
+    /// The chunk rows that store edit chunks `touched` as the world holds them.
+    fn layer_changes(&self, touched: &[[i32; 2]]) -> Result<Vec<ChunkChange>, StoreError> {
+        let n = i64::from(self.world.params().chunk_cells);
         let mut changes = Vec::with_capacity(touched.len());
-        for c in touched {
+        for &c in touched {
             let key = ChunkKey::field2(c[0], c[1]);
             match self.world.edit_chunk(c) {
                 None => changes.push((key, None)),

@@ -5,6 +5,8 @@ use isoterra_mesh::HeightmapOptions;
 
 use crate::WorldError;
 
+use super::extent::HeightExtent;
+
 /// Largest `|node index|` a heightmap world addresses on either axis (`2^30`).
 pub const MAX_NODE_COORD: i64 = 1 << 30;
 
@@ -29,7 +31,7 @@ const MAX_VIEW_CHUNKS_RADIUS: f32 = 256.0;
 ///
 /// The store saves this struct as JSON (with the `serde` feature); a missing
 /// field takes its default.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 #[cfg_attr(
     feature = "serde",
@@ -72,6 +74,10 @@ pub struct HeightmapParams {
     /// Options of the chunk mesher (UV scale, stitching, skirts).
     /// Default value: `HeightmapOptions::DEFAULT`.
     pub mesh: HeightmapOptions,
+    /// The imported heightmap this world was made of, if any: its block of
+    /// nodes, its height range and what lies outside it (see
+    /// [`HeightExtent`]). Default value: `None` (generated everywhere).
+    pub extent: Option<HeightExtent>,
 }
 
 impl HeightmapParams {
@@ -87,6 +93,7 @@ impl HeightmapParams {
         move_threshold: 16.0,
         unload_hysteresis: 64.0,
         mesh: HeightmapOptions::DEFAULT,
+        extent: None,
     };
 
     /// Sets [`generator`](Self::generator).
@@ -146,6 +153,12 @@ impl HeightmapParams {
     /// Sets [`mesh`](Self::mesh).
     pub const fn with_mesh(mut self, mesh: HeightmapOptions) -> Self {
         self.mesh = mesh;
+        self
+    }
+
+    /// Sets [`extent`](Self::extent).
+    pub fn with_extent(mut self, extent: Option<HeightExtent>) -> Self {
+        self.extent = extent;
         self
     }
 
@@ -233,6 +246,9 @@ impl HeightmapParams {
             }
         }
         self.check_view_distance(self.view_distance + self.unload_hysteresis)?;
+        if let Some(e) = &self.extent {
+            e.validate()?;
+        }
         Ok(())
     }
 
@@ -274,16 +290,15 @@ mod tests {
 
     #[test]
     fn bad_values_are_rejected() {
-        let p = HeightmapParams::DEFAULT;
-        assert!(p.with_chunk_cells(48).validate().is_err());
-        assert!(p.with_chunk_cells(1).validate().is_err());
-        assert!(p.with_cell_size(f32::NAN).validate().is_err());
-        assert!(p.with_lod_count(0).validate().is_err());
-        assert!(p.with_chunk_cells(8).with_lod_count(5).validate().is_err());
-        assert!(p.with_chunk_cells(8).with_lod_count(4).validate().is_ok());
-        assert!(p.with_view_distance(-1.0).validate().is_err());
-        assert!(p.with_view_distance(1.0e9).validate().is_err());
-        assert!(p.with_move_threshold(f32::INFINITY).validate().is_err());
-        assert!(p.with_unload_hysteresis(-0.5).validate().is_err());
+        assert!(HeightmapParams::DEFAULT.with_chunk_cells(48).validate().is_err());
+        assert!(HeightmapParams::DEFAULT.with_chunk_cells(1).validate().is_err());
+        assert!(HeightmapParams::DEFAULT.with_cell_size(f32::NAN).validate().is_err());
+        assert!(HeightmapParams::DEFAULT.with_lod_count(0).validate().is_err());
+        assert!(HeightmapParams::DEFAULT.with_chunk_cells(8).with_lod_count(5).validate().is_err());
+        assert!(HeightmapParams::DEFAULT.with_chunk_cells(8).with_lod_count(4).validate().is_ok());
+        assert!(HeightmapParams::DEFAULT.with_view_distance(-1.0).validate().is_err());
+        assert!(HeightmapParams::DEFAULT.with_view_distance(1.0e9).validate().is_err());
+        assert!(HeightmapParams::DEFAULT.with_move_threshold(f32::INFINITY).validate().is_err());
+        assert!(HeightmapParams::DEFAULT.with_unload_hysteresis(-0.5).validate().is_err());
     }
 }

@@ -11,6 +11,7 @@ use isoterra_mesh::{
 };
 
 use super::brush::{HeightBrush, HeightEdit, HeightTool, MAX_SCULPT_HEIGHT};
+use super::extent::HeightOutside;
 use super::params::{HeightmapParams, MAX_NODE_COORD};
 use super::select::Frustum;
 use crate::{EditDirection, WorldError};
@@ -60,13 +61,21 @@ pub struct MeshReady {
 /// Cheap to clone (shared generator, shared edit chunks).
 #[derive(Debug, Clone)]
 struct HeightSource {
-    params: HeightmapParams,
+    params: Arc<HeightmapParams>,
     generator: Arc<HeightGen>,
     layer: HashMap<[i32; 2], Arc<Vec<f32>>>,
 }
 
 impl HeightSource {
+    /// The height under the edit layer: the generator's, or with an
+    /// imported extent whose outside is its edge, 0 inside and the edge
+    /// profile outside.
     fn generated(&self, g: [i64; 2]) -> f32 {
+        if let Some(e) = &self.params.extent
+            && e.outside == HeightOutside::Edge
+        {
+            return if e.contains(g) { 0.0 } else { e.edge_height(g) };
+        }
         self.generator
             .height_at(self.params.node_coord(g[0]), self.params.node_coord(g[1]))
     }
@@ -104,7 +113,7 @@ impl HeightSource {
             }
         }
         HeightSource {
-            params: self.params,
+            params: Arc::clone(&self.params),
             generator: Arc::clone(&self.generator),
             layer,
         }
@@ -157,6 +166,14 @@ impl HeightSource {
         lod: u8,
         out: &mut Vec<f32>,
     ) -> Result<bool, WorldError> {
+        if self
+            .params
+            .extent
+            .as_ref()
+            .is_some_and(|e| e.outside == HeightOutside::Edge)
+        {
+            return Ok(false);
+        }
         let cells = i64::from(self.params.chunk_cells);
         let step = 1i64 << lod;
         let side = (cells >> lod) + 3;
@@ -342,7 +359,7 @@ impl HeightmapWorld {
         let (tx, rx) = channel();
         Ok(HeightmapWorld {
             src: HeightSource {
-                params: *params,
+                params: Arc::new(params.clone()),
                 generator: Arc::new(generator),
                 layer: HashMap::new(),
             },
@@ -559,6 +576,121 @@ impl HeightmapWorld {
             }
         }
         Ok(edit)
+    }
+
+    /// Lays a block of heights straight into the edit layer, without an
+    /// edit to undo (a world made from an imported image starts with them):
+    /// node `first + (i, j)` gets `heights[j * dims[0] + i]`, stored as the
+    /// delta `height - generated` (exact where the base is 0, as inside an
+    /// extent whose outside is its edge). Unlike
+    /// [`set_heights_edit`](Self::set_heights_edit) it holds no per-node
+    /// record, so it takes blocks up to [`MAX_EXTENT_SIDE`](super::MAX_EXTENT_SIDE)
+    /// nodes a side within the memory of the heights. Returns the edit
+    /// chunks it wrote, sorted.
+    ///
+    /// # Errors
+    ///
+    /// Zero or too large dims, a length that is not `dims[0] * dims[1]`,
+    /// nodes beyond `±2^30`, or a height that is not finite or beyond
+    /// `±1e9`; nothing changes then.
+    pub fn import_heights(
+        &mut self,
+        first: [i64; 2],
+        dims: [u32; 2],
+        heights: &[f32],
+    ) -> Result<Vec<[i32; 2]>, WorldError> {
+        let (w, h) = (dims[0] as usize, dims[1] as usize);
+        if w == 0 || h == 0 || dims.iter().any(|&d| d > super::MAX_EXTENT_SIDE) {
+            return Err(WorldError::param(
+                "dims",
+                format!("{dims:?}"),
+                "must be from 1 to 2^20 nodes a side",
+            ));
+        }
+        if heights.len() as u64 != w as u64 * h as u64 {
+            return Err(WorldError::mismatch("height count", w * h, heights.len()));
+        }
+        for a in 0..2 {
+            let last = first[a] + i64::from(dims[a]) - 1;
+            if first[a].abs() > MAX_NODE_COORD - 2 * i64::from(self.src.params.chunk_cells)
+                || last.abs() > MAX_NODE_COORD - 2 * i64::from(self.src.params.chunk_cells)
+            {
+                return Err(WorldError::param(
+                    "first",
+                    format!("{first:?}"),
+                    "nodes must stay within +-2^30",
+                ));
+            }
+        }
+        if let Some(v) = heights
+            .iter()
+            .find(|v| !(v.is_finite() && v.abs() <= MAX_SCULPT_HEIGHT))
+        {
+            return Err(WorldError::param(
+                "heights",
+                v,
+                "every height must be finite and at most 1e9 in magnitude",
+            ));
+        }
+        let n = i64::from(self.src.params.chunk_cells);
+        let nu = n as usize;
+        let last = [first[0] + w as i64 - 1, first[1] + h as i64 - 1];
+        let c0 = [first[0].div_euclid(n), first[1].div_euclid(n)];
+        let c1 = [last[0].div_euclid(n), last[1].div_euclid(n)];
+        let mut staged = Vec::new();
+        for cz in c0[1]..=c1[1] {
+            for cx in c0[0]..=c1[0] {
+                let chunk = [cx as i32, cz as i32];
+                let mut deltas = self
+                    .src
+                    .layer
+                    .get(&chunk)
+                    .map_or_else(|| vec![0.0; nu * nu], |d| d.to_vec());
+                let base = [cx * n, cz * n];
+                let z_lo = first[1].max(base[1]);
+                let z_hi = last[1].min(base[1] + n - 1);
+                let x_lo = first[0].max(base[0]);
+                let x_hi = last[0].min(base[0] + n - 1);
+                for gz in z_lo..=z_hi {
+                    let row = (gz - first[1]) as usize * w;
+                    for gx in x_lo..=x_hi {
+                        let v = heights[row + (gx - first[0]) as usize];
+                        let d = v - self.src.generated([gx, gz]);
+                        if !d.is_finite() {
+                            return Err(WorldError::param(
+                                "heights",
+                                v,
+                                "the difference to the generated height overflows",
+                            ));
+                        }
+                        deltas[((gz - base[1]) * n + gx - base[0]) as usize] = d;
+                    }
+                }
+                staged.push((chunk, deltas));
+            }
+        }
+        let mut ring = Vec::new();
+        let mut written = Vec::with_capacity(staged.len());
+        for (chunk, deltas) in staged {
+            if deltas.iter().all(|d| d.to_bits() == 0) {
+                self.src.layer.remove(&chunk);
+            } else {
+                self.src.layer.insert(chunk, Arc::new(deltas));
+            }
+            let base = [i64::from(chunk[0]) * n, i64::from(chunk[1]) * n];
+            for k in 0..n {
+                ring.extend_from_slice(&[
+                    [base[0] + k, base[1]],
+                    [base[0] + k, base[1] + n - 1],
+                    [base[0], base[1] + k],
+                    [base[0] + n - 1, base[1] + k],
+                ]);
+            }
+            written.push(chunk);
+        }
+        self.invalidate(&ring);
+        written.sort_unstable();
+        Ok(written)
     }
 
     /// The chunks of the edit layer, sorted.
