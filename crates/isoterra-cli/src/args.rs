@@ -292,11 +292,14 @@ pub struct ExportArgs {
     #[arg(long, default_value_t = 0.05)]
     pub tolerance: f32,
     /// Region to export in world units: X0,Y0,Z0,X1,Y1,Z1 (voxel) or X0,Z0,X1,Z1
-    /// (heightmap; both end rows and columns of nodes are included).
+    /// (heightmap; both end rows and columns of nodes are included; default
+    /// for an imported heightmap: its extent).
     #[arg(long, allow_hyphen_values = true)]
     pub region: Option<String>,
-    /// Height range that 16-bit codes map to, MIN,MAX (heightmap; default: the
-    /// generator's fixed range, never the region's own minimum and maximum).
+    /// Height range that 16-bit codes map to, MIN,MAX (heightmap; default: an
+    /// imported heightmap's recorded range, else the generator's fixed range,
+    /// never the region's own minimum and maximum). Heights outside it clip,
+    /// with a warning.
     #[arg(long, allow_hyphen_values = true)]
     pub range: Option<String>,
     /// Level of detail (0 = full resolution).
@@ -307,6 +310,9 @@ pub struct ExportArgs {
     /// its length, so a non-square region is refused without --pad).
     #[arg(long)]
     pub pad: bool,
+    /// png16/r16: fail instead of clipping heights that lie outside the range.
+    #[arg(long)]
+    pub strict: bool,
     /// Print phase timings as one JSON line on stderr.
     #[arg(long)]
     pub timings: bool,
@@ -358,6 +364,12 @@ pub struct ImportArgs {
     /// World units per pixel.
     #[arg(long, default_value_t = 1.0)]
     pub cell_size: f32,
+    /// Heightmaps: what the world holds outside the image. `edge` (default):
+    /// the image's edge carried straight out, flat, so the image is the
+    /// whole world; `generated`: the image is laid over endless generated
+    /// hills (a step at its edge is possible).
+    #[arg(long, value_enum)]
+    pub outside: Option<Outside>,
     /// Tiled maps: the tile layer to import (default: the first that holds
     /// a tile).
     #[arg(long)]
@@ -382,6 +394,14 @@ pub struct ImportArgs {
     /// tiles, as GID:LEVEL pairs: 3:1,4:2.
     #[arg(long, value_name = "LIST")]
     pub level_gids: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Outside {
+    /// The image's edge heights carried straight out.
+    Edge,
+    /// The world's generated hills.
+    Generated,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -163,6 +163,10 @@ pub struct ExportRequest {
     /// repeating the last row and column, instead of refusing it. Engines
     /// read a raw heightmap's size from its length, so it must be square.
     pub pad: bool,
+    /// 16-bit heightmap images: refuse an export that would clip heights
+    /// to the range, instead of clipping them and saying so in the
+    /// `warnings` of its counts.
+    pub strict: bool,
 }
 
 impl ExportRequest {
@@ -178,6 +182,7 @@ impl ExportRequest {
             tmx: false,
             stem: None,
             pad: false,
+            strict: false,
         }
     }
 

@@ -3,6 +3,8 @@
 use isoterra_export::{GlbMesh, export_png16, export_r16};
 use isoterra_store::{ChunkStore, HeightmapDocument};
 use isoterra_world::{HeightBrush, MeshKey};
+use isoterra_mesh::HeightmapMesh;
+use std::sync::Arc;
 use serde_json::json;
 
 use crate::export::{MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, mesh_file, region};
@@ -110,23 +112,113 @@ fn pad_square(heights: &[f32], dims: [u32; 2], side: u32) -> Vec<f32> {
     out
 }
 
+/// The nodes an export covers, both ends included: the request's region
+/// (nodes covering it), else an imported world's extent.
+fn export_nodes<S: ChunkStore>(
+    d: &HeightmapDocument<S>,
+    req: &ExportRequest,
+) -> Result<([i64; 2], [i64; 2], String), KindError> {
+    const FORM: &str = "X0,Z0,X1,Z1";
+    let cell = d.params().cell_size;
+    match (req.region.as_deref(), &d.params().extent) {
+        (Some(text), _) => {
+            let (lo, hi) = region(text, 2, FORM)?;
+            let first = [(lo[0] / cell).floor() as i64, (lo[1] / cell).floor() as i64];
+            let last = [(hi[0] / cell).ceil() as i64, (hi[1] / cell).ceil() as i64];
+            Ok((first, last, text.to_string()))
+        }
+        (None, Some(e)) => {
+            let (first, last) = (e.first, e.last());
+            let p = d.params();
+            let text = format!(
+                "{},{},{},{}",
+                p.node_coord(first[0]),
+                p.node_coord(first[1]),
+                p.node_coord(last[0]),
+                p.node_coord(last[1])
+            );
+            Ok((first, last, text))
+        }
+        (None, None) => Err(KindError::invalid(
+            "a heightmap world is endless: say which part to export with --region X0,Z0,X1,Z1",
+        )),
+    }
+}
+
+/// How many of `heights` lie outside `range`.
+fn clipped(heights: &[f32], range: [f32; 2]) -> usize {
+    heights
+        .iter()
+        .filter(|h| **h < range[0] || **h > range[1])
+        .count()
+}
+
+/// The part of a chunk mesh within the nodes `lo..=hi` (world units, x and
+/// z): the triangles whose three corners lie in it, and their vertices in
+/// their old order, so surface vertices and indices still precede the
+/// skirt's. `None` when the whole mesh lies within.
+fn crop(mesh: &HeightmapMesh, lo: [f32; 2], hi: [f32; 2]) -> Option<HeightmapMesh> {
+    let inside = |v: u32| {
+        let p = mesh.positions[v as usize];
+        p[0] >= lo[0] && p[0] <= hi[0] && p[2] >= lo[1] && p[2] <= hi[1]
+    };
+    if (0..mesh.positions.len() as u32).all(inside) {
+        return None;
+    }
+    let mut keep = vec![false; mesh.positions.len()];
+    let mut tris = Vec::new();
+    for (t, tri) in mesh.indices.chunks_exact(3).enumerate() {
+        if tri.iter().all(|&v| inside(v)) {
+            tri.iter().for_each(|&v| keep[v as usize] = true);
+            tris.push(t);
+        }
+    }
+    let mut remap = vec![u32::MAX; keep.len()];
+    let mut out = HeightmapMesh::default();
+    for (v, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
+        if v as u32 == mesh.skirt_vertex_start {
+            out.skirt_vertex_start = out.positions.len() as u32;
+        }
+        remap[v] = out.positions.len() as u32;
+        out.positions.push(mesh.positions[v]);
+        out.normals.push(mesh.normals[v]);
+        out.uvs.push(mesh.uvs[v]);
+        if let (Some(m), Some(t)) = (mesh.morph.get(v), mesh.morph_targets.get(v)) {
+            out.morph.push(*m);
+            out.morph_targets.push(*t);
+        }
+    }
+    let skirt_v = keep[..mesh.skirt_vertex_start as usize]
+        .iter()
+        .filter(|k| **k)
+        .count();
+    out.skirt_vertex_start = skirt_v as u32;
+    let mut skirt_i = None;
+    for t in tris {
+        if skirt_i.is_none() && (t * 3) as u32 >= mesh.skirt_index_start {
+            skirt_i = Some(out.indices.len() as u32);
+        }
+        out.indices
+            .extend(mesh.indices[t * 3..t * 3 + 3].iter().map(|&v| remap[v as usize]));
+    }
+    out.skirt_index_start = skirt_i.unwrap_or(out.indices.len() as u32);
+    Some(out)
+}
+
 /// Exports a heightmap world.
+///
+/// The region is `--region` (the nodes covering it), else an imported
+/// world's extent; 16-bit images use `--range`, else the world's recorded
+/// range, and count (or with `--strict` refuse) the heights that would
+/// clip. Mesh exports hold exactly the region's nodes (at LOD `k`, the
+/// region grows to whole steps of `2^k` nodes).
 pub(crate) fn export<S: ChunkStore>(
     d: &mut HeightmapDocument<S>,
     req: &ExportRequest,
 ) -> Result<Exported, KindError> {
-    const FORM: &str = "X0,Z0,X1,Z1";
-    let text = req.region.as_deref().ok_or_else(|| {
-        KindError::invalid(
-            "a heightmap world is endless: say which part to export with --region X0,Z0,X1,Z1",
-        )
-    })?;
-    let (lo, hi) = region(text, 2, FORM)?;
+    let (first, last, text) = export_nodes(d, req)?;
+    let text = text.as_str();
     let params = d.params().clone();
-    let cell = params.cell_size;
-    // Nodes covering the region, both ends included.
-    let first = [(lo[0] / cell).floor() as i64, (lo[1] / cell).floor() as i64];
-    let last = [(hi[0] / cell).ceil() as i64, (hi[1] / cell).ceil() as i64];
     match req.format {
         ExportFormat::Png16 | ExportFormat::R16 => {
             if req.lod != 0 {
@@ -163,7 +255,26 @@ pub(crate) fn export<S: ChunkStore>(
             let range = req.range.unwrap_or(d.info().height_range);
             let mut heights = Vec::new();
             d.world().region_heights(first, [w, h], &mut heights)?;
-            let mut counts = json!({ "width": w, "height": h, "range": range });
+            let clip = clipped(&heights, range);
+            if clip > 0 && req.strict {
+                return Err(KindError::invalid(format!(
+                    "{clip} of the {n} heights lie outside the range {}..{} and would clip; \
+                     give a --range that holds them",
+                    range[0],
+                    range[1],
+                    n = heights.len()
+                )));
+            }
+            let mut counts = json!({ "width": w, "height": h, "range": range, "clipped": clip });
+            if clip > 0 {
+                counts["warnings"] = json!([format!(
+                    "{clip} of the {n} heights lie outside the range {}..{} and were clipped \
+                     to it (give --range to keep them, or --strict to refuse)",
+                    range[0],
+                    range[1],
+                    n = heights.len()
+                )]);
+            }
             let (w, h) = if req.format == ExportFormat::R16 && w != h {
                 let side = w.max(h);
                 heights = pad_square(&heights, [w, h], side);
@@ -191,9 +302,9 @@ pub(crate) fn export<S: ChunkStore>(
             })
         }
         _ => {
-            if req.range.is_some() {
+            if req.range.is_some() || req.strict {
                 return Err(KindError::invalid(
-                    "--range applies to png16 and r16 exports",
+                    "--range and --strict apply to png16 and r16 exports",
                 ));
             }
             if req.lod > params.max_lod() {
@@ -203,6 +314,16 @@ pub(crate) fn export<S: ChunkStore>(
                     params.max_lod()
                 )));
             }
+            // The region's nodes, grown to whole LOD steps.
+            let step = 1i64 << req.lod;
+            let first = [
+                first[0].div_euclid(step) * step,
+                first[1].div_euclid(step) * step,
+            ];
+            let last = [
+                div_ceil(last[0], step) * step,
+                div_ceil(last[1], step) * step,
+            ];
             let n = i64::from(params.chunk_cells);
             let c0 = [first[0].div_euclid(n), first[1].div_euclid(n)];
             let c1 = [
@@ -217,12 +338,19 @@ pub(crate) fn export<S: ChunkStore>(
                     "region `{text}` covers {count} chunks; export at most {MAX_EXPORT_CHUNKS} at a time"
                 )));
             }
+            let lo = [params.node_coord(first[0]), params.node_coord(first[1])];
+            let hi = [params.node_coord(last[0]), params.node_coord(last[1])];
             let mut meshes = Vec::new();
             for cz in c0[1]..=c1[1] {
                 for cx in c0[0]..=c1[0] {
                     let key =
                         MeshKey::new([cx as i32, cz as i32], req.lod).with_neighbours([req.lod; 4]);
                     let m = d.world_mut().mesh(&key)?;
+                    let m = match crop(&m, lo, hi) {
+                        None => m,
+                        Some(part) if part.indices.is_empty() => continue,
+                        Some(part) => Arc::new(part),
+                    };
                     meshes.push((format!("chunk_{cx}_{cz}"), m));
                 }
             }
@@ -231,10 +359,19 @@ pub(crate) fn export<S: ChunkStore>(
                 .map(|(name, m)| GlbMesh::from_heightmap(name, m))
                 .collect();
             let triangles: usize = meshes.iter().map(|(_, m)| m.indices.len() / 3).sum();
-            let counts = json!({ "chunks": glb.len(), "triangles": triangles });
+            let counts = json!({
+                "chunks": glb.len(),
+                "triangles": triangles,
+                "nodes": [(last[0] - first[0]) / step + 1, (last[1] - first[1]) / step + 1],
+            });
             mesh_file(&glb, req, "heightmap", counts)
         }
     }
+}
+
+/// `a / b` rounded up, for `b > 0`.
+fn div_ceil(a: i64, b: i64) -> i64 {
+    -((-a).div_euclid(b))
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     req.scale = a.scale;
     req.tolerance = a.tolerance;
     req.pad = a.pad;
+    req.strict = a.strict;
     req.stem = a.out.file_stem().map(|s| s.to_string_lossy().into_owned());
     req.tmx = a
         .out
@@ -58,6 +59,11 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     }
     for (path, n) in written.iter().rev() {
         println!("wrote {} ({n} bytes)", path.display());
+    }
+    if let Some(warnings) = exported.counts.get("warnings").and_then(|w| w.as_array()) {
+        for w in warnings.iter().filter_map(|w| w.as_str()) {
+            eprintln!("warning: {w}");
+        }
     }
     Ok(())
 }

@@ -3,8 +3,9 @@
 use anyhow::{Context, bail};
 use isoterra::export::{HeightImage, import_png8, import_png16, import_r16};
 use isoterra::store::HeightmapDocument;
+use isoterra::world::{HeightExtent, HeightOutside};
 
-use crate::args::ImportArgs;
+use crate::args::{ImportArgs, Outside};
 use crate::commands::parse;
 
 pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
@@ -55,16 +56,27 @@ pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
     let isoterra::kind::WorldParams::Heightmap(params) = new.params()? else {
         bail!("expected heightmap parameters");
     };
+    let outside = match a.outside.unwrap_or(Outside::Edge) {
+        Outside::Edge => HeightOutside::Edge,
+        Outside::Generated => HeightOutside::Generated,
+    };
+    let extent = HeightExtent::of_heights([0, 0], image.dims, image.range, outside, &image.heights)
+        .context("cannot record the image's extent")?;
+    let params = params.with_extent(Some(extent));
     super::create_in_place(&a.out, |path| {
-        let mut doc = HeightmapDocument::create(path, &params)
-            .with_context(|| format!("cannot create {}", a.out.display()))?;
-        doc.set_heights([0, 0], image.dims, &image.heights)
-            .context("cannot store the imported heights")?;
+        let doc = HeightmapDocument::create_from_heights(
+            path,
+            &params,
+            [0, 0],
+            image.dims,
+            &image.heights,
+        )
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
         doc.close()
             .with_context(|| format!("cannot write {}", a.out.display()))
     })?;
     println!(
-        "imported {} ({}x{} samples, heights {}..{}{}) into {}",
+        "imported {} ({}x{} samples, heights {}..{}{}, outside: {}) into {}",
         a.input.display(),
         image.dims[0],
         image.dims[1],
@@ -75,6 +87,7 @@ pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
         } else {
             ""
         },
+        outside.name(),
         a.out.display()
     );
     Ok(())

@@ -20,8 +20,8 @@ pub fn is_tiled(input: &Path) -> bool {
 
 /// `isoterra import MAP.tiled.json --layer NAME -o FILE`.
 pub fn import(a: &ImportArgs) -> anyhow::Result<()> {
-    if a.range.is_some() {
-        bail!("--range applies to heightmap images, not to Tiled maps");
+    if a.range.is_some() || a.outside.is_some() {
+        bail!("--range and --outside apply to heightmap images, not to Tiled maps");
     }
     let bytes = super::read_input(&a.input, super::MAX_DOCUMENT_INPUT)?;
     let cells_per_tile = a

@@ -1,0 +1,313 @@
+//! A heightmap image imported through the real binary becomes a world of
+//! just that image: its extent and range come from the file, the ground
+//! outside carries its edge, exports default to exactly the image, and the
+//! largest image isoterra exports imports again.
+//!
+//! `tests/data/jacksboro_dem.png` is a real DEM (see `tests/data/README.md`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+fn dem() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/jacksboro_dem.png")
+}
+
+/// The size and the 16-bit codes of a grayscale PNG16.
+fn codes(file: &Path) -> ([u32; 2], Vec<u16>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(file).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let info = reader.info();
+    assert_eq!(info.bit_depth, png::BitDepth::Sixteen);
+    assert_eq!(info.color_type, png::ColorType::Grayscale);
+    let dims = [info.width, info.height];
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let frame = reader.next_frame(&mut buf).unwrap();
+    let codes = buf[..frame.buffer_size()]
+        .chunks_exact(2)
+        .map(|b| u16::from_be_bytes([b[0], b[1]]))
+        .collect();
+    (dims, codes)
+}
+
+fn info(file: &Path) -> Value {
+    serde_json::from_str(&ok(&["info", s(file), "--json"])).unwrap()
+}
+
+/// The smallest and largest x and z over every POSITION accessor of a glb.
+fn glb_extent(file: &Path) -> [f64; 4] {
+    let bytes = std::fs::read(file).unwrap();
+    assert_eq!(&bytes[..4], b"glTF");
+    let n = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let json: Value = serde_json::from_slice(&bytes[20..20 + n]).unwrap();
+    let mut e = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
+    for mesh in json["meshes"].as_array().unwrap() {
+        for p in mesh["primitives"].as_array().unwrap() {
+            let a = &json["accessors"][p["attributes"]["POSITION"].as_u64().unwrap() as usize];
+            let (min, max) = (&a["min"], &a["max"]);
+            e[0] = e[0].min(min[0].as_f64().unwrap());
+            e[1] = e[1].min(min[2].as_f64().unwrap());
+            e[2] = e[2].max(max[0].as_f64().unwrap());
+            e[3] = e[3].max(max[2].as_f64().unwrap());
+        }
+    }
+    e
+}
+
+#[test]
+fn a_real_dem_imports_as_its_own_world_and_exports_back_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = dem();
+    let (dims, input) = codes(&dem);
+    assert_eq!(dims, [403, 344]);
+    for (range, name) in [(None, "unit"), (Some("0,65535"), "metres")] {
+        let world = dir.path().join(format!("{name}.isoterra"));
+        let mut args = vec!["import", s(&dem), "-o", s(&world)];
+        if let Some(r) = range {
+            args.extend(["--range", r]);
+        }
+        let said = ok(&args);
+        assert!(said.contains("403x344 samples"), "{said}");
+        let i = info(&world);
+        assert_eq!(i["extent"]["dims"], serde_json::json!([403, 344]), "{i}");
+        assert_eq!(i["extent"]["outside"], "edge");
+        assert_eq!(i["strokes_total"], 0, "an import is the world, not a stroke");
+        let want = if range.is_some() { 65535.0 } else { 1.0 };
+        assert_eq!(i["height_range"][1].as_f64().unwrap(), want);
+
+        // No --region, no --range: exactly the image, the same codes.
+        let back = dir.path().join(format!("{name}.png"));
+        let (_, stderr) = text(&run(&[
+            "export",
+            s(&world),
+            "--format",
+            "png16",
+            "-o",
+            s(&back),
+        ]));
+        assert!(!stderr.contains("warning"), "{stderr}");
+        let (d2, output) = codes(&back);
+        assert_eq!(d2, dims);
+        assert!(output == input, "{name}: the codes changed on the way back");
+
+        // A mesh export is exactly the image too: nodes 0..=402 by 0..=343.
+        let glb = dir.path().join(format!("{name}.glb"));
+        ok(&["export", s(&world), "--format", "glb", "-o", s(&glb)]);
+        assert_eq!(glb_extent(&glb), [0.0, 0.0, 402.0, 343.0]);
+        let glb1 = dir.path().join(format!("{name}1.glb"));
+        ok(&[
+            "export",
+            s(&world),
+            "--format",
+            "glb",
+            "--lod",
+            "1",
+            "-o",
+            s(&glb1),
+        ]);
+        // At LOD 1 the region grows to whole two-node steps.
+        assert_eq!(glb_extent(&glb1), [0.0, 0.0, 402.0, 344.0]);
+    }
+}
+
+#[test]
+fn outside_the_image_the_edge_carries_on_or_the_hills_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dims, input) = codes(&dem());
+    let (w, h) = (dims[0] as i64, dims[1] as i64);
+    let world = dir.path().join("w.isoterra");
+    ok(&["import", s(&dem()), "--range", "0,65535", "-o", s(&world)]);
+    let around = dir.path().join("around.png");
+    // Eight nodes beyond every side.
+    let region = format!("-8,-8,{},{}", w - 1 + 8, h - 1 + 8);
+    ok(&[
+        "export",
+        s(&world),
+        "--format",
+        "png16",
+        "--region",
+        &region,
+        "-o",
+        s(&around),
+    ]);
+    let (d, out) = codes(&around);
+    assert_eq!(d, [dims[0] + 16, dims[1] + 16]);
+    for j in 0..d[1] as i64 {
+        for i in 0..d[0] as i64 {
+            let (x, z) = ((i - 8).clamp(0, w - 1), (j - 8).clamp(0, h - 1));
+            let want = input[(z * w + x) as usize];
+            let got = out[(j * d[0] as i64 + i) as usize];
+            assert_eq!(got, want, "node ({}, {})", i - 8, j - 8);
+        }
+    }
+
+    // `--outside generated` keeps the image inside and the hills outside.
+    let hills = dir.path().join("hills.isoterra");
+    ok(&[
+        "import",
+        s(&dem()),
+        "--range",
+        "0,65535",
+        "--outside",
+        "generated",
+        "-o",
+        s(&hills),
+    ]);
+    assert_eq!(info(&hills)["extent"]["outside"], "generated");
+    let back = dir.path().join("hills.png");
+    ok(&["export", s(&hills), "--format", "png16", "-o", s(&back)]);
+    assert!(codes(&back).1 == input);
+    let hills_around = dir.path().join("hills_around.png");
+    ok(&[
+        "export",
+        s(&hills),
+        "--format",
+        "png16",
+        "--region",
+        &region,
+        "-o",
+        s(&hills_around),
+    ]);
+    let (_, g) = codes(&hills_around);
+    let differs = (0..d[0] as usize).filter(|&i| g[i] != out[i]).count();
+    assert!(
+        differs > d[0] as usize / 2,
+        "the generated hills should differ from the carried edge ({differs} of {})",
+        d[0]
+    );
+    let err = fails(&[
+        "import",
+        s(&dem()),
+        "--outside",
+        "sideways",
+        "-o",
+        s(&dir.path().join("x.isoterra")),
+    ]);
+    assert!(err.contains("edge") && err.contains("generated"), "{err}");
+}
+
+#[test]
+fn heights_beyond_the_recorded_range_warn_or_with_strict_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = dir.path().join("w.isoterra");
+    // Range 0..1: the DEM's codes become heights 0.0036..0.0164.
+    ok(&["import", s(&dem()), "-o", s(&world)]);
+    ok(&[
+        "stroke",
+        s(&world),
+        "--tool",
+        "raise",
+        "--at",
+        "200,170",
+        "--radius",
+        "20",
+    ]);
+    let out = dir.path().join("o.png");
+    let o = run(&["export", s(&world), "--format", "png16", "-o", s(&out)]);
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning:") && stderr.contains("clipped"),
+        "{stderr}"
+    );
+    let strict = dir.path().join("strict.png");
+    let err = fails(&[
+        "export",
+        s(&world),
+        "--format",
+        "png16",
+        "--strict",
+        "-o",
+        s(&strict),
+    ]);
+    assert!(err.contains("would clip"), "{err}");
+    assert!(!strict.exists(), "a refused export wrote a file");
+    // A range that holds them exports without a word.
+    let o = run(&[
+        "export",
+        s(&world),
+        "--format",
+        "png16",
+        "--strict",
+        "--range",
+        "0,100",
+        "-o",
+        s(&strict),
+    ]);
+    assert!(o.status.success() && !text(&o).1.contains("warning"));
+    let err = fails(&[
+        "export",
+        s(&world),
+        "--format",
+        "glb",
+        "--strict",
+        "-o",
+        s(&dir.path().join("x.glb")),
+    ]);
+    assert!(err.contains("--strict"), "{err}");
+}
+
+/// isoterra imports its own largest exports: a 4097² heightmap (Unity's
+/// largest terrain) round-trips through import and export, codes intact,
+/// and an image at the documented limit of 64 Mpx imports as well.
+#[test]
+fn the_largest_heightmaps_import_and_export_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 4097u32;
+    let heights: Vec<f32> = (0..n * n)
+        .map(|k| {
+            let (x, z) = ((k % n) as f32, (k / n) as f32);
+            (x * 0.013).sin() * 40.0 + (z * 0.007).cos() * 25.0 + x * 0.002
+        })
+        .collect();
+    let png = dir.path().join("big.png");
+    std::fs::write(
+        &png,
+        isoterra::export::export_png16(&heights, [n, n], [-80.0, 80.0]).unwrap(),
+    )
+    .unwrap();
+    let (_, input) = codes(&png);
+    let world = dir.path().join("big.isoterra");
+    ok(&["import", s(&png), "-o", s(&world)]);
+    let back = dir.path().join("back.png");
+    ok(&["export", s(&world), "--format", "png16", "-o", s(&back)]);
+    let (d, output) = codes(&back);
+    assert_eq!(d, [n, n]);
+    assert!(output == input, "the 4097² codes changed on the way back");
+    drop((input, output, heights));
+    let again = dir.path().join("again.isoterra");
+    ok(&["import", s(&back), "-o", s(&again)]);
+    assert_eq!(
+        info(&again)["extent"]["dims"],
+        serde_json::json!([n, n])
+    );
+
+    // At the limit: 8192 x 8192 = 64 Mpx. One more row is refused, naming it.
+    let at = |rows: u32| {
+        let side = 8192u32;
+        let img: Vec<f32> = (0..side * rows).map(|k| (k % 251) as f32).collect();
+        isoterra::export::export_png16(&img, [side, rows], [0.0, 255.0])
+    };
+    let limit = dir.path().join("limit.png");
+    std::fs::write(&limit, at(8192).unwrap()).unwrap();
+    let limit_world = dir.path().join("limit.isoterra");
+    ok(&["import", s(&limit), "-o", s(&limit_world)]);
+    assert_eq!(
+        info(&limit_world)["extent"]["dims"],
+        serde_json::json!([8192, 8192])
+    );
+    match at(8193) {
+        Err(e) => assert!(e.to_string().contains("64"), "{e}"),
+        Ok(bytes) => {
+            let over = dir.path().join("over.png");
+            std::fs::write(&over, bytes).unwrap();
+            let out = dir.path().join("over.isoterra");
+            let err = fails(&["import", s(&over), "-o", s(&out)]);
+            assert!(err.contains("pixels"), "{err}");
+            assert!(!out.exists());
+        }
+    }
+}
