@@ -74,7 +74,10 @@ fn a_real_dem_imports_as_its_own_world_and_exports_back_identical() {
         let i = info(&world);
         assert_eq!(i["extent"]["dims"], serde_json::json!([403, 344]), "{i}");
         assert_eq!(i["extent"]["outside"], "edge");
-        assert_eq!(i["strokes_total"], 0, "an import is the world, not a stroke");
+        assert_eq!(
+            i["strokes_total"], 0,
+            "an import is the world, not a stroke"
+        );
         let want = if range.is_some() { 65535.0 } else { 1.0 };
         assert_eq!(i["height_range"][1].as_f64().unwrap(), want);
 
@@ -280,10 +283,7 @@ fn the_largest_heightmaps_import_and_export_again() {
     drop((input, output, heights));
     let again = dir.path().join("again.isoterra");
     ok(&["import", s(&back), "-o", s(&again)]);
-    assert_eq!(
-        info(&again)["extent"]["dims"],
-        serde_json::json!([n, n])
-    );
+    assert_eq!(info(&again)["extent"]["dims"], serde_json::json!([n, n]));
 
     // At the limit: 8192 x 8192 = 64 Mpx. One more row is refused, naming it.
     let at = |rows: u32| {

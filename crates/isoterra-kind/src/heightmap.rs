@@ -1,11 +1,11 @@
 //! A heightmap world in the kind layer: its strokes' brushes and its exports.
 
 use isoterra_export::{GlbMesh, export_png16, export_r16};
+use isoterra_mesh::HeightmapMesh;
 use isoterra_store::{ChunkStore, HeightmapDocument};
 use isoterra_world::{HeightBrush, MeshKey};
-use isoterra_mesh::HeightmapMesh;
-use std::sync::Arc;
 use serde_json::json;
+use std::sync::Arc;
 
 use crate::export::{MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, mesh_file, region};
 use crate::schema::{ParamSpec, ToolSpec, tool};
@@ -198,8 +198,11 @@ fn crop(mesh: &HeightmapMesh, lo: [f32; 2], hi: [f32; 2]) -> Option<HeightmapMes
         if skirt_i.is_none() && (t * 3) as u32 >= mesh.skirt_index_start {
             skirt_i = Some(out.indices.len() as u32);
         }
-        out.indices
-            .extend(mesh.indices[t * 3..t * 3 + 3].iter().map(|&v| remap[v as usize]));
+        out.indices.extend(
+            mesh.indices[t * 3..t * 3 + 3]
+                .iter()
+                .map(|&v| remap[v as usize]),
+        );
     }
     out.skirt_index_start = skirt_i.unwrap_or(out.indices.len() as u32);
     Some(out)

@@ -115,8 +115,8 @@ pub use error::StoreError;
 pub use file::WorldFile;
 pub use hash::{field2_content_hash, input_meta_hash, input_stamp, payload_hash};
 pub use heightmap_document::{
-    HEIGHTMAP_FORMAT_VERSION, HEIGHTMAP_KIND, HeightStrokeOutcome, HeightmapDocument,
-    ExtentInfo, HeightmapInfo, MAX_STROKE_NODES as MAX_HEIGHT_STROKE_NODES, decode_height_edit,
+    ExtentInfo, HEIGHTMAP_FORMAT_VERSION, HEIGHTMAP_KIND, HeightStrokeOutcome, HeightmapDocument,
+    HeightmapInfo, MAX_STROKE_NODES as MAX_HEIGHT_STROKE_NODES, decode_height_edit,
     encode_height_edit,
 };
 pub use map_document::{

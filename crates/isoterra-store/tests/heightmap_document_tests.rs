@@ -186,3 +186,61 @@ fn imported_heights_are_a_stroke() {
     doc.undo().unwrap();
     assert_eq!(doc.content_hash(), h0);
 }
+
+#[test]
+fn a_world_made_of_an_image_keeps_it_across_reopening() {
+    use isoterra_world::{HeightExtent, HeightOutside};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("img.isoterra");
+    let dims = [37u32, 21];
+    let heights: Vec<f32> = (0..dims[0] * dims[1])
+        .map(|k| ((k % 37) as f32 * 0.3).sin() * 9.0 + (k / 37) as f32)
+        .collect();
+    let extent =
+        HeightExtent::of_heights([3, -4], dims, [-10.0, 30.0], HeightOutside::Edge, &heights)
+            .unwrap();
+    let p = params().with_extent(Some(extent));
+    let mut doc =
+        HeightmapDocument::create_from_heights(&path, &p, [3, -4], dims, &heights).unwrap();
+    let info = doc.info();
+    assert_eq!(
+        info.strokes_total, 0,
+        "the image is the world, not a stroke"
+    );
+    assert_eq!(info.height_range, [-10.0, 30.0]);
+    assert_eq!(info.extent.as_ref().unwrap().dims, dims);
+    let (hash, seen) = (doc.content_hash(), probe(&doc));
+    for (k, h) in heights.iter().enumerate() {
+        let g = [3 + (k % 37) as i64, -4 + (k / 37) as i64];
+        assert_eq!(doc.world().height(g).to_bits(), h.to_bits(), "{g:?}");
+    }
+    // Far outside: the nearest edge node.
+    assert_eq!(
+        doc.world().height([-500, -500]).to_bits(),
+        heights[0].to_bits()
+    );
+    doc.stroke(&HeightBrush::new(HeightTool::Raise, [60.0, 0.0], 5.0))
+        .unwrap();
+    doc.undo().unwrap();
+    assert_eq!(doc.content_hash(), hash);
+    doc.close().unwrap();
+    let doc = HeightmapDocument::open(&path).unwrap();
+    assert_eq!(doc.content_hash(), hash);
+    assert_eq!(probe(&doc), seen);
+    assert_eq!(doc.params(), &p);
+    // The same heights without the extent are another world.
+    let plain = HeightmapDocument::create_from_heights(
+        dir.path().join("plain.isoterra"),
+        &params(),
+        [3, -4],
+        dims,
+        &heights,
+    )
+    .unwrap();
+    assert_ne!(plain.content_hash(), hash);
+    // Bad input creates nothing.
+    let bad = dir.path().join("bad.isoterra");
+    let r = HeightmapDocument::create_from_heights(&bad, &params(), [0, 0], [4, 4], &[0.0; 3]);
+    assert!(matches!(r, Err(StoreError::World(_))));
+    assert!(!bad.exists());
+}

@@ -90,7 +90,8 @@ pub use edit::{EditDirection, Side2dEdit};
 pub use error::WorldError;
 pub use heightmap::{
     Frustum, HeightBrush, HeightEdit, HeightExtent, HeightHit, HeightOutside, HeightTool,
-    HeightmapParams, HeightmapWorld, MAX_BRUSH_RADIUS_NODES, MAX_EXTENT_SIDE, MAX_NODE_COORD, MAX_SCULPT_HEIGHT, MeshKey, MeshReady, neighbour_lods,
+    HeightmapParams, HeightmapWorld, MAX_BRUSH_RADIUS_NODES, MAX_EXTENT_SIDE, MAX_NODE_COORD,
+    MAX_SCULPT_HEIGHT, MeshKey, MeshReady, neighbour_lods,
 };
 pub use map::{
     MAX_MAP_BRUSH_RADIUS, MAX_MAP_HEIGHT, MAX_STROKE_DABS, MapBrush, MapBrushShape, MapChunkMesh,

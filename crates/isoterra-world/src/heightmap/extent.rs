@@ -249,13 +249,7 @@ mod tests {
     #[test]
     fn bad_extents_are_refused() {
         let ok = |dims, range, len| {
-            HeightExtent::of_heights(
-                [0, 0],
-                dims,
-                range,
-                HeightOutside::Edge,
-                &vec![0.0; len],
-            )
+            HeightExtent::of_heights([0, 0], dims, range, HeightOutside::Edge, &vec![0.0; len])
         };
         assert!(ok([2, 2], [0.0, 1.0], 4).is_ok());
         assert!(ok([0, 2], [0.0, 1.0], 0).is_err());
