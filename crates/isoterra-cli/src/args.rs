@@ -38,8 +38,8 @@ pub enum Command {
     /// Export a world in one of its kind's formats (see --format).
     ///
     /// side2d: png, svg (contours), colliders (JSON), glb, obj (the fill mesh,
-    /// with OUT.colliders.json beside it); heightmap: png16, r16, glb, obj (of
-    /// a --region); voxel: glb, obj (of a --region); map: glb, png-layers,
+    /// with OUT.colliders.json beside it); heightmap: png16, r16, exr, glb, obj
+    /// (of a --region, or an imported image's extent); voxel: glb, obj (of a --region); map: glb, png-layers,
     /// tiled (JSON or TMX), pathing (PNG). An OBJ with materials comes with
     /// OUT.mtl beside it.
     Export(ExportArgs),
@@ -47,8 +47,8 @@ pub enum Command {
     Contour(ContourArgs),
     /// Isosurface of a 3D .npy array (marching cubes).
     Mesh3d(Mesh3dArgs),
-    /// Create a heightmap world from a 16-bit PNG, 8-bit PNG or R16 file, or
-    /// a map world from a Tiled JSON map.
+    /// Create a heightmap world from a 16-bit PNG, 8-bit PNG, R16 or float
+    /// EXR file, or a map world from a Tiled map (JSON or TMX).
     Import(ImportArgs),
     /// Run the standard benchmark workloads of a group.
     Bench(BenchArgs),
@@ -277,7 +277,7 @@ pub struct ExportArgs {
     /// The world file.
     pub file: PathBuf,
     /// Output format: png, svg, colliders, glb or obj (side2d); png16, r16,
-    /// glb or obj (heightmap); glb or obj (voxel); glb, png-layers (a 16-bit RGB layer
+    /// exr (32-bit float), glb or obj (heightmap); glb or obj (voxel); glb, png-layers (a 16-bit RGB layer
     /// image and a JSON sidecar beside it), tiled (JSON, or TMX for a .tmx
     /// output) or pathing (map).
     #[arg(long, value_parser = export_format)]
@@ -350,8 +350,9 @@ pub struct ContourArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The heightmap: .png (16- or 8-bit grayscale) or .r16 (square, raw u16
-    /// LE); or a Tiled map (.json, .tmj, .tmx, with embedded tilesets or
+    /// The heightmap: .png (16- or 8-bit grayscale), .r16 (square, raw u16
+    /// LE) or .exr (float heights: an R, Y or Z channel, or the only one); or
+    /// a Tiled map (.json, .tmj, .tmx, with embedded tilesets or
     /// external .tsj/.tsx ones beside it) for a map world.
     pub input: PathBuf,
     /// The world file to create.
@@ -359,6 +360,8 @@ pub struct ImportArgs {
     pub out: PathBuf,
     /// Height range the codes map to, MIN,MAX (a range recorded in a PNG by
     /// isoterra wins; otherwise required for R16 and defaults to 0,1 for PNG).
+    /// The world records it as the default range of its 16-bit exports (for
+    /// an EXR, whose heights need none, it defaults to their own extremes).
     #[arg(long, allow_hyphen_values = true)]
     pub range: Option<String>,
     /// World units per pixel.

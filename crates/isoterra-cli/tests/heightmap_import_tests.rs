@@ -311,3 +311,137 @@ fn the_largest_heightmaps_import_and_export_again() {
         }
     }
 }
+
+#[test]
+fn exr_heights_go_out_and_in_as_floats() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = dir.path().join("w.isoterra");
+    ok(&["import", s(&dem()), "--range", "0,65535", "-o", s(&world)]);
+    ok(&[
+        "stroke",
+        s(&world),
+        "--tool",
+        "noise",
+        "--at",
+        "100,100",
+        "--radius",
+        "30",
+    ]);
+    let exr = dir.path().join("w.exr");
+    ok(&["export", s(&world), "--format", "exr", "-o", s(&exr)]);
+    let img = isoterra::export::import_exr(&std::fs::read(&exr).unwrap()).unwrap();
+    assert_eq!(img.dims, [403, 344]);
+    // The noise left whole metres: the EXR keeps its fractions.
+    assert!(img.heights.iter().any(|h| h.fract() != 0.0));
+    // An EXR import is a world of those exact heights; its range is theirs.
+    let again = dir.path().join("again.isoterra");
+    ok(&["import", s(&exr), "-o", s(&again)]);
+    let i = info(&again);
+    let lo = img.heights.iter().copied().fold(f32::INFINITY, f32::min);
+    let hi = img
+        .heights
+        .iter()
+        .copied()
+        .fold(f32::NEG_INFINITY, f32::max);
+    assert_eq!(i["height_range"], serde_json::json!([lo, hi]));
+    let back = dir.path().join("back.exr");
+    ok(&["export", s(&again), "--format", "exr", "-o", s(&back)]);
+    let img2 = isoterra::export::import_exr(&std::fs::read(&back).unwrap()).unwrap();
+    let bits = |v: &[f32]| v.iter().map(|h| h.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&img2.heights), bits(&img.heights));
+    let err = fails(&[
+        "export",
+        s(&world),
+        "--format",
+        "exr",
+        "--range",
+        "0,1",
+        "-o",
+        s(&back),
+    ]);
+    assert!(err.contains("do not apply"), "{err}");
+    let bad = dir.path().join("bad.exr");
+    std::fs::write(&bad, b"v/1\x01\x02\x00\x00\x00garbage").unwrap();
+    let out = dir.path().join("bad.isoterra");
+    let err = fails(&["import", s(&bad), "-o", s(&out)]);
+    assert!(err.contains("EXR"), "{err}");
+    assert!(!out.exists());
+}
+
+/// A Python with the OpenEXR bindings (PyPI `OpenEXR`, the Academy
+/// Software Foundation's library): `ISOTERRA_PYTHON`, else `python3`.
+/// Without it the test says so loudly and passes, unless
+/// `ISOTERRA_REQUIRE_OPENEXR=1` (CI sets it).
+fn openexr_python() -> Option<String> {
+    let python = std::env::var("ISOTERRA_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = std::process::Command::new(&python)
+        .args(["-c", "import OpenEXR, numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(python);
+    }
+    if std::env::var("ISOTERRA_REQUIRE_OPENEXR").as_deref() == Ok("1") {
+        panic!("OpenEXR is required but `{python} -c 'import OpenEXR, numpy'` failed");
+    }
+    eprintln!(
+        "\n*** SKIPPED: the OpenEXR Python bindings were not found (pip install OpenEXR, or set ISOTERRA_PYTHON) ***\n"
+    );
+    None
+}
+
+#[test]
+fn the_openexr_library_reads_our_exr_and_writes_one_we_read() {
+    let Some(python) = openexr_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let world = dir.path().join("w.isoterra");
+    ok(&["import", s(&dem()), "--range", "0,65535", "-o", s(&world)]);
+    let exr = dir.path().join("w.exr");
+    ok(&["export", s(&world), "--format", "exr", "-o", s(&exr)]);
+    let (dims, codes) = codes(&dem());
+    let raw = dir.path().join("dem.f32");
+    let bytes: Vec<u8> = codes
+        .iter()
+        .flat_map(|&c| (c as f32).to_le_bytes())
+        .collect();
+    std::fs::write(&raw, bytes).unwrap();
+    let theirs = dir.path().join("theirs.exr");
+    // Reads ours, compares with the DEM, and writes a half-float `Y` image.
+    let script = format!(
+        r#"
+import OpenEXR, numpy as np
+with OpenEXR.File({ours:?}) as f:
+    a = f.channels()["R"].pixels
+dem = np.fromfile({raw:?}, dtype="<f4").reshape({h}, {w})
+assert a.dtype == np.float32 and a.shape == dem.shape, (a.dtype, a.shape)
+assert np.array_equal(a, dem), "heights differ"
+OpenEXR.File({{"compression": OpenEXR.PIZ_COMPRESSION, "type": OpenEXR.scanlineimage}},
+             {{"Y": dem.astype(np.float16)}}).write({theirs:?})
+print("ok")
+"#,
+        ours = s(&exr),
+        raw = s(&raw),
+        theirs = s(&theirs),
+        w = dims[0],
+        h = dims[1],
+    );
+    let o = std::process::Command::new(&python)
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success() && out.contains("ok"), "{out}\n{err}");
+    let again = dir.path().join("theirs.isoterra");
+    ok(&["import", s(&theirs), "-o", s(&again)]);
+    let back = dir.path().join("back.exr");
+    ok(&["export", s(&again), "--format", "exr", "-o", s(&back)]);
+    let img = isoterra::export::import_exr(&std::fs::read(&back).unwrap()).unwrap();
+    assert_eq!(img.dims, dims);
+    // The DEM's whole metres (236..1076) are exact in half floats up to 2048.
+    assert!(
+        img.heights.iter().zip(&codes).all(|(h, c)| *h == *c as f32),
+        "the half-float heights changed"
+    );
+}

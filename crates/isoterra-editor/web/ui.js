@@ -19,6 +19,7 @@ const EXPORT_LABELS = {
   png: 'PNG image',
   png16: 'PNG 16-bit heightmap',
   r16: 'R16 raw heightmap',
+  exr: 'EXR float heightmap',
   svg: 'SVG contours',
   tiled: 'Tiled map (JSON)',
   pathing: 'Pathing grid',

@@ -7,6 +7,7 @@
 
 mod error;
 mod gltf;
+mod heightmap_exr;
 mod heightmap_io;
 mod json;
 mod map;
@@ -18,6 +19,7 @@ mod svg;
 
 pub use error::ExportError;
 pub use gltf::{GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, export_glb};
+pub use heightmap_exr::{export_exr, import_exr};
 pub use heightmap_io::{
     HeightCodes, HeightImage, RANGE_KEYWORD, check_height_range, code8_to_height, code16_to_height,
     decode_png16_codes, decode_r16_codes, encode_png16_codes, export_png16, export_r16,

@@ -36,6 +36,9 @@ pub enum ExportFormat {
     Png16,
     /// Raw little-endian 16-bit heightmap (heightmap).
     R16,
+    /// OpenEXR heightmap, one 32-bit float channel of heights: no range,
+    /// nothing clips (heightmap).
+    Exr,
     /// 16-bit RGB layer image and its JSON sidecar (map).
     PngLayers,
     /// Tiled map with level and pathing layers, JSON or TMX (map).
@@ -46,7 +49,7 @@ pub enum ExportFormat {
 
 impl ExportFormat {
     /// Every format.
-    pub const ALL: [ExportFormat; 10] = [
+    pub const ALL: [ExportFormat; 11] = [
         ExportFormat::Png,
         ExportFormat::Svg,
         ExportFormat::Colliders,
@@ -54,6 +57,7 @@ impl ExportFormat {
         ExportFormat::Obj,
         ExportFormat::Png16,
         ExportFormat::R16,
+        ExportFormat::Exr,
         ExportFormat::PngLayers,
         ExportFormat::Tiled,
         ExportFormat::Pathing,
@@ -69,6 +73,7 @@ impl ExportFormat {
             ExportFormat::Obj => "obj",
             ExportFormat::Png16 => "png16",
             ExportFormat::R16 => "r16",
+            ExportFormat::Exr => "exr",
             ExportFormat::PngLayers => "png-layers",
             ExportFormat::Tiled => "tiled",
             ExportFormat::Pathing => "pathing",
@@ -88,6 +93,7 @@ impl ExportFormat {
             WorldKind::Heightmap => &[
                 ExportFormat::Png16,
                 ExportFormat::R16,
+                ExportFormat::Exr,
                 ExportFormat::Glb,
                 ExportFormat::Obj,
             ],

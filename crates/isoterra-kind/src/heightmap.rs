@@ -1,6 +1,6 @@
 //! A heightmap world in the kind layer: its strokes' brushes and its exports.
 
-use isoterra_export::{GlbMesh, export_png16, export_r16};
+use isoterra_export::{GlbMesh, export_exr, export_png16, export_r16};
 use isoterra_mesh::HeightmapMesh;
 use isoterra_store::{ChunkStore, HeightmapDocument};
 use isoterra_world::{HeightBrush, MeshKey};
@@ -145,6 +145,28 @@ fn export_nodes<S: ChunkStore>(
     }
 }
 
+/// The pixels of an image of nodes `first..=last`, refused beyond the
+/// export limit.
+fn image_dims(first: [i64; 2], last: [i64; 2], text: &str) -> Result<[u32; 2], KindError> {
+    let span = |k: usize| {
+        last[k]
+            .checked_sub(first[k])
+            .and_then(|d| d.checked_add(1))
+            .and_then(|d| u32::try_from(d).ok())
+    };
+    let (Some(w), Some(h)) = (span(0), span(1)) else {
+        return Err(KindError::TooLarge(format!(
+            "region `{text}` is too large to export as one image"
+        )));
+    };
+    if u64::from(w) * u64::from(h) > MAX_EXPORT_NODES {
+        return Err(KindError::TooLarge(format!(
+            "region `{text}` has {w}x{h} nodes; at most 2^28 fit in one export"
+        )));
+    }
+    Ok([w, h])
+}
+
 /// How many of `heights` lie outside `range`.
 fn clipped(heights: &[f32], range: [f32; 2]) -> usize {
     heights
@@ -229,23 +251,7 @@ pub(crate) fn export<S: ChunkStore>(
                     "png16 and r16 export every node; --lod applies to glb and obj",
                 ));
             }
-            let span = |k: usize| {
-                last[k]
-                    .checked_sub(first[k])
-                    .and_then(|d| d.checked_add(1))
-                    .and_then(|d| u32::try_from(d).ok())
-            };
-            let (w, h) = (span(0), span(1));
-            let (Some(w), Some(h)) = (w, h) else {
-                return Err(KindError::TooLarge(format!(
-                    "region `{text}` is too large to export as one image"
-                )));
-            };
-            if u64::from(w) * u64::from(h) > MAX_EXPORT_NODES {
-                return Err(KindError::TooLarge(format!(
-                    "region `{text}` has {w}x{h} nodes; at most 2^28 fit in one export"
-                )));
-            }
+            let [w, h] = image_dims(first, last, text)?;
             if req.format == ExportFormat::R16 && w != h && !req.pad {
                 return Err(KindError::invalid(format!(
                     "region `{text}` is {w}x{h} nodes, but an R16 file must be square: \
@@ -303,6 +309,25 @@ pub(crate) fn export<S: ChunkStore>(
                     counts,
                 )
             })
+        }
+        ExportFormat::Exr => {
+            if req.lod != 0 || req.range.is_some() || req.strict || req.pad {
+                return Err(KindError::invalid(
+                    "an EXR holds every node's height as a float: --lod, --range, --strict \
+                     and --pad do not apply",
+                ));
+            }
+            let [w, h] = image_dims(first, last, text)?;
+            let mut heights = Vec::new();
+            d.world().region_heights(first, [w, h], &mut heights)?;
+            let lo = heights.iter().copied().fold(f32::INFINITY, f32::min);
+            let hi = heights.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            Ok(Exported::one(
+                export_exr(&heights, [w, h])?,
+                "image/x-exr",
+                "heightmap.exr",
+                json!({ "width": w, "height": h, "heights": [lo, hi] }),
+            ))
         }
         _ => {
             if req.range.is_some() || req.strict {

@@ -1237,6 +1237,10 @@ fn check_main_file(kind: WorldKind, format: ExportFormat, bytes: &[u8]) {
         }
         // 0..=32 on both axes: 33 x 33 nodes of two bytes.
         ExportFormat::R16 => assert_eq!(bytes.len(), 33 * 33 * 2, "{kind} r16"),
+        ExportFormat::Exr => {
+            let img = isoterra_export::import_exr(bytes).expect("an EXR that reads back");
+            assert_eq!(img.dims, [33, 33], "{kind} exr");
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! `isoterra import`: a heightmap image becomes a heightmap world.
 
 use anyhow::{Context, bail};
-use isoterra::export::{HeightImage, import_png8, import_png16, import_r16};
+use isoterra::export::{HeightImage, import_exr, import_png8, import_png16, import_r16};
 use isoterra::store::HeightmapDocument;
 use isoterra::world::{HeightExtent, HeightOutside};
 
@@ -29,14 +29,24 @@ pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    if !matches!(ext.as_str(), "r16" | "raw" | "png") {
-        bail!("cannot import `.{ext}` files; give a .png (16- or 8-bit grayscale) or .r16");
+    if !matches!(ext.as_str(), "r16" | "raw" | "png" | "exr") {
+        bail!(
+            "cannot import `.{ext}` files; give a .png (16- or 8-bit grayscale), .r16 or .exr (float)"
+        );
     }
     let bytes = super::read_input(&a.input, super::MAX_IMAGE_INPUT)?;
     let image: HeightImage = match ext.as_str() {
         "r16" | "raw" => {
             let range = range.context("an R16 file records no range: give --range MIN,MAX")?;
             import_r16(&bytes, None, range)?
+        }
+        "exr" => {
+            let mut img = import_exr(&bytes)?;
+            if let Some(r) = range {
+                img.range = r;
+                img.range_from_file = false;
+            }
+            img
         }
         "png" => match import_png16(&bytes, range) {
             Ok(img) => img,
@@ -45,7 +55,7 @@ pub fn run(a: &ImportArgs) -> anyhow::Result<()> {
                 .context("the PNG is neither 16-bit nor 8-bit grayscale")?,
         },
         other => {
-            bail!("cannot import `.{other}` files; give a .png (16- or 8-bit grayscale) or .r16")
+            bail!("cannot import `.{other}` files; give a .png, .r16 or .exr")
         }
     };
     let new = isoterra::kind::NewWorld {

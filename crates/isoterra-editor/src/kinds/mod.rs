@@ -145,8 +145,10 @@ pub(crate) fn export(
             names.join(", ")
         )));
     };
+    // An imported heightmap exports its own extent when no region is given.
+    let imported = matches!(doc.typed(), AnyDocument::Heightmap(d) if d.params().extent.is_some());
     let region = region
-        .or_else(|| default_region(doc.kind()))
+        .or_else(|| default_region(doc.kind()).filter(|_| !imported))
         .filter(|_| !doc.kind().is_bounded());
     let req = ExportRequest::new(parsed).with_region(region.map(str::to_string));
     let out = doc.export(&req).map_err(reject)?;
