@@ -17,10 +17,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
 use isoterra::export::{
-    TiledExport, TiledImport, decode_png16_codes, decode_r16_codes, export_npy_f32,
-    export_png_layers, export_png16, export_r16, export_tiled, import_png8, import_png16,
-    import_r16, import_tiled, load_png_layers, parse_polylines_json, read_npy, read_npy3,
-    read_png_layers_sidecar,
+    TiledEncoding, TiledExport, TiledImport, decode_png16_codes, decode_r16_codes, export_exr,
+    export_npy_f32, export_png_layers, export_png16, export_r16, export_tiled, export_tiled_tmx,
+    import_exr, import_png8, import_png16, import_r16, import_tiled, import_tiled_with,
+    load_png_layers, parse_polylines_json, read_npy, read_npy3, read_png_layers_sidecar,
 };
 use isoterra::field::Field2;
 use isoterra::field::map::MapLayers;
@@ -107,6 +107,26 @@ pub fn targets() -> Vec<Target> {
                 let _ = import_tiled(b, &TiledImport::DEFAULT);
             },
             seeds: seeds_tiled,
+        },
+        Target {
+            name: "tiled-tmx",
+            what: "Tiled TMX maps and TSX tilesets (map import)",
+            run: |b| {
+                // The map names an external tileset; the resolver hands it
+                // the same bytes, so the TSX reader sees them too.
+                let _ = import_tiled(b, &TiledImport::DEFAULT);
+                let mut files = |_: &str| Ok(b.to_vec());
+                let _ = import_tiled_with(b, &TiledImport::DEFAULT, &mut files);
+            },
+            seeds: seeds_tmx,
+        },
+        Target {
+            name: "exr",
+            what: "EXR float heightmaps (import)",
+            run: |b| {
+                let _ = import_exr(b);
+            },
+            seeds: seeds_exr,
         },
         Target {
             name: "png-layers",
@@ -422,6 +442,21 @@ fn small_map() -> MapLayers {
 
 fn seeds_tiled() -> Vec<Vec<u8>> {
     vec![export_tiled(&small_map(), None, &TiledExport::DEFAULT).expect("a Tiled map")]
+}
+
+fn seeds_tmx() -> Vec<Vec<u8>> {
+    [TiledEncoding::Csv, TiledEncoding::Base64Zlib]
+        .into_iter()
+        .map(|e| {
+            export_tiled_tmx(&small_map(), None, &TiledExport::DEFAULT.with_encoding(e))
+                .expect("a TMX map")
+        })
+        .chain([br#"<?xml version="1.0"?><map version="1.10" orientation="orthogonal" width="2" height="2" tilewidth="32" tileheight="32"><tileset firstgid="1" source="t.tsx"/><layer id="1" name="l" width="2" height="2"><data encoding="csv">1,2,2,1</data></layer></map>"#.to_vec()])
+        .collect()
+}
+
+fn seeds_exr() -> Vec<Vec<u8>> {
+    vec![export_exr(&heights(), [4, 4]).expect("a 4x4 EXR")]
 }
 
 fn seeds_png_layers() -> Vec<Vec<u8>> {
