@@ -179,25 +179,20 @@ impl HeightmapDocument<WorldFile> {
         heights: &[f32],
     ) -> Result<Self, StoreError> {
         let path = path.as_ref();
-        let mut world = HeightmapWorld::new(params)?;
-        let chunks = world.import_heights(first, dims, heights)?;
-        world.take_dirty();
-        let kind = HeightmapKind { world };
-        let changes = kind.layer_changes(&chunks)?;
-        let meta = new_meta(
-            HEIGHTMAP_KIND,
-            HEIGHTMAP_FORMAT_VERSION,
-            params.seed,
-            "heightmap parameters",
-            params,
-        )?;
-        let mut core = DocumentCore::created(WorldFile::create(path, &meta)?, kind);
-        if let Err(e) = core.put_chunks(&changes) {
-            drop(core);
+        let mut doc = Self::create(path, params)?;
+        let written = (|| {
+            let kind = &mut doc.core.kind;
+            let chunks = kind.world.import_heights(first, dims, heights)?;
+            kind.world.take_dirty();
+            let changes = kind.layer_changes(&chunks)?;
+            doc.core.put_chunks(&changes)
+        })();
+        if let Err(e) = written {
+            drop(doc);
             let _ = std::fs::remove_file(path);
             return Err(e);
         }
-        Ok(HeightmapDocument { core })
+        Ok(doc)
     }
 
     /// Opens a `heightmap` world file: reads its parameters and lays the
