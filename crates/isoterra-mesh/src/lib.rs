@@ -43,6 +43,8 @@ mod simplify;
 mod squares;
 mod strip;
 mod tracer;
+#[cfg(feature = "parallel")]
+mod tracer_bands;
 
 pub use cells::{CellGrid, CellRect};
 pub use contour::{ContourJoiner, Polyline, signed_area};

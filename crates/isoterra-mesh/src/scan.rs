@@ -24,6 +24,12 @@ pub(crate) trait SegSink {
     fn point(&mut self, p: [f32; 2], key: EdgeKey) -> u32;
     /// Stores the directed segment `from -> to` (solid on the left).
     fn segment(&mut self, from: u32, to: u32);
+    /// The scan has emitted the points of its first node row.
+    #[inline(always)]
+    fn first_row_done(&mut self) {}
+    /// The scan is about to emit the points of its last node row.
+    #[inline(always)]
+    fn last_row_begins(&mut self) {}
 }
 
 /// Receives fill triangles.
@@ -266,6 +272,7 @@ impl RowScratch {
         let mut top_vals = row(r.y0);
         pack_solid(top_vals, input.iso, &mut self.top[..words]);
         self.node_row::<FILL, S>(input, r.y0, top_vals, positions, segs);
+        segs.first_row_done();
 
         for j in r.y0..r.y1 {
             self.swap_rows();
@@ -273,6 +280,9 @@ impl RowScratch {
             top_vals = row(j + 1);
             pack_solid(top_vals, input.iso, &mut self.top[..words]);
             self.vertical_edges::<FILL, S>(input, j, bot_vals, top_vals, positions, segs);
+            if j + 1 == r.y1 {
+                segs.last_row_begins();
+            }
             self.node_row::<FILL, S>(input, j + 1, top_vals, positions, segs);
             let mats = input.materials.map(|m| {
                 let b = j as usize * input.width + r.x0 as usize;

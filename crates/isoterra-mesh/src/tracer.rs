@@ -44,7 +44,15 @@ pub struct ContourTracer {
     next: Vec<u32>,
     has_prev: Vec<bool>,
     no_positions: Vec<[f32; 3]>,
+    #[cfg(feature = "parallel")]
+    parallel: bool,
+    #[cfg(feature = "parallel")]
+    bands: Vec<crate::tracer_bands::Band>,
 }
+
+/// Row bands per worker thread of a parallel call.
+#[cfg(feature = "parallel")]
+const BANDS_PER_THREAD: usize = 4;
 
 /// Stores points and links each segment's start to its end.
 struct Linker<'a> {
@@ -74,6 +82,18 @@ impl ContourTracer {
     /// A tracer with empty scratch buffers.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// With `true`, each call cuts the cells into bands of rows and scans them
+    /// on the current rayon thread pool (run it inside `ThreadPool::install` to
+    /// choose the threads), then joins the bands. The polylines are the same,
+    /// point for point and in the same order, as a single-thread call's at any
+    /// number of threads. A pool of one thread scans on the calling thread.
+    /// Default: `false`.
+    #[cfg(feature = "parallel")]
+    pub fn with_parallel(mut self, parallel: bool) -> Self {
+        self.parallel = parallel;
+        self
     }
 
     /// The iso line `value == iso` of the whole field as joined polylines, written
@@ -122,16 +142,36 @@ impl ContourTracer {
             key_offset: [0, 0],
             materials: None,
         };
+        self.link(&input);
+        let mut w = PolyWriter::new(out);
+        walk_chains(&self.points, &mut self.next, &self.has_prev, &mut w);
+        w.finish();
+        Ok(())
+    }
+
+    /// Scans `input` into the points and links.
+    fn link(&mut self, input: &ScanInput<'_>) {
+        #[cfg(feature = "parallel")]
+        if self.parallel {
+            let threads = rayon::current_num_threads();
+            if threads > 1 && crate::tracer_bands::fits(input.cells) {
+                crate::tracer_bands::trace(
+                    input,
+                    BANDS_PER_THREAD * threads,
+                    &mut self.bands,
+                    &mut self.points,
+                    &mut self.next,
+                    &mut self.has_prev,
+                );
+                return;
+            }
+        }
         let mut linker = Linker {
             points: &mut self.points,
             next: &mut self.next,
             has_prev: &mut self.has_prev,
         };
         self.rows
-            .scan::<false, _, _>(&input, &mut self.no_positions, &mut linker, &mut NoTris);
-        let mut w = PolyWriter::new(out);
-        walk_chains(&self.points, &mut self.next, &self.has_prev, &mut w);
-        w.finish();
-        Ok(())
+            .scan::<false, _, _>(input, &mut self.no_positions, &mut linker, &mut NoTris);
     }
 }

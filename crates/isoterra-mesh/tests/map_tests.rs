@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use isoterra_field::Splat;
-use isoterra_field::map::{MapLayers, NO_WATER, node_surface};
+use isoterra_field::map::{MapLayers, NO_WATER, level_index, node_surface};
 use isoterra_mesh::CellRect;
 use isoterra_mesh::MeshError;
 use isoterra_mesh::map::{MapMeshOptions, MapMeshOutput, MapMesher};
@@ -332,6 +332,61 @@ fn assert_basic(out: &MapMeshOutput) {
     }
 }
 
+/// The terrain top (not wall) over the point `(x, z)`: the barycentric
+/// interpolation of the top triangles whose footprint holds the point,
+/// the highest of them; or, for a point on no footprint (rounding, the
+/// outline of a sliver), the lowest of those within a small tolerance;
+/// `None` where there is no ground.
+fn surface_at(out: &MapMeshOutput, x: f64, z: f64) -> Option<f32> {
+    let m = &out.terrain;
+    let p = &m.positions;
+    let (mut inside, mut near): (Option<f64>, Option<f64>) = (None, None);
+    for t in 0..m.triangle_count() {
+        let v = tri(&m.indices, t);
+        if is_wall(p, v) {
+            continue;
+        }
+        let [a, b, c] = v.map(|i| p[i].map(f64::from));
+        let (ux, uz) = (b[0] - a[0], b[2] - a[2]);
+        let (wx, wz) = (c[0] - a[0], c[2] - a[2]);
+        let det = ux * wz - uz * wx;
+        if det == 0.0 {
+            continue;
+        }
+        let (qx, qz) = (x - a[0], z - a[2]);
+        let s = (qx * wz - qz * wx) / det;
+        let u = (ux * qz - uz * qx) / det;
+        let y = a[1] + s * (b[1] - a[1]) + u * (c[1] - a[1]);
+        let low = s.min(u).min(1.0 - s - u);
+        if low >= 0.0 {
+            inside = Some(inside.map_or(y, |b| b.max(y)));
+        } else if low >= -1e-6 {
+            near = Some(near.map_or(y, |b| b.min(y)));
+        }
+    }
+    inside.or(near).map(|y| y as f32)
+}
+
+/// Checks that the water lies over wet ground only: at the centroid of
+/// every water triangle there is a terrain top, and it is not above the
+/// water (beyond a small epsilon), so water and ground never overlap.
+fn assert_water_over_wet_ground(out: &MapMeshOutput) {
+    let w = &out.water;
+    for t in 0..w.triangle_count() {
+        let v = tri(&w.indices, t);
+        let c = [0, 1, 2].map(|k| v.iter().map(|&i| w.positions[i][k] as f64).sum::<f64>() / 3.0);
+        let Some(g) = surface_at(out, c[0], c[2]) else {
+            panic!("water triangle {t} at {c:?} lies over no ground");
+        };
+        let g = g as f64;
+        let eps = 1e-4 * (1.0 + c[1].abs().max(g.abs()));
+        assert!(
+            g <= c[1] + eps,
+            "water triangle {t} at {c:?} lies under the ground ({g})"
+        );
+    }
+}
+
 /// Meshes `layers` in chunks of `cw x cd` cells (one reused mesher) and
 /// compares the triangles with the whole-map mesh, bit for bit.
 fn assert_chunked_equals_whole(layers: &MapLayers, options: &MapMeshOptions, cw: u32, cd: u32) {
@@ -453,6 +508,12 @@ proptest! {
         let out = whole(&layers, &options);
         assert_basic(&out);
         assert_walls_face_out(&out);
+    }
+
+    #[test]
+    fn water_lies_over_wet_ground_on_random_maps(layers in random_map(8), options in random_options()) {
+        let out = whole(&layers, &options);
+        assert_water_over_wet_ground(&out);
     }
 
     #[test]
@@ -800,13 +861,21 @@ fn water_in_a_basin() {
     layers.water.iter_mut().for_each(|w| *w = 0.5);
     let out = whole(&layers, &MapMeshOptions::DEFAULT);
     let w = &out.water;
-    // Water over the 4 x 4 inner cells fully, cut at the shore elsewhere.
+    // Water over the 4 x 4 inner cells fully, and up to the foot of the
+    // cliff (the rim at level 0.5, half a cell out) in the ring around them:
+    // it is half a level deep there, against the wall.
     assert!(w.triangle_count() >= 32);
     assert!(w.positions.iter().all(|p| p[1] == 0.5));
-    assert!(w.depth.iter().all(|&d| (0.0..=0.5).contains(&d)));
-    assert!(w.depth.contains(&0.5));
-    assert!(w.depth.contains(&0.0));
+    assert!(w.depth.iter().all(|&d| d == 0.5));
+    assert!(
+        w.positions
+            .iter()
+            .all(|p| (0.5..=5.5).contains(&p[0]) && (0.5..=5.5).contains(&p[2]))
+    );
+    assert!(w.positions.iter().any(|p| p[0] == 0.5));
+    assert!(w.positions.iter().any(|p| p[2] == 5.5));
     assert_basic(&out);
+    assert_water_over_wet_ground(&out);
 }
 
 #[test]
@@ -1045,4 +1114,338 @@ fn options_defaults_and_setters() {
     );
     let r = CellRect::new(1, 2, 4, 7);
     assert_eq!((r.width(), r.height(), r.is_empty()), (3, 5, false));
+}
+
+// ---------------------------------------------------------------------------
+// Rim accuracy: round cliffs
+
+/// Map side of the circle tests, in cells (room for a radius of 20 around
+/// a centre in the middle).
+const CIRCLE_SIDE: u32 = 48;
+
+/// A round cliff as the `cliff-up` brush paints it, from level `base` to
+/// `base + 1`: `level = base + clamp(r - dist + 0.5, 0, 1)`, whose rim (the
+/// iso line `base + 0.5`) is the circle of radius `r` around `centre` (in
+/// cells). `width` stretches the linear band across the rim (1 for the
+/// brush; wider bands make a smooth field whose sampled iso line follows the
+/// circle more closely).
+fn circle_cliff(centre: [f64; 2], r: f64, base: u8, width: f64) -> MapLayers {
+    let mut m = MapLayers::new(CIRCLE_SIDE, CIRCLE_SIDE).unwrap();
+    for z in 0..=CIRCLE_SIDE {
+        for x in 0..=CIRCLE_SIDE {
+            let i = m.index(x, z).unwrap();
+            let d = (x as f64 - centre[0]).hypot(z as f64 - centre[1]);
+            let a = ((r - d) / width + 0.5).clamp(-0.45, 1.45);
+            let a = if width == 1.0 { a.clamp(0.0, 1.0) } else { a };
+            m.level[i] = (base as f64 + a) as f32;
+        }
+    }
+    m
+}
+
+/// The marching-squares crossings of the rim `base + 0.5` of `layers`: on
+/// every side between nodes of different level (as `level_index` sees
+/// them), the point interpolated linearly from the lower-index node.
+fn rim_crossings(layers: &MapLayers, base: u8, cs: f64) -> Vec<[f64; 2]> {
+    crossings(&layers.level, layers, base as f64 + 0.5, cs, |v| {
+        level_index(v) > base
+    })
+}
+
+/// The marching-squares crossings of the iso line `iso` of `values` (a
+/// layer of `layers`), nodes classified by `above`.
+fn crossings(
+    values: &[f32],
+    layers: &MapLayers,
+    iso: f64,
+    cs: f64,
+    above: impl Fn(f32) -> bool,
+) -> Vec<[f64; 2]> {
+    let [nx, nz] = layers.nodes();
+    let mut out = Vec::new();
+    let lv = |x: u32, z: u32| values[layers.index(x, z).unwrap()];
+    for z in 0..nz {
+        for x in 0..nx {
+            for (x2, z2) in [(x + 1, z), (x, z + 1)] {
+                if x2 >= nx || z2 >= nz {
+                    continue;
+                }
+                let (a, b) = (lv(x, z), lv(x2, z2));
+                if above(a) == above(b) {
+                    continue;
+                }
+                let t = ((iso - a as f64) / (b as f64 - a as f64)).clamp(0.0, 1.0);
+                out.push([
+                    (x as f64 + t * (x2 - x) as f64) * cs,
+                    (z as f64 + t * (z2 - z) as f64) * cs,
+                ]);
+            }
+        }
+    }
+    out
+}
+
+/// The distinct x/z points of the wall vertices (the rim points).
+fn rim_points(out: &MapMeshOutput) -> Vec<[f64; 2]> {
+    let m = &out.terrain;
+    let mut pts: Vec<[f64; 2]> = Vec::new();
+    for t in 0..m.triangle_count() {
+        let v = tri(&m.indices, t);
+        if !is_wall(&m.positions, v) {
+            continue;
+        }
+        for i in v {
+            let p = m.positions[i];
+            pts.push([p[0] as f64, p[2] as f64]);
+        }
+    }
+    pts.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    pts.dedup();
+    pts
+}
+
+fn nearest(points: &[[f64; 2]], p: [f64; 2]) -> f64 {
+    points
+        .iter()
+        .map(|q| (q[0] - p[0]).hypot(q[1] - p[1]))
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Checks the rims of a round cliff: the rim points are exactly the
+/// marching-squares crossings of the level field (both ways, within
+/// `1e-4` cell), every rim point lies on a cell side (the rim is straight
+/// through each cell: no vertex inside a cell, so no notch), and the rim
+/// points lie within `tol` cells of the analytic circle. Returns the largest
+/// distance to the circle.
+fn check_round_rim(
+    layers: &MapLayers,
+    options: &MapMeshOptions,
+    centre: [f64; 2],
+    r: f64,
+    base: u8,
+    tol: f64,
+) -> f64 {
+    let out = whole(layers, options);
+    let cs = options.cell_size as f64;
+    let rim = rim_points(&out);
+    let ms = rim_crossings(layers, base, cs);
+    assert!(!rim.is_empty(), "no rim");
+    let mut worst: f64 = 0.0;
+    for &p in &rim {
+        let off = nearest(&ms, p) / cs;
+        assert!(
+            off <= 1e-4,
+            "rim point {p:?} is {off} cells off the marching-squares contour"
+        );
+        let (gx, gz) = (p[0] / cs, p[1] / cs);
+        let on_side = (gx - gx.round()).abs() < 1e-5 || (gz - gz.round()).abs() < 1e-5;
+        assert!(on_side, "rim point {p:?} lies inside a cell");
+        let d = ((gx - centre[0]).hypot(gz - centre[1]) - r).abs();
+        worst = worst.max(d);
+    }
+    for &p in &ms {
+        let off = nearest(&rim, p) / cs;
+        assert!(
+            off <= 1e-4,
+            "marching-squares crossing {p:?} is no rim point ({off} cells away)"
+        );
+    }
+    assert!(
+        worst <= tol,
+        "rim {worst} cells off the circle (r = {r}, centre {centre:?}, allowed {tol})"
+    );
+    worst
+}
+
+/// Sub-cell offsets of a circle's centre: on a node, half-way, or anywhere.
+fn centre_offset() -> impl Strategy<Value = f64> {
+    prop_oneof![2 => Just(0.0f64), 1 => Just(0.5f64), 3 => 0.0f64..1.0]
+}
+
+/// Radii: whole numbers (through nodes when the centre is on one: 5 passes
+/// through (3, 4)), halves, or anywhere in 2..=20.
+fn circle_radius() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        2 => (2u32..=20).prop_map(f64::from),
+        1 => (4u32..40).prop_map(|h| h as f64 / 2.0),
+        3 => 2.0f64..20.0,
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A round cliff painted the brush's way: the rim is the field's
+    /// marching-squares contour. (Against the analytic circle it can be no
+    /// better than that contour, whose error comes from sampling the
+    /// brush's one-cell band at the nodes: below 0.1 cell.)
+    #[test]
+    fn brush_cliff_rims_are_the_marching_squares_contour(
+        ox in centre_offset(),
+        oz in centre_offset(),
+        r in circle_radius(),
+        base in 0u8..3,
+        soft in prop_oneof![Just(0.0f32), Just(0.5f32)],
+    ) {
+        let c = [24.0 + ox, 24.0 + oz];
+        let mut layers = circle_cliff(c, r, base, 1.0);
+        layers.softness.iter_mut().for_each(|s| *s = soft);
+        let options = MapMeshOptions::DEFAULT;
+        check_round_rim(&layers, &options, c, r, base, 0.1);
+        assert_chunked_equals_whole(&layers, &options, 16, 16);
+        let deep = options.with_chasm_depth(DEEP);
+        assert_no_cracks(&layers, &deep, &whole(&layers, &deep));
+    }
+
+    /// A round chasm: its rim (the chasm walls' top) is the marching-squares
+    /// contour of the ground field, straight through every cell.
+    #[test]
+    fn round_chasm_rims_are_the_marching_squares_contour(
+        ox in centre_offset(),
+        oz in centre_offset(),
+        r in circle_radius(),
+    ) {
+        let c = [24.0 + ox, 24.0 + oz];
+        let mut layers = MapLayers::new(CIRCLE_SIDE, CIRCLE_SIDE).unwrap();
+        for z in 0..=CIRCLE_SIDE {
+            for x in 0..=CIRCLE_SIDE {
+                let i = layers.index(x, z).unwrap();
+                let d = (x as f64 - c[0]).hypot(z as f64 - c[1]);
+                layers.ground[i] = ((d - r) / 2.0).clamp(-1.0, 1.0) as f32;
+            }
+        }
+        let options = MapMeshOptions::DEFAULT.with_chasm_depth(DEEP);
+        let out = whole(&layers, &options);
+        let rim = rim_points(&out);
+        let ms = crossings(&layers.ground, &layers, 0.0, 1.0, |g| g >= 0.0);
+        prop_assert!(!rim.is_empty());
+        for &p in &rim {
+            prop_assert!(nearest(&ms, p) <= 1e-4, "chasm rim point {:?} off the contour", p);
+        }
+        for &p in &ms {
+            prop_assert!(nearest(&rim, p) <= 1e-4, "crossing {:?} is no chasm rim point", p);
+        }
+        assert_no_cracks(&layers, &options, &out);
+    }
+
+    /// A smooth round cliff (a level field linear in the distance over four
+    /// cells): the rim follows the circle within the interpolation error of
+    /// the field along a cell side, `1 / (8 (r - 1))`, which is 0.02 cell
+    /// from a radius of 7.25 on.
+    #[test]
+    fn smooth_round_rims_follow_the_circle(
+        ox in centre_offset(),
+        oz in centre_offset(),
+        r in circle_radius(),
+        cs in prop_oneof![Just(1.0f32), Just(0.5f32), Just(2.0f32)],
+    ) {
+        let c = [24.0 + ox, 24.0 + oz];
+        let layers = circle_cliff(c, r, 1, 4.0);
+        let options = MapMeshOptions::DEFAULT.with_cell_size(cs);
+        let bound = 1.0 / (8.0 * (r - 1.0)) + 1e-4;
+        let tol = if r >= 7.25 { bound.min(0.02) } else { bound };
+        check_round_rim(&layers, &options, c, r, 1, tol);
+    }
+}
+
+#[test]
+fn rim_through_nodes_has_no_notch() {
+    // Radius 5 around a node passes exactly through the nodes (3, 4), (4, 3),
+    // (5, 0), ... from the centre: the rim goes straight through them.
+    let c = [24.0, 24.0];
+    let layers = circle_cliff(c, 5.0, 0, 1.0);
+    let options = MapMeshOptions::DEFAULT;
+    let out = whole(&layers, &options);
+    let rim = rim_points(&out);
+    assert!(rim.contains(&[27.0, 28.0]) && rim.contains(&[29.0, 24.0]));
+    check_round_rim(&layers, &options, c, 5.0, 0, 0.1);
+    assert_no_cracks(&layers, &options, &out);
+    assert_walls_face_out(&out);
+}
+
+// ---------------------------------------------------------------------------
+// Ramps
+
+/// A straight ramp: the level rises linearly from `base` to `base + 1` over
+/// `width` cells along the direction `angle`, through the point `at`;
+/// softness `soft` everywhere.
+fn straight_ramp(angle: f64, width: f64, at: [f64; 2], soft: f32) -> MapLayers {
+    let mut m = MapLayers::new(16, 16).unwrap();
+    let (dx, dz) = (angle.cos(), angle.sin());
+    for z in 0..=16u32 {
+        for x in 0..=16u32 {
+            let i = m.index(x, z).unwrap();
+            let along = (x as f64 - at[0]) * dx + (z as f64 - at[1]) * dz;
+            m.level[i] = (1.0 + (along / width).clamp(0.0, 1.0)) as f32;
+            m.softness[i] = soft;
+        }
+    }
+    m
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Across a straight ramp (any direction, width and softness) the
+    /// ground never goes down: the surface sampled along lines in the
+    /// ramp's direction is monotone.
+    #[test]
+    fn straight_ramps_are_monotone(
+        angle in 0.0f64..std::f64::consts::TAU,
+        width in prop_oneof![Just(1.0f64), 0.5f64..6.0],
+        ax in 6.0f64..10.0,
+        az in 6.0f64..10.0,
+        soft in prop_oneof![Just(1.0f32), Just(0.0f32), 0.0f32..=1.0],
+    ) {
+        let layers = straight_ramp(angle, width, [ax, az], soft);
+        let out = whole(&layers, &MapMeshOptions::DEFAULT);
+        let (dx, dz) = (angle.cos(), angle.sin());
+        for k in -4..=4 {
+            let off = k as f64 * 0.73;
+            let mut last: Option<f32> = None;
+            for i in 0..=240 {
+                let along = -6.0 + i as f64 * 0.05;
+                let x = ax + along * dx - off * dz;
+                let z = az + along * dz + off * dx;
+                if !(0.0..=16.0).contains(&x) || !(0.0..=16.0).contains(&z) {
+                    continue;
+                }
+                let Some(y) = surface_at(&out, x, z) else {
+                    continue;
+                };
+                if let Some(prev) = last {
+                    prop_assert!(y >= prev - 1e-4, "the ramp goes down at ({x}, {z}): {prev} -> {y}");
+                }
+                last = Some(y);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_soft_straight_ramp_is_one_plane() {
+    // Softness 1 and a level linear across the ramp: every top vertex lies
+    // on the plane y = level, so the ramp is one flat slope without folds.
+    for angle in [0.0f64, 0.3, 1.0, 2.5] {
+        let (dx, dz) = (angle.cos(), angle.sin());
+        let (at, width) = ([8.0, 8.0], 3.0);
+        let layers = straight_ramp(angle, width, at, 1.0);
+        let out = whole(&layers, &MapMeshOptions::DEFAULT);
+        let m = &out.terrain;
+        for t in 0..m.triangle_count() {
+            assert!(!is_wall(&m.positions, tri(&m.indices, t)));
+        }
+        for p in &m.positions {
+            let along = (p[0] as f64 - at[0]) * dx + (p[2] as f64 - at[1]) * dz;
+            let level = 1.0 + (along / width).clamp(0.0, 1.0);
+            // Off the plane only in cells the clamp at the ramp's ends bends.
+            let inside = along > 1.5 && along < width - 1.5;
+            if inside {
+                assert!(
+                    (p[1] as f64 - level).abs() < 1e-5,
+                    "vertex {p:?} off the ramp's plane ({level})"
+                );
+            }
+        }
+    }
 }

@@ -19,9 +19,13 @@
 //!
 //! Id arrays are never cleared: every crossed edge's slot is written before any
 //! cell reads it, and cells only read the slots of crossed edges.
+//!
+//! Vertices and triangles go to a [`Sink`] (`sink.rs`): pushed onto vectors,
+//! only counted, or written into one slab's exactly sized part of the output.
 
+use super::CellBox;
+use super::sink::Sink;
 use super::tables::{CENTRE, SubEntry, Tables, tables};
-use super::{CellBox, CubesOutput};
 use crate::scan::pack64;
 
 /// Row summary: every node is air.
@@ -32,6 +36,7 @@ const SOLID: u8 = 1;
 const MIXED: u8 = 2;
 
 /// Validated inputs of one scan.
+#[derive(Clone, Copy)]
 pub(crate) struct Input<'a> {
     values: &'a [f32],
     materials: Option<&'a [u8]>,
@@ -93,6 +98,25 @@ impl<'a> Input<'a> {
         }
     }
 
+    /// The same input restricted to the cell layers `z0..z1` (inside the box);
+    /// gradients keep the box's bounds, so vertices get the same bits.
+    pub(crate) fn slab(&self, z0: u32, z1: u32) -> Self {
+        assert!(self.cells.z0 <= z0 && z0 < z1 && z1 <= self.cells.z1);
+        Input {
+            cells: CellBox {
+                z0,
+                z1,
+                ..self.cells
+            },
+            ..*self
+        }
+    }
+
+    /// The box being meshed.
+    pub(crate) fn cells(&self) -> CellBox {
+        self.cells
+    }
+
     /// Storage index of global node `(x, y, z)`.
     #[inline(always)]
     fn index(&self, x: u32, y: u32, z: u32) -> usize {
@@ -115,15 +139,29 @@ impl<'a> Input<'a> {
 /// Reusable scan buffers.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Scratch {
-    /// Packed solid bits of three node slices (a ring: the slab's two slices and
-    /// the next one, streamed ahead so that gradients find it in cache), `wpr`
-    /// words per row.
-    bits: [Vec<u64>; 3],
-    /// Row summaries of the three node slices.
-    kinds: [Vec<u8>; 3],
+    /// Packed solid bits of node slices, `wpr` words per row, `ny` rows per
+    /// slice: a ring of three (the slab's two slices and the next one, streamed
+    /// ahead so that gradients find it in cache), or every slice of the box
+    /// (see [`Packing`]).
+    bits: Vec<u64>,
+    /// Row summaries of the same node slices.
+    kinds: Vec<u8>,
     /// Vertex ids: x-edges of slices 0 and 1, y-edges of slices 0 and 1, z-edges of
     /// the slab, then one row of cell-centre ids.
     ids: Vec<u32>,
+}
+
+/// How a scan gets the packed bits of its node slices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Packing {
+    /// Pack each slice into a ring of three, one slice ahead.
+    Ring,
+    /// Pack every slice of the box and keep them all, for a [`Stored`](Self::Stored)
+    /// scan of the same box after this one.
+    Store,
+    /// Use the slices that the previous scan, a [`Store`](Self::Store) scan of the
+    /// same input on this scratch, packed.
+    Stored,
 }
 
 /// Where one node slice's data lives.
@@ -145,6 +183,14 @@ struct Layout {
     wpr: usize,
     /// Nodes per box slice.
     plane: usize,
+}
+
+impl Layout {
+    /// Packed words of a node slice.
+    #[inline(always)]
+    fn slice_words(&self) -> usize {
+        self.ny * self.wpr
+    }
 }
 
 impl Layout {
@@ -310,12 +356,15 @@ fn gradient(inp: &Input<'_>, i: usize, g: [u32; 3]) -> [f32; 3] {
 /// Creates the vertex of the crossed edge along `AXIS` whose lower node is global
 /// node `g` at storage index `ia`, and returns its id.
 #[inline(always)]
-fn edge_vertex<const AXIS: usize, const N: bool, const M: bool>(
+fn edge_vertex<const AXIS: usize, const N: bool, const M: bool, S: Sink>(
     inp: &Input<'_>,
     ia: usize,
     g: [u32; 3],
-    out: &mut CubesOutput,
+    out: &mut S,
 ) -> u32 {
+    if S::COUNT {
+        return out.vertex::<N, M>([0.0; 3], [0.0; 3], 0);
+    }
     let ib = ia + [1, inp.sy, inp.sz][AXIS];
     // SAFETY: both nodes of an edge inside the box lie inside the field.
     let (va, vb) = unsafe { (inp.value(ia), inp.value(ib)) };
@@ -331,9 +380,8 @@ fn edge_vertex<const AXIS: usize, const N: bool, const M: bool>(
         o[2] + g[2] as f32 * cs,
     ];
     p[AXIS] = o[AXIS] + (g[AXIS] as f32 + t) * cs;
-    let id = out.positions.len() as u32;
-    out.positions.push(p);
     let lower_is_solid = va >= inp.iso;
+    let mut normal = [0.0; 3];
     if N {
         let ga = gradient(inp, ia, g);
         let mut gb_at = g;
@@ -344,14 +392,14 @@ fn edge_vertex<const AXIS: usize, const N: bool, const M: bool>(
             ga[1] + t * (gb[1] - ga[1]),
             ga[2] + t * (gb[2] - ga[2]),
         ];
-        out.normals.push(outward(n, AXIS, lower_is_solid));
+        normal = outward(n, AXIS, lower_is_solid);
     }
+    let mut material = 0;
     if M && let Some(m) = inp.materials {
         // SAFETY: `materials` has one id per node (checked in `Input::new`).
-        let id = unsafe { *m.get_unchecked(if lower_is_solid { ia } else { ib }) };
-        out.materials.push(id);
+        material = unsafe { *m.get_unchecked(if lower_is_solid { ia } else { ib }) };
     }
-    id
+    out.vertex::<N, M>(p, normal, material)
 }
 
 /// Decision bits of the ambiguous faces of `case` for the cell whose first
@@ -380,46 +428,45 @@ fn decide(inp: &Input<'_>, t: &Tables, case: u8, i0: usize) -> u8 {
 /// Adds the centre vertex of a loop (the mean of its vertices) and returns its id.
 #[cold]
 #[inline(never)]
-fn centre_vertex<const N: bool, const M: bool>(loop_ids: &[u32], out: &mut CubesOutput) -> u32 {
+fn centre_vertex<const N: bool, const M: bool, S: Sink>(loop_ids: &[u32], out: &mut S) -> u32 {
+    if S::COUNT {
+        return out.vertex::<N, M>([0.0; 3], [0.0; 3], 0);
+    }
     let mut p = [0.0f32; 3];
     let mut n = [0.0f32; 3];
     for &id in loop_ids {
-        let q = out.positions[id as usize];
+        let q = out.position(id);
         for k in 0..3 {
             p[k] += q[k];
         }
         if N {
-            let m = out.normals[id as usize];
+            let m = out.normal(id);
             for k in 0..3 {
                 n[k] += m[k];
             }
         }
     }
     let inv = 1.0 / loop_ids.len() as f32;
-    let id = out.positions.len() as u32;
-    out.positions.push(p.map(|c| c * inv));
+    let mut nn = [0.0; 3];
     if N {
         let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-        let nn = if l > 1e-6 {
+        nn = if l > 1e-6 {
             n.map(|c| c / l)
         } else {
-            out.normals[loop_ids[0] as usize]
+            out.normal(loop_ids[0])
         };
-        out.normals.push(nn);
     }
-    if M {
-        let m = out.materials[loop_ids[0] as usize];
-        out.materials.push(m);
-    }
-    id
+    let m = if M { out.material(loop_ids[0]) } else { 0 };
+    out.vertex::<N, M>(p.map(|c| c * inv), nn, m)
 }
 
 impl Scratch {
     /// Meshes `inp.cells` into `out` (already reset). `N`: normals, `M`: materials.
-    pub(crate) fn scan<const N: bool, const M: bool>(
+    pub(crate) fn scan<const N: bool, const M: bool, S: Sink>(
         &mut self,
         inp: &Input<'_>,
-        out: &mut CubesOutput,
+        out: &mut S,
+        packing: Packing,
     ) {
         let t = tables();
         let c = inp.cells;
@@ -431,35 +478,67 @@ impl Scratch {
             wpr: nx.div_ceil(64) + 1,
             plane: nx * ny,
         };
-        for k in 0..3 {
-            self.bits[k].resize(ny * lay.wpr, 0);
-            self.kinds[k].resize(ny, AIR);
+        let slots = match packing {
+            Packing::Ring => 3,
+            Packing::Store | Packing::Stored => (c.z1 - c.z0) as usize + 1,
+        };
+        if packing == Packing::Stored {
+            assert!(
+                self.bits.len() >= slots * lay.slice_words() && self.kinds.len() >= slots * ny,
+                "a stored scan follows a store scan of the same box"
+            );
+        } else {
+            self.bits.resize(slots * lay.slice_words(), 0);
+            self.kinds.resize(slots * ny, AIR);
         }
+        let ring = packing == Packing::Ring;
+        let pack = packing != Packing::Stored;
         self.ids.resize(5 * lay.plane + nx, 0);
 
-        // Node slice `z` lives in bit slot `(z - z0) % 3` and id slot `(z - z0) % 2`.
+        // Node slice `z` lives in bit slot `(z - z0) % 3` (ring) or `z - z0`, and
+        // in id slot `(z - z0) % 2`.
         let slot = |z: u32| Slots {
-            bits: ((z - c.z0) % 3) as usize,
+            bits: if ring {
+                ((z - c.z0) % 3) as usize
+            } else {
+                (z - c.z0) as usize
+            },
             ids: ((z - c.z0) % 2) as usize,
         };
-        self.pack_slice(inp, &lay, slot(c.z0).bits, c.z0);
-        self.pack_slice(inp, &lay, slot(c.z0 + 1).bits, c.z0 + 1);
-        self.slice_edges::<N, M>(inp, &lay, slot(c.z0), c.z0, out);
+        if pack {
+            self.pack_slice(inp, &lay, slot(c.z0).bits, c.z0);
+            self.pack_slice(inp, &lay, slot(c.z0 + 1).bits, c.z0 + 1);
+        }
+        self.slice_edges::<N, M, S>(inp, &lay, slot(c.z0), c.z0, out);
+        out.first_slice_done();
         for z in c.z0..c.z1 {
-            if z + 2 <= c.z1 {
+            if pack && z + 2 <= c.z1 {
                 self.pack_slice(inp, &lay, slot(z + 2).bits, z + 2);
             }
-            self.slice_edges::<N, M>(inp, &lay, slot(z + 1), z + 1, out);
-            self.z_edges::<N, M>(inp, &lay, slot(z), slot(z + 1), z, out);
-            self.cells::<N, M>(inp, t, &lay, slot(z), slot(z + 1), z, out);
+            if z + 1 == c.z1 {
+                out.last_slice_begins();
+            }
+            self.slice_edges::<N, M, S>(inp, &lay, slot(z + 1), z + 1, out);
+            self.z_edges::<N, M, S>(inp, &lay, slot(z), slot(z + 1), z, out);
+            self.cells::<N, M, S>(inp, t, &lay, slot(z), slot(z + 1), z, out);
+        }
+    }
+
+    /// Frees the slices kept by a [`Packing::Store`] scan when they hold more
+    /// than a few KiB (a box's worth of packed signs).
+    pub(crate) fn release_stored_slices(&mut self) {
+        if self.bits.capacity() > 3 * 1024 {
+            self.bits = Vec::new();
+            self.kinds = Vec::new();
         }
     }
 
     /// Classifies node slice `z` into `bits[slot]` / `kinds[slot]`.
     fn pack_slice(&mut self, inp: &Input<'_>, lay: &Layout, slot: usize, z: u32) {
         let c = inp.cells;
-        let bits = &mut self.bits[slot];
-        let kinds = &mut self.kinds[slot];
+        let sw = lay.slice_words();
+        let bits = &mut self.bits[slot * sw..(slot + 1) * sw];
+        let kinds = &mut self.kinds[slot * lay.ny..(slot + 1) * lay.ny];
         for j in 0..lay.ny {
             let start = inp.index(c.x0, c.y0 + j as u32, z);
             let row = &inp.values[start..start + lay.nx];
@@ -468,18 +547,19 @@ impl Scratch {
     }
 
     /// Vertices of the crossed x- and y-edges of node slice `z` (in `slot`).
-    fn slice_edges<const N: bool, const M: bool>(
+    fn slice_edges<const N: bool, const M: bool, S: Sink>(
         &mut self,
         inp: &Input<'_>,
         lay: &Layout,
         slot: Slots,
         z: u32,
-        out: &mut CubesOutput,
+        out: &mut S,
     ) {
         let c = inp.cells;
         let (nx, wpr) = (lay.nx, lay.wpr);
-        let bits = &self.bits[slot.bits];
-        let kinds = &self.kinds[slot.bits];
+        let (sw, ny) = (lay.slice_words(), lay.ny);
+        let bits = &self.bits[slot.bits * sw..(slot.bits + 1) * sw];
+        let kinds = &self.kinds[slot.bits * ny..(slot.bits + 1) * ny];
         let ids = &mut self.ids;
         let ncx = nx - 1;
         for j in 0..lay.ny {
@@ -492,11 +572,15 @@ impl Scratch {
             let base = lay.x_ids(slot.ids) + j * nx;
             for w in 0..ncx.div_ceil(64) {
                 let mut m = (row[w] ^ shr1(row, w)) & valid(w, ncx);
+                if S::COUNT {
+                    out.count_vertices(m.count_ones());
+                    continue;
+                }
                 while m != 0 {
                     let i = w * 64 + m.trailing_zeros() as usize;
                     m &= m - 1;
                     let g = [c.x0 + i as u32, y, z];
-                    ids[base + i] = edge_vertex::<0, N, M>(inp, start + i, g, out);
+                    ids[base + i] = edge_vertex::<0, N, M, S>(inp, start + i, g, out);
                 }
             }
         }
@@ -512,11 +596,15 @@ impl Scratch {
             let base = lay.y_ids(slot.ids) + j * nx;
             for w in 0..nx.div_ceil(64) {
                 let mut m = (r0[w] ^ r1[w]) & valid(w, nx);
+                if S::COUNT {
+                    out.count_vertices(m.count_ones());
+                    continue;
+                }
                 while m != 0 {
                     let i = w * 64 + m.trailing_zeros() as usize;
                     m &= m - 1;
                     let g = [c.x0 + i as u32, y, z];
-                    ids[base + i] = edge_vertex::<1, N, M>(inp, start + i, g, out);
+                    ids[base + i] = edge_vertex::<1, N, M, S>(inp, start + i, g, out);
                 }
             }
         }
@@ -525,19 +613,22 @@ impl Scratch {
     /// Vertices of the crossed z-edges between node slices `z` (in `a`) and
     /// `z + 1` (in `b`).
     #[allow(clippy::too_many_arguments)]
-    fn z_edges<const N: bool, const M: bool>(
+    fn z_edges<const N: bool, const M: bool, S: Sink>(
         &mut self,
         inp: &Input<'_>,
         lay: &Layout,
         a: Slots,
         b: Slots,
         z: u32,
-        out: &mut CubesOutput,
+        out: &mut S,
     ) {
         let c = inp.cells;
         let (nx, wpr) = (lay.nx, lay.wpr);
-        let (ba, bb) = (&self.bits[a.bits], &self.bits[b.bits]);
-        let (ka, kb) = (&self.kinds[a.bits], &self.kinds[b.bits]);
+        let (sw, ny) = (lay.slice_words(), lay.ny);
+        let ba = &self.bits[a.bits * sw..(a.bits + 1) * sw];
+        let bb = &self.bits[b.bits * sw..(b.bits + 1) * sw];
+        let ka = &self.kinds[a.bits * ny..(a.bits + 1) * ny];
+        let kb = &self.kinds[b.bits * ny..(b.bits + 1) * ny];
         let ids = &mut self.ids;
         for j in 0..lay.ny {
             if ka[j] != MIXED && kb[j] == ka[j] {
@@ -550,11 +641,15 @@ impl Scratch {
             let base = lay.z_ids() + j * nx;
             for w in 0..nx.div_ceil(64) {
                 let mut m = (r0[w] ^ r1[w]) & valid(w, nx);
+                if S::COUNT {
+                    out.count_vertices(m.count_ones());
+                    continue;
+                }
                 while m != 0 {
                     let i = w * 64 + m.trailing_zeros() as usize;
                     m &= m - 1;
                     let g = [c.x0 + i as u32, y, z];
-                    ids[base + i] = edge_vertex::<2, N, M>(inp, start + i, g, out);
+                    ids[base + i] = edge_vertex::<2, N, M, S>(inp, start + i, g, out);
                 }
             }
         }
@@ -562,7 +657,7 @@ impl Scratch {
 
     /// Triangles of the cells of slab `z` (node slices `z` in `a` and `z + 1` in `b`).
     #[allow(clippy::too_many_arguments)]
-    fn cells<const N: bool, const M: bool>(
+    fn cells<const N: bool, const M: bool, S: Sink>(
         &mut self,
         inp: &Input<'_>,
         t: &Tables,
@@ -570,13 +665,16 @@ impl Scratch {
         a: Slots,
         b: Slots,
         z: u32,
-        out: &mut CubesOutput,
+        out: &mut S,
     ) {
         let c = inp.cells;
         let (nx, wpr) = (lay.nx, lay.wpr);
         let ncx = nx - 1;
-        let (ba, bb) = (&self.bits[a.bits], &self.bits[b.bits]);
-        let (ka, kb) = (&self.kinds[a.bits], &self.kinds[b.bits]);
+        let (sw, ny) = (lay.slice_words(), lay.ny);
+        let ba = &self.bits[a.bits * sw..(a.bits + 1) * sw];
+        let bb = &self.bits[b.bits * sw..(b.bits + 1) * sw];
+        let ka = &self.kinds[a.bits * ny..(a.bits + 1) * ny];
+        let kb = &self.kinds[b.bits * ny..(b.bits + 1) * ny];
         let ids = &mut self.ids;
         for j in 0..lay.ny - 1 {
             let k = ka[j];
@@ -649,27 +747,17 @@ impl Scratch {
                             *slot = ids[off[e as usize] + x];
                         }
                         ids[off[CENTRE as usize] + x] =
-                            centre_vertex::<N, M>(&loop_ids[..edges.len()], out);
+                            centre_vertex::<N, M, S>(&loop_ids[..edges.len()], out);
                     }
                     let n = 3 * sub.count as usize;
                     let tri = &t.tri_edges[sub.start as usize..][..n];
-                    let indices = &mut out.indices;
-                    indices.reserve(n);
-                    let len = indices.len();
-                    // SAFETY: `reserve(n)` made room for `n` more ids after `len`, and
-                    // the `n` writes land in `len..len + n` before `set_len` exposes
-                    // them. Every slot read is `off[e] + x` with `x < ncx`, which is
-                    // inside `ids` (each offset is at most `centre_ids()` and the
-                    // largest edge offset is `z_ids() + plane - nx - 1`; see the debug
-                    // assertion above).
-                    unsafe {
-                        let dst = indices.as_mut_ptr().add(len);
-                        for (k, &e) in tri.iter().enumerate() {
-                            dst.add(k)
-                                .write(*ids.get_unchecked(off[(e & 15) as usize] + x));
-                        }
-                        indices.set_len(len + n);
-                    }
+                    // SAFETY: every slot read is `off[e] + x` with `x < ncx`, which is
+                    // inside `ids` (each offset is at most `centre_ids()` and the largest
+                    // edge offset is `z_ids() + plane - nx - 1`; see the debug assertion
+                    // above).
+                    out.corners(n, |k| unsafe {
+                        *ids.get_unchecked(off[(tri[k] & 15) as usize] + x)
+                    });
                 }
             }
         }

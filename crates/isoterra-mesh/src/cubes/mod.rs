@@ -5,6 +5,8 @@
 //! are generated and `kernel.rs` how the scan works.
 
 mod kernel;
+mod sink;
+mod slabs;
 mod tables;
 mod transition;
 
@@ -13,7 +15,8 @@ pub use transition::{LodChunkInput, LodMesher, MAX_LOD, MAX_LOD_CELLS};
 use isoterra_field::Field3;
 
 use crate::MeshError;
-use kernel::{Input, Scratch};
+use kernel::{Input, Packing, Scratch};
+use sink::VecSink;
 
 /// A box of *cells*, `x0..x1` by `y0..y1` by `z0..z1` (half-open). Cell
 /// `(x, y, z)` has its corners at nodes `(x..=x+1, y..=y+1, z..=z+1)`.
@@ -277,6 +280,8 @@ impl CubesOutput {
 #[derive(Debug, Default, Clone)]
 pub struct MarchingCubes {
     scratch: Scratch,
+    #[cfg(feature = "parallel")]
+    parallel: bool,
 }
 
 /// Largest node count of a box, so that vertex ids fit `u32` (three edges per node
@@ -342,6 +347,19 @@ impl MarchingCubes {
     /// A mesher with empty scratch buffers.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// With `true`, each call cuts the box into slabs of cell layers along z
+    /// and meshes them on the current rayon thread pool (run it inside
+    /// `ThreadPool::install` to choose the threads). The output is the same,
+    /// bit for bit, as a single-thread call's, whatever the number of threads:
+    /// the same vertices in the same order, the same triangles, the same
+    /// normals. A pool of one thread meshes on the calling thread. Default:
+    /// `false`.
+    #[cfg(feature = "parallel")]
+    pub fn with_parallel(mut self, parallel: bool) -> Self {
+        self.parallel = parallel;
+        self
     }
 
     /// Meshes the cells of `cells` of `field` into `out` (which is reset first).
@@ -512,13 +530,46 @@ impl MarchingCubes {
             hi,
         );
         match (options.normals, materials.is_some()) {
-            (false, false) => self.scratch.scan::<false, false>(&input, out),
-            (true, false) => self.scratch.scan::<true, false>(&input, out),
-            (false, true) => self.scratch.scan::<false, true>(&input, out),
-            (true, true) => self.scratch.scan::<true, true>(&input, out),
+            (false, false) => self.dispatch::<false, false>(&input, out),
+            (true, false) => self.dispatch::<true, false>(&input, out),
+            (false, true) => self.dispatch::<false, true>(&input, out),
+            (true, true) => self.dispatch::<true, true>(&input, out),
+        }
+    }
+
+    /// Picks the way to fill `out`: a fresh output (no memory yet) of a large
+    /// box is counted first and allocated once at its exact size; a reused one,
+    /// or a small box (a chunk, whose output grows in a few cheap steps), is
+    /// filled straight into the memory it has; a parallel mesher counts and
+    /// fills slabs on the thread pool.
+    fn dispatch<const N: bool, const M: bool>(&mut self, input: &Input<'_>, out: &mut CubesOutput) {
+        #[cfg(feature = "parallel")]
+        if self.parallel {
+            let threads = rayon::current_num_threads();
+            if threads > 1 {
+                slabs::run_parallel::<N, M>(input, SLABS_PER_THREAD * threads, out);
+                return;
+            }
+        }
+        if out.positions.capacity() == 0 && input.cells().cell_count() >= COUNT_FIRST_CELLS {
+            slabs::run_serial::<N, M>(&mut self.scratch, input, out);
+        } else {
+            self.scratch
+                .scan::<N, M, _>(input, &mut VecSink(out), Packing::Ring);
         }
     }
 }
+
+/// Smallest box (in cells, 64^3) whose fresh output is counted before it is
+/// filled: below it the output is small and growing it costs less than a
+/// second scan.
+const COUNT_FIRST_CELLS: u64 = 1 << 18;
+
+/// Slabs per worker thread of a parallel call: a few, so that a thread that
+/// finishes early takes over work, and not many, since each slab recomputes
+/// the vertices of its first node slice.
+#[cfg(feature = "parallel")]
+const SLABS_PER_THREAD: usize = 4;
 
 #[cfg(test)]
 mod tests {

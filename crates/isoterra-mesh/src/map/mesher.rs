@@ -1,5 +1,6 @@
-//! The map mesher: validation, per-node precomputation, the terrain pass
-//! (tops, cliff walls, chasm walls) and the water pass.
+//! The map mesher: validation, per-node precomputation and the one pass over
+//! the cells that cuts them into band pieces (tops, cliff walls, chasm walls)
+//! and clips the tops under the water into the water mesh.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -8,31 +9,27 @@ use isoterra_field::map::{MAX_LEVEL, MAX_TEXTURES, MapLayers};
 
 use super::{MapMeshBuffers, MapMeshOptions, MapMeshOutput, WaterBuffers};
 use crate::MeshError;
+use crate::cases::centre_is_solid;
 use crate::cells::CellRect;
 
 /// Largest magnitude accepted for option products, ground, height and water
 /// values: keeps every interpolation and sum finite.
 const MAX_MAGNITUDE: f64 = 1.0e30;
 
-/// "No node" marker in [`Pt::node`] and unset entries of the node vertex tables.
+/// "No node" marker in [`Pt::node`] and unset entries of the vertex tables.
 const NONE: u32 = u32::MAX;
 
 // Planar point kinds (bits 40.. of a planar key).
 const K_NODE: u64 = 0;
 const K_HSIDE: u64 = 1;
 const K_VSIDE: u64 = 2;
-const K_CENTER: u64 = 3;
-const K_SPOKE: u64 = 4;
 const K_CHORD: u64 = 5;
-const K_WDIAG: u64 = 6;
 
 /// Event code of the chasm line `ground = 0` (events `0..15` are the rims `k + 0.5`).
 const EV_GROUND: u64 = 16;
-/// Event code of the shoreline `water - ground = 0`.
-const EV_SHORE: u64 = 17;
 
-/// Ring edge kinds: `0..8` lie on a triangle carrier (sides `0..4`, spokes
-/// `4..8`), then the chasm cut, then rim cuts `LCUT + k`.
+/// Ring edge kinds: `0..4` lie on a cell side, then the chasm cut, then rim
+/// cuts `LCUT + k`.
 const GCUT: u8 = 8;
 const LCUT: u8 = 16;
 
@@ -73,28 +70,30 @@ type KeyMap = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
 /// A point of the plane with every layer interpolated to it.
 #[derive(Clone, Copy, Debug, Default)]
 struct Pt {
-    /// Planar key: which node, crossing or interior point this is.
+    /// Planar key: which node, crossing or chord intersection this is.
     key: u64,
     x: f32,
     z: f32,
-    /// Terrace value, softness, height offset, ground density.
+    /// Terrace value, softness, height offset, ground density, water height.
     l: f32,
     s: f32,
     h: f32,
     g: f32,
-    /// Gradients (d/dx, d/dz) of level, softness, height and ground.
+    w: f32,
+    /// Gradients (d/dx, d/dz) of level, softness, height, ground and water.
     gl: [f32; 2],
     gs: [f32; 2],
     gh: [f32; 2],
     gg: [f32; 2],
+    gw: [f32; 2],
     /// Storage index of the node whose splat this point takes.
     splat: u32,
     /// Local node index when the point is a node, else [`NONE`].
     node: u32,
-    /// Carriers (bits `0..8`) of the current cell the point lies on.
-    on: u8,
     /// Kind of the ring edge that leaves this point.
     edge: u8,
+    /// When `edge == GCUT`: which chasm chord of the cell the edge runs along.
+    chord: u8,
 }
 
 #[inline]
@@ -105,6 +104,12 @@ fn mix(a: f32, b: f32, t: f32) -> f32 {
 #[inline]
 fn mix2(a: [f32; 2], b: [f32; 2], t: f32) -> [f32; 2] {
     [mix(a[0], b[0], t), mix(a[1], b[1], t)]
+}
+
+/// `a + (b - a) * t` in `f64`, rounded once.
+#[inline]
+fn mix64(a: f32, b: f32, t: f64) -> f32 {
+    (a as f64 + (b as f64 - a as f64) * t) as f32
 }
 
 /// Interpolates every layer (not the key, position or bookkeeping).
@@ -118,14 +123,16 @@ fn lerp_pt(a: &Pt, b: &Pt, t: f32) -> Pt {
         s: mix(a.s, b.s, t),
         h: mix(a.h, b.h, t),
         g: mix(a.g, b.g, t),
+        w: mix(a.w, b.w, t),
         gl: mix2(a.gl, b.gl, t),
         gs: mix2(a.gs, b.gs, t),
         gh: mix2(a.gh, b.gh, t),
         gg: mix2(a.gg, b.gg, t),
+        gw: mix2(a.gw, b.gw, t),
         splat: a.splat,
         node: NONE,
-        on: 0,
         edge: 0,
+        chord: 0,
     }
 }
 
@@ -180,21 +187,31 @@ fn normalize3(v: [f32; 3]) -> [f32; 3] {
     }
 }
 
-/// Clips `ring` by a classification into two rings (Sutherland-Hodgman run
-/// for both sides at once). Crossing points are made once per ring edge and
-/// shared by both outputs; the new edge along the cut gets kind `cut` on both
-/// sides.
+/// Splits the convex ring `ring` along the line(s) where a classification
+/// changes, into the part(s) below (`lower`) and above (`upper`).
+///
+/// Crossing points are made once per ring edge and shared by both outputs;
+/// the new edge along the cut gets kind `cut` on both sides. A line crosses
+/// a convex ring twice; four crossings are a saddle of the cell (two cut
+/// lines), and then the side that `upper_connected` says is not connected
+/// comes out as two rings: the second goes to `second`. Returns whether a
+/// second ring was made and on which side (`Some(true)`: above).
+#[allow(clippy::too_many_arguments)]
 fn split(
     ring: &[Pt],
     lower: &mut Vec<Pt>,
     upper: &mut Vec<Pt>,
+    second: &mut Vec<Pt>,
     cut: u8,
     is_upper: impl Fn(&Pt) -> bool,
     mut cross: impl FnMut(&Pt, &Pt) -> Pt,
-) {
+    upper_connected: impl FnOnce() -> bool,
+) -> Option<bool> {
     lower.clear();
     upper.clear();
+    second.clear();
     let n = ring.len();
+    let mut crossings = 0;
     for i in 0..n {
         let a = &ring[i];
         let b = &ring[(i + 1) % n];
@@ -207,9 +224,14 @@ fn split(
             }
             continue;
         }
+        crossings += 1;
         let x = cross(a, b);
         let exit = Pt { edge: cut, ..x };
-        let enter = Pt { edge: a.edge, ..x };
+        let enter = Pt {
+            edge: a.edge,
+            chord: a.chord,
+            ..x
+        };
         if ua {
             upper.push(exit);
             lower.push(enter);
@@ -220,6 +242,24 @@ fn split(
             upper.push(*b);
         }
     }
+    if crossings != 4 {
+        return None;
+    }
+    let above = !upper_connected();
+    let apart = if above { upper } else { lower };
+    // The side that is not connected holds two runs, each closed by its own
+    // cut edge (a point whose outgoing edge is `cut`).
+    let mut cuts = apart
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.edge == cut)
+        .map(|(i, _)| i);
+    let (Some(c1), Some(c2)) = (cuts.next(), cuts.next()) else {
+        return None;
+    };
+    second.extend_from_slice(&apart[c1 + 1..=c2]);
+    apart.drain(c1 + 1..=c2);
+    Some(above)
 }
 
 /// Removes consecutive (cyclic) repeats of a point, keeping the later copy
@@ -253,58 +293,45 @@ struct Geo<'a> {
     nodes: &'a [Pt],
 }
 
-/// The five points of a cell (corners `c0..c3` counter-clockwise from
-/// `(x, z)`, then the centre) and its coordinates.
+/// The four corners of a cell (`c0..c3` counter-clockwise in x/z from
+/// `(x, z)`) and its coordinates.
 struct Cell {
-    pts: [Pt; 5],
+    pts: [Pt; 4],
     cx: u32,
     cz: u32,
 }
 
 impl Geo<'_> {
-    /// The two ends of carrier `e` of a cell, lower-index end first.
+    /// The two ends of side `e` of a cell (side `e` joins corners `e` and
+    /// `e + 1`), lower-index end first.
     #[inline]
     fn ends(e: u8) -> (usize, usize) {
         match e {
             0 => (0, 1),
             1 => (1, 2),
             2 => (3, 2),
-            3 => (0, 3),
-            _ => ((e - 4) as usize, 4),
+            _ => (0, 3),
         }
     }
 
-    /// Position at parameter `t` along carrier `e`, and the carrier's key
-    /// (without event).
-    fn carrier_pos(&self, cell: &Cell, e: u8, t: f64) -> (f32, f32, u64) {
+    /// Position at parameter `t` along side `e` (from its lower-index end),
+    /// and the side's key (without event).
+    fn side_pos(&self, cell: &Cell, e: u8, t: f64) -> (f32, f32, u64) {
         let cs = self.cs as f64;
         let (cx, cz) = (cell.cx, cell.cz);
-        match e {
-            0 | 2 => {
-                let z = if e == 0 { cz } else { cz + 1 };
-                let x = ((cx as f64 + t) * cs) as f32;
-                (x, cell.pts[Self::ends(e).0].z, pkey(K_HSIDE, cx, z, 0, 0))
-            }
-            1 | 3 => {
-                let x = if e == 3 { cx } else { cx + 1 };
-                let z = ((cz as f64 + t) * cs) as f32;
-                (cell.pts[Self::ends(e).0].x, z, pkey(K_VSIDE, x, cz, 0, 0))
-            }
-            _ => {
-                let (a, b) = Self::ends(e);
-                let (pa, pb) = (&cell.pts[a], &cell.pts[b]);
-                let t = t as f32;
-                (
-                    mix(pa.x, pb.x, t),
-                    mix(pa.z, pb.z, t),
-                    pkey(K_SPOKE, cx, cz, (e - 4) as u64, 0),
-                )
-            }
+        if e == 0 || e == 2 {
+            let z = if e == 0 { cz } else { cz + 1 };
+            let x = ((cx as f64 + t) * cs) as f32;
+            (x, cell.pts[Self::ends(e).0].z, pkey(K_HSIDE, cx, z, 0, 0))
+        } else {
+            let x = if e == 3 { cx } else { cx + 1 };
+            let z = ((cz as f64 + t) * cs) as f32;
+            (cell.pts[Self::ends(e).0].x, z, pkey(K_VSIDE, x, cz, 0, 0))
         }
     }
 
     /// Where the rim `k + 0.5` (`ev = k`) or the chasm line (`ev = EV_GROUND`)
-    /// crosses carrier `e`; `None` when the point is an end of the carrier.
+    /// crosses side `e`; `None` when the point is an end of the side.
     fn event_pos(&self, cell: &Cell, e: u8, ev: u64) -> Option<(f32, f32)> {
         let (a, b) = Self::ends(e);
         let (pa, pb) = (&cell.pts[a], &cell.pts[b]);
@@ -316,16 +343,17 @@ impl Geo<'_> {
         if t == 0.0 || t == 1.0 {
             return None;
         }
-        let (x, z, _) = self.carrier_pos(cell, e, t);
+        let (x, z, _) = self.side_pos(cell, e, t);
         if (x == pa.x && z == pa.z) || (x == pb.x && z == pb.z) {
             return None;
         }
         Some((x, z))
     }
 
-    /// The point where event `ev` crosses carrier `e` of the cell. A crossing
-    /// on an end of the carrier is that end; a chasm crossing on a rim
-    /// crossing is that rim crossing (with `ground = 0`).
+    /// The point where event `ev` crosses side `e` of the cell, interpolated
+    /// from the side's lower-index node to its higher-index node. A crossing
+    /// on an end of the side is that end; a chasm crossing on a rim crossing
+    /// is that rim crossing (with `ground = 0`).
     fn cross_at(&self, cell: &Cell, e: u8, ev: u64) -> Pt {
         let (a, b) = Self::ends(e);
         let (pa, pb) = (&cell.pts[a], &cell.pts[b]);
@@ -340,7 +368,7 @@ impl Geo<'_> {
         if t == 1.0 {
             return *pb;
         }
-        let (x, z, ckey) = self.carrier_pos(cell, e, t);
+        let (x, z, skey) = self.side_pos(cell, e, t);
         if x == pa.x && z == pa.z {
             return *pa;
         }
@@ -358,8 +386,7 @@ impl Geo<'_> {
         let mut p = lerp_pt(pa, pb, t as f32);
         p.x = x;
         p.z = z;
-        p.key = ckey | ev;
-        p.on = 1 << e;
+        p.key = skey | ev;
         if ev == EV_GROUND {
             p.g = 0.0;
         } else {
@@ -371,34 +398,103 @@ impl Geo<'_> {
         p
     }
 
-    /// The point where rim `k + 0.5` crosses the chasm chord of triangle `j`.
-    fn chord_cross(&self, cell: &Cell, tri: &Tri, k: u8) -> Pt {
-        if let Some(e) = tri.along {
-            return self.cross_at(cell, e, k as u64);
+    /// The marching-squares segments of the rim `k + 0.5` in the cell, as
+    /// pairs of side indices (a saddle's two segments decided by the cell's
+    /// centre value, the corner average, as everywhere in this crate).
+    fn rim_chords(&self, cell: &Cell, k: u8) -> ([[u8; 2]; 2], usize) {
+        let up = [0, 1, 2, 3].map(|i| band(cell.pts[i].l) > k);
+        let case = up
+            .iter()
+            .enumerate()
+            .fold(0u8, |c, (i, &u)| c | ((u as u8) << i));
+        let mut chords = [[0u8; 2]; 2];
+        let mut n = 0;
+        if case == 5 || case == 10 {
+            let [l0, l1, l2, l3] = cell.pts.map(|p| p.l);
+            let connected = centre_is_solid(l0, l1, l2, l3, k as f32 + 0.5);
+            // The corners cut off: the low ones when the high ones connect.
+            for i in 0..4u8 {
+                if up[i as usize] != connected {
+                    chords[n] = [i, (i + 3) % 4];
+                    n += 1;
+                }
+            }
+        } else {
+            for e in 0..4u8 {
+                let (a, b) = Self::ends(e);
+                if up[a] != up[b] && n < 2 {
+                    chords[n / 2][n % 2] = e;
+                    n += 1;
+                }
+            }
+            n /= 2;
         }
-        let (a, b) = (&tri.exit, &tri.enter);
-        let t = param(a.l, b.l, k as f32 + 0.5);
-        if t == 0.0 {
+        (chords, n)
+    }
+
+    /// The point where rim `k + 0.5` crosses the chasm chord piece `a -> b`:
+    /// the intersection of the rim's straight segment across the cell with
+    /// the chord (so the rim stays one straight line through the cell).
+    fn chord_cross(&self, cell: &Cell, a: &Pt, b: &Pt, k: u8) -> Pt {
+        // A chord piece along a side of the cell (the chasm line running
+        // exactly along it) is that side: the rim crosses it where it
+        // crosses the side, as in the neighbouring cell.
+        let sides = |p: &Pt| {
+            ((p.z == cell.pts[0].z) as u8)
+                | ((p.x == cell.pts[1].x) as u8) << 1
+                | ((p.z == cell.pts[2].z) as u8) << 2
+                | ((p.x == cell.pts[0].x) as u8) << 3
+        };
+        let common = sides(a) & sides(b);
+        if common != 0 && a.key != b.key {
+            return self.cross_at(cell, common.trailing_zeros() as u8, k as u64);
+        }
+        let (chords, n) = self.rim_chords(cell, k);
+        let (ax, az) = (a.x as f64, a.z as f64);
+        let (dx, dz) = (b.x as f64 - ax, b.z as f64 - az);
+        let mut best: Option<(f64, f64, usize)> = None;
+        for (ri, c) in chords.iter().take(n).enumerate() {
+            let p = self.cross_at(cell, c[0], k as u64);
+            let q = self.cross_at(cell, c[1], k as u64);
+            let (px, pz) = (p.x as f64, p.z as f64);
+            let (ex, ez) = (q.x as f64 - px, q.z as f64 - pz);
+            let den = dx * ez - dz * ex;
+            if den == 0.0 || !den.is_finite() {
+                continue;
+            }
+            let (wx, wz) = (px - ax, pz - az);
+            let s = (wx * ez - wz * ex) / den;
+            let u = (wx * dz - wz * dx) / den;
+            let off = |v: f64| (-v).max(v - 1.0).max(0.0);
+            let bad = off(s) + off(u);
+            if s.is_finite() && best.is_none_or(|(b, _, _)| bad < b) {
+                best = Some((bad, s, ri));
+            }
+        }
+        let (s, ri) = match best {
+            Some((_, s, ri)) => (s.clamp(0.0, 1.0), ri),
+            None => (param(a.l, b.l, k as f32 + 0.5), 0),
+        };
+        let (x, z) = (mix64(a.x, b.x, s), mix64(a.z, b.z, s));
+        if s == 0.0 || (x == a.x && z == a.z) {
             return *a;
         }
-        if t == 1.0 {
+        if s == 1.0 || (x == b.x && z == b.z) {
             return *b;
         }
-        let tf = t as f32;
-        let (x, z) = (mix(a.x, b.x, tf), mix(a.z, b.z, tf));
-        if x == a.x && z == a.z {
-            return *a;
-        }
-        if x == b.x && z == b.z {
-            return *b;
-        }
-        let mut p = lerp_pt(a, b, tf);
+        let mut p = lerp_pt(a, b, s as f32);
         p.x = x;
         p.z = z;
         p.l = k as f32 + 0.5;
         p.g = 0.0;
-        p.splat = tri.splat;
-        p.key = pkey(K_CHORD, cell.cx, cell.cz, tri.j as u64, k as u64);
+        p.splat = cell.pts[0].splat;
+        p.key = pkey(
+            K_CHORD,
+            cell.cx,
+            cell.cz,
+            (a.chord as u64) * 2 + ri as u64,
+            k as u64,
+        );
         p
     }
 
@@ -411,24 +507,34 @@ impl Geo<'_> {
     }
 }
 
-/// The chasm chord of one triangle: where the land ring leaves and re-enters.
-struct Tri {
-    j: u8,
-    exit: Pt,
-    enter: Pt,
-    /// The carrier the chord runs along, when it is a side of the triangle.
-    along: Option<u8>,
-    splat: u32,
-}
-
-/// Scratch rings, reused across triangles.
+/// Scratch rings, reused across cells.
 #[derive(Debug, Default, Clone)]
 struct Rings {
     ring: Vec<Pt>,
     land: Vec<Pt>,
+    land2: Vec<Pt>,
     chasm: Vec<Pt>,
     lower: Vec<Pt>,
     upper: Vec<Pt>,
+    second: Vec<Pt>,
+    /// Pieces still to cut, one after the other, with their spans
+    /// `(start, len, next rim)`.
+    stack: Vec<Pt>,
+    spans: Vec<(usize, usize, u8)>,
+}
+
+/// The water side of the terrain pass: every top triangle under the water
+/// is clipped at the shoreline into the water mesh.
+struct Water<'a> {
+    out: &'a mut WaterBuffers,
+    /// Per terrain vertex: water height, water gradient, global vertex key,
+    /// water vertex (or [`NONE`]).
+    w: &'a mut Vec<f32>,
+    gw: &'a mut Vec<[f32; 2]>,
+    key: &'a mut Vec<u64>,
+    vertex: &'a mut Vec<u32>,
+    /// Shore points by the (local) terrain edge they lie on.
+    map: &'a mut KeyMap,
 }
 
 /// Welding state and output of the terrain pass.
@@ -436,6 +542,9 @@ struct Emit<'a> {
     out: &'a mut MapMeshBuffers,
     map: &'a mut KeyMap,
     node_vertex: &'a mut [u32],
+    water: Option<Water<'a>>,
+    /// Whether the current cell may hold water.
+    wet: bool,
 }
 
 impl Emit<'_> {
@@ -450,18 +559,18 @@ impl Emit<'_> {
         while b < own && geo.y(p, b + 1) == geo.y(p, b) {
             b += 1;
         }
+        let key = (p.key << 5) | b as u64;
         if b == own && p.node != NONE {
             let slot = p.node as usize;
             if self.node_vertex[slot] == NONE {
-                self.node_vertex[slot] = self.push_top(geo, p, b);
+                self.node_vertex[slot] = self.push_top(geo, p, b, key);
             }
             return self.node_vertex[slot];
         }
-        let key = (p.key << 5) | b as u64;
         if let Some(&v) = self.map.get(&key) {
             return v;
         }
-        let v = self.push_top(geo, p, b);
+        let v = self.push_top(geo, p, b, key);
         self.map.insert(key, v);
         v
     }
@@ -474,13 +583,15 @@ impl Emit<'_> {
         if v != NONE {
             return v;
         }
-        let v = self.push_top(geo, p, band(p.l));
+        let b = band(p.l);
+        let v = self.push_top(geo, p, b, (p.key << 5) | b as u64);
         self.node_vertex[slot] = v;
         v
     }
 
-    /// Pushes the vertex of `p` on band `b` (a top or rim vertex).
-    fn push_top(&mut self, geo: &Geo, p: &Pt, b: u8) -> u32 {
+    /// Pushes the vertex of `p` on band `b` (a top or rim vertex) with its
+    /// global key.
+    fn push_top(&mut self, geo: &Geo, p: &Pt, b: u8, key: u64) -> u32 {
         let bf = b as f32;
         let continuous = p.l.clamp(0.0, MAX_LEVEL as f32);
         let dx = ((continuous - bf) * p.gs[0] + p.s * p.gl[0]) * geo.lh + p.gh[0];
@@ -506,7 +617,14 @@ impl Emit<'_> {
         if tilted {
             n = normalize3(n);
         }
-        self.push(geo, [p.x, geo.y(p, b), p.z], n, p.splat, blend)
+        let v = self.push(geo, [p.x, geo.y(p, b), p.z], n, p.splat, blend);
+        if let Some(water) = &mut self.water {
+            water.w.push(p.w);
+            water.gw.push(p.gw);
+            water.key.push(key);
+            water.vertex.push(NONE);
+        }
+        v
     }
 
     /// The chasm wall bottom vertex under `p`.
@@ -524,6 +642,13 @@ impl Emit<'_> {
             p.splat,
             1.0,
         );
+        if let Some(water) = &mut self.water {
+            // Never part of a top: no water.
+            water.w.push(f32::NEG_INFINITY);
+            water.gw.push([0.0; 2]);
+            water.key.push(key);
+            water.vertex.push(NONE);
+        }
         self.map.insert(key, v);
         v
     }
@@ -556,6 +681,54 @@ impl Emit<'_> {
             return;
         }
         self.out.indices.extend_from_slice(&[a, b, c]);
+    }
+
+    /// Emits a top triangle, and its part under the water when the cell may
+    /// hold water.
+    #[inline]
+    fn top(&mut self, a: u32, b: u32, c: u32) {
+        self.tri(a, b, c);
+        if self.wet {
+            self.water_tri([a, b, c]);
+        }
+    }
+
+    /// Clips top triangle `t` (terrain vertices) to where the water lies
+    /// above it (`depth > 0`) and emits that part into the water mesh.
+    fn water_tri(&mut self, t: [u32; 3]) {
+        if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
+            return;
+        }
+        let Some(water) = &mut self.water else {
+            return;
+        };
+        let pos = &self.out.positions;
+        let d = t.map(|v| water.w[v as usize] - pos[v as usize][1]);
+        if d.iter().all(|&d| d <= 0.0) {
+            return;
+        }
+        let mut poly = [0u32; 4];
+        let mut n = 0;
+        for i in 0..3 {
+            let j = (i + 1) % 3;
+            if d[i] > 0.0 {
+                poly[n] = water.vertex_of(pos, t[i], d[i]);
+                n += 1;
+            }
+            if (d[i] > 0.0) != (d[j] > 0.0) {
+                let s = water.shore(pos, t[i], t[j]);
+                if n == 0 || poly[n - 1] != s {
+                    poly[n] = s;
+                    n += 1;
+                }
+            }
+        }
+        if n >= 2 && poly[0] == poly[n - 1] {
+            n -= 1;
+        }
+        for i in 1..n.saturating_sub(1) {
+            water.tri(poly[0], poly[i], poly[i + 1]);
+        }
     }
 
     /// A vertical wall between two columns of vertices (top first), facing
@@ -604,7 +777,7 @@ impl Emit<'_> {
         col.push(self.bottom(geo, p));
     }
 
-    /// Emits the top faces and walls of one band piece of a triangle.
+    /// Emits the top faces and walls of one band piece of a cell.
     fn band(&mut self, geo: &Geo, ring: &mut Vec<Pt>, b: u8) {
         dedupe(ring);
         let n = ring.len();
@@ -616,7 +789,7 @@ impl Emit<'_> {
             let mut prev = self.vertex(geo, &ring[1], b);
             for p in &ring[2..] {
                 let v = self.vertex(geo, p, b);
-                self.tri(v0, v, prev);
+                self.top(v0, v, prev);
                 prev = v;
             }
         }
@@ -643,6 +816,78 @@ impl Emit<'_> {
     }
 }
 
+impl Water<'_> {
+    /// The water vertex over terrain vertex `v` (depth `d`, at least 0).
+    fn vertex_of(&mut self, pos: &[[f32; 3]], v: u32, d: f32) -> u32 {
+        let i = v as usize;
+        if self.vertex[i] != NONE {
+            return self.vertex[i];
+        }
+        let p = pos[i];
+        let g = self.gw[i];
+        let wv = self.push([p[0], self.w[i], p[2]], g, d.max(0.0));
+        self.vertex[i] = wv;
+        wv
+    }
+
+    /// The shoreline point (`depth = 0`) on the terrain edge `a - b`,
+    /// interpolated from the end with the smaller global key, so that a cell
+    /// side meshed in two chunks gives the same point; an end it lands on is
+    /// that end.
+    fn shore(&mut self, pos: &[[f32; 3]], a: u32, b: u32) -> u32 {
+        let (lo, hi) = if self.key[a as usize] < self.key[b as usize] {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let ekey = ((lo as u64) << 32) | hi as u64;
+        if let Some(&v) = self.map.get(&ekey) {
+            return v;
+        }
+        let (il, ih) = (lo as usize, hi as usize);
+        let (dl, dh) = (self.w[il] - pos[il][1], self.w[ih] - pos[ih][1]);
+        let t = param(dl, dh, 0.0);
+        let (pl, ph) = (pos[il], pos[ih]);
+        let (x, z) = (mix64(pl[0], ph[0], t), mix64(pl[2], ph[2], t));
+        let v = if t == 0.0 || (x == pl[0] && z == pl[2]) {
+            self.vertex_of(pos, lo, dl)
+        } else if t == 1.0 || (x == ph[0] && z == ph[2]) {
+            self.vertex_of(pos, hi, dh)
+        } else {
+            let tf = t as f32;
+            let w = mix(self.w[il], self.w[ih], tf);
+            let g = mix2(self.gw[il], self.gw[ih], tf);
+            self.push([x, w, z], g, 0.0)
+        };
+        self.map.insert(ekey, v);
+        v
+    }
+
+    fn push(&mut self, pos: [f32; 3], gw: [f32; 2], depth: f32) -> u32 {
+        let v = self.out.positions.len() as u32;
+        self.out.positions.push(pos);
+        self.out.normals.push(normalize3([-gw[0], 1.0, -gw[1]]));
+        self.out.depth.push(depth);
+        v
+    }
+
+    fn tri(&mut self, a: u32, b: u32, c: u32) {
+        if a == b || b == c || a == c {
+            return;
+        }
+        let p = &self.out.positions;
+        let (pa, pb, pc) = (p[a as usize], p[b as usize], p[c as usize]);
+        let u = [pb[0] - pa[0], pb[2] - pa[2]];
+        let w = [pc[0] - pa[0], pc[2] - pa[2]];
+        // The water is a height field: a triangle must cover some area seen
+        // from above (slivers whose corners round onto one line are dropped).
+        if u[1] * w[0] - u[0] * w[1] <= 0.0 {
+            return;
+        }
+        self.out.indices.extend_from_slice(&[a, b, c]);
+    }
+}
+
 /// A short column of vertex indices without repeats.
 #[derive(Default)]
 struct Column {
@@ -666,29 +911,6 @@ impl Column {
     fn as_slice(&self) -> &[u32] {
         &self.v[..self.len]
     }
-}
-
-/// Water data of one node.
-#[derive(Clone, Copy, Debug, Default)]
-struct WaterNode {
-    /// Water surface height.
-    w: f32,
-    /// Water depth `w - ground surface`.
-    d: f32,
-    /// Gradient of the water surface.
-    gw: [f32; 2],
-}
-
-/// A point of the water mesh.
-#[derive(Clone, Copy, Debug, Default)]
-struct WPt {
-    key: u64,
-    x: f32,
-    z: f32,
-    w: f32,
-    d: f32,
-    gw: [f32; 2],
-    node: u32,
 }
 
 /// A reusable one-pass map mesher.
@@ -726,18 +948,17 @@ pub struct MapMesher {
     node_class: Vec<u8>,
     /// Water above the ground on the rectangle's nodes plus a ring, NaN where dry.
     wet: Vec<f32>,
-    /// Ground surface height on the same nodes as `wet`.
-    surface: Vec<f32>,
-    /// Whether some node of the rectangle has water above its ground.
+    /// Whether some cell of the rectangle may hold water (see [`wet_bound`]).
     has_water: bool,
-    water_nodes: Vec<WaterNode>,
     node_vertex: Vec<u32>,
-    water_vertex: Vec<u32>,
     map: KeyMap,
-    water_map: KeyMap,
     rings: Rings,
-    water_ring: Vec<WPt>,
-    water_clip: Vec<WPt>,
+    /// Per terrain vertex: water height, water gradient, global key, water vertex.
+    vertex_water: Vec<f32>,
+    vertex_water_grad: Vec<[f32; 2]>,
+    vertex_key: Vec<u64>,
+    water_vertex: Vec<u32>,
+    water_map: KeyMap,
 }
 
 impl MapMesher {
@@ -776,8 +997,7 @@ impl MapMesher {
             nw: cells.width() as usize + 1,
             nodes: &nodes,
         };
-        self.terrain(&geo, &mut out.terrain);
-        self.water(&geo, &mut out.water);
+        self.terrain(&geo, out);
         self.nodes = nodes;
         Ok(())
     }
@@ -847,18 +1067,15 @@ impl MapMesher {
         let lh = o.level_height;
         self.nodes.clear();
         self.node_class.clear();
-        self.water_nodes.clear();
         // 1 / (step * cs) for a central (2 cells) or one-sided (1 cell) difference.
         let inv = [1.0 / cs, 1.0 / (2.0 * cs)];
-        // Ground surface (`node_surface`, with the band computed without
-        // `floorf`) and the water above it (NaN where dry) on the
+        // The water above each node's ground surface (`node_surface`, with
+        // the band computed without `floorf`; NaN where dry) on the
         // rectangle's nodes and one more ring, so each node is done once.
         let (ax0, az0) = (r.x0.saturating_sub(1), r.y0.saturating_sub(1));
         let (ax1, az1) = ((r.x1 + 1).min(nx - 1), (r.y1 + 1).min(nz - 1));
         let aw = (ax1 - ax0 + 1) as usize;
-        let mut surface = std::mem::take(&mut self.surface);
         let mut wet = std::mem::take(&mut self.wet);
-        surface.clear();
         wet.clear();
         let mut any_wet = false;
         for z in az0..=az1 {
@@ -872,7 +1089,6 @@ impl MapMesher {
                 let w = layers.water[i];
                 let is_wet = w > s;
                 any_wet |= is_wet;
-                surface.push(s);
                 wet.push(if is_wet { w } else { f32::NAN });
             }
         }
@@ -890,46 +1106,38 @@ impl MapMesher {
             let dz = (at(x, zp) - at(x, zm)) * inv[(zp - zm) as usize - 1];
             [dx, dz]
         };
-        // A dry node takes the highest water of its wet edge neighbours, so
-        // the shoreline falls where the ground rises above that water rather
-        // than next to the wet node (a painted lake next to `NO_WATER`).
+        // A dry node takes the highest water of its wet neighbours (the
+        // eight around it, so every corner of a cell with water in it has a
+        // water height), so the shoreline falls where the ground rises above
+        // that water rather than next to the wet node (a painted lake next
+        // to `NO_WATER`).
         let effective_water = |x: u32, z: u32, own: f32| -> f32 {
             let w = wet_at(x, z);
             if !w.is_nan() {
                 return w;
             }
             let mut best = f32::NAN;
-            let mut look = |x: u32, z: u32| {
-                let w = wet_at(x, z);
-                if !w.is_nan() && (best.is_nan() || w > best) {
-                    best = w;
+            for zz in z.saturating_sub(1)..=(z + 1).min(nz - 1) {
+                for xx in x.saturating_sub(1)..=(x + 1).min(nx - 1) {
+                    let w = wet_at(xx, zz);
+                    if !w.is_nan() && (best.is_nan() || w > best) {
+                        best = w;
+                    }
                 }
-            };
-            if x > 0 {
-                look(x - 1, z);
-            }
-            if x + 1 < nx {
-                look(x + 1, z);
-            }
-            if z > 0 {
-                look(x, z - 1);
-            }
-            if z + 1 < nz {
-                look(x, z + 1);
             }
             if best.is_nan() { own } else { best }
         };
         let n = (r.width() as usize + 1) * (r.height() as usize + 1);
         self.nodes.reserve(n);
         self.node_class.reserve(n);
-        self.water_nodes.reserve(n);
-        let mut has_water = false;
+        // The lowest band, lowest height offset and highest water of the
+        // rectangle's nodes, for [`wet_bound`].
+        let (mut kmin, mut hmin, mut wmax) = (MAX_LEVEL, f32::INFINITY, f32::NEG_INFINITY);
         let mut local = 0u32;
         for z in r.y0..=r.y1 {
             let (zm, zp) = (z.saturating_sub(1), (z + 1).min(nz - 1));
             let zinv = inv[(zp - zm) as usize - 1];
             let (rm, r0, rp) = (zm as usize * row, z as usize * row, zp as usize * row);
-            let arow = (z - az0) as usize * aw;
             let zf = (z as f64 * cs64) as f32;
             // The rows below, at and above `z` of each layer the gradients read.
             let lv = rows3(&layers.level, rm, r0, rp, row);
@@ -937,7 +1145,6 @@ impl MapMesher {
             let hv = rows3(&layers.height, rm, r0, rp, row);
             let gv = rows3(&layers.ground, rm, r0, rp, row);
             let wrow = &layers.water[r0..r0 + row];
-            let srow = &surface[arow..arow + aw];
             for x in r.x0..=r.x1 {
                 let (xm, xp) = (x.saturating_sub(1), (x + 1).min(nx - 1));
                 let xinv = inv[(xp - xm) as usize - 1];
@@ -947,6 +1154,14 @@ impl MapMesher {
                 let grad = |v: &[&[f32]; 3]| -> [f32; 2] {
                     [(v[1][xpu] - v[1][xmu]) * xinv, (v[2][xu] - v[0][xu]) * zinv]
                 };
+                let own = wrow[xu];
+                let (w, gw) = if any_wet {
+                    (effective_water(x, z, own), water_grad(x, z, own))
+                } else {
+                    // No water anywhere near: every neighbour counts as the
+                    // node's own value, so the gradient is exactly zero.
+                    (own, [0.0, 0.0])
+                };
                 let p = Pt {
                     key: pkey(K_NODE, x, z, 0, 0),
                     x: (x as f64 * cs64) as f32,
@@ -955,56 +1170,44 @@ impl MapMesher {
                     s: sv[1][xu],
                     h: hv[1][xu],
                     g: gv[1][xu],
+                    w,
                     gl: grad(&lv),
                     gs: grad(&sv),
                     gh: grad(&hv),
                     gg: grad(&gv),
+                    gw,
                     splat: i as u32,
                     node: local,
-                    on: 0,
                     edge: 0,
+                    chord: 0,
                 };
-                let ground = srow[(x - ax0) as usize];
-                let own = wrow[xu];
-                let wn = if any_wet {
-                    let w = effective_water(x, z, own);
-                    WaterNode {
-                        w,
-                        d: w - ground,
-                        gw: water_grad(x, z, own),
-                    }
-                } else {
-                    // No water anywhere near: every neighbour counts as the
-                    // node's own value, so the gradient is exactly zero.
-                    WaterNode {
-                        w: own,
-                        d: own - ground,
-                        gw: [0.0, 0.0],
-                    }
-                };
-                has_water |= wn.d > 0.0;
-                self.water_nodes.push(wn);
-                self.node_class
-                    .push(band(p.l) | if p.g < 0.0 { 0x80 } else { 0 });
+                let k = band(p.l);
+                kmin = kmin.min(k);
+                hmin = hmin.min(p.h);
+                wmax = wmax.max(w);
+                self.node_class.push(k | if p.g < 0.0 { 0x80 } else { 0 });
                 self.nodes.push(p);
                 local += 1;
             }
         }
-        self.surface = surface;
         self.wet = wet;
-        self.has_water = has_water;
+        self.has_water = wmax > wet_bound(kmin, hmin, lh);
         let n = self.nodes.len();
         self.node_vertex.clear();
         self.node_vertex.resize(n, NONE);
-        self.water_vertex.clear();
-        if has_water {
-            self.water_vertex.resize(n, NONE);
-        }
         self.map.clear();
+        self.vertex_water.clear();
+        self.vertex_water_grad.clear();
+        self.vertex_key.clear();
+        self.water_vertex.clear();
         self.water_map.clear();
     }
 
-    fn terrain(&mut self, geo: &Geo, out: &mut MapMeshBuffers) {
+    fn terrain(&mut self, geo: &Geo, out: &mut MapMeshOutput) {
+        let MapMeshOutput {
+            terrain: out,
+            water: water_out,
+        } = out;
         // At least one vertex per node and two triangles per cell.
         let n = geo.nodes.len();
         out.positions.reserve(n);
@@ -1014,10 +1217,24 @@ impl MapMesher {
         out.splat_node.reserve(n);
         out.indices
             .reserve(6 * geo.rect.width() as usize * geo.rect.height() as usize);
+        let water = if self.has_water {
+            Some(Water {
+                out: water_out,
+                w: &mut self.vertex_water,
+                gw: &mut self.vertex_water_grad,
+                key: &mut self.vertex_key,
+                vertex: &mut self.water_vertex,
+                map: &mut self.water_map,
+            })
+        } else {
+            None
+        };
         let mut emit = Emit {
             out,
             map: &mut self.map,
             node_vertex: &mut self.node_vertex,
+            water,
+            wet: false,
         };
         let rings = &mut self.rings;
         let r = geo.rect;
@@ -1056,6 +1273,16 @@ impl MapMesher {
                         .indices
                         .extend_from_slice(&[v[0], v[2], v[1], v[0], v[3], v[2]]);
                     carry = Some((v[1], v[2]));
+                    if emit.water.is_some() {
+                        // The tops are the nodes' own vertices: the cell holds
+                        // water when one of them lies under it.
+                        let corners = [i0, i0 + 1, i0 + 1 + nw, i0 + nw];
+                        let p = &emit.out.positions;
+                        if (0..4).any(|c| nodes[corners[c]].w > p[v[c] as usize][1]) {
+                            emit.water_tri([v[0], v[2], v[1]]);
+                            emit.water_tri([v[0], v[3], v[2]]);
+                        }
+                    }
                     continue;
                 }
                 carry = None;
@@ -1068,195 +1295,33 @@ impl MapMesher {
                     &nodes[i0 + 1 + nw],
                     &nodes[i0 + nw],
                 ];
-                let cell = make_cell(geo, c, r.x0 + k as u32, cz);
-                for j in 0..4u8 {
-                    triangle(geo, &cell, j, rings, &mut emit);
-                }
+                emit.wet = emit.water.is_some() && {
+                    let kmin = c.iter().map(|p| band(p.l)).min().unwrap_or(0);
+                    let hmin = c.iter().fold(f32::INFINITY, |m, p| m.min(p.h));
+                    let wmax = c.iter().fold(f32::NEG_INFINITY, |m, p| m.max(p.w));
+                    wmax > wet_bound(kmin, hmin, geo.lh)
+                };
+                let cell = Cell {
+                    pts: [*c[0], *c[1], *c[2], *c[3]],
+                    cx: r.x0 + k as u32,
+                    cz,
+                };
+                cell_pieces(geo, &cell, rings, &mut emit);
             }
         }
-    }
-
-    fn water(&mut self, geo: &Geo, out: &mut WaterBuffers) {
-        if !self.has_water {
-            // Every cell has all its depths at or below zero.
-            return;
-        }
-        let r = geo.rect;
-        let nw = geo.nw;
-        let cs = geo.cs as f64;
-        for cz in r.y0..r.y1 {
-            let base = (cz - r.y0) as usize * nw;
-            for cx in r.x0..r.x1 {
-                let i0 = base + (cx - r.x0) as usize;
-                let idx = [i0, i0 + 1, i0 + 1 + nw, i0 + nw];
-                let d = idx.map(|i| self.water_nodes[i].d);
-                if d.iter().all(|&d| d <= 0.0) {
-                    continue;
-                }
-                let pts = idx.map(|i| {
-                    let n = &self.water_nodes[i];
-                    let p = &geo.nodes[i];
-                    WPt {
-                        key: p.key,
-                        x: p.x,
-                        z: p.z,
-                        w: n.w,
-                        d: n.d,
-                        gw: n.gw,
-                        node: i as u32,
-                    }
-                });
-                if d.iter().all(|&d| d > 0.0) {
-                    let v = pts.map(|p| self.water_vertex(p, out));
-                    out.indices.extend_from_slice(&[v[0], v[2], v[1]]);
-                    out.indices.extend_from_slice(&[v[0], v[3], v[2]]);
-                    continue;
-                }
-                // Two triangles on the diagonal c0 -> c2; carriers: 0..4 sides
-                // (as in the terrain), 4 the diagonal.
-                for (tri, carriers) in [([0usize, 1, 2], [0u8, 1, 4]), ([0, 2, 3], [4, 2, 3])] {
-                    let mut ring = std::mem::take(&mut self.water_ring);
-                    let mut clip = std::mem::take(&mut self.water_clip);
-                    ring.clear();
-                    clip.clear();
-                    for k in 0..3 {
-                        ring.push(pts[tri[k]]);
-                    }
-                    for k in 0..3 {
-                        let a = ring[k];
-                        let b = ring[(k + 1) % 3];
-                        if a.d > 0.0 {
-                            clip.push(a);
-                        }
-                        if (a.d > 0.0) != (b.d > 0.0) {
-                            let p = shore_point(&pts, carriers[k], cx, cz, cs);
-                            if clip.last().map(|q| q.key) != Some(p.key) {
-                                clip.push(p);
-                            }
-                        }
-                    }
-                    if clip.len() >= 2 && clip[0].key == clip[clip.len() - 1].key {
-                        clip.pop();
-                    }
-                    if clip.len() >= 3 {
-                        let v0 = self.water_vertex(clip[0], out);
-                        let mut prev = self.water_vertex(clip[1], out);
-                        for &p in &clip[2..] {
-                            let v = self.water_vertex(p, out);
-                            water_tri(out, v0, v, prev);
-                            prev = v;
-                        }
-                    }
-                    self.water_ring = ring;
-                    self.water_clip = clip;
-                }
-            }
-        }
-    }
-
-    fn water_vertex(&mut self, p: WPt, out: &mut WaterBuffers) -> u32 {
-        let slot = if p.node != NONE {
-            let s = p.node as usize;
-            if self.water_vertex[s] != NONE {
-                return self.water_vertex[s];
-            }
-            Some(s)
-        } else {
-            if let Some(&v) = self.water_map.get(&p.key) {
-                return v;
-            }
-            None
-        };
-        let v = out.positions.len() as u32;
-        out.positions.push([p.x, p.w, p.z]);
-        out.normals.push(normalize3([-p.gw[0], 1.0, -p.gw[1]]));
-        out.depth.push(p.d);
-        match slot {
-            Some(s) => self.water_vertex[s] = v,
-            None => {
-                self.water_map.insert(p.key, v);
-            }
-        }
-        v
     }
 }
 
-fn water_tri(out: &mut WaterBuffers, a: u32, b: u32, c: u32) {
-    if a == b || b == c || a == c {
-        return;
-    }
-    let p = &out.positions;
-    let (pa, pb, pc) = (p[a as usize], p[b as usize], p[c as usize]);
-    let u = [pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]];
-    let w = [pc[0] - pa[0], pc[1] - pa[1], pc[2] - pa[2]];
-    // The water is a height field: a triangle must cover some area seen from
-    // above (slivers whose corners round onto one line are dropped).
-    if u[2] * w[0] - u[0] * w[2] <= 0.0 {
-        return;
-    }
-    out.indices.extend_from_slice(&[a, b, c]);
-}
-
-/// The shoreline point on water carrier `e` of cell `(cx, cz)` (sides as in
-/// the terrain, `4` the diagonal `c0 -> c2`), or the carrier's end it lands on.
-fn shore_point(pts: &[WPt; 4], e: u8, cx: u32, cz: u32, cs: f64) -> WPt {
-    let (a, b) = match e {
-        0 => (0, 1),
-        1 => (1, 2),
-        2 => (3, 2),
-        3 => (0, 3),
-        _ => (0, 2),
-    };
-    let (pa, pb) = (&pts[a], &pts[b]);
-    let t = param(pa.d, pb.d, 0.0);
-    if t == 0.0 {
-        return *pa;
-    }
-    if t == 1.0 {
-        return *pb;
-    }
-    let tf = t as f32;
-    let (x, z, key) = match e {
-        0 | 2 => {
-            let zz = if e == 0 { cz } else { cz + 1 };
-            (
-                ((cx as f64 + t) * cs) as f32,
-                pa.z,
-                pkey(K_HSIDE, cx, zz, 0, EV_SHORE),
-            )
-        }
-        1 | 3 => {
-            let xx = if e == 3 { cx } else { cx + 1 };
-            (
-                pa.x,
-                ((cz as f64 + t) * cs) as f32,
-                pkey(K_VSIDE, xx, cz, 0, EV_SHORE),
-            )
-        }
-        _ => (
-            mix(pa.x, pb.x, tf),
-            mix(pa.z, pb.z, tf),
-            pkey(K_WDIAG, cx, cz, 0, EV_SHORE),
-        ),
-    };
-    if x == pa.x && z == pa.z {
-        return *pa;
-    }
-    if x == pb.x && z == pb.z {
-        return *pb;
-    }
-    // The shore sits at the wet end's water height (a level shore; no blend
-    // toward a dry node's water value, which may be `NO_WATER`).
-    let w = if pa.d > 0.0 { pa.w } else { pb.w };
-    WPt {
-        key,
-        x,
-        z,
-        w,
-        d: 0.0,
-        gw: mix2(pa.gw, pb.gw, tf),
-        node: NONE,
-    }
+/// A lower bound (less a margin for rounding) of the height of every top
+/// vertex in a cell whose corners' lowest band is `kmin` and lowest height
+/// offset `hmin`: a band piece of band `b >= kmin` lies at least at
+/// `(b - 0.5) * level_height` plus a height offset interpolated from the
+/// corners. A cell whose water is nowhere above this bound holds no water.
+/// Non-decreasing in `kmin` and `hmin`, so the bound of a rectangle's nodes
+/// is below that of each of its cells.
+#[inline]
+fn wet_bound(kmin: u8, hmin: f32, lh: f32) -> f32 {
+    ((kmin as f32 - 0.5) * lh + hmin) - 0.01 * lh
 }
 
 /// Rows `rm`, `r0` and `rp` (each `len` long) of a layer.
@@ -1265,116 +1330,105 @@ fn rows3(v: &[f32], rm: usize, r0: usize, rp: usize, len: usize) -> [&[f32]; 3] 
     [&v[rm..rm + len], &v[r0..r0 + len], &v[rp..rp + len]]
 }
 
-/// The corners and centre of a crossed cell, with their carrier masks.
-fn make_cell(geo: &Geo, c: [&Pt; 4], cx: u32, cz: u32) -> Cell {
-    let cs = geo.cs as f64;
-    let avg = |f: fn(&Pt) -> f32| (f(c[0]) + f(c[1]) + f(c[2]) + f(c[3])) * 0.25;
-    let avg2 = |f: fn(&Pt) -> [f32; 2]| {
-        let (a, b, cc, d) = (f(c[0]), f(c[1]), f(c[2]), f(c[3]));
-        [
-            (a[0] + b[0] + cc[0] + d[0]) * 0.25,
-            (a[1] + b[1] + cc[1] + d[1]) * 0.25,
-        ]
-    };
-    let centre = Pt {
-        key: pkey(K_CENTER, cx, cz, 0, 0),
-        x: ((cx as f64 + 0.5) * cs) as f32,
-        z: ((cz as f64 + 0.5) * cs) as f32,
-        l: avg(|p| p.l),
-        s: avg(|p| p.s),
-        h: avg(|p| p.h),
-        g: avg(|p| p.g),
-        gl: avg2(|p| p.gl),
-        gs: avg2(|p| p.gs),
-        gh: avg2(|p| p.gh),
-        gg: avg2(|p| p.gg),
-        splat: c[0].splat,
-        node: NONE,
-        on: 0xf0,
-        edge: 0,
-    };
-    let mut pts = [*c[0], *c[1], *c[2], *c[3], centre];
-    for (i, p) in pts.iter_mut().take(4).enumerate() {
-        // Corner i lies on sides i and i - 1 and on spoke i.
-        p.on = (1 << i) | (1 << ((i + 3) % 4)) | (1 << (4 + i));
-    }
-    Cell { pts, cx, cz }
-}
-
-/// Meshes triangle `j` of a crossed cell: corner `j`, corner `j + 1`, centre.
-fn triangle(geo: &Geo, cell: &Cell, j: u8, rings: &mut Rings, emit: &mut Emit) {
-    let jn = (j + 1) % 4;
-    let (a, b, c) = (cell.pts[j as usize], cell.pts[jn as usize], cell.pts[4]);
-    let tri_mask: u8 = (1 << j) | (1 << (4 + j)) | (1 << (4 + jn));
-    let ring = &mut rings.ring;
+/// Meshes a cell that is not one plain quad: cuts it along the chasm line
+/// and then along each rim, as marching squares does (straight segments
+/// between the crossings on the cell's sides, a saddle decided by the
+/// corner average), and emits every band piece.
+fn cell_pieces(geo: &Geo, cell: &Cell, rings: &mut Rings, emit: &mut Emit) {
+    let Rings {
+        ring,
+        land,
+        land2,
+        chasm,
+        lower,
+        upper,
+        second,
+        stack,
+        spans,
+    } = rings;
     ring.clear();
-    ring.push(Pt { edge: j, ..a });
-    ring.push(Pt { edge: 4 + jn, ..b });
-    ring.push(Pt { edge: 4 + j, ..c });
-    let splat = if a.splat < b.splat { a.splat } else { b.splat };
-    let mut tri = Tri {
-        j,
-        exit: a,
-        enter: a,
-        along: None,
-        splat,
-    };
-    let land = &mut rings.land;
-    let neg = ring.iter().filter(|p| p.g < 0.0).count();
-    if neg == 3 {
+    for (i, p) in cell.pts.iter().enumerate() {
+        ring.push(Pt {
+            edge: i as u8,
+            ..*p
+        });
+    }
+    let [l0, l1, l2, l3] = cell.pts.map(|p| p.l);
+    let neg = cell.pts.iter().filter(|p| p.g < 0.0).count();
+    if neg == 4 {
         return;
     }
+    stack.clear();
+    spans.clear();
+    let push = |stack: &mut Vec<Pt>, spans: &mut Vec<(usize, usize, u8)>, piece: &[Pt], k| {
+        if !piece.is_empty() {
+            spans.push((stack.len(), piece.len(), k));
+            stack.extend_from_slice(piece);
+        }
+    };
+    let lowest = |piece: &[Pt]| piece.iter().map(|p| band(p.l)).min().unwrap_or(0);
     if neg > 0 {
-        split(
+        let [g0, g1, g2, g3] = cell.pts.map(|p| p.g);
+        // The chasm is "above" the cut; the land connects across a saddle
+        // when the centre is land.
+        let apart = split(
             ring,
             land,
-            &mut rings.chasm,
+            chasm,
+            land2,
             GCUT,
             |p| p.g < 0.0,
-            |p, _| geo.cross_at(cell, p.edge, EV_GROUND),
+            |a, _| geo.cross_at(cell, a.edge, EV_GROUND),
+            || !centre_is_solid(g0, g1, g2, g3, 0.0),
         );
-        if let Some(i) = land.iter().position(|p| p.edge == GCUT) {
-            tri.exit = land[i];
-            tri.enter = land[(i + 1) % land.len()];
-            let common = tri.exit.on & tri.enter.on & tri_mask;
-            if common != 0 && tri.exit.key != tri.enter.key {
-                tri.along = Some(common.trailing_zeros() as u8);
+        if apart != Some(false) {
+            land2.clear();
+        }
+        let mut chord = 0;
+        for p in land.iter_mut().chain(land2.iter_mut()) {
+            if p.edge == GCUT {
+                p.chord = chord;
+                chord += 1;
             }
         }
+        push(stack, spans, land2, lowest(land2));
+        push(stack, spans, land, lowest(land));
     } else {
-        land.clear();
-        land.extend_from_slice(ring);
+        push(stack, spans, ring, lowest(ring));
     }
-    if land.is_empty() {
-        return;
-    }
-    let (mut kmin, mut kmax) = (u8::MAX, 0u8);
-    for p in land.iter() {
-        let k = band(p.l);
-        kmin = kmin.min(k);
-        kmax = kmax.max(k);
-    }
-    // Peel the bands from the bottom: `land` holds what is left above.
-    for k in kmin..kmax {
-        split(
-            land,
-            &mut rings.lower,
-            &mut rings.upper,
+    // Peel the bands from the bottom: each piece is cut by its lowest rim,
+    // the part below is emitted and the part(s) above go back on the stack.
+    while let Some((start, len, k)) = spans.pop() {
+        ring.clear();
+        ring.extend_from_slice(&stack[start..start + len]);
+        stack.truncate(start);
+        let kmax = ring.iter().map(|p| band(p.l)).max().unwrap_or(0);
+        if k >= kmax {
+            emit.band(geo, ring, k);
+            continue;
+        }
+        let apart = split(
+            ring,
+            lower,
+            upper,
+            second,
             LCUT + k,
             |p| band(p.l) > k,
-            |p, _| match p.edge {
-                e if e < GCUT => geo.cross_at(cell, e, k as u64),
-                GCUT => geo.chord_cross(cell, &tri, k),
-                _ => *p,
+            |a, b| match a.edge {
+                e if e < 4 => geo.cross_at(cell, e, k as u64),
+                GCUT => geo.chord_cross(cell, a, b, k),
+                _ => *a,
             },
+            || centre_is_solid(l0, l1, l2, l3, k as f32 + 0.5),
         );
-        emit.band(geo, &mut rings.lower, k);
-        std::mem::swap(land, &mut rings.upper);
-        if land.is_empty() {
-            return;
+        emit.band(geo, lower, k);
+        match apart {
+            Some(false) => emit.band(geo, second, k),
+            Some(true) => push(stack, spans, second, k + 1),
+            None => {}
         }
+        push(stack, spans, upper, k + 1);
     }
-    emit.band(geo, land, kmax);
 }
 
 fn check_options(layers: &MapLayers, o: &MapMeshOptions) -> Result<(), MeshError> {

@@ -13,12 +13,21 @@
 //!
 //! * **Cells.** A cell whose four corners are on land (`ground >= 0`) and in
 //!   one band is a flat-topology quad: two triangles split along the diagonal
-//!   from corner `(x, z)` to `(x + 1, z + 1)`. Any other cell is split into four
-//!   triangles around its centre (values at the centre are the average of the
-//!   corners, which also decides saddles), and every triangle is cut, with
-//!   linear interpolation, first by the chasm line `ground = 0` and then by
-//!   every rim `level = k + 0.5` its corners span (banded contouring, all levels
-//!   in one pass).
+//!   from corner `(x, z)` to `(x + 1, z + 1)`. Any other cell is cut the way
+//!   marching squares cuts it, first along the chasm line `ground = 0` and
+//!   then along every rim `level = k + 0.5` its corners span (banded
+//!   contouring, all levels in one pass): a line crosses each cell side whose
+//!   ends lie on different sides of it at the point interpolated linearly
+//!   along the side, and runs *straight* across the cell between two such
+//!   crossings; where four sides are crossed (a saddle), the average of the
+//!   four corners decides which pairs join, as everywhere in this crate
+//!   (the centre is solid when the average is at or above the iso value).
+//!   So a rim is exactly the marching-squares contour of the `level` field
+//!   (what `side2d` draws for a density field): a straight chord through
+//!   every cell, with vertices only on cell sides, none inside a cell.
+//!   Where a rim meets the chasm line inside a cell, they meet at the
+//!   intersection of their two segments. Every piece between the lines is a
+//!   convex polygon, fanned into triangles.
 //! * **Tops.** A piece of band `b` is a flat-shaded-by-vertex top face whose
 //!   vertices have height
 //!   `y = (b + (clamp(level, 0, 15) - b) * softness) * level_height + height`,
@@ -32,34 +41,45 @@
 //!   of vertices and *shares* them with the two top faces: the mesh has no
 //!   cracks by construction. Where both vertices are at the same height
 //!   (softness 1) they are one vertex and the wall vanishes: the two tops meet
-//!   in a slope (a ramp). Walls face out of the higher level.
+//!   in a slope (a ramp). Walls face out of the higher level. A ramp over a
+//!   level field that is linear across it (softness 1) is one plane: every
+//!   vertex lies on it, whatever the cell cut.
 //! * **Chasms.** Where `ground < 0` there is no top. The chasm rim
 //!   (`ground = 0`) gets a wall facing the chasm that drops by `chasm_depth`
 //!   below the lowest band at the rim point; where a cliff rim meets a chasm
 //!   rim the walls share their vertical edges. The bottom edges of chasm walls
 //!   are the only open edges of the terrain mesh apart from the map's outer
 //!   border.
-//! * **Water.** Where `water` lies above the node's ground surface
-//!   (`node_surface`), a separate mesh at the (interpolated) water height, cut
-//!   at the shoreline `water - ground = 0` (two triangles per cell on the same
-//!   diagonal as the tops), with a per-vertex depth `water - ground` (`0` on
-//!   the shore). A dry node next to wet ones (edge neighbours) counts with the
-//!   highest of their water heights, so a lake painted next to
-//!   [`NO_WATER`](isoterra_field::map::NO_WATER) ends where the ground rises
-//!   above it; shore vertices take the water height of the wet end of their
-//!   cell side, and water normals ignore dry neighbours.
+//! * **Water.** The water height is interpolated to the terrain's vertices
+//!   like the other layers. A node has water where `water` lies above its
+//!   ground surface (`node_surface`); a dry node among wet ones (any of the
+//!   eight around it) counts with the highest of their water heights, so a
+//!   lake painted next to [`NO_WATER`](isoterra_field::map::NO_WATER) ends
+//!   where the ground rises above it. The water mesh is the part of the
+//!   terrain's tops that lies under the water: every top triangle is clipped
+//!   where its depth `water - y` (linear over the triangle) crosses `0`, and
+//!   the wet part is laid at the water height. So the water ends exactly on
+//!   the shoreline of the ground mesh and never covers dry ground (no
+//!   overlap, no z-fighting), ends at the foot of a cliff wall it reaches
+//!   (deep there), and is absent over chasms. Each water vertex carries its
+//!   depth (`0` on the shoreline); water normals follow the water's own
+//!   slope, with dry neighbours counting as level.
 //!
 //! # Seams and welding
 //!
-//! Every point where a rim crosses a cell side is interpolated from the side's
-//! lower-index node to its higher-index node (in `f64`, rounded once), so two
-//! chunks that share the side compute bit-identical points; a crossing that
-//! lands exactly on a node, or on another crossing of the same side, *is* that
-//! node or crossing. Vertices are welded through integer keys (node, side,
-//! event, band), never by comparing positions. Normals read one node beyond the
-//! rectangle (central differences of `level`, `softness`, `height`, `ground` and
-//! `water` in the whole map), so meshing a map in chunks gives the same
-//! triangles, bit for bit, as meshing it whole.
+//! Every point where a line crosses a cell side is interpolated from the
+//! side's lower-index node to its higher-index node (in `f64`, rounded once),
+//! so two chunks that share the side compute bit-identical points; a crossing
+//! that lands exactly on a node, or on another crossing of the same side,
+//! *is* that node or crossing. The only points inside a cell are where a rim
+//! meets the chasm line, computed by that cell alone. Vertices are welded
+//! through integer keys (node, side, event, band; for an inside point the
+//! cell, the two segments and the rim), never by comparing positions. A
+//! shoreline point on a terrain edge is interpolated from the edge's end with
+//! the smaller key. Normals read one node beyond the rectangle (central
+//! differences of `level`, `softness`, `height`, `ground` and `water` in the
+//! whole map), so meshing a map in chunks gives the same triangles, bit for
+//! bit, as meshing it whole.
 //!
 //! # Attributes
 //!
@@ -69,9 +89,8 @@
 //!   direction into the chasm, so tops keep `y > 0`; wall bottoms in a chasm
 //!   face into the chasm.
 //! * **Splat**: a node's own; a point on a cell side takes the side's
-//!   lower-index node; a point inside a cell (its centre, or on a line from a
-//!   corner to the centre) takes the lowest-index corner of the cell, or the
-//!   corner the line starts from.
+//!   lower-index node; a point inside a cell (where a rim meets the chasm
+//!   line) takes the lowest-index corner of the cell.
 //!   Each terrain vertex records that node
 //!   ([`MapMeshBuffers::splat_node`]), so a texture-only edit refreshes the
 //!   splats in place with [`MapMesher::update_attributes`], bit for bit what

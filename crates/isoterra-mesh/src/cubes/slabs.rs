@@ -1,0 +1,356 @@
+//! Exactly sized output, slab by slab: count, allocate once, fill.
+//!
+//! The box's cell layers are cut into z-slabs. A first scan of each slab only
+//! counts its vertices and triangle corners ([`CountSink`]); prefix sums give
+//! each slab the id of its first vertex and the place of its first index; the
+//! output vectors are reserved once to their exact final length; a second scan
+//! writes each slab straight into its own part ([`SlabSink`]). Slabs are
+//! independent in both scans, so they can run on several threads; the output
+//! is the output of the single scan of the whole box, bit for bit, however the
+//! layers are cut (see `sink.rs` for why).
+
+use super::CubesOutput;
+use super::kernel::{Input, Packing, Scratch};
+use super::sink::{CountSink, Counts, Ghost, SlabParts, SlabSink};
+
+/// Cuts the cell layers of `inp`'s box into `n` slabs (at most one per layer)
+/// of nearly equal thickness, bottom to top.
+#[cfg(any(feature = "parallel", test))]
+pub(crate) fn cut(inp: &Input<'_>, n: usize) -> Vec<(u32, u32)> {
+    let c = inp.cells();
+    let layers = (c.z1 - c.z0) as usize;
+    let n = n.clamp(1, layers.max(1));
+    (0..n)
+        .map(|k| {
+            let a = c.z0 + (layers * k / n) as u32;
+            let b = c.z0 + (layers * (k + 1) / n) as u32;
+            (a, b)
+        })
+        .collect()
+}
+
+/// Counts what slab `k` (`z0..z1`) emits.
+pub(crate) fn count<const N: bool, const M: bool>(
+    scratch: &mut Scratch,
+    inp: &Input<'_>,
+    k: usize,
+    (z0, z1): (u32, u32),
+    packing: Packing,
+) -> Counts {
+    let mut sink = CountSink::new(k > 0);
+    scratch.scan::<N, M, _>(&inp.slab(z0, z1), &mut sink, packing);
+    sink.counts
+}
+
+/// Where each slab's output starts.
+pub(crate) struct Plan {
+    /// Id of each slab's first own vertex, then the total vertex count.
+    pub(crate) vertex_start: Vec<usize>,
+    /// Index of each slab's first triangle corner, then the total.
+    pub(crate) index_start: Vec<usize>,
+    /// Id of the first vertex of each slab's first node slice (owned by the slab
+    /// below; unused for slab 0).
+    pub(crate) ghost_start: Vec<u32>,
+}
+
+impl Plan {
+    pub(crate) fn new(counts: &[Counts]) -> Self {
+        let mut vertex_start = vec![0usize];
+        let mut index_start = vec![0usize];
+        let mut ghost_start = vec![0u32];
+        for (k, c) in counts.iter().enumerate() {
+            let v = vertex_start[k];
+            if k + 1 < counts.len() {
+                ghost_start.push((v + c.last_slice_start as usize) as u32);
+            }
+            vertex_start.push(v + c.vertices as usize);
+            index_start.push(index_start[k] + c.indices);
+        }
+        Plan {
+            vertex_start,
+            index_start,
+            ghost_start,
+        }
+    }
+
+    pub(crate) fn vertices(&self) -> usize {
+        *self.vertex_start.last().expect("at least one start")
+    }
+
+    pub(crate) fn indices(&self) -> usize {
+        *self.index_start.last().expect("at least one start")
+    }
+}
+
+/// Cuts `buf` into consecutive parts whose lengths are the differences of
+/// `starts` (empty parts when `buf` is empty).
+fn split<'a, T>(mut buf: &'a mut [T], starts: &[usize]) -> Vec<&'a mut [T]> {
+    let mut parts = Vec::with_capacity(starts.len().saturating_sub(1));
+    for w in starts.windows(2) {
+        let n = if buf.is_empty() { 0 } else { w[1] - w[0] };
+        let (head, rest) = std::mem::take(&mut buf).split_at_mut(n);
+        parts.push(head);
+        buf = rest;
+    }
+    parts
+}
+
+/// The output buffers, cleared and reserved to the plan's exact lengths, cut
+/// into one [`SlabParts`] per slab. Call [`commit`] once every part is full.
+pub(crate) fn parts<'a, const N: bool, const M: bool>(
+    out: &'a mut CubesOutput,
+    plan: &Plan,
+) -> Vec<SlabParts<'a>> {
+    out.reset();
+    let (v, i) = (plan.vertices(), plan.indices());
+    out.positions.reserve_exact(v);
+    if N {
+        out.normals.reserve_exact(v);
+    }
+    if M {
+        out.materials.reserve_exact(v);
+    }
+    out.indices.reserve_exact(i);
+    let positions = split(
+        &mut out.positions.spare_capacity_mut()[..v],
+        &plan.vertex_start,
+    );
+    let normals = split(
+        &mut out.normals.spare_capacity_mut()[..if N { v } else { 0 }],
+        &plan.vertex_start,
+    );
+    let materials = split(
+        &mut out.materials.spare_capacity_mut()[..if M { v } else { 0 }],
+        &plan.vertex_start,
+    );
+    let indices = split(
+        &mut out.indices.spare_capacity_mut()[..i],
+        &plan.index_start,
+    );
+    positions
+        .into_iter()
+        .zip(normals)
+        .zip(materials)
+        .zip(indices)
+        .map(|(((positions, normals), materials), indices)| SlabParts {
+            positions,
+            normals,
+            materials,
+            indices,
+        })
+        .collect()
+}
+
+/// Fills slab `k` into `parts`; returns false when the scan did not fill them
+/// exactly (a bug in this crate).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fill<const N: bool, const M: bool>(
+    scratch: &mut Scratch,
+    ghost: &mut Ghost,
+    inp: &Input<'_>,
+    plan: &Plan,
+    k: usize,
+    (z0, z1): (u32, u32),
+    parts: SlabParts<'_>,
+    packing: Packing,
+) -> bool {
+    let ghost = (k > 0).then(|| (ghost, plan.ghost_start[k]));
+    let mut sink = SlabSink::new(parts, plan.vertex_start[k] as u32, ghost);
+    scratch.scan::<N, M, _>(&inp.slab(z0, z1), &mut sink, packing);
+    sink.is_full()
+}
+
+/// Exposes the filled buffers.
+///
+/// # Panics
+///
+/// When a slab was not filled exactly (`filled` holds a false): a bug in this
+/// crate, never a consequence of the input.
+pub(crate) fn commit<const N: bool, const M: bool>(
+    out: &mut CubesOutput,
+    plan: &Plan,
+    filled: &[bool],
+) {
+    assert!(
+        filled.iter().all(|&f| f),
+        "marching cubes: a slab's second scan disagreed with its count (please report this bug)"
+    );
+    let (v, i) = (plan.vertices(), plan.indices());
+    // SAFETY: `parts` cut `[..v]` / `[..i]` of the spare capacity into one part
+    // per slab, and every slab wrote every slot of its parts (checked above).
+    unsafe {
+        out.positions.set_len(v);
+        if N {
+            out.normals.set_len(v);
+        }
+        if M {
+            out.materials.set_len(v);
+        }
+        out.indices.set_len(i);
+    }
+}
+
+/// Meshes `inp` into `out` with exactly sized buffers on this thread: one slab,
+/// so one count and one fill. The count keeps every packed node slice, so the
+/// fill reads the field's signs once, not twice.
+pub(crate) fn run_serial<const N: bool, const M: bool>(
+    scratch: &mut Scratch,
+    inp: &Input<'_>,
+    out: &mut CubesOutput,
+) {
+    let slab = (inp.cells().z0, inp.cells().z1);
+    let plan = Plan::new(&[count::<N, M>(scratch, inp, 0, slab, Packing::Store)]);
+    let mut ghost = Ghost::default();
+    let filled: Vec<bool> = parts::<N, M>(out, &plan)
+        .into_iter()
+        .map(|p| fill::<N, M>(scratch, &mut ghost, inp, &plan, 0, slab, p, Packing::Stored))
+        .collect();
+    scratch.release_stored_slices();
+    commit::<N, M>(out, &plan, &filled);
+}
+
+/// Meshes `inp` into `out` with exactly sized buffers, `slabs` slabs at a time
+/// on the current rayon thread pool.
+#[cfg(feature = "parallel")]
+pub(crate) fn run_parallel<const N: bool, const M: bool>(
+    inp: &Input<'_>,
+    slabs: usize,
+    out: &mut CubesOutput,
+) {
+    use rayon::prelude::*;
+
+    let cuts = cut(inp, slabs);
+    let counts: Vec<Counts> = cuts
+        .par_iter()
+        .enumerate()
+        .map_init(Scratch::default, |scratch, (k, &slab)| {
+            count::<N, M>(scratch, inp, k, slab, Packing::Ring)
+        })
+        .collect();
+    let plan = Plan::new(&counts);
+    let filled: Vec<bool> = parts::<N, M>(out, &plan)
+        .into_par_iter()
+        .zip(cuts.par_iter())
+        .enumerate()
+        .map_init(
+            || (Scratch::default(), Ghost::default()),
+            |(scratch, ghost), (k, (p, &slab))| {
+                fill::<N, M>(scratch, ghost, inp, &plan, k, slab, p, Packing::Ring)
+            },
+        )
+        .collect();
+    commit::<N, M>(out, &plan, &filled);
+}
+
+/// Meshes `inp` into `out` in `slabs` slabs, one after the other on this thread
+/// (what [`run_parallel`] does, without threads).
+#[cfg(test)]
+pub(crate) fn run_slabs<const N: bool, const M: bool>(
+    inp: &Input<'_>,
+    slabs: usize,
+    out: &mut CubesOutput,
+) {
+    let cuts = cut(inp, slabs);
+    let mut scratch = Scratch::default();
+    let counts: Vec<Counts> = cuts
+        .iter()
+        .enumerate()
+        .map(|(k, &slab)| count::<N, M>(&mut scratch, inp, k, slab, Packing::Ring))
+        .collect();
+    let plan = Plan::new(&counts);
+    let mut ghost = Ghost::default();
+    let filled: Vec<bool> = parts::<N, M>(out, &plan)
+        .into_iter()
+        .zip(&cuts)
+        .enumerate()
+        .map(|(k, (p, &slab))| {
+            fill::<N, M>(
+                &mut scratch,
+                &mut ghost,
+                inp,
+                &plan,
+                k,
+                slab,
+                p,
+                Packing::Ring,
+            )
+        })
+        .collect();
+    commit::<N, M>(out, &plan, &filled);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cubes::CellBox;
+    use crate::cubes::sink::VecSink;
+
+    /// Values from a small generator: a third exactly at 0, the rest in [-1, 1).
+    fn values(n: usize, mut seed: u64) -> Vec<f32> {
+        (0..n)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let r = (seed >> 40) as u32;
+                if r.is_multiple_of(3) {
+                    0.0
+                } else {
+                    (r % 2001) as f32 / 1000.0 - 1.0
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn any_cut_into_slabs_gives_the_single_scan_bytes() {
+        for (seed, dims) in [
+            (1, [5, 4, 9]),
+            (2, [3, 3, 2]),
+            (3, [7, 2, 12]),
+            (4, [66, 3, 6]),
+        ] {
+            let v = values(dims.iter().map(|&d| d as usize).product(), seed);
+            let m: Vec<u8> = (0..v.len()).map(|i| (i % 5) as u8).collect();
+            let cells = CellBox::of_dims(dims);
+            let hi = dims.map(|n| n - 1);
+            let inp = Input::new(&v, Some(&m), dims, [0.5; 3], 0.25, cells, 0.0, [0; 3], hi);
+            let mut want = CubesOutput::default();
+            Scratch::default().scan::<true, true, _>(&inp, &mut VecSink(&mut want), Packing::Ring);
+            assert!(want.triangle_count() > 0);
+            for slabs in 1..=dims[2] as usize {
+                let mut got = CubesOutput::default();
+                run_slabs::<true, true>(&inp, slabs, &mut got);
+                assert_eq!(got, want, "seed {seed}, {slabs} slabs");
+            }
+            let mut got = CubesOutput::default();
+            run_serial::<true, true>(&mut Scratch::default(), &inp, &mut got);
+            assert_eq!(got, want, "seed {seed}, counted");
+            assert_eq!(got.indices.capacity(), got.indices.len());
+        }
+    }
+
+    #[test]
+    fn cuts_cover_the_layers_in_order() {
+        let v = vec![0.0; 2 * 2 * 11];
+        let cells = CellBox::new(0, 0, 3, 1, 1, 10);
+        let inp = Input::new(
+            &v,
+            None,
+            [2, 2, 11],
+            [0.0; 3],
+            1.0,
+            cells,
+            0.0,
+            [0; 3],
+            [1, 1, 10],
+        );
+        for n in 1..12 {
+            let c = cut(&inp, n);
+            assert_eq!(c.len(), n.min(7));
+            assert_eq!((c[0].0, c[c.len() - 1].1), (3, 10));
+            assert!(c.windows(2).all(|w| w[0].1 == w[1].0));
+            assert!(c.iter().all(|s| s.0 < s.1));
+        }
+    }
+}
