@@ -24,10 +24,10 @@ use isoterra::export::{
 };
 use isoterra::field::Field2;
 use isoterra::field::map::MapLayers;
-use isoterra::kind::{Document, NewWorld, StrokeSpec, WorldKind};
+use isoterra::kind::{Document, NewWorld, StrokeSpec, WorldKind, bake_chunks};
 use isoterra::store::{
-    ChunkLayer, ChunkStore, MemoryStore, decode_chunk, decode_delta, decode_delta3,
-    decode_height_edit, decode_map_chunk, decode_map_edit,
+    ChunkLayer, ChunkStore, MemoryStore, decode_baked, decode_chunk, decode_delta, decode_delta3,
+    decode_height_edit, decode_map_chunk, decode_map_edit, encode_baked,
 };
 
 /// One reader under test.
@@ -172,6 +172,14 @@ pub fn targets() -> Vec<Target> {
                 }
             },
             seeds: seeds_chunks,
+        },
+        Target {
+            name: "baked",
+            what: "baked chunk payloads of every kind (meshes and colliders)",
+            run: |b| {
+                let _ = decode_baked(b);
+            },
+            seeds: seeds_baked,
         },
         Target {
             name: "world-file",
@@ -520,6 +528,33 @@ fn seeds_chunks() -> Vec<Vec<u8>> {
         }
     }
     out.truncate(24);
+    out
+}
+
+/// Baked payloads of the stroked worlds: a few chunks of each kind around
+/// the strokes, with their colliders (polylines, heightfields, trimeshes).
+fn seeds_baked() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for mut doc in stroked_docs() {
+        doc.rebuild();
+        let (lo, hi): (&[f32], &[f32]) = match doc.kind() {
+            WorldKind::Voxel => (&[-16.0; 3], &[16.0; 3]),
+            WorldKind::Side2d => (&[0.0, 0.0], &[64.0, 32.0]),
+            _ => (&[0.0, 0.0], &[32.0, 32.0]),
+        };
+        let source = doc.bake_source();
+        let Ok(plan) = source.plan(lo, hi, 0) else {
+            continue;
+        };
+        let keys: Vec<_> = plan.keys().take(6).collect();
+        if let Ok(baked) = bake_chunks(&source, &keys) {
+            for (_, chunk) in baked {
+                if let Ok((bytes, _)) = encode_baked(&chunk) {
+                    out.push(bytes);
+                }
+            }
+        }
+    }
     out
 }
 

@@ -118,6 +118,15 @@ pub trait ChunkStore {
         entries: &[(&str, &str)],
     ) -> Result<(), StoreError>;
 
+    /// Brings the store's own layout up to date, once a document has read
+    /// and checked everything the store holds: nothing is migrated before
+    /// the world is known to be whole, so a read of a damaged old file
+    /// reports the damage and leaves the file as it was. Best effort: a
+    /// store that cannot be written now stays readable as it is and is
+    /// upgraded on a later open or when a write needs it. The default does
+    /// nothing.
+    fn upgrade(&mut self) {}
+
     /// The payload stored for `key`, or `None` when the chunk is not stored
     /// (the generator gives it).
     fn chunk(&self, key: &ChunkKey) -> Result<Option<Vec<u8>>, StoreError>;
@@ -284,6 +293,10 @@ macro_rules! forward_chunk_store {
                 entries: &[(&str, &str)],
             ) -> Result<(), StoreError> {
                 (**self).migrate_format(format_version, entries)
+            }
+
+            fn upgrade(&mut self) {
+                (**self).upgrade()
             }
 
             fn chunk(&self, key: &ChunkKey) -> Result<Option<Vec<u8>>, StoreError> {

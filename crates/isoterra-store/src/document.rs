@@ -225,9 +225,6 @@ impl<S: ChunkStore> Side2dDocument<S> {
         let meta = store.meta()?;
         let params = side2d_params(store.location(), &meta)?;
         let table = side2d_table(store.location(), store.meta_entry(SIDE2D_MATERIALS_KEY)?)?;
-        if meta.format_version < SIDE2D_FORMAT_VERSION {
-            migrate_side2d(&mut store, &table);
-        }
         let loc = store.location();
         let (base_field, base_materials) = generate_side2d(&params.generator)
             .map_err(|e| StoreError::corrupt(loc, format!("the stored parameters: {e}")))?;
@@ -269,10 +266,15 @@ impl<S: ChunkStore> Side2dDocument<S> {
             stored.insert(key);
             Ok(())
         })?;
-        let world =
-            Side2dWorld::from_parts_with_table(&params, field, materials, table).map_err(|e| {
+        let world = Side2dWorld::from_parts_with_table(&params, field, materials, table.clone())
+            .map_err(|e| {
                 StoreError::corrupt(loc, format!("the stored chunks do not fit the world: {e}"))
             })?;
+        // Every chunk decoded and fits: only now is an older format
+        // migrated (a read of a damaged old file leaves it as it was).
+        if meta.format_version < SIDE2D_FORMAT_VERSION {
+            migrate_side2d(&mut store, &table);
+        }
         let kind = Side2dKind {
             world,
             base_field,

@@ -146,12 +146,14 @@ impl<S: ChunkStore, K: EditKind> DocumentCore<S, K> {
 
     /// A document over an existing world whose stored chunks were read.
     pub(crate) fn opened(
-        store: S,
+        mut store: S,
         kind: K,
         stored: BTreeSet<ChunkKey>,
     ) -> Result<Self, StoreError> {
         let counts = store.stroke_counts()?;
         let done = store.done_stroke_ids()?;
+        // The world is read and checked: only now may the store migrate.
+        store.upgrade();
         Ok(DocumentCore {
             store,
             kind,

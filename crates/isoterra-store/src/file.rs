@@ -419,12 +419,33 @@ impl WorldFile {
             }
         }
         configure(&file.conn).map_err(sql)?;
-        if version < i64::from(Self::SCHEMA_VERSION) {
-            // Best effort (see the module documentation): on failure nothing
-            // changed and the file reads as version 1.
-            let _ = file.migrate_schema();
-        }
+        // An older schema is brought up to date by `upgrade`, once a
+        // document has checked the whole world, or when a write needs the
+        // newer tables (`ensure_baked_table`): never before the file is
+        // known to be whole.
         Ok(file)
+    }
+
+    /// Brings an older schema up to [`SCHEMA_VERSION`](Self::SCHEMA_VERSION)
+    /// in one transaction (version 1 to 2: the `baked` table); nothing to do
+    /// for a current one. Documents call it (as
+    /// [`ChunkStore::upgrade`](crate::ChunkStore::upgrade)) once they have
+    /// read and checked the whole world, so a damaged old file is reported,
+    /// not migrated.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Sqlite`] when the file cannot be written now (another
+    /// writer, a read-only file); nothing changed then.
+    pub fn upgrade_schema(&mut self) -> Result<(), StoreError> {
+        let version: i64 = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(self.sql())?;
+        if version < i64::from(Self::SCHEMA_VERSION) {
+            self.migrate_schema()?;
+        }
+        Ok(())
     }
 
     /// Brings the schema up to [`SCHEMA_VERSION`](Self::SCHEMA_VERSION) in
@@ -1180,6 +1201,14 @@ impl ChunkStore for WorldFile {
         entries: &[(&str, &str)],
     ) -> Result<(), StoreError> {
         WorldFile::migrate_format(self, format_version, entries)
+    }
+
+    /// Migrates an older schema (see [`WorldFile::upgrade_schema`]), best
+    /// effort.
+    fn upgrade(&mut self) {
+        // Best effort (see the module documentation): on failure nothing
+        // changed and the file reads as the version it is.
+        let _ = self.upgrade_schema();
     }
 
     fn visit_chunks(&self, layer: ChunkLayer, f: &mut ChunkVisitor<'_>) -> Result<(), StoreError> {

@@ -647,7 +647,7 @@ pub fn encode_height_edit(edit: &HeightEdit) -> Result<Vec<u8>, StoreError> {
         raw.extend_from_slice(&b.to_bits().to_le_bytes());
         raw.extend_from_slice(&a.to_bits().to_le_bytes());
     }
-    zstd::bulk::compress(&raw, 3)
+    crate::wire::compress_checked(&raw)
         .map_err(|e| StoreError::input("height edit", format!("compression failed: {e}")))
 }
 

@@ -143,10 +143,22 @@ pub(crate) const FLAG_ZSTD: u8 = 2;
 /// zstd level of payload bodies: fast enough for the editing loop.
 const ZSTD_LEVEL: i32 = 3;
 
-/// Compresses a payload body: the zstd frame and [`FLAG_ZSTD`], or the body
-/// as it is and no flag if zstd itself fails (out of memory).
+/// Compresses `raw` into one zstd frame that carries a checksum of its
+/// content (zstd's frame checksum, 32 bits of XXH64). Decoding such a frame
+/// checks it, so a flipped bit anywhere in a stored payload is reported as
+/// corrupt data instead of decoding to different values. Frames written
+/// before the checksum was added have none and still decode.
+pub(crate) fn compress_checked(raw: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
+    c.include_checksum(true)?;
+    c.compress(raw)
+}
+
+/// Compresses a payload body: the zstd frame (with its checksum, see
+/// [`compress_checked`]) and [`FLAG_ZSTD`], or the body as it is and no
+/// flag if zstd itself fails (out of memory).
 pub(crate) fn pack_body(raw: Vec<u8>) -> (Vec<u8>, u8) {
-    match zstd::bulk::compress(&raw, ZSTD_LEVEL) {
+    match compress_checked(&raw) {
         Ok(packed) => (packed, FLAG_ZSTD),
         Err(_) => (raw, 0),
     }
@@ -246,6 +258,38 @@ fn decompress_exact(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flipped_bit_in_a_packed_body_is_corrupt_data() {
+        // Incompressible bytes: zstd stores them as a raw block, where a
+        // flipped bit would otherwise decode to a different value silently.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let raw: Vec<u8> = (0..4096)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        let (packed, flag) = pack_body(raw.clone());
+        assert_eq!(flag, FLAG_ZSTD);
+        assert_eq!(unpack_body(&packed, flag, raw.len(), "x").unwrap(), raw);
+        // Every bit of the frame past its header, one at a time.
+        for byte in 6..packed.len() {
+            for bit in 0..8 {
+                let mut bad = packed.clone();
+                bad[byte] ^= 1 << bit;
+                assert!(
+                    unpack_body(&bad, flag, raw.len(), "x").is_err(),
+                    "bit {bit} of byte {byte} went unnoticed"
+                );
+            }
+        }
+        // A frame without a checksum (as older files hold) still decodes.
+        let old = zstd::bulk::compress(&raw, ZSTD_LEVEL).unwrap();
+        assert_eq!(unpack_body(&old, flag, raw.len(), "x").unwrap(), raw);
+    }
 
     #[test]
     fn varint_round_trips_edges() {

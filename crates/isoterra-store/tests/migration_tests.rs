@@ -174,3 +174,65 @@ fn migrate_format_refuses_going_back_and_reserved_keys() {
         .unwrap();
     assert_eq!(f.meta_entry("note").unwrap().as_deref(), Some("x"));
 }
+
+/// The format version, the material table's presence and the schema
+/// version of a file, read without opening it as a world.
+fn versions(path: &Path) -> (String, i64, i64) {
+    let c = rusqlite::Connection::open(path).unwrap();
+    let format: String = c
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'format_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let tables: i64 = c
+        .query_row(
+            "SELECT COUNT(*) FROM meta WHERE key = ?1",
+            [SIDE2D_MATERIALS_KEY],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let schema: i64 = c
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    (format, tables, schema)
+}
+
+/// A read of a damaged old file reports the damage and migrates nothing:
+/// the file checks every chunk first, and upgrades only a whole world.
+#[test]
+fn a_damaged_version_1_file_is_reported_and_left_unmigrated() {
+    let (_dir, path) = fixture_copy();
+    let before = versions(&path);
+    assert_eq!(before, ("1".to_string(), 0, 1));
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        let n = c
+            .execute(
+                "UPDATE chunks SET payload = X'49544b43' WHERE rowid IN \
+                 (SELECT rowid FROM chunks LIMIT 1)",
+                [],
+            )
+            .or_else(|_| {
+                // WITHOUT ROWID: damage the first chunk by its key.
+                c.execute(
+                    "UPDATE chunks SET payload = X'49544b43' WHERE (layer, x, y, z, lod) = \
+                     (SELECT layer, x, y, z, lod FROM chunks ORDER BY layer, x, y, z, lod LIMIT 1)",
+                    [],
+                )
+            })
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+    let err = match Side2dDocument::open(&path) {
+        Ok(_) => panic!("a damaged chunk went unnoticed"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("chunk"), "{err}");
+    assert_eq!(versions(&path), before, "a failed read migrated the file");
+    // Opening the store alone (what every document does first) migrates
+    // nothing either.
+    drop(WorldFile::open(&path).unwrap());
+    assert_eq!(versions(&path), before);
+}
