@@ -116,11 +116,7 @@ impl ViewerRules {
     ) -> Self {
         let p = source.params();
         ViewerRules {
-            rings: rings.unwrap_or_else(|| {
-                (0..p.max_lod())
-                    .map(|k| p.lod_distance * (1u32 << k) as f32)
-                    .collect()
-            }),
+            rings: rings.unwrap_or_else(|| p.ring_distances()),
             reach: StreamConfig::MAX_RADIUS_2D * config.chunk_size - config.unload_hysteresis - 1.0,
         }
     }

@@ -9,6 +9,8 @@ use isoterra_field::MaterialTable;
 use isoterra_store::ChunkStore;
 use serde_json::{Map, Value};
 
+use isoterra_world::{ChunkCoord, StreamConfig, StreamViewer, desired_chunks};
+
 use crate::document::AnyDocument;
 use crate::schema::COORD_LIMIT;
 use crate::{Document, KindError, WorldKind};
@@ -30,7 +32,7 @@ pub enum ExportFormat {
     /// glTF 2.0 binary (every kind; side2d: the fill mesh with its
     /// colliders beside it).
     Glb,
-    /// Wavefront OBJ and its `.mtl` (side2d, heightmap, voxel).
+    /// Wavefront OBJ and its `.mtl` (every kind).
     Obj,
     /// 16-bit grayscale PNG heightmap (heightmap).
     Png16,
@@ -100,6 +102,7 @@ impl ExportFormat {
             WorldKind::Voxel => &[ExportFormat::Glb, ExportFormat::Obj],
             WorldKind::Map => &[
                 ExportFormat::Glb,
+                ExportFormat::Obj,
                 ExportFormat::PngLayers,
                 ExportFormat::Tiled,
                 ExportFormat::Pathing,
@@ -117,7 +120,9 @@ impl ExportFormat {
             (WorldKind::Map, ExportFormat::Tiled) => &[FileRole::Tileset],
             (WorldKind::Side2d, ExportFormat::Glb) => &[FileRole::Colliders],
             (WorldKind::Side2d, ExportFormat::Obj) => &[FileRole::Materials, FileRole::Colliders],
-            (WorldKind::Voxel, ExportFormat::Obj) => &[FileRole::Materials],
+            (WorldKind::Voxel | WorldKind::Map | WorldKind::Heightmap, ExportFormat::Obj) => {
+                &[FileRole::Materials]
+            }
             _ => &[],
         }
     }
@@ -173,6 +178,113 @@ pub struct ExportRequest {
     /// to the range, instead of clipping them and saying so in the
     /// `warnings` of its counts.
     pub strict: bool,
+    /// Heightmap and voxel mesh exports: the chunks around a point at the
+    /// LODs a stream shows there, stitched crack-free, instead of a
+    /// `region` at one `lod`.
+    pub lod_rings: Option<LodRings>,
+}
+
+/// A mesh export at mixed LOD around a point, as the editor and the engine
+/// plugin stream it: the chunks within [`radius`](Self::radius) of
+/// [`around`](Self::around), chunk LODs from the rings (one level coarser
+/// past each radius, neighbours at most one level apart), each chunk
+/// stitched to its coarser neighbours (heightmap) or given transition
+/// cells toward its finer ones (voxel).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LodRings {
+    /// Ring radii in world units, ascending: chunks nearer than the first
+    /// are LOD 0, then one level more past each. Empty: the world's own
+    /// streaming rings (what the editor streams with).
+    pub rings: Vec<f32>,
+    /// The centre as text, world units: `X,Z` (heightmap) or `X,Y,Z`
+    /// (voxel).
+    pub around: String,
+    /// How far from the centre chunks are exported, world units. Default:
+    /// twice the last ring.
+    pub radius: Option<f32>,
+}
+
+impl LodRings {
+    /// Rings `rings` (empty: the world's) around `around`.
+    pub fn new(rings: Vec<f32>, around: impl Into<String>) -> Self {
+        LodRings {
+            rings,
+            around: around.into(),
+            radius: None,
+        }
+    }
+
+    /// Sets [`radius`](Self::radius).
+    pub fn with_radius(mut self, radius: Option<f32>) -> Self {
+        self.radius = radius;
+        self
+    }
+
+    /// The wanted `(chunk, LOD)` set for a stream `config` whose chunk
+    /// grid has `axes` axes (2: x/z, 3: x/y/z); `default_rings` stands in
+    /// for empty [`rings`](Self::rings).
+    pub(crate) fn selection(
+        &self,
+        config: &StreamConfig,
+        axes: usize,
+        default_rings: Vec<f32>,
+    ) -> Result<Vec<(ChunkCoord, u8)>, KindError> {
+        let form = if axes == 2 { "X,Z" } else { "X,Y,Z" };
+        let at = numbers(&self.around, axes, form).map_err(|_| {
+            KindError::invalid(format!(
+                "--around `{}` is not {form}: finite world coordinates within ±{COORD_LIMIT}",
+                self.around
+            ))
+        })?;
+        let position = if axes == 2 {
+            [at[0], 0.0, at[1]]
+        } else {
+            [at[0], at[1], at[2]]
+        };
+        let rings = if self.rings.is_empty() {
+            default_rings
+        } else {
+            self.rings.clone()
+        };
+        if rings.iter().any(|r| !r.is_finite() || *r <= 0.0)
+            || rings.windows(2).any(|w| w[0] >= w[1])
+        {
+            return Err(KindError::invalid(format!(
+                "--lod-rings {rings:?}: ring radii must be finite, above 0 and ascending"
+            )));
+        }
+        let radius = self
+            .radius
+            .unwrap_or_else(|| rings.last().map_or(config.chunk_size, |r| 2.0 * r));
+        if !radius.is_finite() || radius <= 0.0 {
+            return Err(KindError::invalid(format!(
+                "--radius {radius} must be a finite distance above 0"
+            )));
+        }
+        let max_radius = if axes == 2 {
+            StreamConfig::MAX_RADIUS_2D
+        } else {
+            StreamConfig::MAX_RADIUS_3D
+        } * config.chunk_size;
+        if radius > max_radius {
+            return Err(KindError::TooLarge(format!(
+                "--radius {radius} reaches past {max_radius} world units; export at most \
+                 {MAX_EXPORT_CHUNKS} chunks at a time"
+            )));
+        }
+        let viewer = StreamViewer::new(position, radius).with_lod_distances(rings);
+        let selection = desired_chunks(&[viewer], config).map_err(KindError::from)?;
+        if selection.len() as i64 > MAX_EXPORT_CHUNKS {
+            return Err(KindError::TooLarge(format!(
+                "--radius {radius} around {} covers {} chunks; export at most \
+                 {MAX_EXPORT_CHUNKS} at a time",
+                self.around,
+                selection.len()
+            )));
+        }
+        Ok(selection)
+    }
 }
 
 impl ExportRequest {
@@ -189,7 +301,14 @@ impl ExportRequest {
             stem: None,
             pad: false,
             strict: false,
+            lod_rings: None,
         }
+    }
+
+    /// Sets [`lod_rings`](Self::lod_rings).
+    pub fn with_lod_rings(mut self, lod_rings: Option<LodRings>) -> Self {
+        self.lod_rings = lod_rings;
+        self
     }
 
     /// Sets the region.
@@ -349,6 +468,24 @@ impl<S: ChunkStore> Document<S> {
                 req.format,
                 names.join(", ")
             )));
+        }
+        if let Some(r) = &req.lod_rings {
+            let meshes = matches!(self.kind(), WorldKind::Heightmap | WorldKind::Voxel)
+                && matches!(req.format, ExportFormat::Glb | ExportFormat::Obj);
+            if !meshes {
+                return Err(KindError::invalid(format!(
+                    "--lod-rings applies to glb and obj exports of heightmap and voxel worlds, \
+                     not {} of {kind}",
+                    req.format
+                )));
+            }
+            if req.region.is_some() || req.lod != 0 {
+                return Err(KindError::invalid(format!(
+                    "--lod-rings exports the chunks around `{}` at their ring's LOD: \
+                     --region and --lod do not apply",
+                    r.around
+                )));
+            }
         }
         if req.pad && req.format != ExportFormat::R16 {
             return Err(KindError::invalid(format!(

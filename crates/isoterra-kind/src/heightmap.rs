@@ -1,16 +1,16 @@
 //! A heightmap world in the kind layer: its strokes' brushes and its exports.
 
-use isoterra_export::{GlbMesh, export_exr, export_png16, export_r16};
+use isoterra_export::{GlbMaterial, GlbMesh, export_exr, export_png16, export_r16};
 use isoterra_mesh::HeightmapMesh;
 use isoterra_store::{ChunkStore, HeightmapDocument};
-use isoterra_world::{HeightBrush, MeshKey};
+use isoterra_world::{HeightBrush, HeightmapSource, MeshKey, chunk_requests};
 use serde_json::json;
 use std::sync::Arc;
 
 use crate::export::{MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, mesh_file, region};
 use crate::schema::{ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, height_tool, round_shape};
-use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
+use crate::{ExportFormat, ExportRequest, Exported, KindError, LodRings, Template};
 
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
 pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
@@ -241,6 +241,9 @@ pub(crate) fn export<S: ChunkStore>(
     d: &mut HeightmapDocument<S>,
     req: &ExportRequest,
 ) -> Result<Exported, KindError> {
+    if let Some(rings) = &req.lod_rings {
+        return export_rings(d, req, rings);
+    }
     let (first, last, text) = export_nodes(d, req)?;
     let text = text.as_str();
     let params = d.params().clone();
@@ -384,7 +387,7 @@ pub(crate) fn export<S: ChunkStore>(
             }
             let glb: Vec<GlbMesh> = meshes
                 .iter()
-                .map(|(name, m)| GlbMesh::from_heightmap(name, m))
+                .map(|(name, m)| ground_mesh(name, m))
                 .collect();
             let triangles: usize = meshes.iter().map(|(_, m)| m.indices.len() / 3).sum();
             let counts = json!({
@@ -395,6 +398,57 @@ pub(crate) fn export<S: ChunkStore>(
             mesh_file(&glb, req, "heightmap", counts)
         }
     }
+}
+
+/// A mesh export of the chunks around a point at their ring's LOD, each
+/// stitched to its coarser neighbours, as a stream shows them: the world's
+/// streaming source builds every chunk of the wanted set with the LODs of
+/// its neighbours (skirts left out: stitched seams need none).
+fn export_rings<S: ChunkStore>(
+    d: &mut HeightmapDocument<S>,
+    req: &ExportRequest,
+    rings: &LodRings,
+) -> Result<Exported, KindError> {
+    let p = d.params().clone();
+    let mut unskirted = p.clone();
+    unskirted.mesh = unskirted.mesh.with_skirt_depth(0.0);
+    let source =
+        HeightmapSource::with_edits(&unskirted, d.world().edit_layer())?.with_colliders(false);
+    let config = source.stream_config();
+    let selection = rings.selection(&config, 2, p.ring_distances())?;
+    let built: Vec<(String, HeightmapMesh, u8)> = chunk_requests(config.dim, &selection)
+        .iter()
+        .filter_map(|r| {
+            let chunk = source.build_request(r)?;
+            let lod = r.lod.min(p.max_lod());
+            let name = format!("lod{lod}_chunk_{}_{}", r.coord[0], r.coord[1]);
+            Some((name, chunk.mesh, lod))
+        })
+        .filter(|(_, m, _)| !m.indices.is_empty())
+        .collect();
+    let glb: Vec<GlbMesh> = built.iter().map(|(n, m, _)| ground_mesh(n, m)).collect();
+    let mut per_lod = vec![0usize; usize::from(p.max_lod()) + 1];
+    for (_, _, lod) in &built {
+        per_lod[usize::from(*lod)] += 1;
+    }
+    let triangles: usize = built.iter().map(|(_, m, _)| m.indices.len() / 3).sum();
+    let counts = json!({
+        "chunks": glb.len(),
+        "triangles": triangles,
+        "chunks_per_lod": per_lod,
+    });
+    mesh_file(&glb, req, "heightmap", counts)
+}
+
+/// The base colour of the `ground` material of heightmap mesh exports
+/// (linear RGBA): a mid grass green, so the OBJ's `.mtl` and an engine's
+/// first import show ground rather than white.
+pub(crate) const GROUND_COLOR: [f32; 4] = [0.24, 0.36, 0.16, 1.0];
+
+/// A heightmap chunk mesh for a mesh file, with the `ground` material.
+fn ground_mesh<'a>(name: &'a str, mesh: &'a HeightmapMesh) -> GlbMesh<'a> {
+    GlbMesh::from_heightmap(name, mesh)
+        .with_material(Some(GlbMaterial::new("ground", GROUND_COLOR)))
 }
 
 /// `a / b` rounded up, for `b > 0`.

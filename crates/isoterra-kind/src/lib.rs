@@ -52,9 +52,10 @@ pub use create::{KindDefaults, MAP_SIZE, MAX_SEED, NewWorld, SIDE2D_SIZE, WorldP
 pub use document::{AnyDocument, Committed, Document, History, StrokeId};
 pub use error::KindError;
 pub use export::{
-    ExportFile, ExportFormat, ExportRequest, Exported, FileRole, MAX_EXPORT_CHUNKS,
+    ExportFile, ExportFormat, ExportRequest, Exported, FileRole, LodRings, MAX_EXPORT_CHUNKS,
     MAX_EXPORT_NODES,
 };
 pub use isoterra_store::Followed;
 pub use kind::WorldKind;
 pub use stroke::{Stamp, StrokeSpec, Template, checked_point};
+pub use voxel::VOXEL_RINGS_CHUNKS;

@@ -1,8 +1,8 @@
 //! A map world in the kind layer: its strokes' brushes and its exports.
 
 use isoterra_export::{
-    PngLayersMesh, TiledExport, export_map_glb, export_pathing_png, export_png_layers,
-    export_tiled, export_tiled_tmx, tiled_tileset_png,
+    PngLayersMesh, TiledExport, export_map_glb, export_map_obj, export_pathing_png,
+    export_png_layers, export_tiled, export_tiled_tmx, tiled_tileset_png,
 };
 use isoterra_store::{ChunkStore, MapDocument};
 use isoterra_world::{MapBrush, PathingRules, pathing_grid};
@@ -190,6 +190,24 @@ pub(crate) fn export<S: ChunkStore>(
             "map.glb",
             json!({}),
         ),
+        ExportFormat::Obj => {
+            // `usemtl terrain|cliff|water` groups and the `.mtl` they name.
+            let mtl = format!("{}.mtl", req.stem.as_deref().unwrap_or("map"));
+            let files = export_map_obj(layers, &params.mesh, &mtl)?;
+            let mut out = Exported::one(
+                files.obj.into_bytes(),
+                "text/plain; charset=utf-8",
+                "map.obj",
+                json!({}),
+            );
+            out.files.push(ExportFile {
+                role: FileRole::Materials,
+                bytes: files.mtl.into_bytes(),
+                content_type: "text/plain; charset=utf-8",
+                file_name: "map.mtl",
+            });
+            out
+        }
         ExportFormat::PngLayers => {
             let m = PngLayersMesh::new(
                 params.mesh.cell_size,

@@ -3,7 +3,9 @@
 use isoterra_export::{GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive};
 use isoterra_field::MaterialTable;
 use isoterra_store::{ChunkStore, VoxelDocument};
-use isoterra_world::{VoxelBrush, VoxelChunkMesh, VoxelLodMesher, VoxelMesher};
+use isoterra_world::{
+    VoxelBrush, VoxelChunkMesh, VoxelLodMesher, VoxelMesher, VoxelSource, chunk_requests,
+};
 use serde_json::json;
 
 use crate::export::{
@@ -124,6 +126,29 @@ pub(crate) fn export<S: ChunkStore>(
     req: &ExportRequest,
 ) -> Result<Exported, KindError> {
     const FORM: &str = "X0,Y0,Z0,X1,Y1,Z1";
+    let mut names = Vec::new();
+    let mut parts: Vec<MeshParts> = Vec::new();
+    if let Some(rings) = &req.lod_rings {
+        // The chunks around a point at their ring's LOD, with transition
+        // cells toward finer neighbours, as a stream shows them.
+        let source = VoxelSource::from_world(d.world())?;
+        let config = source.stream_config();
+        let n = d.world().chunk_cells() as f32;
+        let default_rings = VOXEL_RINGS_CHUNKS.iter().map(|r| r * n).collect();
+        let selection = rings.selection(&config, 3, default_rings)?;
+        for r in chunk_requests(config.dim, &selection) {
+            let Some(m) = source.build_request(&r, None) else {
+                continue;
+            };
+            if !m.indices.is_empty() {
+                let lod = r.lod.min(config.max_lod);
+                let c = r.coord;
+                names.push(format!("lod{lod}_chunk_{}_{}_{}", c[0], c[1], c[2]));
+                parts.push((m.positions, m.normals, m.materials, m.indices));
+            }
+        }
+        return voxel_mesh_file(req, names, parts);
+    }
     let text = req.region.as_deref().ok_or_else(|| {
         KindError::invalid(
             "a voxel world is endless: say which part to export with --region X0,Y0,Z0,X1,Y1,Z1",
@@ -142,8 +167,6 @@ pub(crate) fn export<S: ChunkStore>(
             "region `{text}` covers {count} chunks; export at most {MAX_EXPORT_CHUNKS} at a time"
         )));
     }
-    let mut names = Vec::new();
-    let mut parts: Vec<MeshParts> = Vec::new();
     if req.lod == 0 {
         // Meshed here, into buffers of their own: the world's
         // dirty set (what a stream follows) and its mesh cache
@@ -186,8 +209,22 @@ pub(crate) fn export<S: ChunkStore>(
             }
         }
     }
-    // One primitive per material (named and coloured from the voxel
-    // material table) and the per-vertex id as `_MATERIAL`.
+    voxel_mesh_file(req, names, parts)
+}
+
+/// The LOD rings of a voxel stream, in chunks: LOD 1 from 2 chunks away,
+/// LOD 2 from 4, LOD 3 from 6. The editor streams voxel worlds with them,
+/// and a voxel mesh export with `--lod-rings` and no radii uses them.
+pub const VOXEL_RINGS_CHUNKS: [f32; 3] = [2.0, 4.0, 6.0];
+
+/// A voxel mesh file of named chunk meshes: one primitive per material
+/// (named and coloured from the voxel material table) and the per-vertex id
+/// as `_MATERIAL`.
+fn voxel_mesh_file(
+    req: &ExportRequest,
+    names: Vec<String>,
+    parts: Vec<MeshParts>,
+) -> Result<Exported, KindError> {
     let table = material_list(&MaterialTable::voxel_default());
     let grouped: Vec<(Vec<u32>, MaterialRanges, Vec<f32>)> = parts
         .iter()

@@ -1270,8 +1270,8 @@ fn every_kind_exports_every_format_it_offers() {
                 assert_eq!(side.content_type, "application/json");
                 serde_json::from_slice::<Value>(&side.bytes).expect("the sidecar is JSON");
             } else {
-                // Beside the main file: an OBJ's material library (side2d,
-                // voxel) and a side2d mesh's colliders.
+                // Beside the main file: an OBJ's material library (every
+                // kind) and a side2d mesh's colliders.
                 let listed: Vec<FileRole> = out.files[1..].iter().map(|f| f.role).collect();
                 assert_eq!(listed, format.companions(kind), "{kind} {format}");
                 let mut roles = listed.clone();
@@ -1282,7 +1282,8 @@ fn every_kind_exports_every_format_it_offers() {
                 if side2d_mesh {
                     expect.push(FileRole::Colliders);
                 }
-                if format == ExportFormat::Obj && kind != WorldKind::Heightmap {
+                // Every kind's OBJ names its materials (heightmaps: `ground`).
+                if format == ExportFormat::Obj {
                     expect.push(FileRole::Materials);
                 }
                 if format == ExportFormat::Tiled {

@@ -110,7 +110,7 @@ pub use side2d::{
 pub use stream::{
     CancelFlag, ChunkCoord, ChunkRequest, ChunkSource, Dim, HeightmapChunk, HeightmapEdits,
     HeightmapSource, Side2dSource, SlotId, StreamConfig, StreamEvent, StreamViewer, VoxelEdits,
-    VoxelSource, desired_chunks,
+    VoxelSource, chunk_requests, desired_chunks,
 };
 #[cfg(feature = "parallel")]
 pub use stream::{StreamExecutor, StreamScheduler, StreamStats};

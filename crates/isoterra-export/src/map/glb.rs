@@ -4,10 +4,13 @@
 use std::collections::BTreeMap;
 
 use isoterra_field::map::{MAX_TEXTURES, MapLayers, Splat};
-use isoterra_mesh::{CellRect, MapMeshBuffers, MapMeshOptions, MapMeshOutput, MapMesher};
+use isoterra_mesh::{
+    CellRect, MapMeshBuffers, MapMeshOptions, MapMeshOutput, MapMesher, WaterBuffers,
+};
 
 use crate::{
-    ExportError, GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, export_glb,
+    ExportError, GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, ObjFiles,
+    export_glb, export_obj_mtl,
 };
 
 /// The fixed colour of each of the 16 splat textures (linear RGB), used for
@@ -243,6 +246,114 @@ fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
     out
 }
 
+/// The meshes of a map ready for a mesh file: the terrain split into ground
+/// and walls with their UVs and colours, the splat weight groups, and the
+/// water's UVs. [`MapParts::meshes`] lends them as [`GlbMesh`]es.
+struct MapParts<'a> {
+    terrain: TerrainParts,
+    splat_groups: Vec<Vec<[f32; 4]>>,
+    water: &'a WaterBuffers,
+    water_uvs: Vec<[f32; 2]>,
+}
+
+/// The names of the splat weight attributes, four textures each.
+const SPLAT_NAMES: [&str; 4] = ["_SPLAT0", "_SPLAT1", "_SPLAT2", "_SPLAT3"];
+
+impl<'a> MapParts<'a> {
+    fn new(mesh: &'a MapMeshOutput) -> Result<Self, ExportError> {
+        let t = &mesh.terrain;
+        if t.splat.len() != t.positions.len() || t.blend.len() != t.positions.len() {
+            return Err(ExportError::InvalidMesh {
+                mesh: 0,
+                name: "terrain".into(),
+                what: "colors",
+                detail: format!(
+                    "{} splats and {} blends for {} positions",
+                    t.splat.len(),
+                    t.blend.len(),
+                    t.positions.len()
+                ),
+            });
+        }
+        let terrain = split_terrain(t);
+        let weights: Vec<[f32; MAX_TEXTURES as usize]> =
+            terrain.splat.iter().map(|&s| texture_weights(s)).collect();
+        let used = weights
+            .iter()
+            .flat_map(|w| {
+                w.iter()
+                    .enumerate()
+                    .filter(|(_, v)| **v > 0.0)
+                    .map(|(k, _)| k)
+            })
+            .max()
+            .unwrap_or(0);
+        let splat_groups = (0..=used / 4)
+            .map(|g| {
+                weights
+                    .iter()
+                    .map(|w| [w[4 * g], w[4 * g + 1], w[4 * g + 2], w[4 * g + 3]])
+                    .collect()
+            })
+            .collect();
+        let water_uvs = mesh.water.positions.iter().map(|p| [p[0], p[2]]).collect();
+        Ok(MapParts {
+            terrain,
+            splat_groups,
+            water: &mesh.water,
+            water_uvs,
+        })
+    }
+
+    /// The ground and wall ranges of the terrain with their materials.
+    fn primitives(&self) -> [GlbPrimitive<'static>; 2] {
+        let t = &self.terrain;
+        let walls = t.indices.len() as u32 - t.ground;
+        [
+            GlbPrimitive::new(0, t.ground, Some(GlbMaterial::new("terrain", [1.0; 4]))),
+            GlbPrimitive::new(t.ground, walls, Some(GlbMaterial::new("cliff", [1.0; 4]))),
+        ]
+    }
+
+    /// The splat weight attributes.
+    fn attributes(&self) -> Vec<GlbAttribute<'_>> {
+        self.splat_groups
+            .iter()
+            .zip(SPLAT_NAMES)
+            .map(|(g, name)| GlbAttribute::new(name, GlbAttributeData::Vec4(g)))
+            .collect()
+    }
+
+    /// The terrain mesh and, when there is water, the water mesh.
+    fn meshes<'b>(
+        &'b self,
+        primitives: &'b [GlbPrimitive<'static>],
+        attributes: &'b [GlbAttribute<'b>],
+    ) -> Vec<GlbMesh<'b>> {
+        let t = &self.terrain;
+        let mut meshes = vec![
+            GlbMesh::new("terrain", &t.positions, &t.indices)
+                .with_normals(&t.normals)
+                .with_uvs(&t.uvs)
+                .with_colors(&t.colors)
+                .with_primitives(primitives)
+                .with_attributes(attributes),
+        ];
+        let w = self.water;
+        if !w.indices.is_empty() {
+            meshes.push(
+                GlbMesh::new("water", &w.positions, &w.indices)
+                    .with_normals(&w.normals)
+                    .with_uvs(&self.water_uvs)
+                    .with_material(Some(
+                        GlbMaterial::new("water", WATER_COLOR).with_blend(true),
+                    )),
+            );
+        }
+        meshes
+    }
+}
+
 /// Writes meshes of a map as `.glb`: a node `terrain` and, when there is
 /// water, a node `water`.
 ///
@@ -263,77 +374,52 @@ fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
 ///
 /// Errors as [`export_glb`].
 pub fn export_map_mesh_glb(mesh: &MapMeshOutput) -> Result<Vec<u8>, ExportError> {
-    let t = &mesh.terrain;
-    if t.splat.len() != t.positions.len() || t.blend.len() != t.positions.len() {
-        return Err(ExportError::InvalidMesh {
-            mesh: 0,
-            name: "terrain".into(),
-            what: "colors",
-            detail: format!(
-                "{} splats and {} blends for {} positions",
-                t.splat.len(),
-                t.blend.len(),
-                t.positions.len()
-            ),
-        });
-    }
-    let parts = split_terrain(t);
-    let weights: Vec<[f32; MAX_TEXTURES as usize]> =
-        parts.splat.iter().map(|&s| texture_weights(s)).collect();
-    let used = weights
-        .iter()
-        .flat_map(|w| {
-            w.iter()
-                .enumerate()
-                .filter(|(_, v)| **v > 0.0)
-                .map(|(k, _)| k)
-        })
-        .max()
-        .unwrap_or(0);
-    let groups: Vec<Vec<[f32; 4]>> = (0..=used / 4)
-        .map(|g| {
-            weights
-                .iter()
-                .map(|w| [w[4 * g], w[4 * g + 1], w[4 * g + 2], w[4 * g + 3]])
-                .collect()
-        })
-        .collect();
-    const NAMES: [&str; 4] = ["_SPLAT0", "_SPLAT1", "_SPLAT2", "_SPLAT3"];
-    let attributes: Vec<GlbAttribute> = groups
-        .iter()
-        .zip(NAMES)
-        .map(|(g, name)| GlbAttribute::new(name, GlbAttributeData::Vec4(g)))
-        .collect();
-    let walls = parts.indices.len() as u32 - parts.ground;
+    let parts = MapParts::new(mesh)?;
+    let primitives = parts.primitives();
+    let attributes = parts.attributes();
+    export_glb(&parts.meshes(&primitives, &attributes))
+}
+
+/// Writes meshes of a map as Wavefront OBJ with its material library
+/// `mtl_file` (see [`export_obj_mtl`]): the same objects, vertices, normals,
+/// UVs and triangles as [`export_map_mesh_glb`], grouped by `usemtl terrain`,
+/// `usemtl cliff` and `usemtl water`. OBJ has no place for vertex colours or
+/// splat weights; the `.mtl` gives each material its base colour (terrain
+/// and cliff take the mean ground and the cliff colour, water is
+/// translucent).
+///
+/// Errors as [`export_obj_mtl`].
+pub fn export_map_mesh_obj(mesh: &MapMeshOutput, mtl_file: &str) -> Result<ObjFiles, ExportError> {
+    let parts = MapParts::new(mesh)?;
+    let t = &parts.terrain;
+    let walls = t.indices.len() as u32 - t.ground;
+    let ground = mean_color(&t.colors[..]);
+    let cliff = [CLIFF_COLOR[0], CLIFF_COLOR[1], CLIFF_COLOR[2], 1.0];
     let primitives = [
-        GlbPrimitive::new(0, parts.ground, Some(GlbMaterial::new("terrain", [1.0; 4]))),
-        GlbPrimitive::new(
-            parts.ground,
-            walls,
-            Some(GlbMaterial::new("cliff", [1.0; 4])),
-        ),
+        GlbPrimitive::new(0, t.ground, Some(GlbMaterial::new("terrain", ground))),
+        GlbPrimitive::new(t.ground, walls, Some(GlbMaterial::new("cliff", cliff))),
     ];
-    let mut meshes = vec![
-        GlbMesh::new("terrain", &parts.positions, &parts.indices)
-            .with_normals(&parts.normals)
-            .with_uvs(&parts.uvs)
-            .with_colors(&parts.colors)
-            .with_primitives(&primitives)
-            .with_attributes(&attributes),
-    ];
-    let w = &mesh.water;
-    let water_uvs: Vec<[f32; 2]> = w.positions.iter().map(|p| [p[0], p[2]]).collect();
-    if !w.indices.is_empty() {
-        meshes.push(
-            GlbMesh::new("water", &w.positions, &w.indices)
-                .with_normals(&w.normals)
-                .with_uvs(&water_uvs)
-                .with_material(Some(
-                    GlbMaterial::new("water", WATER_COLOR).with_blend(true),
-                )),
-        );
+    export_obj_mtl(&parts.meshes(&primitives, &[]), mtl_file)
+}
+
+/// The mean of vertex colours (white for none).
+fn mean_color(colors: &[[f32; 4]]) -> [f32; 4] {
+    if colors.is_empty() {
+        return [1.0; 4];
     }
-    export_glb(&meshes)
+    let mut sum = [0f64; 3];
+    for c in colors {
+        for k in 0..3 {
+            sum[k] += f64::from(c[k]);
+        }
+    }
+    let n = colors.len() as f64;
+    [
+        (sum[0] / n) as f32,
+        (sum[1] / n) as f32,
+        (sum[2] / n) as f32,
+        1.0,
+    ]
 }
 
 /// Meshes the whole map with `options` and writes it as `.glb` (see
@@ -347,4 +433,22 @@ pub fn export_map_glb(map: &MapLayers, options: &MapMeshOptions) -> Result<Vec<u
         .mesh(map, CellRect::whole(map), options, &mut out)
         .map_err(|e| ExportError::param("map mesh", e, "the map cannot be meshed"))?;
     export_map_mesh_glb(&out)
+}
+
+/// Meshes the whole map with `options` and writes it as Wavefront OBJ with
+/// its material library `mtl_file` (see [`export_map_mesh_obj`]).
+///
+/// Errors: invalid layers or options (from the mesher), or as
+/// [`export_obj_mtl`].
+pub fn export_map_obj(
+    map: &MapLayers,
+    options: &MapMeshOptions,
+    mtl_file: &str,
+) -> Result<ObjFiles, ExportError> {
+    let mut mesher = MapMesher::new();
+    let mut out = MapMeshOutput::default();
+    mesher
+        .mesh(map, CellRect::whole(map), options, &mut out)
+        .map_err(|e| ExportError::param("map mesh", e, "the map cannot be meshed"))?;
+    export_map_mesh_obj(&out, mtl_file)
 }

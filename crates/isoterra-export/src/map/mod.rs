@@ -1,5 +1,5 @@
 //! Interchange for the `map` world kind: Tiled JSON import and export, layer
-//! textures with a JSON sidecar and their runtime loader, `.glb` of the map
+//! textures with a JSON sidecar and their runtime loader, `.glb` and OBJ of the map
 //! meshes and the pathing grid as an image.
 
 mod glb;
@@ -9,7 +9,8 @@ mod tiled;
 mod tmx;
 
 pub use glb::{
-    CLIFF_COLOR, MAP_PALETTE, WATER_COLOR, export_map_glb, export_map_mesh_glb, splat_color,
+    CLIFF_COLOR, MAP_PALETTE, WATER_COLOR, export_map_glb, export_map_mesh_glb,
+    export_map_mesh_obj, export_map_obj, splat_color,
 };
 pub use pathing_png::{export_pathing_png, pathing_color};
 pub use png_layers::{

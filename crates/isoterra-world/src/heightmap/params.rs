@@ -189,6 +189,15 @@ impl HeightmapParams {
         lod
     }
 
+    /// The ring radii of [`ring_lod`](Self::ring_lod) as a stream viewer
+    /// takes them ([`StreamViewer::lod_distances`](crate::StreamViewer::lod_distances)):
+    /// `lod_distance * 2^k` for `k` in `0..max_lod`.
+    pub fn ring_distances(&self) -> Vec<f32> {
+        (0..self.max_lod())
+            .map(|k| self.lod_distance * (1u32 << k) as f32)
+            .collect()
+    }
+
     /// Checks every parameter.
     ///
     /// # Errors

@@ -14,7 +14,7 @@ mod voxel_source;
 pub use heightmap_source::{HeightmapChunk, HeightmapEdits, HeightmapSource};
 #[cfg(feature = "parallel")]
 pub use scheduler::{StreamExecutor, StreamScheduler, StreamStats};
-pub use select::{ChunkCoord, Dim, StreamConfig, StreamViewer, desired_chunks};
+pub use select::{ChunkCoord, Dim, StreamConfig, StreamViewer, chunk_requests, desired_chunks};
 pub use side2d_source::Side2dSource;
 pub use source::{CancelFlag, ChunkRequest, ChunkSource, SlotId, StreamEvent};
 pub use voxel_source::{VoxelEdits, VoxelSource};

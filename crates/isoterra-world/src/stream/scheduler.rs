@@ -6,10 +6,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use super::select::Dim;
 use super::select::{
-    ChunkCoord, CoordMap, CoordSet, StreamConfig, StreamViewer, offset, select, touching_offsets,
-    viewer_points,
+    ChunkCoord, CoordMap, CoordSet, StreamConfig, StreamViewer, offset, request_of, select,
+    touching_offsets, viewer_points,
 };
 use super::source::{CancelFlag, ChunkRequest, ChunkSource, SlotId, StreamEvent};
 use crate::WorldError;
@@ -115,41 +114,6 @@ type Leaving = (ChunkCoord, Option<Box<Job>>, Option<(u8, SlotId)>);
 
 /// A flag on LODs in the selection while it is matched with the held chunks.
 const HELD: u8 = 0x80;
-
-/// The request for chunk `c` at `lod` with the LODs of its face and edge
-/// neighbours in `target`.
-fn request_of(dim: Dim, target: &CoordMap<u8>, c: ChunkCoord, lod: u8) -> ChunkRequest {
-    let at = |d: [i32; 3]| {
-        let n = [
-            c[0].wrapping_add(d[0]),
-            c[1].wrapping_add(d[1]),
-            c[2].wrapping_add(d[2]),
-        ];
-        target.get(&n).copied()
-    };
-    let mut faces = [None; 6];
-    for (f, d) in dim.face_offsets().iter().enumerate() {
-        faces[f] = at(*d);
-    }
-    let mut edges = [None; 12];
-    if dim == Dim::Xyz {
-        for (e, slot) in edges.iter_mut().enumerate() {
-            let axis = e / 4;
-            let (b0, b1) = match axis {
-                0 => (1, 2),
-                1 => (0, 2),
-                _ => (0, 1),
-            };
-            let mut d = [0; 3];
-            d[b0] = if e & 1 == 1 { 1 } else { -1 };
-            d[b1] = if e & 2 == 2 { 1 } else { -1 };
-            *slot = at(d);
-        }
-    }
-    ChunkRequest::new(c, lod)
-        .with_neighbour_lods(faces)
-        .with_edge_lods(edges)
-}
 
 /// Streams chunks of any world kind around viewers.
 ///

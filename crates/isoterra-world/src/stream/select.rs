@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::source::ChunkRequest;
 use crate::WorldError;
 
 /// A fast hasher for chunk coordinates (a multiply-rotate mix with a final
@@ -787,6 +788,56 @@ pub fn desired_chunks(
     let map = select(config, viewers, std::iter::empty(), 0);
     let sorted: BTreeMap<ChunkCoord, u8> = map.into_iter().collect();
     Ok(sorted.into_iter().collect())
+}
+
+/// The request for chunk `c` at `lod` with the LODs of its face and edge
+/// neighbours in `target`.
+pub(crate) fn request_of(dim: Dim, target: &CoordMap<u8>, c: ChunkCoord, lod: u8) -> ChunkRequest {
+    let at = |d: [i32; 3]| {
+        let n = [
+            c[0].wrapping_add(d[0]),
+            c[1].wrapping_add(d[1]),
+            c[2].wrapping_add(d[2]),
+        ];
+        target.get(&n).copied()
+    };
+    let mut faces = [None; 6];
+    for (f, d) in dim.face_offsets().iter().enumerate() {
+        faces[f] = at(*d);
+    }
+    let mut edges = [None; 12];
+    if dim == Dim::Xyz {
+        for (e, slot) in edges.iter_mut().enumerate() {
+            let axis = e / 4;
+            let (b0, b1) = match axis {
+                0 => (1, 2),
+                1 => (0, 2),
+                _ => (0, 1),
+            };
+            let mut d = [0; 3];
+            d[b0] = if e & 1 == 1 { 1 } else { -1 };
+            d[b1] = if e & 2 == 2 { 1 } else { -1 };
+            *slot = at(d);
+        }
+    }
+    ChunkRequest::new(c, lod)
+        .with_neighbour_lods(faces)
+        .with_edge_lods(edges)
+}
+
+/// The build request of every chunk of `selection` (a `(chunk, LOD)` set
+/// such as [`desired_chunks`](crate::desired_chunks) gives), in its order,
+/// with the LODs of each chunk's face and edge neighbours in the selection:
+/// what a [`StreamScheduler`](crate::StreamScheduler) hands its source once
+/// the chunks have settled. Building each request with a
+/// [`ChunkSource`](super::source::ChunkSource) gives the crack-free mixed-LOD
+/// set a stream shows, all at once (a mesh export around a point).
+pub fn chunk_requests(dim: Dim, selection: &[(ChunkCoord, u8)]) -> Vec<ChunkRequest> {
+    let target: CoordMap<u8> = selection.iter().copied().collect();
+    selection
+        .iter()
+        .map(|&(c, lod)| request_of(dim, &target, c, lod))
+        .collect()
 }
 
 #[cfg(test)]
