@@ -246,6 +246,32 @@ pub async fn serve(options: EditorOptions) -> Result<ServerHandle, EditorError> 
     })
 }
 
+/// What `run` says on standard error about a host that is not a loopback
+/// address. The server answers only requests addressed to the host it
+/// listens on (its Host check keeps other sites' pages out), so on an
+/// unspecified address (`0.0.0.0`, `::`) a browser on another machine,
+/// which names this machine's real address, is refused: the warning says
+/// so, and what to give instead.
+fn host_warning(host: std::net::IpAddr, file: &std::path::Path) -> Option<String> {
+    if host.is_loopback() {
+        return None;
+    }
+    let file = file.display();
+    Some(if host.is_unspecified() {
+        format!(
+            "warning: the editor listens on {host} but answers only requests addressed to \
+             127.0.0.1 or localhost: a browser on another machine gets 403 Forbidden. To edit \
+             from another machine, give this machine's network address (--host 192.168.1.20, \
+             say) and open that address there; anyone who can reach it can edit {file}"
+        )
+    } else {
+        format!(
+            "warning: the editor listens on {host}, which is not a loopback address: anyone \
+             who can reach it can edit {file}"
+        )
+    })
+}
+
 /// Runs the editor until interrupted: serves, prints
 /// `isoterra editor on http://HOST:PORT/` to stdout, and with
 /// [`open_browser`](EditorOptions::open_browser) tries to open a browser.
@@ -261,12 +287,8 @@ pub fn run(options: EditorOptions) -> Result<(), EditorError> {
         .build()
         .map_err(EditorError::Io)?;
     runtime.block_on(async move {
-        if !options.host.is_loopback() {
-            eprintln!(
-                "warning: the editor listens on {}, which is not a loopback address: anyone who can reach it can edit {}",
-                options.host,
-                options.file.display()
-            );
+        if let Some(warning) = host_warning(options.host, &options.file) {
+            eprintln!("{warning}");
         }
         let open = options.open_browser;
         let mut handle = serve(options).await?;
@@ -316,6 +338,20 @@ fn open_browser(url: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_other_machines_cannot_use_is_called_so() {
+        let file = std::path::Path::new("w.isoterra");
+        assert_eq!(host_warning("127.0.0.1".parse().unwrap(), file), None);
+        assert_eq!(host_warning("::1".parse().unwrap(), file), None);
+        let any = host_warning("0.0.0.0".parse().unwrap(), file).unwrap();
+        assert!(
+            any.contains("403 Forbidden") && any.contains("--host"),
+            "{any}"
+        );
+        let lan = host_warning("192.168.1.20".parse().unwrap(), file).unwrap();
+        assert!(lan.contains("anyone") && !lan.contains("403"), "{lan}");
+    }
 
     #[test]
     fn options_default_to_loopback_on_7878() {

@@ -18,6 +18,7 @@ use isoterra::kind::{AnyDocument, NewWorld, StrokeId, StrokeSpec, WorldKind};
 use isoterra::world::StreamViewer;
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::oneshot;
 
@@ -126,7 +127,13 @@ struct World {
     remesh_ms: f64,
     last_status: Instant,
     shutdown: bool,
+    /// Exports running on threads of their own.
+    exports: Arc<AtomicUsize>,
 }
+
+/// Exports that may run at once; a download asked for beyond them is
+/// refused as busy (each holds a world handle and its meshes in memory).
+const MAX_EXPORTS: usize = 2;
 
 /// Voxel: loaded chunks above which those far from every camera are dropped.
 const VOXEL_KEEP_CHUNKS: usize = 4096;
@@ -153,6 +160,7 @@ impl World {
             remesh_ms: 0.0,
             last_status: Instant::now(),
             shutdown: false,
+            exports: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -276,8 +284,32 @@ impl World {
                 region,
                 reply,
             } => {
-                let result = kinds::export(self.doc(), &format, region.as_deref());
-                let _ = reply.send(result);
+                // Off the world thread: a large export would hold up every
+                // stroke for as long as it meshes. It reads the world
+                // through a handle of its own, which sees every stroke
+                // acknowledged so far (each is committed before its ack).
+                let running = Arc::clone(&self.exports);
+                if running.fetch_add(1, Ordering::AcqRel) >= MAX_EXPORTS {
+                    running.fetch_sub(1, Ordering::AcqRel);
+                    let _ = reply.send(Err(Reject::new(
+                        "busy",
+                        format!("{MAX_EXPORTS} exports are running; try again when one is done"),
+                    )));
+                    return;
+                }
+                let path = self.path.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("isoterra-export".into())
+                    .spawn(move || {
+                        let result = Doc::open(&path).map_err(kinds::reject).and_then(|mut doc| {
+                            kinds::export(&mut doc, &format, region.as_deref())
+                        });
+                        running.fetch_sub(1, Ordering::AcqRel);
+                        let _ = reply.send(result);
+                    });
+                if spawned.is_err() {
+                    self.exports.fetch_sub(1, Ordering::AcqRel);
+                }
             }
             Command::Info { reply } => {
                 let doc = self.doc_ref();

@@ -27,8 +27,9 @@ use isoterra::world::{
 /// the camera moves stays near a millisecond.
 pub(crate) const MAX_VIEW_CHUNKS: f32 = 12.0;
 /// Voxel LOD ring radii, in chunk sizes: LOD 0 closer than the first, LOD 1
-/// up to the second, and so on.
-pub(crate) const LOD_RINGS_CHUNKS: [f32; 3] = [2.0, 4.0, 6.0];
+/// up to the second, and so on (the kind layer's, so a `--lod-rings` export
+/// gives what the editor shows).
+pub(crate) const LOD_RINGS_CHUNKS: [f32; 3] = isoterra::kind::VOXEL_RINGS_CHUNKS;
 /// Fastest camera speed used for prefetch, in chunk sizes per second.
 pub(crate) const MAX_SPEED_CHUNKS: f32 = 8.0;
 /// A camera step faster than this many chunk sizes per second is a jump,
@@ -272,9 +273,7 @@ impl Stream<HeightFrames> {
         let p = self.sched.source().heights.params();
         let reach = StreamConfig::MAX_RADIUS_2D * cfg.chunk_size - cfg.unload_hysteresis - 1.0;
         let distance = distance.min(reach).max(1.0);
-        let rings = (0..p.max_lod())
-            .map(|k| p.lod_distance * (1u32 << k) as f32)
-            .collect();
+        let rings = p.ring_distances();
         StreamViewer::new(position, distance)
             .with_id(id)
             .with_forward(forward.unwrap_or([0.0; 3]))

@@ -512,6 +512,88 @@ fn exports_are_downloads_of_the_listed_formats() {
     });
 }
 
+/// A Tiled map needs its tileset image beside it: the `tiled-zip` download
+/// holds both, under the names the map refers to, so a user unzips and
+/// opens the map in Tiled with nothing saved by hand. An OBJ comes with its
+/// `.mtl` the same way.
+#[test]
+fn zip_downloads_hold_the_map_and_the_files_it_names() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Map);
+        let server = start(&path).await;
+        let mut ws = connect(server.addr()).await;
+        let (welcome, _) = until_json(&mut ws, "welcome").await;
+        let listed: Vec<&str> = welcome["exports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert!(listed.contains(&"tiled-zip"), "{listed:?}");
+        assert!(listed.contains(&"obj-zip"), "{listed:?}");
+        let host = server.addr().to_string();
+        let fetch = |format: &'static str| {
+            let host = host.clone();
+            let addr = server.addr();
+            async move {
+                let (status, body) = http_get(
+                    addr,
+                    &format!("/export?format={format}"),
+                    &[("Host", &host)],
+                )
+                .await;
+                assert_eq!(status, 200, "{format}");
+                let mut zip = zip::ZipArchive::new(std::io::Cursor::new(body)).unwrap();
+                let mut files = std::collections::BTreeMap::new();
+                for i in 0..zip.len() {
+                    let mut f = zip.by_index(i).unwrap();
+                    let mut bytes = Vec::new();
+                    std::io::Read::read_to_end(&mut f, &mut bytes).unwrap();
+                    files.insert(f.name().unwrap().to_string(), bytes);
+                }
+                files
+            }
+        };
+        let tiled = fetch("tiled-zip").await;
+        assert_eq!(
+            tiled.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["map.tiles.png", "map.tmj"]
+        );
+        let map: Value = serde_json::from_slice(&tiled["map.tmj"]).unwrap();
+        assert_eq!(map["tilesets"][0]["image"], "map.tiles.png");
+        assert!(tiled["map.tiles.png"].starts_with(b"\x89PNG"));
+        // The same bytes as the single downloads.
+        let (_, alone) = http_get(
+            server.addr(),
+            "/export?format=tiled-tileset",
+            &[("Host", &host)],
+        )
+        .await;
+        assert_eq!(alone, tiled["map.tiles.png"]);
+        let obj = fetch("obj-zip").await;
+        assert_eq!(
+            obj.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["map.mtl", "map.obj"]
+        );
+        let text = String::from_utf8(obj["map.obj"].clone()).unwrap();
+        assert!(
+            text.contains("mtllib map.mtl"),
+            "{}",
+            &text[..200.min(text.len())]
+        );
+        assert!(text.contains("usemtl terrain"));
+        let mtl = String::from_utf8(obj["map.mtl"].clone()).unwrap();
+        for used in text.lines().filter_map(|l| l.strip_prefix("usemtl ")) {
+            assert!(
+                mtl.contains(&format!("newmtl {used}\n")),
+                "newmtl {used}: {mtl}"
+            );
+        }
+        server.shutdown().await;
+    });
+}
+
 /// The chunks the streamed frames show are meshed off the world thread, so
 /// a voxel export meshes its region itself: it shows every stroke, and an
 /// undo brings the first export back byte for byte.
@@ -555,6 +637,45 @@ fn voxel_exports_follow_strokes_and_undo() {
         let undone = drain(&mut ws, QUIET).await;
         assert!(!undone.is_empty(), "the undo was streamed");
         assert_eq!(export(server.addr()).await, before);
+        server.shutdown().await;
+    });
+}
+
+/// An export runs off the world thread: a stroke sent while a large voxel
+/// export meshes is acknowledged before the export is done, and the export
+/// holds every stroke acknowledged before it was asked for.
+#[test]
+fn strokes_are_acknowledged_while_a_large_export_runs() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Voxel);
+        let server = start(&path).await;
+        let mut ws = connect(server.addr()).await;
+        open(&mut ws, Kind::Voxel).await;
+        let host = server.addr().to_string();
+        let addr = server.addr();
+        // 4,096 chunks of 16 cells: the largest region one export takes.
+        let big = tokio::spawn(async move {
+            let (status, body) = http_get(
+                addr,
+                "/export?format=glb&region=-128,-128,-128,127,127,127",
+                &[("Host", &host)],
+            )
+            .await;
+            (status, body.len(), std::time::Instant::now())
+        });
+        // Let the export start, then stroke.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (ack, _) = changing_stroke(&mut ws, Kind::Voxel, "during").await;
+        let acked = std::time::Instant::now();
+        assert!(!ack["id"].is_null(), "{ack}");
+        let (status, len, done) = big.await.unwrap();
+        assert_eq!(status, 200);
+        assert!(len > 1000);
+        assert!(
+            acked < done,
+            "the stroke was acknowledged only after the export finished"
+        );
         server.shutdown().await;
     });
 }

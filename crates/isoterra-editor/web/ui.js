@@ -26,7 +26,11 @@ const EXPORT_LABELS = {
   'png-layers': 'PNG layer textures',
   'png-layers-sidecar': 'PNG layer sidecar (JSON)',
   'tiled-tileset': 'Tiled tileset image (PNG, save beside the map as map.tiles.png)',
+  'tiled-zip': 'Tiled map with its tileset image (.zip)',
   'obj-mtl': 'OBJ materials (.mtl)',
+  'obj-zip': 'Wavefront OBJ with the files beside it (.zip)',
+  'glb-zip': 'glTF binary with its colliders (.zip)',
+  'png-layers-zip': 'PNG layer textures with the sidecar (.zip)',
   colliders: 'Collider JSON',
   json: 'Collider JSON',
 };

@@ -8,13 +8,17 @@ mod map;
 mod side2d;
 mod voxel;
 
+use std::io::{Cursor, Write};
 use std::path::Path;
 
 use isoterra::kind::{
-    AnyDocument, Document, ExportFormat, ExportRequest, FileRole, KindError, NewWorld, WorldKind,
+    AnyDocument, Document, ExportFile, ExportFormat, ExportRequest, FileRole, KindError, NewWorld,
+    WorldKind,
 };
 use isoterra::store::StoreError;
 use serde_json::{Value, json};
+use zip::ZipWriter;
+use zip::write::SimpleFileOptions;
 
 use crate::EditorError;
 use crate::protocol::Reject;
@@ -98,21 +102,50 @@ pub(crate) fn limits_json(doc: &Doc) -> Value {
     })
 }
 
-/// The downloads of this kind: each export format, followed by each file
-/// the export makes beside its main one as a download of its own, named
-/// `FORMAT-ROLE` (`png-layers-sidecar`, `obj-mtl`). A side-view mesh's
-/// colliders are left out: they are the `colliders` download.
-fn downloads(doc: &Doc) -> Vec<(String, ExportFormat, FileRole)> {
+/// What a download holds: one file of an export, or all of them in a zip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The export's file of this role.
+    File(FileRole),
+    /// Every file of the export, named as the export names them, in one zip
+    /// archive: a map and the files it refers to, together.
+    Zip,
+}
+
+/// The downloads of this kind: each export format; then, for a format
+/// whose export makes files beside its main one, each of those as a
+/// download of its own, named `FORMAT-ROLE` (`png-layers-sidecar`,
+/// `obj-mtl`; a side-view mesh's colliders are left out: they are the
+/// `colliders` download), and all of them in one zip, `FORMAT-zip` (a Tiled
+/// map with its tileset image, an OBJ with its `.mtl`).
+fn downloads(doc: &Doc) -> Vec<(String, ExportFormat, Part)> {
     let mut out = Vec::new();
     for &f in doc.exports() {
-        out.push((f.name().to_string(), f, FileRole::Main));
-        for &role in f.companions(doc.kind()) {
+        out.push((f.name().to_string(), f, Part::File(FileRole::Main)));
+        let companions = f.companions(doc.kind());
+        for &role in companions {
             if role != FileRole::Colliders {
-                out.push((format!("{}-{}", f.name(), role.name()), f, role));
+                out.push((format!("{}-{}", f.name(), role.name()), f, Part::File(role)));
             }
+        }
+        if !companions.is_empty() {
+            out.push((format!("{}-zip", f.name()), f, Part::Zip));
         }
     }
     out
+}
+
+/// The files of an export in one zip archive (deflated), under the names
+/// the export gives them, main file first.
+fn zip_files(files: &[ExportFile]) -> Result<Vec<u8>, Reject> {
+    let fail = |e: zip::result::ZipError| Reject::new("storage", format!("zip: {e}"));
+    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
+    let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for f in files {
+        zip.start_file(f.file_name, options).map_err(fail)?;
+        zip.write_all(&f.bytes).map_err(|e| fail(e.into()))?;
+    }
+    Ok(zip.finish().map_err(fail)?.into_inner())
 }
 
 /// The names of this kind's downloads (see [`downloads`]).
@@ -137,7 +170,7 @@ pub(crate) fn export(
     region: Option<&str>,
 ) -> Result<Download, Reject> {
     let listed = downloads(doc);
-    let Some(&(_, parsed, role)) = listed.iter().find(|(n, _, _)| n == format) else {
+    let Some(&(_, parsed, part)) = listed.iter().find(|(n, _, _)| n == format) else {
         let names: Vec<&str> = listed.iter().map(|(n, _, _)| n.as_str()).collect();
         return Err(Reject::invalid(format!(
             "format `{format}` does not apply to {} worlds (formats: {})",
@@ -152,6 +185,17 @@ pub(crate) fn export(
         .filter(|_| !doc.kind().is_bounded());
     let req = ExportRequest::new(parsed).with_region(region.map(str::to_string));
     let out = doc.export(&req).map_err(reject)?;
+    let role = match part {
+        Part::File(role) => role,
+        Part::Zip => {
+            let stem = out.main().file_name.split('.').next().unwrap_or("world");
+            return Ok(Download {
+                bytes: zip_files(&out.files)?,
+                content_type: "application/zip",
+                file_name: format!("{stem}.zip"),
+            });
+        }
+    };
     let file = out
         .files
         .into_iter()
