@@ -8,8 +8,9 @@ JSON object per line:
      "unit": "ms", "value": 12.3, "mvox_s": ..., "mtri_s": ..., "triangles": ...,
      "vertices": ...}
 
-`value` is the median wall time of the runs in milliseconds; `mvox_s` counts
-cells ((N-1)^3) per second, `mtri_s` triangles per second.
+`value` is the median wall time of the runs in milliseconds, `cpu_ms` the
+median CPU time of the process (every thread) per run; `mvox_s` counts cells
+((N-1)^3) per second, `mtri_s` triangles per second (both from the wall time).
 
 Fields (N^3 nodes, x fastest, computed in float64 and rounded once to float32,
 iso 0):
@@ -79,13 +80,22 @@ def workloads():
     ]
 
 
+CPU_SECONDS = {}
+
+
 def timed(fn, runs):
+    """Median wall seconds and the last result; the median CPU seconds of the
+    process per run go to `CPU_SECONDS["last"]`."""
     times = []
+    cpu = []
     result = None
     for _ in range(runs):
+        c0 = time.process_time()
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    CPU_SECONDS["last"] = statistics.median(cpu)
     return statistics.median(times), result
 
 
@@ -98,6 +108,7 @@ def report(name, contender, seconds, n, triangles, vertices):
                 "name": f"{name}/{contender}",
                 "unit": "ms",
                 "value": round(seconds * 1e3, 3),
+                "cpu_ms": round(CPU_SECONDS.get("last", float("nan")) * 1e3, 3),
                 "mvox_s": round(cells / seconds / 1e6, 1),
                 "mtri_s": round(triangles / seconds / 1e6, 2),
                 "triangles": int(triangles),

@@ -39,9 +39,10 @@ pub enum Command {
     ///
     /// side2d: png, svg (contours), colliders (JSON), glb, obj (the fill mesh,
     /// with OUT.colliders.json beside it); heightmap: png16, r16, exr, glb, obj
-    /// (of a --region, or an imported image's extent); voxel: glb, obj (of a --region); map: glb, png-layers,
-    /// tiled (JSON or TMX), pathing (PNG). An OBJ with materials comes with
-    /// OUT.mtl beside it.
+    /// (of a --region, or an imported image's extent, or at mixed LOD around
+    /// a point with --lod-rings); voxel: glb, obj (of a --region, or with
+    /// --lod-rings); map: glb, obj, png-layers, tiled (JSON or TMX), pathing
+    /// (PNG). An OBJ with materials comes with OUT.mtl beside it.
     Export(ExportArgs),
     /// Contour a 2D .npy array.
     Contour(ContourArgs),
@@ -277,9 +278,9 @@ pub struct ExportArgs {
     /// The world file.
     pub file: PathBuf,
     /// Output format: png, svg, colliders, glb or obj (side2d); png16, r16,
-    /// exr (32-bit float), glb or obj (heightmap); glb or obj (voxel); glb, png-layers (a 16-bit RGB layer
-    /// image and a JSON sidecar beside it), tiled (JSON, or TMX for a .tmx
-    /// output) or pathing (map).
+    /// exr (32-bit float), glb or obj (heightmap); glb or obj (voxel); glb,
+    /// obj, png-layers (a 16-bit RGB layer image and a JSON sidecar beside
+    /// it), tiled (JSON, or TMX for a .tmx output) or pathing (map).
     #[arg(long, value_parser = export_format)]
     pub format: isoterra::kind::ExportFormat,
     /// Output file.
@@ -313,6 +314,20 @@ pub struct ExportArgs {
     /// png16/r16: fail instead of clipping heights that lie outside the range.
     #[arg(long)]
     pub strict: bool,
+    /// glb/obj of heightmap and voxel worlds: export the chunks around
+    /// --around at mixed LOD, as the editor streams them (crack-free): LOD 0
+    /// closer than the first radius, one level coarser past each. Radii in
+    /// world units, ascending (`64,128,256`), or `auto` for the world's own
+    /// streaming rings. Replaces --region and --lod.
+    #[arg(long, value_name = "RADII|auto")]
+    pub lod_rings: Option<String>,
+    /// With --lod-rings: the centre, X,Z (heightmap) or X,Y,Z (voxel).
+    #[arg(long, allow_hyphen_values = true, value_name = "POINT")]
+    pub around: Option<String>,
+    /// With --lod-rings: how far from the centre chunks are exported, in
+    /// world units (default: twice the last ring).
+    #[arg(long)]
+    pub radius: Option<f32>,
     /// Print phase timings as one JSON line on stderr.
     #[arg(long)]
     pub timings: bool,
@@ -343,6 +358,10 @@ pub struct ContourArgs {
     /// Output file.
     #[arg(short = 'o', long = "out")]
     pub out: PathBuf,
+    /// Worker threads (default: all cores). The lines are the same, byte for
+    /// byte, at any thread count.
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// Print phase timings as one JSON line on stderr.
     #[arg(long)]
     pub timings: bool,
@@ -447,6 +466,10 @@ pub struct Mesh3dArgs {
     /// Leave vertex normals out.
     #[arg(long)]
     pub no_normals: bool,
+    /// Worker threads (default: all cores). The mesh is the same, byte for
+    /// byte, at any thread count.
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// Print phase timings as one JSON line on stderr.
     #[arg(long)]
     pub timings: bool,

@@ -945,3 +945,310 @@ fn glb_of_every_kind_passes_the_validator_without_warnings() {
         assert_clean_glb(&glb);
     }
 }
+
+/// A triangle as its three corner positions.
+type Triangle = [[f32; 3]; 3];
+/// Exported chunks (their coordinates) with their LODs.
+type ChunkLods = BTreeMap<Vec<i64>, u8>;
+
+/// The chunks of a mixed-LOD export (from the node names
+/// `lodL_chunk_X_Z` / `lodL_chunk_X_Y_Z`) with their LODs, and every
+/// triangle.
+fn ring_export(glb: &Glb) -> (ChunkLods, Vec<Triangle>) {
+    let mut chunks = BTreeMap::new();
+    let mut triangles = Vec::new();
+    for node in glb.json["nodes"].as_array().unwrap() {
+        let name = node["name"].as_str().unwrap();
+        let (lod, coords) = name
+            .strip_prefix("lod")
+            .and_then(|r| r.split_once("_chunk_"))
+            .unwrap_or_else(|| panic!("node {name} is not lodL_chunk_…"));
+        let coord: Vec<i64> = coords.split('_').map(|v| v.parse().unwrap()).collect();
+        chunks.insert(coord, lod.parse::<u8>().unwrap());
+        let mesh = &glb.json["meshes"][node["mesh"].as_u64().unwrap() as usize];
+        for prim in mesh["primitives"].as_array().unwrap() {
+            let pos = glb.floats(&prim["attributes"]["POSITION"]);
+            for t in glb.indices(&prim["indices"]).chunks_exact(3) {
+                let t: [u32; 3] = t.try_into().unwrap();
+                triangles.push(t.map(|i| {
+                    let i = i as usize;
+                    [pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]]
+                }));
+            }
+        }
+    }
+    (chunks, triangles)
+}
+
+/// The edges of `triangles` used by one triangle only, once vertices at the
+/// same position are one vertex.
+fn open_edges(triangles: &[[[f32; 3]; 3]]) -> Vec<[[f32; 3]; 2]> {
+    let key = |p: [f32; 3]| p.map(f32::to_bits);
+    type Edge = ([u32; 3], [u32; 3]);
+    let mut uses: BTreeMap<Edge, (usize, [[f32; 3]; 2])> = BTreeMap::new();
+    for t in triangles {
+        for k in 0..3 {
+            let (a, b) = (t[k], t[(k + 1) % 3]);
+            let (ka, kb) = (key(a), key(b));
+            let e = if ka < kb { (ka, kb) } else { (kb, ka) };
+            uses.entry(e).or_insert((0, [a, b])).0 += 1;
+        }
+    }
+    uses.into_values()
+        .filter(|(n, _)| *n == 1)
+        .map(|(_, e)| e)
+        .collect()
+}
+
+/// Asserts that every open edge lies on the outside of the exported chunk
+/// set: on a chunk plane (`axes` of the position, chunks `size` wide), with
+/// a chunk that touches its midpoint missing from `chunks`. An open edge
+/// inside a chunk, or between exported chunks, is a crack.
+fn assert_no_cracks(
+    chunks: &BTreeMap<Vec<i64>, u8>,
+    triangles: &[[[f32; 3]; 3]],
+    axes: &[usize],
+    size: f32,
+) {
+    let edges = open_edges(triangles);
+    for [a, b] in &edges {
+        let on_plane = axes
+            .iter()
+            .any(|&k| a[k] == b[k] && (a[k] / size).fract() == 0.0 && (a[k] / size).is_finite());
+        assert!(on_plane, "open edge {a:?}-{b:?} inside a chunk: a crack");
+        // The chunks whose closed box holds the midpoint.
+        let mid: Vec<f32> = axes.iter().map(|&k| 0.5 * (a[k] + b[k]) / size).collect();
+        let mut around: Vec<Vec<i64>> = vec![Vec::new()];
+        for m in &mid {
+            let choices: Vec<i64> = if m.fract() == 0.0 {
+                vec![*m as i64 - 1, *m as i64]
+            } else {
+                vec![m.floor() as i64]
+            };
+            around = around
+                .into_iter()
+                .flat_map(|c| {
+                    choices.iter().map(move |&v| {
+                        let mut c = c.clone();
+                        c.push(v);
+                        c
+                    })
+                })
+                .collect();
+        }
+        assert!(
+            around.iter().any(|c| !chunks.contains_key(c)),
+            "open edge {a:?}-{b:?} between exported chunks {around:?}: a crack"
+        );
+    }
+}
+
+#[test]
+fn lod_rings_export_the_streamed_chunks_crack_free_at_mixed_lod() {
+    let dir = tempfile::tempdir().unwrap();
+    // Heightmap: three rings around a point off the origin, with a stroke
+    // there that the export must show.
+    let hm = dir.path().join("h.isoterra");
+    ok(&[
+        "new",
+        s(&hm),
+        "--kind",
+        "heightmap",
+        "--seed",
+        "7",
+        "--chunk",
+        "32",
+    ]);
+    ok(&[
+        "stroke",
+        s(&hm),
+        "--tool",
+        "raise",
+        "--at",
+        "40,-20",
+        "--radius",
+        "12",
+        "--strength",
+        "1",
+    ]);
+    let glb = dir.path().join("h.glb");
+    ok(&[
+        "export",
+        s(&hm),
+        "--format",
+        "glb",
+        "-o",
+        s(&glb),
+        "--lod-rings",
+        "40,80,120",
+        "--around",
+        "40,-20",
+        "--radius",
+        "200",
+    ]);
+    assert_clean_glb(&glb);
+    let parsed = read_glb(&glb);
+    assert_eq!(parsed.material_names(), ["ground"]);
+    let (chunks, triangles) = ring_export(&parsed);
+    let lods: std::collections::BTreeSet<u8> = chunks.values().copied().collect();
+    assert!(lods.len() >= 3, "LODs {lods:?}");
+    // The chunk under the centre is full resolution, far ones are coarse.
+    assert_eq!(chunks[&vec![1, -1]], 0);
+    assert!(chunks.values().any(|&l| l >= 2));
+    // Neighbours differ by at most one level.
+    for (c, l) in &chunks {
+        for d in [[1, 0], [0, 1]] {
+            if let Some(n) = chunks.get(&vec![c[0] + d[0], c[1] + d[1]]) {
+                assert!(l.abs_diff(*n) <= 1, "{c:?} at {l}, neighbour at {n}");
+            }
+        }
+    }
+    assert_no_cracks(&chunks, &triangles, &[0, 2], 32.0);
+    // The same chunks at one LOD through --region show the stroke the same
+    // way: the highest point near the centre is the raised one.
+    let top = |tris: &[[[f32; 3]; 3]]| {
+        tris.iter()
+            .flatten()
+            .filter(|p| (p[0] - 40.0).abs() <= 2.0 && (p[2] + 20.0).abs() <= 2.0)
+            .map(|p| p[1])
+            .fold(f32::NEG_INFINITY, f32::max)
+    };
+    let flat = dir.path().join("flat.glb");
+    ok(&[
+        "export",
+        s(&hm),
+        "--format",
+        "glb",
+        "-o",
+        s(&flat),
+        "--region",
+        "32,-32,64,0",
+    ]);
+    let reference = read_glb(&flat);
+    let ref_tris: Vec<[[f32; 3]; 3]> = reference
+        .primitives()
+        .iter()
+        .flat_map(|p| {
+            let pos = reference.floats(&p["attributes"]["POSITION"]);
+            reference
+                .indices(&p["indices"])
+                .chunks_exact(3)
+                .map(|t| {
+                    <[u32; 3]>::try_from(t).unwrap().map(|i| {
+                        let i = i as usize;
+                        [pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]]
+                    })
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(top(&triangles), top(&ref_tris));
+
+    // An OBJ of the same rings names its material library.
+    let obj = dir.path().join("h.obj");
+    ok(&[
+        "export",
+        s(&hm),
+        "--format",
+        "obj",
+        "-o",
+        s(&obj),
+        "--lod-rings",
+        "auto",
+        "--around",
+        "0,0",
+    ]);
+    let (lib, groups) = obj_groups(&std::fs::read_to_string(&obj).unwrap());
+    assert_eq!(lib.as_deref(), Some("h.mtl"));
+    assert!(groups.contains_key("ground"));
+    assert!(dir.path().join("h.mtl").exists());
+
+    // Voxel: transition cells toward finer neighbours close every seam.
+    let vx = dir.path().join("v.isoterra");
+    ok(&[
+        "new",
+        s(&vx),
+        "--kind",
+        "voxel",
+        "--seed",
+        "3",
+        "--chunk",
+        "16",
+    ]);
+    let glb = dir.path().join("v.glb");
+    ok(&[
+        "export",
+        s(&vx),
+        "--format",
+        "glb",
+        "-o",
+        s(&glb),
+        "--lod-rings",
+        "16,32,48",
+        "--around",
+        "0,0,0",
+        "--radius",
+        "72",
+    ]);
+    assert_clean_glb(&glb);
+    let (chunks, triangles) = ring_export(&read_glb(&glb));
+    let lods: std::collections::BTreeSet<u8> = chunks.values().copied().collect();
+    assert!(lods.len() >= 3, "LODs {lods:?}");
+    assert!(triangles.len() > 1000);
+    assert_no_cracks(&chunks, &triangles, &[0, 1, 2], 16.0);
+}
+
+#[test]
+fn lod_rings_refuse_what_does_not_fit_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let hm = dir.path().join("h.isoterra");
+    ok(&["new", s(&hm), "--kind", "heightmap", "--chunk", "32"]);
+    let map = dir.path().join("m.isoterra");
+    ok(&["new", s(&map), "--kind", "map", "--size", "32x32"]);
+    let out = dir.path().join("out.glb");
+    let o = s(&out);
+    let cases: [(&Path, &[&str], &str); 8] = [
+        (&hm, &["--lod-rings", "40,80"], "--around"),
+        (&hm, &["--around", "0,0"], "--lod-rings"),
+        (
+            &hm,
+            &["--lod-rings", "80,40", "--around", "0,0"],
+            "ascending",
+        ),
+        (
+            &hm,
+            &["--lod-rings", "40,x", "--around", "0,0"],
+            "not a number",
+        ),
+        (&hm, &["--lod-rings", "40", "--around", "0,0,0"], "X,Z"),
+        (
+            &hm,
+            &["--lod-rings", "40", "--around", "0,0", "--radius", "1e9"],
+            "at most",
+        ),
+        (
+            &hm,
+            &[
+                "--lod-rings",
+                "40",
+                "--around",
+                "0,0",
+                "--region",
+                "0,0,8,8",
+            ],
+            "--region",
+        ),
+        (
+            &map,
+            &["--lod-rings", "40", "--around", "0,0"],
+            "heightmap and voxel",
+        ),
+    ];
+    for (file, extra, says) in cases {
+        let mut args = vec!["export", s(file), "--format", "glb", "-o", o];
+        args.extend_from_slice(extra);
+        let err = fails(&args);
+        assert!(err.contains(says), "{extra:?}: {err}");
+        assert!(!out.exists(), "{extra:?} wrote a file");
+    }
+}

@@ -445,3 +445,55 @@ print("ok")
         "the half-float heights changed"
     );
 }
+
+/// An imported world's R16 export: exactly the image (no region, no range
+/// given), refused while it is not square and padded with `--pad`; the
+/// padded file imports again and exports byte for byte.
+#[test]
+fn an_imported_world_exports_r16_exactly_padded_to_a_square() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = dem();
+    let (dims, input) = codes(&dem);
+    let world = dir.path().join("dem.isoterra");
+    ok(&["import", s(&dem), "-o", s(&world)]);
+    let r16 = dir.path().join("dem.r16");
+    let err = fails(&["export", s(&world), "--format", "r16", "-o", s(&r16)]);
+    assert!(err.contains("403x344") && err.contains("--pad"), "{err}");
+    assert!(!r16.exists());
+    ok(&[
+        "export",
+        s(&world),
+        "--format",
+        "r16",
+        "--pad",
+        "-o",
+        s(&r16),
+    ]);
+    let bytes = std::fs::read(&r16).unwrap();
+    let side = dims[0] as usize;
+    assert_eq!(bytes.len(), side * side * 2);
+    let out: Vec<u16> = bytes
+        .chunks_exact(2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    let w = dims[0] as usize;
+    for z in 0..side {
+        // Rows past the image repeat its last row.
+        let src = z.min(dims[1] as usize - 1);
+        assert!(
+            out[z * side..z * side + w] == input[src * w..src * w + w],
+            "row {z} differs from image row {src}"
+        );
+    }
+    // The square file is a world of its own (an R16 records no range: the
+    // world's, 0..1) and comes back identical.
+    assert_eq!(info(&world)["height_range"], serde_json::json!([0.0, 1.0]));
+    let again = dir.path().join("again.isoterra");
+    ok(&["import", s(&r16), "--range", "0,1", "-o", s(&again)]);
+    let back = dir.path().join("back.r16");
+    ok(&["export", s(&again), "--format", "r16", "-o", s(&back)]);
+    assert!(
+        std::fs::read(&back).unwrap() == bytes,
+        "R16 round trip changed the file"
+    );
+}

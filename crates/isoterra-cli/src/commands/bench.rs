@@ -1,7 +1,11 @@
 //! `isoterra bench GROUP [--json]`: the standard workloads on this machine.
 //!
 //! Each workload runs `--reps` times after one warm-up run; the median is
-//! reported. Peers are compared in `bench/`, not here.
+//! reported. Peers are compared in `bench/`, not here. `cubes` reports each
+//! volume warm (mesher and output reused) and cold (a new mesher and output
+//! per call, what a one-shot call does), on one thread and with the parallel
+//! mesher on two, with the process CPU time and minor page faults beside the
+//! wall time (`cpu_ms`, `minor_faults`).
 
 use std::time::Instant;
 
@@ -30,6 +34,8 @@ struct Sample {
     unit: &'static str,
     value: f64,
     note: String,
+    /// More figures, printed as extra JSON fields.
+    extra: Vec<(&'static str, f64)>,
 }
 
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
@@ -44,6 +50,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         BenchGroup::Map => {
             for (name, unit, value, note) in super::bench_map::run(reps)? {
                 out.push(Sample {
+                    extra: Vec::new(),
                     group: "map",
                     name,
                     unit,
@@ -55,6 +62,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         BenchGroup::Stream => {
             for (name, unit, value, note) in super::bench_stream::run(reps)? {
                 out.push(Sample {
+                    extra: Vec::new(),
                     group: "stream",
                     name,
                     unit,
@@ -66,13 +74,14 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     }
     for s in &out {
         if a.json {
-            println!(
-                "{}",
-                serde_json::json!({
-                    "group": s.group, "name": s.name, "unit": s.unit,
-                    "value": (s.value * 1000.0).round() / 1000.0, "reps": reps, "note": s.note
-                })
-            );
+            let mut line = serde_json::json!({
+                "group": s.group, "name": s.name, "unit": s.unit,
+                "value": (s.value * 1000.0).round() / 1000.0, "reps": reps, "note": s.note
+            });
+            for (k, v) in &s.extra {
+                line[*k] = serde_json::json!((v * 1000.0).round() / 1000.0);
+            }
+            println!("{line}");
         } else {
             println!(
                 "{:<8} {:<32} {:>12.3} {:<10} {}",
@@ -117,6 +126,7 @@ fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
             tracer.contour_lines(&field, 0.0, &mut lines).ok();
         });
         out.push(Sample {
+            extra: Vec::new(),
             group: "squares",
             name: format!("contour_lines_{label}_2048"),
             unit: "ms",
@@ -139,6 +149,7 @@ fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
             .ok();
     });
     out.push(Sample {
+        extra: Vec::new(),
         group: "squares",
         name: "fill_and_segments_dense_2048".into(),
         unit: "ms",
@@ -177,6 +188,7 @@ fn edit(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
     }
     times.sort_by(f64::total_cmp);
     out.push(Sample {
+        extra: Vec::new(),
         group: "edit",
         name: "dig_r8_rebuild_4096x1024".into(),
         unit: "us",
@@ -194,6 +206,7 @@ fn noise(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
     let mut buf = vec![0.0f32; (n * n) as usize];
     let mut per_sample = |name: &str, note: &str, count: usize, secs: f64| {
         out.push(Sample {
+            extra: Vec::new(),
             group: "noise",
             name: name.into(),
             unit: "ns/sample",
@@ -258,6 +271,7 @@ fn erosion(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
     }
     rates.sort_by(f64::total_cmp);
     out.push(Sample {
+        extra: Vec::new(),
         group: "erosion",
         name: "hydraulic_512".into(),
         unit: "droplets/s",
@@ -299,9 +313,66 @@ pub fn gyroid(n: u32, k: f64) -> Vec<f32> {
     })
 }
 
+/// Wall time, CPU time of the whole process (every thread) and minor page
+/// faults of one call, each the median over the runs.
+struct Cost {
+    wall_s: f64,
+    cpu_s: f64,
+    faults: f64,
+}
+
+/// CPU seconds of the process (user + system, every thread) and its minor page
+/// faults so far.
+#[cfg(unix)]
+fn usage() -> (f64, f64) {
+    // SAFETY: `getrusage` fills the zeroed struct it is given and reads nothing else.
+    let u = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    (secs(u.ru_utime) + secs(u.ru_stime), u.ru_minflt as f64)
+}
+
+#[cfg(not(unix))]
+fn usage() -> (f64, f64) {
+    (f64::NAN, f64::NAN)
+}
+
+/// The median [`Cost`] of `f` over `reps` runs after one warm-up. `f` returns
+/// what it wants dropped after the clock stops.
+fn median_cost<T>(reps: u32, mut f: impl FnMut() -> T) -> Cost {
+    drop(f());
+    let mut runs: Vec<[f64; 3]> = (0..reps)
+        .map(|_| {
+            let (c0, f0) = usage();
+            let s = Instant::now();
+            let kept = f();
+            let wall = s.elapsed().as_secs_f64();
+            let (c1, f1) = usage();
+            drop(kept);
+            [wall, c1 - c0, f1 - f0]
+        })
+        .collect();
+    let mut median = |k: usize| {
+        runs.sort_by(|a, b| a[k].total_cmp(&b[k]));
+        runs[runs.len() / 2][k]
+    };
+    Cost {
+        wall_s: median(0),
+        cpu_s: median(1),
+        faults: median(2),
+    }
+}
+
 fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
     let mut mesher = MarchingCubes::new();
     let mut buf = CubesOutput::default();
+    let two = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .context("cannot start two worker threads")?;
     let cases: [(&str, u32, Vec<f32>); 4] = [
         ("sphere_noise_128", 128, sphere_noise(128)),
         ("sphere_noise_256", 256, sphere_noise(256)),
@@ -314,29 +385,101 @@ fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
         for normals in [true, false] {
             let options = CubesOptions::DEFAULT.with_normals(normals);
             let mut failed = None;
-            let secs = median_secs(reps, || {
-                if let Err(e) = mesher.mesh_slice(&values, dims, cells, &options, &mut buf) {
+            let mut check = |r: Result<(), isoterra::mesh::MeshError>| {
+                if let Err(e) = r {
                     failed = Some(e);
                 }
+            };
+            // Warm: one mesher and one output reused across calls.
+            let warm = median_cost(reps, || {
+                check(mesher.mesh_slice(&values, dims, cells, &options, &mut buf))
             });
-            if let Some(e) = failed {
+            // Cold: what a one-shot call does, a new mesher and a new output.
+            let one_shot = |parallel: bool| {
+                let mut o = CubesOutput::default();
+                let r = MarchingCubes::new()
+                    .with_parallel(parallel)
+                    .mesh_slice(&values, dims, cells, &options, &mut o);
+                (r, o)
+            };
+            let mut cold_failed = None;
+            let cold = median_cost(reps, || {
+                let (r, o) = one_shot(false);
+                cold_failed = cold_failed.take().or(r.err());
+                o
+            });
+            // Cold, growing: a one-shot call into an output that already holds a
+            // little memory, so the mesher pushes onto it and the vectors grow
+            // as they fill (what a fresh output did before it was counted first).
+            let cold_grow = median_cost(reps, || {
+                let mut o = CubesOutput::default();
+                o.positions.reserve(1);
+                let r = MarchingCubes::new().mesh_slice(&values, dims, cells, &options, &mut o);
+                cold_failed = cold_failed.take().or(r.err());
+                o
+            });
+            let mut par = MarchingCubes::new().with_parallel(true);
+            let mut par_buf = CubesOutput::default();
+            let warm2 = two.install(|| {
+                median_cost(reps, || {
+                    check(par.mesh_slice(&values, dims, cells, &options, &mut par_buf))
+                })
+            });
+            let cold2 = two.install(|| {
+                median_cost(reps, || {
+                    let (r, o) = one_shot(true);
+                    cold_failed = cold_failed.take().or(r.err());
+                    o
+                })
+            });
+            if let Some(e) = failed.or(cold_failed) {
                 return Err(e).context("marching cubes failed on a bench volume");
+            }
+            if par_buf != buf {
+                anyhow::bail!("{name}: two threads gave another mesh than one thread");
             }
             let voxels = ((n - 1) as f64).powi(3);
             let tris = buf.triangle_count() as f64;
             let suffix = if normals { "" } else { "_no_normals" };
-            out.push(Sample {
-                group: "cubes",
-                name: format!("{name}{suffix}"),
-                unit: "Mvox/s",
-                value: voxels / secs / 1e6,
-                note: format!(
-                    "{:.1} ms, {} triangles, {:.1} M triangles/s",
-                    secs * 1e3,
-                    buf.triangle_count(),
-                    tris / secs / 1e6
-                ),
-            });
+            for (mode, threads, cost) in [
+                ("", 1, &warm),
+                ("_cold", 1, &cold),
+                ("_cold_grow", 1, &cold_grow),
+                ("_threads_2", 2, &warm2),
+                ("_cold_threads_2", 2, &cold2),
+            ] {
+                let secs = cost.wall_s;
+                let how = match (mode.starts_with("_cold"), threads) {
+                    _ if mode == "_cold_grow" => {
+                        "cold, output grown as it fills (not counted first)"
+                    }
+                    (false, 1) => "warm (reused mesher and output)",
+                    (true, 1) => "cold (new mesher and output, counted first, one-shot)",
+                    (false, _) => "warm, parallel mesher",
+                    (true, _) => "cold, parallel mesher, one-shot",
+                };
+                out.push(Sample {
+                    group: "cubes",
+                    name: format!("{name}{suffix}{mode}"),
+                    unit: "Mvox/s",
+                    value: voxels / secs / 1e6,
+                    note: format!(
+                        "{:.1} ms wall, {:.1} ms CPU, {:.0} page faults, {threads} thread{}, {how}; {} triangles, {:.1} M triangles/s",
+                        secs * 1e3,
+                        cost.cpu_s * 1e3,
+                        cost.faults,
+                        if threads == 1 { "" } else { "s" },
+                        buf.triangle_count(),
+                        tris / secs / 1e6
+                    ),
+                    extra: vec![
+                        ("wall_ms", secs * 1e3),
+                        ("cpu_ms", cost.cpu_s * 1e3),
+                        ("minor_faults", cost.faults),
+                        ("threads", threads as f64),
+                    ],
+                });
+            }
         }
     }
     let params = VoxelParams::DEFAULT
@@ -369,6 +512,7 @@ fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
     });
     let voxels = block.len() as f64 * 32f64.powi(3);
     out.push(Sample {
+        extra: Vec::new(),
         group: "cubes",
         name: "voxel_chunk32_gather_mesh".into(),
         unit: "Mvox/s",

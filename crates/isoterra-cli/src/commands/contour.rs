@@ -18,17 +18,21 @@ pub fn run(a: &ContourArgs) -> anyhow::Result<()> {
     {
         bail!("--simplify must be a finite tolerance >= 0, got {t}");
     }
+    let threads = super::worker_threads(a.threads)?;
+    let pool = super::worker_pool(threads)?;
     let t0 = Instant::now();
     let field = read_npy(&super::read_input(&a.npy, super::MAX_DOCUMENT_INPUT)?)
         .with_context(|| format!("cannot read {}", a.npy.display()))?;
     let load_ms = ms(t0);
 
     let t1 = Instant::now();
-    let mut tracer = ContourTracer::new();
     let mut lines: Vec<Polyline> = Vec::new();
-    tracer
-        .contour_lines(&field, a.iso, &mut lines)
-        .context("contouring failed")?;
+    pool.install(|| {
+        ContourTracer::new()
+            .with_parallel(true)
+            .contour_lines(&field, a.iso, &mut lines)
+    })
+    .context("contouring failed")?;
     if let Some(t) = a.simplify {
         lines = lines
             .iter()
@@ -56,7 +60,7 @@ pub fn run(a: &ContourArgs) -> anyhow::Result<()> {
             serde_json::json!({
                 "load_ms": load_ms, "contour_ms": contour_ms, "write_ms": write_ms,
                 "polylines": lines.len(), "closed": closed, "points": points,
-                "width": field.width(), "height": field.height()
+                "width": field.width(), "height": field.height(), "threads": threads
             })
         );
     }

@@ -3,10 +3,38 @@
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::kind::{ExportFormat as Format, ExportRequest, WorldKind};
+use isoterra::kind::{ExportFormat as Format, ExportRequest, LodRings, WorldKind};
 
 use crate::args::ExportArgs;
 use crate::commands::{parse, write_atomic};
+
+/// The mixed-LOD request of `--lod-rings`, `--around` and `--radius`.
+fn lod_rings(a: &ExportArgs) -> anyhow::Result<Option<LodRings>> {
+    let Some(text) = a.lod_rings.as_deref() else {
+        if a.around.is_some() || a.radius.is_some() {
+            bail!("--around and --radius go with --lod-rings");
+        }
+        return Ok(None);
+    };
+    let Some(around) = a.around.clone() else {
+        bail!("--lod-rings needs --around, the point the rings are centred on");
+    };
+    let rings = if text.trim() == "auto" {
+        Vec::new()
+    } else {
+        text.split(',')
+            .map(|r| {
+                r.trim().parse::<f32>().map_err(|_| {
+                    anyhow::anyhow!(
+                        "--lod-rings `{text}`: `{r}` is not a number (give radii such as \
+                         64,128,256, or auto)"
+                    )
+                })
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    Ok(Some(LodRings::new(rings, around).with_radius(a.radius)))
+}
 
 pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
@@ -19,6 +47,7 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     req.tolerance = a.tolerance;
     req.pad = a.pad;
     req.strict = a.strict;
+    req.lod_rings = lod_rings(a)?;
     req.stem = a.out.file_stem().map(|s| s.to_string_lossy().into_owned());
     req.tmx = a
         .out

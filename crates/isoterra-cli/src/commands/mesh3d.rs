@@ -30,6 +30,8 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
             a.iso
         );
     }
+    let threads = super::worker_threads(a.threads)?;
+    let pool = super::worker_pool(threads)?;
     let t0 = Instant::now();
     let field = read_npy3(&super::read_input(&a.npy, super::MAX_DOCUMENT_INPUT)?)
         .with_context(|| format!("cannot read {}", a.npy.display()))?;
@@ -39,10 +41,17 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
     let options = CubesOptions::DEFAULT
         .with_iso(iso)
         .with_normals(!a.no_normals);
+    // A fresh output: the mesher counts first and allocates it once, exactly.
     let mut out = CubesOutput::default();
-    MarchingCubes::new()
-        .mesh(&field, CellBox::whole(&field), &options, &mut out)
-        .context("meshing failed")?;
+    pool.install(|| {
+        MarchingCubes::new().with_parallel(true).mesh(
+            &field,
+            CellBox::whole(&field),
+            &options,
+            &mut out,
+        )
+    })
+    .context("meshing failed")?;
     let mesh_ms = ms(t1);
     let zero_area = zero_area_triangles(&out);
     if zero_area > 0 {
@@ -73,7 +82,7 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
                 "load_ms": load_ms, "mesh_ms": mesh_ms, "write_ms": write_ms,
                 "vertices": out.vertex_count(), "triangles": out.triangle_count(),
                 "zero_area_triangles": zero_area,
-                "dims": field.dims()
+                "dims": field.dims(), "threads": threads
             })
         );
     }

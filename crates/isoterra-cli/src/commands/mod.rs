@@ -51,6 +51,30 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// The worker thread count from `--threads` (all cores when it is left out).
+pub fn worker_threads(threads: Option<usize>) -> anyhow::Result<usize> {
+    match threads {
+        Some(0) => {
+            anyhow::bail!("--threads 0: use at least 1 thread (or leave it out for all cores)")
+        }
+        Some(n) if n > MAX_THREADS => anyhow::bail!("--threads {n}: at most {MAX_THREADS}"),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+/// Most worker threads `--threads` accepts.
+const MAX_THREADS: usize = 1024;
+
+/// A thread pool of `threads` workers for one command.
+pub fn worker_pool(threads: usize) -> anyhow::Result<rayon::ThreadPool> {
+    use anyhow::Context;
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("cannot start the worker threads")
+}
+
 /// Writes a file through a temporary sibling and a rename, so a failed export
 /// never leaves half a file behind.
 ///
