@@ -22,7 +22,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decodePng, compareRegion } from './png.mjs';
+import { decodePng, compareRegion, meanLuma } from './png.mjs';
 import { checkFrameParser } from './frames.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -218,6 +218,9 @@ async function newWorld(page, spec) {
     await page.fill('#nw-h', String(spec.size[1]));
   }
   await page.click('#nw-create');
+  // replacing the world asks first
+  await page.waitForSelector('#confirm-dialog[open]', { timeout: 10000 });
+  await page.click('#nw-confirm');
   await page.waitForFunction(
     ([w, k]) => window.isoterra.welcomes > w && window.isoterra.kind === k && window.isoterra.ready,
     [w0, spec.kind],
@@ -529,8 +532,196 @@ async function mapScenario(ctx) {
       const acks = await page.evaluate(() => window.isoterra.acks);
       check(acks === 0, 'camera moves made strokes');
       log('  map camera: right-drag pan, wheel zoom and Q turn work');
+      await editorBasics(page, rect, size);
+      await pathingOverlay(page, rect, size);
+      await swatchPaint(page, rect, size);
+      await minimapChecks(page, size);
+      await newWorldCancel(page);
+      await slowRendering(page, size);
     },
   );
+}
+
+/** Keyboard help, tooltips, Home and the status bar. */
+async function editorBasics(page, rect, size) {
+  await page.keyboard.press('?');
+  await page.waitForSelector('#keys-dialog[open]', { timeout: 5000 });
+  const keys = await page.locator('#keys-table').innerText();
+  for (const want of ['Ctrl+Z', 'Home', 'raise', 'pathing overlay', '[']) {
+    check(keys.includes(want), `the keyboard help does not mention ${want}: ${keys}`);
+  }
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => !document.getElementById('keys-dialog').open, null, { timeout: 5000 });
+  log('  ? shows the keyboard help, Esc closes it');
+
+  const title = await page.getAttribute('.tool[data-tool="cliff-up"]', 'title');
+  check(title && title.length > 15 && !title.startsWith('cliff-up'), `the cliff-up tooltip says only ${JSON.stringify(title)}`);
+  const help = await page.locator('#tool-help').innerText();
+  check(help.length > 10, 'the picked tool has no description under the palette');
+  await selectTool(page, 'pathing');
+  const paramTitle = await page.locator('#params > *').first().getAttribute('title');
+  check(paramTitle && paramTitle.length > 5, 'the pathing tool options have no tooltip');
+  log(`  tooltips: "${title}"; options: "${paramTitle}"`);
+  await selectTool(page, 'raise');
+
+  // the camera was moved above: Home brings the first view back
+  await page.evaluate(() => window.isoterra.setCamera({ yaw: 0.7, dist: 60, target: [10, 0, 10] }));
+  await page.mouse.move(rect.x + rect.width / 2, rect.y + rect.height / 2);
+  await page.keyboard.press('Home');
+  const home = await page.evaluate(() => window.isoterra.camera());
+  const b = await page.evaluate(() => window.isoterra.world.bounds);
+  const mid = [(b.min[0] + b.max[0]) / 2, (b.min[2] + b.max[2]) / 2];
+  check(home.yaw === 0 && Math.abs(home.target[0] - mid[0]) < 1 && Math.abs(home.target[2] - mid[1]) < 1, `Home did not reset the view: ${JSON.stringify(home)}`);
+  await settle(page);
+  const status = await page.evaluate(() => window.isoterra.statusText());
+  const m = /chunks (\d+)(?: \/ (\d+))?/.exec(status);
+  check(m && m[2] !== undefined, `the status bar does not say chunks shown / wanted: ${status}`);
+  check(+m[2] > 0 && +m[1] === +m[2], `the status bar's chunk count is off once settled: ${status}`);
+  log(`  Home resets the view; status bar: ${status}`);
+}
+
+/** Picking the pathing tool shows the overlay; a pathing stroke changes it; P hides it. */
+async function pathingOverlay(page, rect, size) {
+  await selectTool(page, 'pathing');
+  await page.waitForFunction(() => {
+    const p = window.isoterra.pathingOverlay();
+    return p.on && p.version > 0 && !p.busy;
+  }, null, { timeout: 30000 });
+  check(await page.isVisible('#pathing-legend'), 'the pathing legend is not shown with the overlay');
+  await page.evaluate(() => window.isoterra.setParam('pathing', ['walk', 'build']));
+  await settle(page);
+  await hideCursor(page);
+  const before = await shot(page, 'map-pathing-0-overlay');
+  const [w, d] = size;
+  const pts = await screenPoints(page, [0.42, 0.5, 0.58].map((t) => [w * t, 0, d * 0.53]));
+  await requireHits(page, pts, 'pathing');
+  const v0 = await page.evaluate(() => window.isoterra.pathingOverlay().version);
+  const pad = (await radiusPx(page, pts[1], 4)) * 1.3 + 6;
+  const ack = await dragStroke(page, 'pathing', pts, { radius: 4, strength: 1 });
+  await page.waitForFunction((v) => window.isoterra.pathingOverlay().version > v, v0, { timeout: 30000 });
+  await settle(page);
+  await hideCursor(page);
+  const after = await shot(page, 'map-pathing-1-stroke');
+  const box = boxAround(pts, pad, rect);
+  log(`  pathing stroke acked (${ack.changed_nodes ?? '?'} nodes)`);
+  expectChanged(before, after, box, 'pathing stroke on the overlay');
+  await page.keyboard.press('p');
+  await page.waitForFunction(() => !window.isoterra.pathingOverlay().on, null, { timeout: 5000 });
+  await settle(page);
+  await hideCursor(page);
+  const off = await shot(page, 'map-pathing-2-off');
+  expectChanged(after, off, box, 'P hides the pathing overlay');
+  // the pathing stroke is undone so later pictures compare with the map alone
+  await pressHistory(page, 'Control+z', 1);
+}
+
+/** A texture picked from the swatches is the colour that gets painted. */
+async function swatchPaint(page, rect, size) {
+  await selectTool(page, 'paint');
+  const names = await page.evaluate(() => [...document.querySelectorAll('#params .swatches button')].map((b) => b.title));
+  check(names.length === 16 && names[8].includes('snow'), `the texture swatches are not the world's 16 named textures: ${JSON.stringify(names)}`);
+  await page.click('#params .swatches button[data-swatch="8"]');
+  const label = await page.locator('#params .swatch-name').innerText();
+  check(label.includes('snow'), `picking the snow swatch shows ${label}`);
+  await hideCursor(page);
+  const before = await shot(page, 'map-paint-0');
+  const [w, d] = size;
+  const pts = await screenPoints(page, [0.4, 0.48, 0.56].map((t) => [w * t, 0, d * 0.38]));
+  await requireHits(page, pts, 'paint');
+  const pad = (await radiusPx(page, pts[1], 5)) * 0.5;
+  await dragStroke(page, 'paint', pts, { radius: 5, strength: 1 });
+  await hideCursor(page);
+  const after = await shot(page, 'map-paint-1-snow');
+  const box = boxAround(pts, pad, rect);
+  expectChanged(before, after, box, 'snow painted from the swatch');
+  const l0 = meanLuma(before, box);
+  const l1 = meanLuma(after, box);
+  log(`  snow swatch: mean brightness ${l0.toFixed(1)} -> ${l1.toFixed(1)}`);
+  check(l1 > l0 + 25, `painting with the snow swatch did not lighten the ground (${l0.toFixed(1)} -> ${l1.toFixed(1)})`);
+  await pressHistory(page, 'Control+z', 1);
+}
+
+/** The overview shows the world and the view; a click there moves the view. */
+async function minimapChecks(page, size) {
+  await page.evaluate(() => window.isoterra.refreshMinimap());
+  const mm = await page.evaluate(() => window.isoterra.minimap());
+  check(mm.renders > 0 && mm.rect && mm.footprint, `the overview was not drawn: ${JSON.stringify(mm)}`);
+  const colours = await page.evaluate(() => {
+    const c = document.getElementById('minimap');
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const set = new Set();
+    for (let i = 0; i < d.length; i += 4) set.add(((d[i] >> 3) << 10) | ((d[i + 1] >> 3) << 5) | (d[i + 2] >> 3));
+    return set.size;
+  });
+  check(colours > 20, `the overview is nearly blank (${colours} colours)`);
+  const to = [size[0] * 0.25, size[1] * 0.7];
+  const p = await page.evaluate(([u, v]) => window.isoterra.minimapToPage(u, v), to);
+  await page.mouse.click(p[0], p[1]);
+  const cam = await page.evaluate(() => window.isoterra.camera());
+  check(Math.abs(cam.target[0] - to[0]) < 2 && Math.abs(cam.target[2] - to[1]) < 2, `a click on the overview did not move the view there: ${JSON.stringify(cam.target)} vs ${to}`);
+  const fp = await page.evaluate(() => window.isoterra.minimap().footprint);
+  const cx = fp.slice(0, 4).reduce((a, q) => a + q[0], 0) / 4;
+  check(Math.abs(cx - to[0]) < size[0] * 0.25, `the view outline did not follow the view: ${JSON.stringify(fp)}`);
+  log(`  overview: ${colours} colours, a click moved the view to ${to.map((v) => v.toFixed(0))}`);
+  await page.keyboard.press('Home');
+  await settle(page);
+}
+
+/** "New world…" asks before it replaces the world; Cancel keeps it. */
+async function newWorldCancel(page) {
+  const w0 = await page.evaluate(() => window.isoterra.welcomes);
+  await page.click('#new-world');
+  await page.click('#nw-create');
+  await page.waitForSelector('#confirm-dialog[open]', { timeout: 5000 });
+  const text = await page.locator('#confirm-text').innerText();
+  check(/backup/.test(text) && /replaces/.test(text), `the confirmation does not say what happens: ${text}`);
+  await page.click('#nw-cancel');
+  await page.waitForTimeout(1500);
+  check((await page.evaluate(() => window.isoterra.welcomes)) === w0, 'Cancel still replaced the world');
+  log(`  New world asks first ("${text.slice(0, 70)}…"); Cancel keeps the world`);
+}
+
+/**
+ * With software rendering at 1600x900: Ctrl+Z pressed right after mouse-up
+ * waits for the stroke's ack and then undoes that stroke.
+ */
+async function slowRendering(page, size) {
+  await page.setViewportSize({ width: 1600, height: 900 });
+  try {
+    await settle(page);
+    await hideCursor(page);
+    const before = await shot(page, 'map-slow-0-before');
+    const [w, d] = size;
+    const pts = await screenPoints(page, [0.35, 0.45, 0.55, 0.65].map((t) => [w * t, 0, d * 0.5]));
+    await requireHits(page, pts, 'slow raise');
+    await selectTool(page, 'raise');
+    await page.evaluate(() => {
+      window.isoterra.setRadius(8);
+      window.isoterra.setStrength(1);
+    });
+    const e0 = (await page.evaluate(() => window.isoterra.events)).length;
+    await page.mouse.move(pts[0][0], pts[0][1]);
+    await page.mouse.down();
+    for (const q of pts.slice(1)) await page.mouse.move(q[0], q[1], { steps: 4 });
+    await page.mouse.up();
+    await page.keyboard.press('Control+z');
+    const upAt = await page.evaluate(() => performance.now());
+    const queued = await page.evaluate(() => window.isoterra.queuedHistory);
+    await page.waitForFunction((n) => window.isoterra.events.slice(n).some((e) => e.type === 'history' && e.action === 'undo'), e0, { timeout: 60000 });
+    const events = (await page.evaluate(() => window.isoterra.events)).slice(e0);
+    const ack = events.findIndex((e) => e.type === 'ack');
+    const undo = events.findIndex((e) => e.type === 'history' && e.action === 'undo');
+    check(ack >= 0 && ack < undo, `the undo did not wait for the stroke's ack: ${JSON.stringify(events)}`);
+    check(events[ack].id !== null, `the stroke changed nothing: ${JSON.stringify(events[ack])}`);
+    await settle(page);
+    await hideCursor(page);
+    const undone = await shot(page, 'map-slow-1-undone');
+    expectUnchanged(before, undone, null, 'Ctrl+Z right after mouse-up undid that stroke', SAME_MAX_CHANGED);
+    const ackDelay = events[ack].at - upAt;
+    log(`  1600x900: Ctrl+Z pressed ${queued ? 'before' : 'after'} the ack (${queued} queued); ack ${ackDelay.toFixed(0)} ms after mouse-up, then the undo`);
+  } finally {
+    await page.setViewportSize(VIEWPORT);
+  }
 }
 
 async function side2dScenario(ctx) {

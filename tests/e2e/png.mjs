@@ -118,3 +118,21 @@ export function compareRegion(a, b, rect, tol = 24) {
   }
   return { changed, total, fraction: total ? changed / total : 0, meanDiff: total ? sum / (3 * total) : 0 };
 }
+
+/** Mean of (r + g + b) / 3 inside `rect` (clamped to the image). */
+export function meanLuma(img, rect) {
+  const x0 = Math.max(0, Math.floor(rect.x));
+  const y0 = Math.max(0, Math.floor(rect.y));
+  const x1 = Math.min(img.width, Math.ceil(rect.x + rect.width));
+  const y1 = Math.min(img.height, Math.ceil(rect.y + rect.height));
+  let sum = 0;
+  let n = 0;
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0; x < x1; x++) {
+      const i = (y * img.width + x) * 4;
+      sum += (img.data[i] + img.data[i + 1] + img.data[i + 2]) / 3;
+      n++;
+    }
+  }
+  return n ? sum / n : 0;
+}

@@ -18,6 +18,8 @@ pub(crate) const KIND_VOXEL: u8 = 3;
 pub(crate) const LAYER_TERRAIN: u8 = 0;
 pub(crate) const LAYER_WATER: u8 = 1;
 pub(crate) const LAYER_LINES: u8 = 2;
+/// Translucent decals drawn over the terrain (side2d: the grass rim).
+pub(crate) const LAYER_DECAL: u8 = 3;
 
 /// The header of a mesh frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

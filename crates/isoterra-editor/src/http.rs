@@ -90,6 +90,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/ws", get(ws_handler))
         .route("/export", get(export_handler))
         .route("/api/info", get(info_handler))
+        .route("/api/pathing", get(pathing_handler))
         .fallback(get(static_handler))
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
@@ -194,6 +195,29 @@ async fn info_handler(State(state): State<AppState>) -> Response {
     }
     match rx.await {
         Ok(v) => ([(header::CONTENT_TYPE, "application/json")], v.to_string()).into_response(),
+        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response(),
+    }
+}
+
+/// The map's pathing grid, for the editor's overlay: `u32` width and depth
+/// (little endian) and a byte of pathing bits per cell.
+async fn pathing_handler(State(state): State<AppState>) -> Response {
+    let (tx, rx) = oneshot::channel();
+    if !state.send(Command::Pathing { reply: tx }) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
+    }
+    match rx.await {
+        Ok(Ok(bytes)) => (
+            [(header::CONTENT_TYPE, "application/octet-stream")],
+            Body::from(bytes),
+        )
+            .into_response(),
+        Ok(Err(r)) => (
+            StatusCode::BAD_REQUEST,
+            [(header::CONTENT_TYPE, "application/json")],
+            error_json(None, None, &r),
+        )
+            .into_response(),
         Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response(),
     }
 }

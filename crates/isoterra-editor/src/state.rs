@@ -58,6 +58,10 @@ pub(crate) enum Command {
     Info {
         reply: oneshot::Sender<Value>,
     },
+    /// The map's pathing grid for the overlay (see `kinds::pathing_bytes`).
+    Pathing {
+        reply: oneshot::Sender<Result<Vec<u8>, Reject>>,
+    },
     Shutdown,
 }
 
@@ -317,6 +321,15 @@ impl World {
                 v["content_hash"] = json!(doc.content_hash());
                 v["history"] = doc.history().json();
                 let _ = reply.send(v);
+            }
+            Command::Pathing { reply } => {
+                let result = match self.doc.as_ref().map(Doc::typed) {
+                    Some(AnyDocument::Map(d)) => {
+                        kinds::pathing_bytes(d).map_err(|e| Reject::invalid(e.to_string()))
+                    }
+                    _ => Err(Reject::invalid("only map worlds have a pathing grid")),
+                };
+                let _ = reply.send(result);
             }
             Command::Shutdown => self.shutdown = true,
         }
@@ -732,12 +745,25 @@ impl World {
             self.last_status = Instant::now();
             let saved = self.clients.values().all(|c| c.strokes.is_empty());
             let n = self.clients.len();
+            let wanted = self.wanted_chunks();
             for c in self.clients.values() {
                 c.text(&json!({
-                    "type": "status", "chunks": c.chunks, "remesh_ms": self.remesh_ms,
-                    "saved": saved, "clients": n,
+                    "type": "status", "chunks": c.chunks, "wanted": wanted,
+                    "remesh_ms": self.remesh_ms, "saved": saved, "clients": n,
                 }));
             }
+        }
+    }
+
+    /// Chunks a client should hold once everything is sent: every chunk of
+    /// a bounded world, the chunks the stream holds for an endless one
+    /// (`None` before the stream has started).
+    fn wanted_chunks(&self) -> Option<usize> {
+        match self.doc.as_ref().map(Doc::typed)? {
+            AnyDocument::Side2d(d) => Some(d.world().chunks().len()),
+            AnyDocument::Map(d) => Some(d.world().chunk_meshes().count()),
+            AnyDocument::Heightmap(_) => self.hm.as_ref().map(Stream::held),
+            AnyDocument::Voxel(_) => self.vx.as_ref().map(Stream::held),
         }
     }
 

@@ -181,6 +181,12 @@ impl<S: ChunkSource<Output = Bytes>> Stream<S> {
         self.frames.len()
     }
 
+    /// Number of chunks the stream holds (wanted by a viewer, or kept inside
+    /// the hysteresis band): what a client shows once streaming settles.
+    pub fn held(&self) -> usize {
+        self.sched.stats().held
+    }
+
     /// World size of a stream chunk's side.
     pub fn chunk_size(&self) -> f32 {
         self.sched.config().chunk_size

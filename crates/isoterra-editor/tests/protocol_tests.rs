@@ -1294,3 +1294,128 @@ fn too_many_open_strokes_are_busy() {
         server.shutdown().await;
     });
 }
+
+/// `/api/pathing` as (width, depth, cells).
+async fn pathing(addr: std::net::SocketAddr) -> (u16, u32, u32, Vec<u8>) {
+    let host = addr.to_string();
+    let (status, body) = http_get(addr, "/api/pathing", &[("Host", &host)]).await;
+    if status != 200 || body.len() < 8 {
+        return (status, 0, 0, body);
+    }
+    let w = u32::from_le_bytes(body[0..4].try_into().unwrap());
+    let d = u32::from_le_bytes(body[4..8].try_into().unwrap());
+    (status, w, d, body[8..].to_vec())
+}
+
+#[test]
+fn the_pathing_overlay_follows_pathing_strokes_and_undo() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Map);
+        let server = start(&path).await;
+        let addr = server.addr();
+        let mut ws = connect(addr).await;
+        let _ = open(&mut ws, Kind::Map).await;
+        let (status, w, d, before) = pathing(addr).await;
+        assert_eq!(status, 200);
+        assert_eq!((w, d), (96, 96));
+        assert_eq!(before.len(), 96 * 96);
+        // Flying is allowed everywhere on a fresh map.
+        assert!(before.iter().all(|c| c & 2 != 0));
+        let (ack, _) = stroke(
+            &mut ws,
+            "p1",
+            "pathing",
+            json!({"pathing": ["fly"], "clear": false}),
+            [40.0, 0.0, 40.0],
+            3,
+            5.0,
+        )
+        .await;
+        assert!(
+            !ack["id"].is_null(),
+            "the pathing stroke changed nothing: {ack}"
+        );
+        let (_, _, _, after) = pathing(addr).await;
+        let blocked: Vec<usize> = (0..after.len()).filter(|&i| after[i] & 2 == 0).collect();
+        assert!(
+            blocked.len() > 20,
+            "only {} cells lost flying",
+            blocked.len()
+        );
+        // The cells are near the stroke (x 40..43, z 40, radius 5).
+        for &i in &blocked {
+            let (x, z) = ((i % 96) as f32 + 0.5, (i / 96) as f32 + 0.5);
+            assert!(
+                (33.0..50.0).contains(&x) && (33.0..48.0).contains(&z),
+                "cell {x},{z}"
+            );
+        }
+        send(&mut ws, json!({"type": "undo"})).await;
+        let _ = until_json(&mut ws, "history").await;
+        let (_, _, _, undone) = pathing(addr).await;
+        assert_eq!(undone, before, "undo brings the pathing grid back");
+        server.shutdown().await;
+
+        // Other kinds have no pathing grid: a clear error, nothing else.
+        let path = create_world(dir.path(), Kind::Side2d);
+        let server = start(&path).await;
+        let (status, _, _, body) = pathing(server.addr()).await;
+        assert_eq!(status, 400);
+        assert!(String::from_utf8_lossy(&body).contains("pathing"));
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn welcome_names_textures_materials_and_parameters() {
+    rt().block_on(async {
+        for kind in KINDS {
+            let dir = tempfile::tempdir().unwrap();
+            let path = create_world(dir.path(), kind);
+            let server = start(&path).await;
+            let mut ws = connect(server.addr()).await;
+            let (welcome, _) = open(&mut ws, kind).await;
+            for tool in welcome["tools"].as_array().unwrap() {
+                let d = tool["description"].as_str().unwrap_or("");
+                assert!(d.len() > 8 && d != tool["name"], "{kind:?}: {tool}");
+                for p in tool["params"].as_array().unwrap() {
+                    assert!(
+                        p["description"].as_str().is_some_and(|d| !d.is_empty()),
+                        "{kind:?}: parameter without a description: {p}"
+                    );
+                }
+            }
+            let world = &welcome["world"];
+            match kind {
+                Kind::Map => {
+                    let names = world["texture_names"].as_array().unwrap();
+                    let colors = world["textures"].as_array().unwrap();
+                    assert_eq!(names.len(), 16);
+                    assert_eq!(names.len(), colors.len());
+                    assert_eq!(names[0], "grass");
+                }
+                Kind::Voxel | Kind::Side2d => {
+                    let m = world["materials"].as_array().unwrap();
+                    assert!(m.len() >= 2, "{kind:?}: {world}");
+                    assert!(
+                        m.iter()
+                            .all(|m| m["name"].is_string() && m["color"].is_array())
+                    );
+                }
+                Kind::Heightmap => {}
+            }
+            // The status line says how many chunks a client should hold.
+            let mut wanted = None;
+            for _ in 0..20 {
+                let (status, _) = until_json(&mut ws, "status").await;
+                if status["wanted"].as_u64().is_some_and(|w| w > 0) {
+                    wanted = status["wanted"].as_u64();
+                    break;
+                }
+            }
+            assert!(wanted.is_some(), "{kind:?}: no status with a wanted count");
+            server.shutdown().await;
+        }
+    });
+}

@@ -5,6 +5,8 @@ export const KINDS = ['side2d', 'map', 'heightmap', 'voxel'];
 export const LAYER_TERRAIN = 0;
 export const LAYER_WATER = 1;
 export const LAYER_LINES = 2;
+/** Translucent decals over the terrain (side2d: the grass rim). */
+export const LAYER_DECAL = 3;
 
 const HEADER_BYTES = 32;
 const MAGIC = [0x49, 0x54, 0x4d, 0x46]; // "ITMF"

@@ -4,7 +4,7 @@
 // the terrain surface by the fragment shader (3D views) or as a screen-width
 // annulus (side view).
 
-import { LAYER_TERRAIN, LAYER_WATER, LAYER_LINES } from './protocol.js';
+import { LAYER_TERRAIN, LAYER_WATER, LAYER_LINES, LAYER_DECAL } from './protocol.js';
 import { mat4 } from './math.js';
 
 const TERRAIN_VS = `#version 300 es
@@ -40,19 +40,33 @@ uniform int uBrushMode;
 uniform int uBrushShape;
 uniform vec4 uBrush;
 uniform vec3 uBrushColor;
+uniform float uBrushStrength;
 uniform float uAlphaScale;
+uniform sampler2D uOverlay;
+uniform int uOverlayOn;
+uniform vec4 uOverlayRect;
 out vec4 outColor;
 void main() {
   vec3 base = vColor.rgb;
   vec3 n = normalize(vNormal);
   vec3 toEye = uOrtho == 1 ? -uViewDir : normalize(uEye - vPos);
-  if (dot(n, toEye) < 0.0) n = -n;
+  // Light the side that faces the eye. The triangle's own facing decides,
+  // not the interpolated normal: on steep slopes that normal can point away
+  // from the eye on a front face, which flipped it into dark speckles.
+  if (!gl_FrontFacing) n = -n;
   float diffuse = max(dot(n, uLightDir), 0.0);
   vec3 ambient = mix(vec3(0.22, 0.21, 0.20), vec3(0.40, 0.44, 0.50), n.y * 0.5 + 0.5);
   vec3 lit = base * (ambient + vec3(1.0, 0.95, 0.85) * diffuse * 0.95);
   vec3 halfV = normalize(uLightDir + toEye);
   float spec = pow(max(dot(n, halfV), 0.0), 48.0) * (1.0 - vColor.a) * 1.5;
   vec3 col = mix(base, lit, uLit) + vec3(spec);
+  if (uOverlayOn == 1) {
+    vec2 uv = (vPos.xz - uOverlayRect.xy) / (uOverlayRect.zw - uOverlayRect.xy);
+    if (uv.x >= 0.0 && uv.y >= 0.0 && uv.x < 1.0 && uv.y < 1.0) {
+      vec4 o = texture(uOverlay, uv);
+      col = mix(col, o.rgb, o.a);
+    }
+  }
   if (uBrushMode > 0) {
     vec3 off = uBrushMode == 1 ? vec3(vPos.x - uBrush.x, 0.0, vPos.z - uBrush.z)
              : uBrushMode == 2 ? vPos - uBrush.xyz
@@ -63,7 +77,11 @@ void main() {
             : length(off);
     float w = max(fwidth(d), 1e-4);
     float ring = 1.0 - smoothstep(w * 0.75, w * 2.0, abs(d - uBrush.w));
-    float inside = d < uBrush.w ? 0.16 : 0.0;
+    // inside the ring: a fill as strong as the brush, fading towards the
+    // rim the way a dab's effect falls off
+    float t = clamp(d / max(uBrush.w, 1e-4), 0.0, 1.0);
+    float falloff = (1.0 - t * t) * (1.0 - t * t);
+    float inside = d < uBrush.w ? 0.05 + 0.3 * uBrushStrength * falloff : 0.0;
     col = mix(col, uBrushColor, max(ring * 0.95, inside));
   }
   float dist = length(uEye - vPos);
@@ -187,6 +205,45 @@ export class Renderer {
     this.overlay = { vao: gl.createVertexArray(), vbo: gl.createBuffer(), count: 0 };
     this.bounds = null;
     this.boundsLines = null;
+    // Backing-store scale below the device pixel ratio, for slow GPUs.
+    this.scale = 1;
+    // Chunk coordinates a frame arrived for (empty meshes too).
+    this.known = new Set();
+    this.overlayTex = gl.createTexture();
+    this.overlayOn = false;
+    this.overlayRect = [0, 0, 1, 1];
+    gl.bindTexture(gl.TEXTURE_2D, this.overlayTex);
+    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA8, 1, 1, 0, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(4));
+    this.setTextureFilter(gl.NEAREST);
+    gl.bindTexture(gl.TEXTURE_2D, null);
+    this.mini = null;
+  }
+
+  setTextureFilter(filter) {
+    const gl = this.gl;
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, filter);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, filter);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE);
+  }
+
+  /**
+   * An RGBA overlay of `w` x `h` texels laid over the x/z rectangle
+   * `rect` = [x0, z0, x1, z1] (row 0 at z0), blended by its alpha; null
+   * removes it.
+   */
+  setOverlay(rgba, w, h, rect) {
+    const gl = this.gl;
+    if (!rgba) {
+      this.overlayOn = false;
+      return;
+    }
+    gl.bindTexture(gl.TEXTURE_2D, this.overlayTex);
+    gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
+    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA8, w, h, 0, gl.RGBA, gl.UNSIGNED_BYTE, rgba);
+    gl.bindTexture(gl.TEXTURE_2D, null);
+    this.overlayRect = rect;
+    this.overlayOn = true;
   }
 
   setView(view, bounds) {
@@ -204,6 +261,8 @@ export class Renderer {
   clear() {
     for (const m of this.meshes.values()) this.freeMesh(m);
     this.meshes.clear();
+    this.known.clear();
+    this.overlayOn = false;
   }
 
   freeMesh(m) {
@@ -221,6 +280,7 @@ export class Renderer {
       this.freeMesh(old);
       this.meshes.delete(key);
     }
+    this.known.add(`${frame.chunk[0]},${frame.chunk[1]},${frame.chunk[2]}`);
     if (frame.vertexCount === 0 || frame.indexCount === 0) return;
     const gl = this.gl;
     const V = frame.vertexCount;
@@ -270,7 +330,8 @@ export class Renderer {
   /** Removes every layer of the listed chunk coordinates. */
   unload(chunks) {
     for (const c of chunks) {
-      for (const layer of [LAYER_TERRAIN, LAYER_WATER, LAYER_LINES]) {
+      this.known.delete(`${c[0]},${c[1]},${c[2]}`);
+      for (const layer of [LAYER_TERRAIN, LAYER_WATER, LAYER_LINES, LAYER_DECAL]) {
         const key = chunkKey(layer, c);
         const m = this.meshes.get(key);
         if (m) {
@@ -279,6 +340,11 @@ export class Renderer {
         }
       }
     }
+  }
+
+  /** Chunks a frame arrived for and that were not unloaded since. */
+  knownCount() {
+    return this.known.size;
   }
 
   /** Distinct chunk coordinates that hold at least one layer. */
@@ -303,12 +369,14 @@ export class Renderer {
   targetSize() {
     const c = this.canvas;
     const dpr = window.devicePixelRatio || 1;
-    const w = Math.max(1, Math.round(c.clientWidth * dpr));
-    const h = Math.max(1, Math.round(c.clientHeight * dpr));
+    let w = Math.max(1, Math.round(c.clientWidth * dpr));
+    let h = Math.max(1, Math.round(c.clientHeight * dpr));
     // the observer's exact device-pixel size, when it matches the current ratio
     if (this.deviceWidth && Math.abs(this.deviceWidth - w) <= 1 && Math.abs(this.deviceHeight - h) <= 1) {
-      return [this.deviceWidth, this.deviceHeight];
+      w = this.deviceWidth;
+      h = this.deviceHeight;
     }
+    if (this.scale < 1) return [Math.max(1, Math.round(w * this.scale)), Math.max(1, Math.round(h * this.scale))];
     return [w, h];
   }
 
@@ -379,8 +447,10 @@ export class Renderer {
     // behind each pixel.
     const fog = opts.fog ?? [0.9, 2.2];
     gl.uniform2fv(t.u.uFog, vd > 0 ? [vd * fog[0], vd * fog[1]] : [0, 0]);
+    this.bindOverlay(t);
     const b = opts.brush;
     if (b && !side) {
+      gl.uniform1f(t.u.uBrushStrength, b.strength ?? 0.5);
       gl.uniform1i(t.u.uBrushMode, b.mode);
       gl.uniform1i(t.u.uBrushShape, SHAPES[b.shape] ?? 0);
       gl.uniform4fv(t.u.uBrush, [b.pos[0], b.pos[1], b.pos[2], b.radius]);
@@ -395,11 +465,16 @@ export class Renderer {
       gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
     }
 
-    // water (translucent, after opaque, no depth writes)
+    // decals, then water (translucent, after opaque, no depth writes)
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
     gl.depthMask(false);
     gl.uniform1i(t.u.uBrushMode, 0);
+    for (const m of this.meshes.values()) {
+      if (m.layer !== LAYER_DECAL) continue;
+      gl.bindVertexArray(m.vao);
+      gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
+    }
     for (const m of this.meshes.values()) {
       if (m.layer !== LAYER_WATER) continue;
       gl.bindVertexArray(m.vao);
@@ -422,6 +497,138 @@ export class Renderer {
     if (b && side) this.drawRing(cam, b, opts.worldPerPixel ?? 1);
     gl.disable(gl.BLEND);
     gl.bindVertexArray(null);
+  }
+
+  bindOverlay(t) {
+    const gl = this.gl;
+    gl.activeTexture(gl.TEXTURE0);
+    gl.bindTexture(gl.TEXTURE_2D, this.overlayTex);
+    gl.uniform1i(t.u.uOverlay, 0);
+    gl.uniform1i(t.u.uOverlayOn, this.overlayOn ? 1 : 0);
+    gl.uniform4fv(t.u.uOverlayRect, this.overlayRect);
+  }
+
+  /** World-space box of every terrain mesh held, or null. */
+  terrainBounds() {
+    const min = [Infinity, Infinity, Infinity];
+    const max = [-Infinity, -Infinity, -Infinity];
+    let any = false;
+    for (const m of this.meshes.values()) {
+      if (m.layer === LAYER_LINES || m.layer === LAYER_DECAL) continue;
+      any = true;
+      for (let k = 0; k < 3; k++) {
+        min[k] = Math.min(min[k], m.min[k]);
+        max[k] = Math.max(max[k], m.max[k]);
+      }
+    }
+    return any ? { min, max } : null;
+  }
+
+  /**
+   * Draws the terrain and water held, seen straight from above (`side`
+   * false: x right, -z up) or from the front (`side`: x right, y up),
+   * framing `rect` = [u0, v0, u1, v1] (x/z or x/y), into a `w` x `h` image.
+   * Returns the RGBA rows top first.
+   */
+  renderOverview(w, h, rect, side) {
+    const gl = this.gl;
+    let mini = this.mini;
+    if (!mini || mini.w !== w || mini.h !== h) {
+      if (mini) {
+        gl.deleteFramebuffer(mini.fbo);
+        gl.deleteTexture(mini.tex);
+        gl.deleteRenderbuffer(mini.depth);
+      }
+      const fbo = gl.createFramebuffer();
+      const tex = gl.createTexture();
+      gl.bindTexture(gl.TEXTURE_2D, tex);
+      gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA8, w, h, 0, gl.RGBA, gl.UNSIGNED_BYTE, null);
+      this.setTextureFilter(gl.NEAREST);
+      gl.bindTexture(gl.TEXTURE_2D, null);
+      const depth = gl.createRenderbuffer();
+      gl.bindRenderbuffer(gl.RENDERBUFFER, depth);
+      gl.renderbufferStorage(gl.RENDERBUFFER, gl.DEPTH_COMPONENT24, w, h);
+      gl.bindRenderbuffer(gl.RENDERBUFFER, null);
+      gl.bindFramebuffer(gl.FRAMEBUFFER, fbo);
+      gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.TEXTURE_2D, tex, 0);
+      gl.framebufferRenderbuffer(gl.FRAMEBUFFER, gl.DEPTH_ATTACHMENT, gl.RENDERBUFFER, depth);
+      gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+      mini = this.mini = { fbo, tex, depth, w, h, pixels: new Uint8Array(w * h * 4) };
+    }
+    const [u0, v0, u1, v1] = rect;
+    let cam;
+    if (side) {
+      const proj = mat4.ortho(u0, u1, v0, v1, -1000, 1000);
+      cam = { viewProj: proj, view: mat4.identity(), eye: [(u0 + u1) / 2, (v0 + v1) / 2, 1000] };
+    } else {
+      const tb = this.terrainBounds();
+      const top = (tb ? tb.max[1] : 100) + 10;
+      const depthRange = top - (tb ? tb.min[1] : -100) + 20;
+      const cx = (u0 + u1) / 2;
+      const cz = (v0 + v1) / 2;
+      const eye = [cx, top, cz];
+      const view = mat4.lookAt(eye, [cx, top - 1, cz], [0, 0, -1]);
+      const hw = (u1 - u0) / 2;
+      const hh = (v1 - v0) / 2;
+      const proj = mat4.ortho(-hw, hw, -hh, hh, 0.01, depthRange);
+      cam = { viewProj: mat4.multiply(proj, view), view, eye };
+    }
+    gl.bindFramebuffer(gl.FRAMEBUFFER, mini.fbo);
+    gl.viewport(0, 0, w, h);
+    const bg = side ? [0.09, 0.1, 0.13] : [0.16, 0.18, 0.2];
+    gl.clearColor(...bg, 1);
+    gl.clearDepth(1);
+    gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
+    gl.disable(gl.CULL_FACE);
+    if (side) {
+      gl.disable(gl.DEPTH_TEST);
+      this.drawBounds(cam);
+    } else {
+      gl.enable(gl.DEPTH_TEST);
+      gl.depthFunc(gl.LEQUAL);
+    }
+    gl.depthMask(true);
+    gl.disable(gl.BLEND);
+    const t = this.terrain;
+    gl.useProgram(t.p);
+    gl.uniformMatrix4fv(t.u.uViewProj, false, cam.viewProj);
+    gl.uniform3fv(t.u.uEye, cam.eye);
+    gl.uniform3fv(t.u.uViewDir, side ? [0, 0, -1] : [0, -1, 0]);
+    gl.uniform1i(t.u.uOrtho, 1);
+    gl.uniform3fv(t.u.uLightDir, side ? [0.3, 0.5, 0.81] : LIGHT);
+    gl.uniform1f(t.u.uLit, side ? 0.35 : 1.0);
+    gl.uniform3fv(t.u.uFogColor, bg);
+    gl.uniform3fv(t.u.uSkyTop, bg);
+    gl.uniform1f(t.u.uViewportH, h);
+    gl.uniform2fv(t.u.uFog, [0, 0]);
+    gl.uniform1i(t.u.uBrushMode, 0);
+    gl.uniform1f(t.u.uAlphaScale, 1);
+    this.bindOverlay(t);
+    for (const m of this.meshes.values()) {
+      if (m.layer !== LAYER_TERRAIN) continue;
+      gl.bindVertexArray(m.vao);
+      gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
+    }
+    gl.enable(gl.BLEND);
+    gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    gl.depthMask(false);
+    for (const layer of [LAYER_DECAL, LAYER_WATER]) {
+      for (const m of this.meshes.values()) {
+        if (m.layer !== layer) continue;
+        gl.bindVertexArray(m.vao);
+        gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
+      }
+    }
+    gl.depthMask(true);
+    gl.disable(gl.BLEND);
+    gl.bindVertexArray(null);
+    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, mini.pixels);
+    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    // GL rows run bottom up; images top down
+    const out = new Uint8ClampedArray(w * h * 4);
+    const row = w * 4;
+    for (let y = 0; y < h; y++) out.set(mini.pixels.subarray((h - 1 - y) * row, (h - y) * row), y * row);
+    return out;
   }
 
   drawBounds(cam) {

@@ -35,6 +35,13 @@ const EXPORT_LABELS = {
   json: 'Collider JSON',
 };
 
+/** CSS colour of `[r, g, b(, a)]` bytes or a `#rrggbb` string. */
+function cssColor(c) {
+  if (typeof c === 'string') return c;
+  if (Array.isArray(c) && c.length >= 3) return `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
+  return '#888';
+}
+
 function fmt(v) {
   if (!Number.isFinite(v)) return String(v);
   const a = Math.abs(v);
@@ -104,7 +111,8 @@ export class Ui {
 
   /** Shows the view-distance slider (free-fly views) or hides it (null). */
   setViewDistance(v, range) {
-    $('view-section').hidden = v === null;
+    $('view-distance-row').hidden = v === null;
+    this.updateViewSection();
     if (v === null) return;
     const input = $('view-distance');
     if (Array.isArray(range)) {
@@ -113,6 +121,22 @@ export class Ui {
     }
     input.value = String(v);
     $('view-distance-value').textContent = String(Math.round(v));
+  }
+
+  updateViewSection() {
+    $('view-section').hidden = $('view-distance-row').hidden && $('pathing-row').hidden;
+  }
+
+  /** Shows the pathing-overlay switch (map worlds) or hides it. */
+  setPathingAvailable(on) {
+    $('pathing-row').hidden = !on;
+    if (!on) this.setPathingOverlay(false);
+    this.updateViewSection();
+  }
+
+  setPathingOverlay(on) {
+    $('pathing-overlay').checked = on;
+    $('pathing-legend').hidden = !on;
   }
 
   // ------------------------------------------------------------ brush
@@ -175,7 +199,7 @@ export class Ui {
       b.setAttribute('role', 'radio');
       b.setAttribute('aria-checked', 'false');
       b.style.setProperty('--tool-color', t.color ?? '#888');
-      b.title = `${t.name}${t.description ? ` — ${t.description}` : ''}${t.key ? ` (key ${t.key})` : ''}`;
+      b.title = `${t.description || t.name}${t.key ? ` (key ${t.key})` : ''}`;
       const sw = document.createElement('span');
       sw.className = 'swatch';
       sw.style.background = t.color ?? '#888';
@@ -210,6 +234,7 @@ export class Ui {
     if (!t) return;
     this.tool = t;
     for (const b of $('tools').children) b.setAttribute('aria-checked', String(b.dataset.tool === name));
+    $('tool-help').textContent = t.description ?? '';
     document.documentElement.style.setProperty('--accent', t.color ?? '#4caf50');
     this.buildShapes(t);
     this.buildParams(t);
@@ -241,7 +266,9 @@ export class Ui {
     const values = this.params.get(t.name);
     for (const p of list) {
       if (!(p.name in values)) values[p.name] = p.default === undefined ? (p.type === 'bool' ? false : p.min ?? 0) : p.default;
-      box.append(this.paramControl(p, values));
+      const control = this.paramControl(p, values);
+      if (p.description) control.title = p.description;
+      box.append(control);
     }
   }
 
@@ -252,12 +279,13 @@ export class Ui {
     if (Array.isArray(options) && Array.isArray(values[p.name] ?? def)) return this.flagsControl(p, values, options, label);
     const boolOptions = Array.isArray(options) && options.length > 0 && options.every((o) => typeof o === 'boolean');
     if (Array.isArray(options) && !boolOptions) return this.selectControl(p, values, options.map((o) => [o, String(o)]), label);
-    if (p.name === 'material' && Array.isArray(this.materials) && this.materials.length) {
+    const table = p.name === 'material' ? this.materials : p.name === 'texture' ? this.textures : null;
+    if (Array.isArray(table) && table.length) {
       const lo = Number.isFinite(p.min) ? p.min : 0;
-      const hi = Number.isFinite(p.max) ? p.max : this.materials.length - 1;
-      const opts = [];
-      for (let i = lo; i <= Math.min(hi, this.materials.length - 1); i++) opts.push([i, `${i} · ${this.materials[i]?.name ?? 'material'}`]);
-      if (opts.length) return this.selectControl(p, values, opts, label);
+      const hi = Number.isFinite(p.max) ? p.max : table.length - 1;
+      const entries = [];
+      for (let i = lo; i <= Math.min(hi, table.length - 1); i++) entries.push({ id: i, ...table[i] });
+      if (entries.length) return this.swatchControl(p, values, entries, label);
     }
     if (boolOptions || typeof (values[p.name] ?? def) === 'boolean' || p.type === 'bool' || p.type === 'boolean') {
       const l = document.createElement('label');
@@ -305,6 +333,49 @@ export class Ui {
       },
     });
     return l;
+  }
+
+  /** A row of coloured swatches, one per entry of the world's table. */
+  swatchControl(p, values, entries, label) {
+    const wrap = document.createElement('div');
+    wrap.className = 'field';
+    const title = document.createElement('span');
+    const name = document.createElement('span');
+    name.className = 'swatch-name';
+    title.append(document.createTextNode(`${label}: `), name);
+    const grid = document.createElement('div');
+    grid.className = 'swatches';
+    grid.setAttribute('role', 'radiogroup');
+    grid.setAttribute('aria-label', label);
+    const buttons = [];
+    const show = () => {
+      const e = entries.find((x) => x.id === values[p.name]);
+      name.textContent = e ? `${e.id} · ${e.name}` : String(values[p.name]);
+      for (const [id, b] of buttons) b.setAttribute('aria-pressed', String(id === values[p.name]));
+    };
+    for (const e of entries) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.dataset.swatch = String(e.id);
+      b.title = `${e.id} · ${e.name}`;
+      b.setAttribute('aria-label', e.name);
+      b.style.background = cssColor(e.color);
+      b.addEventListener('click', () => {
+        values[p.name] = e.id;
+        show();
+      });
+      buttons.push([e.id, b]);
+      grid.append(b);
+    }
+    wrap.append(title, grid);
+    show();
+    this.paramInputs.set(p.name, {
+      set: (v) => {
+        values[p.name] = v;
+        show();
+      },
+    });
+    return wrap;
   }
 
   flagsControl(p, values, options, label) {
@@ -488,6 +559,11 @@ export class Ui {
 
   setWorld(world, kind, exports) {
     this.materials = Array.isArray(world?.materials) ? world.materials : null;
+    this.textures =
+      Array.isArray(world?.textures) && Array.isArray(world?.texture_names)
+        ? world.textures.map((color, i) => ({ color, name: world.texture_names[i] ?? `texture ${i}` }))
+        : null;
+    this.file = world?.file ?? 'world';
     $('world-name').textContent = world?.file ?? 'world';
     const size = Array.isArray(world?.size) ? ` · ${world.size.join('×')}` : '';
     const preset = world?.preset ? ` · ${world.preset}` : '';
@@ -532,7 +608,7 @@ export class Ui {
 
   setSaveState(state) {
     const el = $('st-save');
-    el.textContent = state === 'saving' ? 'saving…' : 'saved';
+    el.textContent = state === 'saving' ? 'saving…' : state === 'queued' ? 'saving… (undo waits)' : 'saved';
     el.className = `st ${state}`;
   }
 
@@ -540,15 +616,24 @@ export class Ui {
     if (Number.isFinite(msg.remesh_ms)) $('st-remesh').textContent = `remesh ${msg.remesh_ms.toFixed(1)} ms`;
     if (Number.isFinite(msg.clients)) $('st-clients').textContent = `${msg.clients} client${msg.clients === 1 ? '' : 's'}`;
     if (typeof msg.saved === 'boolean') this.setSaveState(msg.saved && !pending ? 'saved' : 'saving');
-    if (Number.isFinite(msg.chunks)) this.serverChunks = msg.chunks;
+    this.clients = Number.isFinite(msg.clients) ? msg.clients : this.clients;
+    this.wantedChunks = Number.isFinite(msg.wanted) ? msg.wanted : null;
   }
 
-  setCounters({ chunks, tris, fps }) {
-    const server = Number.isFinite(this.serverChunks) ? ` / ${this.serverChunks}` : '';
-    $('st-chunks').textContent = `chunks ${chunks}${server}`;
+  /** Forgets what the server said about the previous world. */
+  resetStatus() {
+    this.wantedChunks = null;
+  }
+
+  setCounters({ chunks, tris, fps, scale }) {
+    // "shown / wanted" only once the server has said how many it will send
+    const wanted = this.wantedChunks > 0 ? ` / ${this.wantedChunks}` : '';
+    $('st-chunks').textContent = `chunks ${chunks}${wanted}`;
     $('st-tris').textContent = `${tris >= 1e6 ? (tris / 1e6).toFixed(2) + 'M' : tris >= 1e3 ? (tris / 1e3).toFixed(1) + 'k' : tris} tris`;
-    $('st-fps').textContent = fps > 0 ? `${fps} fps` : 'idle';
-    $('st-fps').title = 'frames drawn in the last second (the view redraws only when something changes)';
+    const res = scale < 1 ? ` · ${Math.round(scale * 100)}% res` : '';
+    $('st-fps').textContent = (fps > 0 ? `${fps} fps` : 'idle') + res;
+    $('st-fps').title =
+      'frames drawn in the last second (the view redraws only when something changes); on a slow GPU the view draws at a lower resolution while it moves, and sharp again once it stops';
   }
 
   setCursor(p) {
@@ -586,6 +671,56 @@ export class Ui {
     }, 6000);
   }
 
+  // ------------------------------------------------------------ keyboard help
+
+  /** Fills and opens the keyboard help; closes it when open. */
+  toggleKeys(cameraHelp, extra) {
+    const dlg = $('keys-dialog');
+    if (dlg.open) {
+      dlg.close();
+      return false;
+    }
+    const table = $('keys-table');
+    table.replaceChildren();
+    const section = (title) => {
+      const tr = document.createElement('tr');
+      const th = document.createElement('th');
+      th.colSpan = 2;
+      th.textContent = title;
+      tr.append(th);
+      table.append(tr);
+    };
+    const row = (keys, what) => {
+      const tr = document.createElement('tr');
+      const k = document.createElement('td');
+      for (const key of keys) {
+        const kbd = document.createElement('kbd');
+        kbd.textContent = key;
+        k.append(kbd, document.createTextNode(' '));
+      }
+      const w = document.createElement('td');
+      w.textContent = what;
+      tr.append(k, w);
+      table.append(tr);
+    };
+    section('Tools');
+    for (const t of this.tools) if (t.key) row([t.key], `${t.name}: ${t.description ?? ''}`);
+    section('Brush and history');
+    row(['[', ']'], 'smaller / larger brush');
+    row(['Ctrl+Z'], 'undo (waits for a stroke that is still being saved)');
+    row(['Ctrl+Shift+Z', 'Ctrl+Y'], 'redo');
+    section('View');
+    for (const part of cameraHelp.split(' · ')) {
+      const i = part.indexOf(':');
+      if (i > 0) row([part.slice(0, i)], part.slice(i + 1).trim());
+    }
+    row(['Home'], 'reset the view');
+    for (const [k, what] of extra) row([k], what);
+    row(['?'], 'this help (Esc closes it)');
+    dlg.showModal();
+    return true;
+  }
+
   // ------------------------------------------------------------ new world
 
   fillPresets(kind, current) {
@@ -620,7 +755,18 @@ export class Ui {
       if (kind in DEFAULT_SIZE) {
         spec.size = [Math.floor(+$('nw-w').value || DEFAULT_SIZE[kind][0]), Math.floor(+$('nw-h').value || DEFAULT_SIZE[kind][1])];
       }
-      this.onNewWorld?.(spec);
+      // Replacing the world changes it for every window: ask first.
+      const n = Number.isFinite(this.clients) ? this.clients : 1;
+      const others = n > 1 ? `${n - 1} other editor window${n === 2 ? ' is' : 's are'} connected to it and will switch too.` : 'No other editor window is connected to it.';
+      $('confirm-text').textContent =
+        `This replaces ${this.file ?? 'the open world'} with a new ${kind} world (${spec.preset}, seed ${seed}). ` +
+        `The current file is kept as a backup next to it. ${others}`;
+      const confirm = $('confirm-dialog');
+      confirm.returnValue = '';
+      confirm.onclose = () => {
+        if (confirm.returnValue === 'replace') this.onNewWorld?.(spec);
+      };
+      confirm.showModal();
     });
   }
 }

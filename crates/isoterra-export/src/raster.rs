@@ -382,7 +382,9 @@ fn paint(
     // the top, then a running median over nearby columns. Empty pixels below
     // the line are cave background, above it sky. The median ignores thin
     // spikes, small floating islands and narrow shafts, so none of them
-    // casts a streak of the wrong background.
+    // casts a streak of the wrong background. Where the raw line dips below
+    // the median over a stretch wider than a shaft (a crater dug from the
+    // surface), the dip is open to the sky and the line follows it down.
     let mut raw_ground = vec![ih as u32; iw];
     for (py, row) in cover.chunks_exact(iw).enumerate() {
         for (px, &c) in row.iter().enumerate() {
@@ -402,6 +404,7 @@ fn paint(
             *window.select_nth_unstable(mid).1 as f32
         })
         .collect();
+    let ground = open_to_sky(&raw_ground, ground, (ppc * 2.5).clamp(3.0, 24.0) as usize);
     // Depth shading follows a smoothed copy of the line, so it never steps.
     let shade_line: Vec<f32> = (0..iw)
         .map(|px| {
@@ -481,6 +484,26 @@ fn paint(
 }
 
 /// Averages `ss x ss` blocks of an RGB image.
+/// The ground line lowered into dips of the raw line that are at least
+/// `2 * half + 1` columns wide: a morphological opening of the raw depths
+/// (the shallowest within `half` columns, then the deepest of those within
+/// `half`), which keeps craters and drops shafts narrower than the window.
+fn open_to_sky(raw: &[u32], median: Vec<f32>, half: usize) -> Vec<f32> {
+    let n = raw.len();
+    let window = |i: usize| i.saturating_sub(half)..(i + half + 1).min(n);
+    let eroded: Vec<u32> = (0..n)
+        .map(|i| raw[window(i)].iter().copied().min().unwrap_or(0))
+        .collect();
+    median
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let opened = eroded[window(i)].iter().copied().max().unwrap_or(0) as f32;
+            m.max(opened)
+        })
+        .collect()
+}
+
 fn downsample(src: &[u8], iw: usize, ih: usize, ss: usize) -> Vec<u8> {
     let (ow, oh) = (iw / ss, ih / ss);
     let mut out = vec![0u8; ow * oh * 3];

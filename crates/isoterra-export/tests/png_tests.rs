@@ -105,6 +105,55 @@ fn picture_has_sky_above_and_material_below() {
     assert!(lum(edge) < lum(inside), "{edge:?} vs {inside:?}");
 }
 
+/// A 129 x 65 node field, solid below y = 40, with a round crater of
+/// radius 12 dug from the surface at x = 64 and a shaft one cell wide at
+/// x = 20 down to y = 20.
+fn dug_ground() -> Field2 {
+    Field2::from_fn(129, 65, |x, y| {
+        let ground = (40.0 - y as f32) / 2.0;
+        let crater = (((x as f32 - 64.0).powi(2) + (y as f32 - 40.0).powi(2)).sqrt() - 12.0) / 2.0;
+        let shaft = if (x as f32 - 20.0).abs() <= 0.5 && y >= 20 {
+            -1.0
+        } else {
+            1.0
+        };
+        ground.min(crater).min(shaft).clamp(-1.0, 1.0)
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_crater_dug_from_the_surface_shows_sky_and_a_shaft_does_not_streak() {
+    let field = dug_ground();
+    let table = MaterialTable::side2d_default();
+    let options = PngOptions::DEFAULT.with_pixels_per_cell(4.0);
+    let bytes = export_side2d_png(&field, None, &table, &[], &options).unwrap();
+    let img = decode(&bytes);
+    assert_eq!((img.width, img.height), (512, 256));
+    let row = |y_cells: f32| ((64.0 - y_cells) * 4.0) as u32;
+    // Inside the crater, below the old surface: sky, not cave.
+    for (x, y) in [(64.0, 30.0), (60.0, 36.0), (70.0, 33.0), (56.0, 38.0)] {
+        let c = img.rgb((x * 4.0) as u32, row(y));
+        assert!(is_sky(c), "crater air at ({x}, {y}) is {c:?}, not sky");
+    }
+    // The shaft is too narrow to light: beside the old surface line it stays
+    // cave background (dark), and the ground around it is not sky either.
+    let shaft = img.rgb(20 * 4 + 1, row(30.0));
+    assert!(
+        !is_sky(shaft),
+        "the narrow shaft is drawn as sky: {shaft:?}"
+    );
+    let lum = |c: [u8; 3]| c.iter().map(|&v| v as u32).sum::<u32>();
+    assert!(
+        lum(shaft) < 3 * 90,
+        "the shaft is not dark cave air: {shaft:?}"
+    );
+    // Sky above the surface, everywhere.
+    for x in (0..512).step_by(29) {
+        assert!(is_sky(img.rgb(x, row(50.0))));
+    }
+}
+
 #[test]
 fn explicit_scale_sets_the_size() {
     let field = half_solid();

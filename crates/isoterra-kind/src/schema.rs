@@ -122,22 +122,24 @@ impl ParamSpec {
                 default,
                 integer,
             } => json!({
-                "name": self.name,
+                "name": self.name, "description": self.description,
                 "min": num(*min, *integer),
                 "max": num(*max, *integer),
                 "default": default.map(|d| num(d, *integer)),
             }),
             ParamKind::Vector3 { min, max, default } => json!({
-                "name": self.name,
+                "name": self.name, "description": self.description,
                 "min": num(*min, true),
                 "max": num(*max, true),
                 "default": default.map(|d| num(d, true)),
             }),
             ParamKind::Flags { values, default } => json!({
-                "name": self.name, "values": values, "default": default,
+                "name": self.name, "description": self.description,
+                "values": values, "default": default,
             }),
             ParamKind::Bool { default } => json!({
-                "name": self.name, "values": [false, true], "default": default,
+                "name": self.name, "description": self.description,
+                "values": [false, true], "default": default,
             }),
         }
     }

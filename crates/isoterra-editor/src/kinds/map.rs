@@ -23,6 +23,7 @@ pub(super) fn world_json(d: &MapDocument<WorldFile>) -> Value {
         },
         "chunk_cells": p.chunk_cells, "cell_size": cs, "level_height": lh,
         "textures": isoterra::export::MAP_PALETTE.iter().map(|c| srgb(*c, 1.0)).collect::<Vec<_>>(),
+        "texture_names": isoterra::export::MAP_TEXTURE_NAMES,
     })
 }
 
@@ -87,4 +88,21 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
         &w.indices,
     );
     [terrain, water]
+}
+
+/// The map's pathing grid as the editor's overlay reads it: width and depth
+/// in cells (u32, little endian), then one byte of
+/// [`PathingGrid`](isoterra::world::PathingGrid) bits per cell, row by row.
+/// The rules are the ones the map's exports use.
+pub(crate) fn pathing_bytes(
+    d: &MapDocument<WorldFile>,
+) -> Result<Vec<u8>, isoterra::world::WorldError> {
+    let p = d.params();
+    let rules = isoterra::world::PathingRules::DEFAULT.with_level_height(p.mesh.level_height);
+    let grid = isoterra::world::pathing_grid(d.world().layers(), &rules)?;
+    let mut out = Vec::with_capacity(8 + grid.cells().len());
+    out.extend_from_slice(&grid.width_cells().to_le_bytes());
+    out.extend_from_slice(&grid.depth_cells().to_le_bytes());
+    out.extend_from_slice(grid.cells());
+    Ok(out)
 }

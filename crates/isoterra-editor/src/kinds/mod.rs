@@ -24,7 +24,7 @@ use crate::EditorError;
 use crate::protocol::Reject;
 
 pub(crate) use heightmap::heightmap_frame;
-pub(crate) use map::map_frames;
+pub(crate) use map::{map_frames, pathing_bytes};
 pub(crate) use side2d::side2d_frames;
 pub(crate) use voxel::voxel_frame;
 

@@ -5,7 +5,7 @@ use isoterra::store::{Side2dDocument, WorldFile};
 use serde_json::{Value, json};
 
 use crate::color;
-use crate::frame::{KIND_SIDE2D, LAYER_LINES, LAYER_TERRAIN, encode_frame};
+use crate::frame::{KIND_SIDE2D, LAYER_DECAL, LAYER_LINES, LAYER_TERRAIN, encode_frame};
 
 /// The kind's part of the `world` object.
 pub(super) fn world_json(d: &Side2dDocument<WorldFile>) -> Value {
@@ -24,28 +24,31 @@ pub(super) fn world_json(d: &Side2dDocument<WorldFile>) -> Value {
     })
 }
 
-/// The frames of a side-view chunk: its fill mesh coloured by material, and
-/// its contour lines.
+/// The frames of a side-view chunk: its fill mesh coloured by material, its
+/// contour lines, and the grass rim along its upward-facing ground.
 pub(crate) fn side2d_frames(
     doc: &Side2dDocument<WorldFile>,
     chunk: &isoterra::world::Side2dChunk,
-) -> [Vec<u8>; 2] {
-    let table = doc.world().table();
+) -> [Vec<u8>; 3] {
+    let world = doc.world();
     let mesh = &chunk.mesh;
-    let mut colors = vec![[128, 128, 128, 255]; mesh.positions.len()];
-    for sub in &mesh.submeshes {
-        let c = table
-            .get(sub.material)
-            .map(|m| m.color)
-            .unwrap_or([128, 128, 128, 255]);
-        let start = sub.start as usize;
-        let end = (start + sub.count as usize).min(mesh.indices.len());
-        for &i in &mesh.indices[start.min(end)..end] {
-            if let Some(slot) = colors.get_mut(i as usize) {
-                *slot = c;
-            }
-        }
-    }
+    let iso = world.params().iso;
+    // Each vertex blends the materials of the solid nodes around it, so
+    // material borders are soft gradients across a cell instead of
+    // cell-sized stairs inside the smooth contour.
+    let colors: Vec<[u8; 4]> = mesh
+        .positions
+        .iter()
+        .map(|p| {
+            blended_material(
+                world.field(),
+                world.materials(),
+                world.table(),
+                iso,
+                [p[0], p[1]],
+            )
+        })
+        .collect();
     let coord = [chunk.coord[0] as i32, chunk.coord[1] as i32, 0];
     let normals: Vec<[f32; 3]> = if mesh.normals.len() == mesh.positions.len() {
         mesh.normals.clone()
@@ -87,5 +90,216 @@ pub(crate) fn side2d_frames(
         &line_colors,
         &indices,
     );
-    [terrain, lines]
+    let grass = grass_frame(
+        coord,
+        &chunk.polylines,
+        world.field().cell_size(),
+        world.table(),
+    );
+    [terrain, lines, grass]
+}
+
+/// Width of the grass rim, in cells.
+const GRASS_WIDTH_CELLS: f32 = 0.9;
+/// A contour segment carries grass when its outward normal points up at
+/// least this much (a slope up to about 70 degrees).
+const GRASS_MIN_UP: f32 = 0.35;
+
+/// The stretches of `lines` whose ground faces up. Contours run with the
+/// solid on their left, so the outward normal of a segment `a -> b` is
+/// `(dy, -dx)`: up where the segment runs towards -x.
+fn upward_runs(lines: &[isoterra::mesh::Polyline]) -> Vec<isoterra::mesh::Polyline> {
+    let mut runs = Vec::new();
+    for line in lines {
+        let n = line.points.len();
+        let segments = if line.closed { n } else { n.saturating_sub(1) };
+        let mut run: Vec<[f32; 2]> = Vec::new();
+        for i in 0..segments {
+            let (a, b) = (line.points[i], line.points[(i + 1) % n]);
+            let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+            let len = dx.hypot(dy);
+            let up = len > 0.0 && -dx >= GRASS_MIN_UP * len;
+            if up {
+                if run.is_empty() {
+                    run.push(a);
+                }
+                run.push(b);
+            } else if run.len() >= 2 {
+                runs.push(isoterra::mesh::Polyline::new(
+                    std::mem::take(&mut run),
+                    false,
+                ));
+            } else {
+                run.clear();
+            }
+        }
+        if run.len() >= 2 {
+            runs.push(isoterra::mesh::Polyline::new(run, false));
+        }
+    }
+    runs
+}
+
+/// The grass rim of a chunk as a decal frame: a strip just inside the
+/// upward-facing contour, in the table's `grass` colour, fading out
+/// towards its inner edge. Dug crater rims get it too, as they face up.
+fn grass_frame(
+    coord: [i32; 3],
+    lines: &[isoterra::mesh::Polyline],
+    cell: f32,
+    table: &isoterra::field::MaterialTable,
+) -> Vec<u8> {
+    let grass = table
+        .iter()
+        .find(|m| m.name == "grass")
+        .map_or([86, 150, 62, 255], |m| m.color);
+    let mut strip = isoterra::mesh::StripMesh::default();
+    let runs = upward_runs(lines);
+    if isoterra::mesh::edge_strip(&runs, GRASS_WIDTH_CELLS * cell, &mut strip).is_err() {
+        strip.clear();
+    }
+    let colors: Vec<[u8; 4]> = strip
+        .uvs
+        .iter()
+        .map(|uv| {
+            let a = (1.0 - uv[1]).clamp(0.0, 1.0);
+            [grass[0], grass[1], grass[2], (235.0 * a).round() as u8]
+        })
+        .collect();
+    let normals = vec![[0.0, 0.0, 1.0]; strip.positions.len()];
+    encode_frame(
+        KIND_SIDE2D,
+        LAYER_DECAL,
+        0,
+        coord,
+        &strip.positions,
+        &normals,
+        &colors,
+        &strip.indices,
+    )
+}
+
+/// The colour at world point `p`: the bilinear blend of the material colours
+/// of the solid nodes (density `>= iso`) of the cell around it, or of all
+/// four when none is solid.
+fn blended_material(
+    field: &isoterra::field::Field2,
+    materials: &isoterra::field::MaterialGrid,
+    table: &isoterra::field::MaterialTable,
+    iso: f32,
+    p: [f32; 2],
+) -> [u8; 4] {
+    const GREY: [u8; 4] = [128, 128, 128, 255];
+    let g = field.to_grid(p);
+    if !(g[0].is_finite() && g[1].is_finite()) {
+        return GREY;
+    }
+    let max_x = field.width().saturating_sub(1) as f32;
+    let max_y = field.height().saturating_sub(1) as f32;
+    let (gx, gy) = (g[0].clamp(0.0, max_x), g[1].clamp(0.0, max_y));
+    let (x0, y0) = (gx.floor(), gy.floor());
+    let (fx, fy) = (gx - x0, gy - y0);
+    let (x0, y0) = (x0 as u32, y0 as u32);
+    let x1 = (x0 + 1).min(field.width().saturating_sub(1));
+    let y1 = (y0 + 1).min(field.height().saturating_sub(1));
+    let corners = [
+        (x0, y0, (1.0 - fx) * (1.0 - fy)),
+        (x1, y0, fx * (1.0 - fy)),
+        (x0, y1, (1.0 - fx) * fy),
+        (x1, y1, fx * fy),
+    ];
+    let mut sum = [0f32; 4];
+    let mut total = 0f32;
+    for solid_only in [true, false] {
+        for &(x, y, w) in &corners {
+            if solid_only && field.get(x, y) < iso {
+                continue;
+            }
+            // A small floor keeps a node on the far side of the cell in
+            // the blend when the point sits exactly on another node.
+            let w = w + 1e-3;
+            let c = table.get(materials.get(x, y)).map_or(GREY, |m| m.color);
+            for k in 0..4 {
+                sum[k] += w * f32::from(c[k]);
+            }
+            total += w;
+        }
+        if total > 0.0 {
+            break;
+        }
+    }
+    if total <= 0.0 {
+        return GREY;
+    }
+    [0, 1, 2, 3].map(|k| (sum[k] / total).round().clamp(0.0, 255.0) as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grass_grows_on_ground_that_faces_up() {
+        use isoterra::mesh::Polyline;
+        // A closed loop, solid inside (counter-clockwise): bottom edge runs
+        // +x (faces down), top edge runs -x (faces up).
+        let square = Polyline::new(vec![[0.0, 0.0], [4.0, 0.0], [4.0, 2.0], [0.0, 2.0]], true);
+        let runs = upward_runs(&[square]);
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].points, vec![[4.0, 2.0], [0.0, 2.0]]);
+        // A crater's bowl (a surface running -x, down then up) is grass all along.
+        let bowl = Polyline::new(
+            vec![[10.0, 5.0], [8.0, 3.0], [6.0, 2.5], [4.0, 3.0], [2.0, 5.0]],
+            false,
+        );
+        assert_eq!(upward_runs(&[bowl])[0].points.len(), 5);
+        let table = isoterra::field::MaterialTable::side2d_default();
+        let f = grass_frame(
+            [0, 0, 0],
+            &upward_runs(&[Polyline::new(vec![[4.0, 2.0], [0.0, 2.0]], false)]),
+            1.0,
+            &table,
+        );
+        let h = crate::frame::parse_frame_header(&f).unwrap();
+        assert_eq!(h.layer, LAYER_DECAL);
+        assert!(h.vertices >= 4 && h.indices >= 6);
+        // Nothing faces up: an empty frame, which clears what a client held.
+        let empty = grass_frame([0, 0, 0], &[], 1.0, &table);
+        assert_eq!(
+            crate::frame::parse_frame_header(&empty).unwrap().vertices,
+            0
+        );
+    }
+    use isoterra::field::{Field2, MaterialGrid, MaterialTable};
+
+    #[test]
+    fn material_colours_blend_across_a_cell() {
+        let field = Field2::new(3, 2, 1.0).unwrap();
+        let mut mats = MaterialGrid::like(&field, 0);
+        mats.set(2, 0, 1).unwrap();
+        mats.set(2, 1, 1).unwrap();
+        let table = MaterialTable::side2d_default();
+        let a = table.get(0).unwrap().color;
+        let b = table.get(1).unwrap().color;
+        // On a node: that node's colour.
+        assert_eq!(blended_material(&field, &mats, &table, 0.0, [0.0, 0.0]), a);
+        assert_eq!(blended_material(&field, &mats, &table, 0.0, [2.0, 1.0]), b);
+        // Half way between materials: half way between the colours.
+        let mid = blended_material(&field, &mats, &table, 0.0, [1.5, 0.5]);
+        for k in 0..3 {
+            let want = (f32::from(a[k]) + f32::from(b[k])) / 2.0;
+            assert!((f32::from(mid[k]) - want).abs() <= 1.5, "{mid:?}");
+        }
+        // Air nodes do not tint the ground next to them.
+        let mut field = field;
+        field.set(2, 0, -1.0).unwrap();
+        field.set(2, 1, -1.0).unwrap();
+        assert_eq!(blended_material(&field, &mats, &table, 0.0, [1.5, 0.5]), a);
+        // Outside or not finite: clamped or grey, never a panic.
+        let _ = blended_material(&field, &mats, &table, 0.0, [-5.0, 99.0]);
+        assert_eq!(
+            blended_material(&field, &mats, &table, 0.0, [f32::NAN, 0.0]),
+            [128, 128, 128, 255]
+        );
+    }
 }

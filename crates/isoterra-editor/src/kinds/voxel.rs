@@ -15,6 +15,11 @@ pub(super) fn world_json(d: &VoxelDocument<WorldFile>) -> Value {
         "seed": info.seed, "preset": info.preset,
         "size": Value::Null, "bounds": Value::Null,
         "chunk_cells": p.chunk_cells, "cell_size": 1.0,
+        // Ids past the table's end are drawn as `id % len` (see
+        // `color::voxel_material`).
+        "materials": isoterra::field::MaterialTable::voxel_default().iter().map(|m| json!({
+            "name": m.name, "color": m.color,
+        })).collect::<Vec<_>>(),
     })
 }
 

@@ -45,6 +45,26 @@ pub const MAP_PALETTE: [[f32; 3]; MAX_TEXTURES as usize] = [
     [0.65, 0.62, 0.58],
 ];
 
+/// The names of the [`MAP_PALETTE`] textures, by texture id (the table above).
+pub const MAP_TEXTURE_NAMES: [&str; MAX_TEXTURES as usize] = [
+    "grass",
+    "dirt",
+    "rock",
+    "sand",
+    "gravel",
+    "dry grass",
+    "flowers",
+    "moss",
+    "snow",
+    "ice",
+    "lava rock",
+    "dark grass",
+    "mud",
+    "blight",
+    "road",
+    "tiles",
+];
+
 /// The colour of cliff walls, mixed in by the mesh's blend attribute.
 pub const CLIFF_COLOR: [f32; 3] = [0.33, 0.30, 0.27];
 

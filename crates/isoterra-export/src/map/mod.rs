@@ -9,7 +9,7 @@ mod tiled;
 mod tmx;
 
 pub use glb::{
-    CLIFF_COLOR, MAP_PALETTE, WATER_COLOR, export_map_glb, export_map_mesh_glb,
+    CLIFF_COLOR, MAP_PALETTE, MAP_TEXTURE_NAMES, WATER_COLOR, export_map_glb, export_map_mesh_glb,
     export_map_mesh_obj, export_map_obj, splat_color,
 };
 pub use pathing_png::{export_pathing_png, pathing_color};
