@@ -48,6 +48,21 @@ mod tests {
     }
 
     #[test]
+    fn the_page_has_nothing_inline_that_its_policy_blocks() {
+        // The Content-Security-Policy allows only the page's own scripts and
+        // styles: an inline `style="…"`, `<style>` or `<script>` body, or an
+        // `on…=` handler in the HTML would be blocked (and logged) by the browser.
+        let (bytes, _) = lookup("").expect("index");
+        let html = std::str::from_utf8(bytes).expect("utf-8");
+        for bad in [" style=\"", "<style", " onclick=", " onload=", " onchange="] {
+            assert!(!html.contains(bad), "index.html holds `{bad}`");
+        }
+        for script in html.split("<script").skip(1) {
+            assert!(script.contains("src="), "an inline script in index.html");
+        }
+    }
+
+    #[test]
     fn content_types_follow_extensions() {
         assert_eq!(content_type("a/b.js"), "text/javascript; charset=utf-8");
         assert_eq!(content_type("x.css"), "text/css; charset=utf-8");

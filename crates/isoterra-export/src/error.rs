@@ -16,6 +16,9 @@ pub enum ExportError {
         #[source]
         source: std::io::Error,
     },
+    /// Writing an output stream failed.
+    #[error("cannot write the output: {0}")]
+    Write(#[source] std::io::Error),
     /// The bytes are not a `.npy` file (the magic string is missing).
     #[error("not a .npy file: it does not start with the \\x93NUMPY magic string")]
     NpyMagic,

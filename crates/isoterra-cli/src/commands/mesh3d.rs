@@ -6,11 +6,11 @@
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::export::{GlbMesh, export_glb, export_obj, export_ply, read_npy3};
+use isoterra::export::{GlbMesh, export_glb, export_obj, read_npy3, write_ply};
 use isoterra::mesh::{CellBox, CubesOptions, CubesOutput, MarchingCubes};
 
 use crate::args::{Mesh3dArgs, MeshFormat};
-use crate::commands::write_atomic;
+use crate::commands::{write_atomic, write_atomic_with};
 
 pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
     if !a.iso.is_finite() {
@@ -42,9 +42,11 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
         .with_iso(iso)
         .with_normals(!a.no_normals);
     // A fresh output: the mesher counts first and allocates it once, exactly.
+    // One thread meshes straight into it; several mesh slabs that are then
+    // joined, which holds the output twice for a moment.
     let mut out = CubesOutput::default();
     pool.install(|| {
-        MarchingCubes::new().with_parallel(true).mesh(
+        MarchingCubes::new().with_parallel(threads > 1).mesh(
             &field,
             CellBox::whole(&field),
             &options,
@@ -68,12 +70,12 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "isosurface".into());
     let mesh = GlbMesh::new(&name, &out.positions, &out.indices).with_normals(&out.normals);
-    let bytes = match a.format {
-        MeshFormat::Obj => export_obj(&[mesh])?.into_bytes(),
-        MeshFormat::Ply => export_ply(&mesh)?,
-        MeshFormat::Glb => export_glb(&[mesh])?,
-    };
-    write_atomic(&a.out, &bytes)?;
+    match a.format {
+        // Written straight from the mesher's arrays: no second copy.
+        MeshFormat::Ply => write_atomic_with(&a.out, |w| Ok(write_ply(&mesh, w)?))?,
+        MeshFormat::Obj => write_atomic(&a.out, export_obj(&[mesh])?.as_bytes())?,
+        MeshFormat::Glb => write_atomic(&a.out, &export_glb(&[mesh])?)?,
+    }
     let write_ms = ms(t2);
     if a.timings {
         eprintln!(

@@ -84,6 +84,17 @@ pub fn worker_pool(threads: usize) -> anyhow::Result<rayon::ThreadPool> {
 /// folder, so nothing planted there (a symlink to another file) is followed
 /// or overwritten.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    write_atomic_with(path, |w| Ok(w.write_all(bytes)?))
+}
+
+/// As [`write_atomic`], with the file's bytes written by `write` into a
+/// buffered writer, so a large output is never held whole in memory. If
+/// `write` fails, nothing is left at `path` (the temporary file goes).
+pub fn write_atomic_with(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     use anyhow::Context;
     use std::io::Write;
     let dir = path
@@ -127,8 +138,14 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> 
     let mut tmp = builder
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().sync_all())
+    {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        write(&mut w).with_context(|| format!("cannot write {}", path.display()))?;
+        w.flush()
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    tmp.as_file()
+        .sync_all()
         .with_context(|| format!("cannot write {}", tmp.path().display()))?;
     tmp.persist(path)
         .map_err(|e| e.error)
