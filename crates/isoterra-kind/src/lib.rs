@@ -63,8 +63,8 @@ pub use export::{
 pub use isoterra_store::Followed;
 pub use kind::WorldKind;
 pub use recipe::{
-    HeightmapRecipe, MAX_RECIPE_BYTES, MAX_RECIPE_NAME, MapRecipe, NoiseRecipe, RECIPE_VERSION, Recipe,
-    RecipeParams, Side2dRecipe, VoxelRecipe,
+    HeightmapRecipe, MAX_RECIPE_BYTES, MAX_RECIPE_NAME, MapRecipe, NoiseRecipe, RECIPE_VERSION,
+    Recipe, RecipeParams, Side2dRecipe, VoxelRecipe,
 };
 pub use stroke::{Stamp, StrokeSpec, Template, checked_point};
 pub use voxel::VOXEL_RINGS_CHUNKS;

@@ -293,8 +293,8 @@ impl Recipe {
                 bytes.len()
             )));
         }
-        let value: Value = serde_json::from_slice(bytes)
-            .map_err(|e| bad("", format!("not valid JSON: {e}")))?;
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|e| bad("", format!("not valid JSON: {e}")))?;
         let Value::Object(top) = value else {
             return Err(bad("", "a recipe is a JSON object"));
         };
@@ -374,15 +374,13 @@ impl Recipe {
     /// [`KindError::Recipe`] naming the first bad field by its path
     /// (`params.base.octaves`).
     pub fn validate(&self) -> Result<(), KindError> {
-        if let Some(name) = &self.name {
-            if name.chars().count() > MAX_RECIPE_NAME || name.chars().any(char::is_control) {
-                return Err(bad(
-                    "name",
-                    format!(
-                        "must be at most {MAX_RECIPE_NAME} characters with no control characters"
-                    ),
-                ));
-            }
+        if let Some(name) = &self.name
+            && (name.chars().count() > MAX_RECIPE_NAME || name.chars().any(char::is_control))
+        {
+            return Err(bad(
+                "name",
+                format!("must be at most {MAX_RECIPE_NAME} characters with no control characters"),
+            ));
         }
         match &self.params {
             RecipeParams::Side2d(p) => p.validate(),
@@ -616,7 +614,8 @@ impl NoiseRecipe {
 impl HeightmapRecipe {
     /// The height generator's parameters (validated).
     fn height_params(&self) -> Result<HeightParams, KindError> {
-        let curve = HeightCurve::new(&self.curve).map_err(|e| bad("params.curve", e.to_string()))?;
+        let curve =
+            HeightCurve::new(&self.curve).map_err(|e| bad("params.curve", e.to_string()))?;
         let p = HeightParams::DEFAULT
             .with_base(self.base.fractal_params())
             .with_mountains(self.mountains.fractal_params())
@@ -659,10 +658,7 @@ impl HeightmapRecipe {
         if !(2..=HeightCurve::MAX_POINTS).contains(&n) {
             return Err(bad(
                 "params.curve",
-                format!(
-                    "must have 2 to {} points, got {n}",
-                    HeightCurve::MAX_POINTS
-                ),
+                format!("must have 2 to {} points, got {n}", HeightCurve::MAX_POINTS),
             ));
         }
         for (i, [x, y]) in self.curve.iter().enumerate() {

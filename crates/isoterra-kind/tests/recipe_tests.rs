@@ -3,8 +3,7 @@
 
 use isoterra_field::hash::Fnv1a64;
 use isoterra_kind::{
-    AnyDocument, Document, KindError, MAX_RECIPE_BYTES, NewWorld, Recipe, RecipeParams,
-    WorldKind,
+    AnyDocument, Document, KindError, MAX_RECIPE_BYTES, NewWorld, Recipe, RecipeParams, WorldKind,
 };
 use isoterra_store::MemoryStore;
 use proptest::prelude::*;
@@ -103,12 +102,12 @@ fn named_recipes_make_the_preset_worlds_and_pin_their_hashes() {
     let mut ok = true;
     for ((kind, preset), (gk, gp, golden)) in named().into_iter().zip(GOLDEN) {
         assert_eq!((kind.name(), preset), (gk, gp));
-        let recipe = Recipe::from_json(&Recipe::preset(kind, preset).unwrap().to_json_pretty())
-            .unwrap();
-        let a = Document::create_in(MemoryStore::new(), &new_world(kind).with_preset(preset))
-            .unwrap();
-        let b = Document::create_in(MemoryStore::new(), &new_world(kind).with_recipe(recipe))
-            .unwrap();
+        let recipe =
+            Recipe::from_json(&Recipe::preset(kind, preset).unwrap().to_json_pretty()).unwrap();
+        let a =
+            Document::create_in(MemoryStore::new(), &new_world(kind).with_preset(preset)).unwrap();
+        let b =
+            Document::create_in(MemoryStore::new(), &new_world(kind).with_recipe(recipe)).unwrap();
         let (ha, hb) = (generated_hash(&a), generated_hash(&b));
         assert_eq!(ha, hb, "{kind} {preset}: recipe and preset differ");
         assert_eq!(a.content_hash(), b.content_hash(), "{kind} {preset}");
@@ -348,7 +347,10 @@ fn validation_names_the_bad_field() {
     }
     let not_json = Recipe::from_json("{\"version\": 1,").unwrap_err();
     assert!(matches!(&not_json, KindError::Recipe { path, .. } if path.is_empty()));
-    assert!(not_json.to_string().contains("not valid JSON"), "{not_json}");
+    assert!(
+        not_json.to_string().contains("not valid JSON"),
+        "{not_json}"
+    );
     let huge = vec![b' '; MAX_RECIPE_BYTES + 1];
     assert!(matches!(
         Recipe::from_slice(&huge),
@@ -409,7 +411,8 @@ fn noise() -> impl Strategy<Value = Value> {
             Just(json!({"type": "perlin"})),
             Just(json!({"type": "open_simplex2"})),
             Just(json!({"type": "value"})),
-            (0.0f32..=1.0).prop_map(|j| json!({"type": "cellular", "ret": "f2_minus_f1", "jitter": j})),
+            (0.0f32..=1.0)
+                .prop_map(|j| json!({"type": "cellular", "ret": "f2_minus_f1", "jitter": j})),
         ],
         prop_oneof![Just("fbm"), Just("ridged"), Just("billow")],
         1u32..=12,
@@ -417,12 +420,14 @@ fn noise() -> impl Strategy<Value = Value> {
         0.5f32..=4.0,
         0.0f32..=1.0,
     )
-        .prop_map(|(basis, fractal, octaves, frequency, lacunarity, persistence)| {
-            json!({
-                "basis": basis, "fractal": fractal, "octaves": octaves,
-                "frequency": frequency, "lacunarity": lacunarity, "persistence": persistence,
-            })
-        })
+        .prop_map(
+            |(basis, fractal, octaves, frequency, lacunarity, persistence)| {
+                json!({
+                    "basis": basis, "fractal": fractal, "octaves": octaves,
+                    "frequency": frequency, "lacunarity": lacunarity, "persistence": persistence,
+                })
+            },
+        )
 }
 
 fn heightmap_params() -> impl Strategy<Value = Value> {
@@ -435,19 +440,21 @@ fn heightmap_params() -> impl Strategy<Value = Value> {
         prop::collection::vec((0.01f32..0.2, -2.0f32..2.0), 1..15),
         0.01f32..=1000.0,
     )
-        .prop_map(|([base, mountains, mask, warp], t, b, s, a, steps, scale)| {
-            let mut x = 0.0f32;
-            let mut curve = vec![json!([0.0, 0.0])];
-            for (dx, y) in steps {
-                x += dx;
-                curve.push(json!([x, y]));
-            }
-            json!({
-                "base": base, "mountains": mountains, "mask": mask,
-                "mask_threshold": t, "mask_blend": b, "mountain_strength": s,
-                "warp_amplitude": a, "warp": warp, "curve": curve, "height_scale": scale,
-            })
-        })
+        .prop_map(
+            |([base, mountains, mask, warp], t, b, s, a, steps, scale)| {
+                let mut x = 0.0f32;
+                let mut curve = vec![json!([0.0, 0.0])];
+                for (dx, y) in steps {
+                    x += dx;
+                    curve.push(json!([x, y]));
+                }
+                json!({
+                    "base": base, "mountains": mountains, "mask": mask,
+                    "mask_threshold": t, "mask_blend": b, "mountain_strength": s,
+                    "warp_amplitude": a, "warp": warp, "curve": curve, "height_scale": scale,
+                })
+            },
+        )
 }
 
 fn any_recipe() -> impl Strategy<Value = Value> {
@@ -474,14 +481,16 @@ fn any_recipe() -> impl Strategy<Value = Value> {
             0.0f32..=1.0e6,
             (0.01f32..=1.0e6, 0.01f32..=1.0e6, -0.99f32..0.99),
         )
-            .prop_map(|(g, level, amp, freq, thr, over, (radius, falloff, iso))| json!({
-                "version": 1, "kind": "voxel",
-                "params": {
-                    "generator": g, "ground_level": level, "ground_amplitude": amp,
-                    "cave_frequency": freq, "cave_threshold": thr, "overhang_strength": over,
-                    "planet_radius": radius, "falloff": falloff, "iso": iso,
-                }
-            })),
+            .prop_map(
+                |(g, level, amp, freq, thr, over, (radius, falloff, iso))| json!({
+                    "version": 1, "kind": "voxel",
+                    "params": {
+                        "generator": g, "ground_level": level, "ground_amplitude": amp,
+                        "cave_frequency": freq, "cave_threshold": thr, "overhang_strength": over,
+                        "planet_radius": radius, "falloff": falloff, "iso": iso,
+                    }
+                })
+            ),
         (
             prop_oneof![Just("island"), Just("plateaus"), Just("blank")],
             0.001f32..=1.0e6,
