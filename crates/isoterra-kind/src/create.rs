@@ -15,6 +15,11 @@ pub const MAP_SIZE: [u32; 2] = [16, isoterra_field::map::MAX_MAP_CELLS];
 /// types one).
 pub const MAX_SEED: u64 = u32::MAX as u64;
 
+/// The `overhangs` preset's [`VoxelGen::overhang_strength`].
+const OVERHANGS_STRENGTH: f32 = 80.0;
+/// The `overhangs` preset's [`VoxelGen::cave_frequency`] (`1/32`).
+const OVERHANGS_FREQUENCY: f32 = 1.0 / 32.0;
+
 /// A new world as a user asks for it. Every field left `None` takes the
 /// kind's default ([`NewWorld::defaults`]).
 ///
@@ -240,9 +245,18 @@ impl NewWorld {
                     ));
                 }
                 let preset: VoxelPreset = preset.parse().map_err(|_| unknown())?;
+                let generator = match preset {
+                    // Pushed harder by a finer 3D noise than the formula's
+                    // defaults, so that the ground really hangs over: about
+                    // 15 % of the surface faces down (voxel_overhangs_tests).
+                    VoxelPreset::Overhangs => VoxelGen::new(preset, seed)
+                        .with_overhang_strength(OVERHANGS_STRENGTH)
+                        .with_cave_frequency(OVERHANGS_FREQUENCY),
+                    _ => VoxelGen::new(preset, seed),
+                };
                 WorldParams::Voxel(
                     VoxelParams::DEFAULT
-                        .with_generator(VoxelGen::new(preset, seed))
+                        .with_generator(generator)
                         .with_chunk_cells(chunk),
                 )
             }

@@ -64,7 +64,7 @@ const GOLDEN: [(&str, &str, &str); 12] = [
     ("heightmap", "mountains", "C021A4FC111CACA6"),
     ("heightmap", "islands", "84FD52E6C4E7E0DD"),
     ("voxel", "caves", "A8F7CDA933CAFEEE"),
-    ("voxel", "overhangs", "EF756D1C49BC542A"),
+    ("voxel", "overhangs", "A5838AAF3B88EF9C"),
     ("voxel", "planet", "28ADA8ABFB27AA40"),
     ("map", "island", "f11bf8e0b0e552e2"),
     ("map", "plateaus", "3a0e95fcf478f96d"),
