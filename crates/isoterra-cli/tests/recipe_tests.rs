@@ -330,3 +330,23 @@ fn bad_recipes_fail_clearly_and_create_nothing() {
     let err = fails(&["recipe", "--kind", "voxel", "--preset", "volcano"]);
     assert!(err.contains("volcano"), "{err}");
 }
+
+#[test]
+fn info_recipe_reads_a_file_from_before_recipes() {
+    // A side2d world file of schema version 1, from long before recipes.
+    let old = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../isoterra-store/tests/data/side2d_v1.isoterra");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("old.isoterra");
+    std::fs::copy(&old, &file).unwrap();
+    let text = ok(&["info", s(&file), "--recipe"]);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["kind"], "side2d");
+    // What it prints makes a world again.
+    let recipe = dir.path().join("old.json");
+    std::fs::write(&recipe, &text).unwrap();
+    let again = dir.path().join("again.isoterra");
+    ok(&["new", s(&again), "--kind", "side2d", "--recipe", s(&recipe)]);
+    assert_eq!(ok(&["info", s(&again), "--recipe"]), text);
+}
