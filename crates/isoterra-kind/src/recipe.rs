@@ -47,6 +47,11 @@ pub const MAX_RECIPE_BYTES: usize = 1 << 20;
 pub const MAX_RECIPE_NAME: usize = 64;
 
 /// The generator description of one world kind (see the module docs).
+///
+/// It serialises (serde) to the recipe JSON; read one back with
+/// [`Recipe::from_json`], which checks every field. To change a preset,
+/// start from [`Recipe::preset`] and set the fields of its
+/// [`params`](Self::params).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recipe {
     /// The preset this recipe came from, if any. Information only: it
@@ -72,6 +77,7 @@ pub enum RecipeParams {
 
 /// The generator of a side-view world.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 #[serde(deny_unknown_fields)]
 pub struct Side2dRecipe {
     /// The generator: `caves`, `hills` or `cellular`.
@@ -87,6 +93,7 @@ pub struct Side2dRecipe {
 
 /// One fractal noise of a heightmap recipe.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 #[serde(deny_unknown_fields)]
 pub struct NoiseRecipe {
     /// The basis noise: `{"type": "perlin"}`, `{"type": "open_simplex2"}`,
@@ -109,6 +116,7 @@ pub struct NoiseRecipe {
 /// The generator of a heightmap world (see
 /// [`HeightParams`] for the formula).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 #[serde(deny_unknown_fields)]
 pub struct HeightmapRecipe {
     /// The base terrain noise.
@@ -138,6 +146,7 @@ pub struct HeightmapRecipe {
 
 /// The generator of a voxel world (see [`VoxelGen`] for the formula).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 #[serde(deny_unknown_fields)]
 pub struct VoxelRecipe {
     /// The formula: `caves`, `overhangs` or `planet`.
@@ -163,6 +172,7 @@ pub struct VoxelRecipe {
 
 /// The generator of a map world.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 #[serde(deny_unknown_fields)]
 pub struct MapRecipe {
     /// What the map starts as: `island`, `plateaus` or `blank`.
