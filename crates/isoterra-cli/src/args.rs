@@ -21,8 +21,11 @@ pub struct Cli {
 pub enum Command {
     /// Serve the web editor for a world file (created when missing).
     Edit(EditArgs),
-    /// Create a world file from a generator preset.
+    /// Create a world file from a generator preset or a recipe.
     New(NewArgs),
+    /// Print a generator recipe (a preset's parameters, every one named) as
+    /// JSON, to edit and give to `new --recipe`.
+    Recipe(RecipeArgs),
     /// Print what a world file holds.
     Info(InfoArgs),
     /// Apply one brush stroke with a tool of the world's kind and save it.
@@ -106,6 +109,11 @@ pub struct NewArgs {
     /// (default hills), map island|plateaus|blank (default island).
     #[arg(long)]
     pub preset: Option<String>,
+    /// A recipe file (JSON, see `isoterra recipe`): the generator in full,
+    /// instead of a preset. --seed, --size, --chunk and --cell-size still
+    /// apply; a recipe does not carry them.
+    #[arg(long, conflicts_with = "preset", value_name = "RECIPE.json")]
+    pub recipe: Option<PathBuf>,
     /// Cells per chunk side (default 64 for map and heightmap worlds, 32 for
     /// side2d and voxel worlds).
     #[arg(long)]
@@ -126,6 +134,24 @@ pub struct InfoArgs {
     /// and, when the file holds baked chunks, of those too.
     #[arg(long)]
     pub hash: bool,
+    /// Print the world's generator recipe (JSON, as `isoterra recipe`
+    /// prints it) instead of the summary.
+    #[arg(long, conflicts_with_all = ["json", "hash"])]
+    pub recipe: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RecipeArgs {
+    /// World kind.
+    #[arg(long, value_enum)]
+    pub kind: Kind,
+    /// The preset whose recipe to print (default: the kind's default
+    /// preset; see `new --preset`).
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Write the recipe to this file instead of standard output.
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

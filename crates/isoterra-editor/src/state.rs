@@ -970,6 +970,7 @@ fn check_new_world(
         seed,
         size,
         preset: preset.map(str::to_string),
+        recipe: None,
         chunk: None,
         cell_size: None,
     };

@@ -5,7 +5,7 @@
 use isoterra_field::{HeightParams, HeightPreset, Side2dGen, Side2dPreset, VoxelGen, VoxelPreset};
 use isoterra_world::{HeightmapParams, MapParams, MapPreset, Side2dParams, VoxelParams};
 
-use crate::{KindError, WorldKind};
+use crate::{KindError, Recipe, WorldKind};
 
 /// Side-view sizes a new world may have, in cells per axis.
 pub const SIDE2D_SIZE: [u32; 2] = [16, 4096];
@@ -15,8 +15,18 @@ pub const MAP_SIZE: [u32; 2] = [16, isoterra_field::map::MAX_MAP_CELLS];
 /// types one).
 pub const MAX_SEED: u64 = u32::MAX as u64;
 
+/// The `overhangs` preset's [`VoxelGen::overhang_strength`].
+const OVERHANGS_STRENGTH: f32 = 80.0;
+/// The `overhangs` preset's [`VoxelGen::cave_frequency`] (`1/32`).
+const OVERHANGS_FREQUENCY: f32 = 1.0 / 32.0;
+
 /// A new world as a user asks for it. Every field left `None` takes the
 /// kind's default ([`NewWorld::defaults`]).
+///
+/// The generator comes from the [`recipe`](Self::recipe) when there is one,
+/// else from the [`preset`](Self::preset); giving both is an error. A
+/// recipe carries no seed, size, chunk or cell size: those always come
+/// from these fields.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewWorld {
     /// The kind of world.
@@ -28,6 +38,9 @@ pub struct NewWorld {
     pub size: Option<[u32; 2]>,
     /// The generator preset's name.
     pub preset: Option<String>,
+    /// The generator, in full (see [`Recipe`]); it replaces the preset.
+    /// Default value: `None`.
+    pub recipe: Option<Recipe>,
     /// Cells per chunk side.
     pub chunk: Option<u32>,
     /// World units per cell.
@@ -57,6 +70,7 @@ impl NewWorld {
             seed: 1,
             size: None,
             preset: None,
+            recipe: None,
             chunk: None,
             cell_size: None,
         }
@@ -77,6 +91,13 @@ impl NewWorld {
     /// Sets the preset.
     pub fn with_preset(mut self, preset: impl Into<String>) -> Self {
         self.preset = Some(preset.into());
+        self
+    }
+
+    /// Sets the recipe: the world is generated from exactly its
+    /// parameters (with this world's seed, size, chunk and cell size).
+    pub fn with_recipe(mut self, recipe: Recipe) -> Self {
+        self.recipe = Some(recipe);
         self
     }
 
@@ -118,12 +139,39 @@ impl NewWorld {
     }
 
     /// The world's parameters, checked: the seed, the size against the
-    /// kind's range, the preset against its presets, the cell size.
+    /// kind's range, the preset against its presets, the cell size, and the
+    /// recipe (its kind and every value) when there is one.
     ///
     /// # Errors
     ///
-    /// [`KindError::Invalid`] naming the first bad value.
+    /// [`KindError::Invalid`] naming the first bad value, or
+    /// [`KindError::Recipe`] naming the recipe's bad field.
     pub fn params(&self) -> Result<WorldParams, KindError> {
+        let Some(recipe) = &self.recipe else {
+            return self.preset_params();
+        };
+        if let Some(preset) = &self.preset {
+            return Err(KindError::invalid(format!(
+                "give a recipe or a preset, not both (preset `{preset}`)"
+            )));
+        }
+        if recipe.kind() != self.kind {
+            return Err(KindError::Recipe {
+                path: "kind".into(),
+                reason: format!(
+                    "the recipe makes {} worlds, not {} worlds",
+                    recipe.kind(),
+                    self.kind
+                ),
+            });
+        }
+        let mut params = self.preset_params()?;
+        recipe.apply(&mut params)?;
+        Ok(params)
+    }
+
+    /// The parameters of the preset (or the kind's default preset).
+    fn preset_params(&self) -> Result<WorldParams, KindError> {
         let d = NewWorld::defaults(self.kind);
         if self.seed > MAX_SEED {
             return Err(KindError::invalid(format!(
@@ -197,9 +245,18 @@ impl NewWorld {
                     ));
                 }
                 let preset: VoxelPreset = preset.parse().map_err(|_| unknown())?;
+                let generator = match preset {
+                    // Pushed harder by a finer 3D noise than the formula's
+                    // defaults, so that the ground really hangs over: about
+                    // 15 % of the surface faces down (voxel_overhangs_tests).
+                    VoxelPreset::Overhangs => VoxelGen::new(preset, seed)
+                        .with_overhang_strength(OVERHANGS_STRENGTH)
+                        .with_cave_frequency(OVERHANGS_FREQUENCY),
+                    _ => VoxelGen::new(preset, seed),
+                };
                 WorldParams::Voxel(
                     VoxelParams::DEFAULT
-                        .with_generator(VoxelGen::new(preset, seed))
+                        .with_generator(generator)
                         .with_chunk_cells(chunk),
                 )
             }

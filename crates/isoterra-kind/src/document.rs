@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use crate::bake::BakeSource;
 use crate::create::{NewWorld, WorldParams};
+use crate::recipe::Recipe;
 use crate::run::{HeightRun, VoxelRun};
 use crate::schema::{self, Limits, ToolSpec};
 use crate::stroke::{
@@ -301,6 +302,19 @@ impl<S: ChunkStore> Document<S> {
             can_redo: redo && total > pos,
             strokes: pos,
         }
+    }
+
+    /// The world's generator as a [`Recipe`], derived from the parameters
+    /// the world file stores (so files made before recipes existed have
+    /// one too). It is named after a preset when it is exactly that
+    /// preset's.
+    pub fn recipe(&self) -> Recipe {
+        Recipe::of_params(&match &self.doc {
+            AnyDocument::Side2d(d) => WorldParams::Side2d(*d.params()),
+            AnyDocument::Heightmap(d) => WorldParams::Heightmap(d.params().clone()),
+            AnyDocument::Voxel(d) => WorldParams::Voxel(*d.params()),
+            AnyDocument::Map(d) => WorldParams::Map(*d.params()),
+        })
     }
 
     /// A hash of the world's current contents: equal contents give equal

@@ -14,6 +14,17 @@ pub enum KindError {
     /// world kind; the message names it.
     #[error("{0}")]
     Invalid(String),
+    /// A recipe is not JSON, has another version or kind, lacks a field,
+    /// has an unknown one, or holds a value out of range. `path` names the
+    /// field (`params.base.octaves`); it is empty when the whole document
+    /// is at fault.
+    #[error("{}", recipe_message(path, reason))]
+    Recipe {
+        /// The field, as a path from the top of the recipe.
+        path: String,
+        /// What is wrong with it and what it must be.
+        reason: String,
+    },
     /// The tool is not one of this kind's tools.
     #[error("unknown tool `{tool}` for {kind} worlds (tools: {tools})")]
     UnknownTool {
@@ -50,6 +61,14 @@ pub enum KindError {
     /// An export could not be written.
     #[error(transparent)]
     Export(#[from] isoterra_export::ExportError),
+}
+
+fn recipe_message(path: &str, reason: &str) -> String {
+    if path.is_empty() {
+        format!("bad recipe: {reason}")
+    } else {
+        format!("bad recipe: {path}: {reason}")
+    }
 }
 
 impl KindError {

@@ -8,6 +8,10 @@
 //! - [`WorldKind`]: the kinds and their names.
 //! - [`NewWorld`]: a new world's kind, seed, size and preset, with each
 //!   kind's defaults and limits ([`NewWorld::defaults`]).
+//! - [`Recipe`]: the whole generator description of a kind as a JSON
+//!   document (every parameter, checked with errors that name the field);
+//!   presets are named recipes ([`Recipe::preset`]), and a [`NewWorld`]
+//!   made with [`NewWorld::with_recipe`] is generated from one.
 //! - [`Document`]: a world of any kind over a store (the world file by
 //!   default): open or create, strokes drawn live dab by dab and committed
 //!   whole ([`Document::begin_stroke`], [`Document::dab`],
@@ -39,6 +43,7 @@ mod export;
 mod heightmap;
 mod kind;
 mod map;
+mod recipe;
 mod run;
 pub mod schema;
 mod side2d;
@@ -57,5 +62,9 @@ pub use export::{
 };
 pub use isoterra_store::Followed;
 pub use kind::WorldKind;
+pub use recipe::{
+    HeightmapRecipe, MAX_RECIPE_BYTES, MAX_RECIPE_NAME, MapRecipe, NoiseRecipe, RECIPE_VERSION,
+    Recipe, RecipeParams, Side2dRecipe, VoxelRecipe,
+};
 pub use stroke::{Stamp, StrokeSpec, Template, checked_point};
 pub use voxel::VOXEL_RINGS_CHUNKS;

@@ -7,6 +7,10 @@ use crate::args::InfoArgs;
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
     let doc = super::edit::open(&a.file)?;
+    if a.recipe {
+        print!("{}", doc.recipe().to_json_pretty());
+        return Ok(());
+    }
     let hash = if a.hash {
         Some(super::bake::stored_hash(&doc)?)
     } else {

@@ -17,6 +17,7 @@ mod mesh3d;
 mod new;
 mod parse;
 mod query;
+mod recipe;
 mod serve;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Edit(a) => serve::run(&a),
         Command::New(a) => new::run(&a),
+        Command::Recipe(a) => recipe::run(&a),
         Command::Info(a) => info::run(&a),
         Command::Stroke(a) => edit::stroke(&a),
         Command::Undo(a) => edit::undo(&a.file),

@@ -27,11 +27,16 @@ pub fn run(a: &NewArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
+    let recipe = match &a.recipe {
+        Some(path) => Some(super::recipe::read(path)?),
+        None => None,
+    };
     let new = NewWorld {
         kind,
         seed: a.seed,
         size,
         preset: a.preset.clone(),
+        recipe,
         chunk: a.chunk,
         cell_size: Some(a.cell_size),
     };
@@ -57,12 +62,17 @@ pub fn run(a: &NewArgs) -> anyhow::Result<()> {
         }
         AnyDocument::Heightmap(d) => {
             let [lo, hi] = d.info().height_range;
-            let preset = new
-                .preset
-                .as_deref()
-                .unwrap_or(NewWorld::defaults(kind).preset);
+            let preset = match &new.recipe {
+                Some(r) => format!("recipe {}", r.name.as_deref().unwrap_or("(unnamed)")),
+                None => format!(
+                    "preset {}",
+                    new.preset
+                        .as_deref()
+                        .unwrap_or(NewWorld::defaults(kind).preset)
+                ),
+            };
             println!(
-                "created {file} (heightmap, endless, seed {seed}, preset {preset}, chunks of {} cells, heights {lo}..{hi})",
+                "created {file} (heightmap, endless, seed {seed}, {preset}, chunks of {} cells, heights {lo}..{hi})",
                 d.params().chunk_cells
             );
         }
@@ -97,6 +107,7 @@ pub fn side2d_params(
         seed,
         size: Some([width, height]),
         preset: Some(preset.to_string()),
+        recipe: None,
         chunk: Some(chunk),
         cell_size: Some(cell_size),
     };

@@ -1,0 +1,352 @@
+//! `isoterra recipe`, `new --recipe` and `info --recipe`, run through the
+//! real binary in temporary folders.
+
+use std::path::Path;
+
+mod common;
+use common::*;
+
+use serde_json::{Value, json};
+
+/// The kinds with their presets, as `isoterra new --help` lists them.
+const NAMED: [(&str, &[&str]); 4] = [
+    ("side2d", &["hills", "caves", "cellular"]),
+    ("heightmap", &["hills", "mountains", "islands"]),
+    ("voxel", &["caves", "overhangs", "planet"]),
+    ("map", &["island", "plateaus", "blank"]),
+];
+
+/// Small sizes for the bounded kinds, to keep the tests quick.
+fn size_args(kind: &str) -> Vec<&'static str> {
+    match kind {
+        "side2d" => vec!["--size", "96x48"],
+        "map" => vec!["--size", "64x48"],
+        _ => vec![],
+    }
+}
+
+fn new_world(file: &Path, kind: &str, how: &[&str]) {
+    let mut args = vec!["new", s(file), "--kind", kind, "--seed", "7"];
+    args.extend(size_args(kind));
+    args.extend(how);
+    ok(&args);
+}
+
+fn hash(file: &Path) -> String {
+    let out = ok(&["info", s(file), "--hash"]);
+    out.lines().last().unwrap().trim().to_string()
+}
+
+/// What the world generates where a hash cannot see it: the endless kinds'
+/// content hashes cover edits only, so their generated ground is compared
+/// through an export of a small region.
+fn generated(file: &Path, kind: &str, dir: &Path) -> String {
+    let out = dir.join(format!(
+        "{}.out",
+        file.file_name().unwrap().to_string_lossy()
+    ));
+    match kind {
+        "heightmap" => {
+            ok(&[
+                "export",
+                s(file),
+                "--format",
+                "r16",
+                "--region",
+                "0,0,32,32",
+                "--range",
+                "-300,300",
+                "-o",
+                s(&out),
+            ]);
+        }
+        "voxel" => {
+            ok(&[
+                "export",
+                s(file),
+                "--format",
+                "obj",
+                "--region",
+                "-8,-48,-8,24,48,24",
+                "-o",
+                s(&out),
+            ]);
+        }
+        _ => return hash(file),
+    }
+    let bytes = std::fs::read(&out).unwrap();
+    // An OBJ names its material file, which is named after the output.
+    let text = String::from_utf8_lossy(&bytes);
+    let kept: Vec<&str> = text.lines().filter(|l| !l.starts_with("mtllib")).collect();
+    let kept = kept.join("\n");
+    assert!(kept.len() > 100, "{kind}: the export holds something");
+    format!("{} bytes, fnv {:016x}", kept.len(), fnv(kept.as_bytes()))
+}
+
+/// FNV-1a 64 of `bytes`, to compare exports without printing them.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[test]
+fn every_named_recipe_makes_the_preset_world() {
+    let dir = tempfile::tempdir().unwrap();
+    for (kind, presets) in NAMED {
+        for preset in presets {
+            let recipe = dir.path().join(format!("{kind}-{preset}.json"));
+            ok(&[
+                "recipe",
+                "--kind",
+                kind,
+                "--preset",
+                preset,
+                "-o",
+                s(&recipe),
+            ]);
+            let printed = ok(&["recipe", "--kind", kind, "--preset", preset]);
+            let text = std::fs::read_to_string(&recipe).unwrap();
+            assert_eq!(printed, text, "stdout and -o agree");
+            let v: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v["version"], 1);
+            assert_eq!(v["kind"], *kind);
+            assert_eq!(v["name"], *preset);
+
+            let a = dir.path().join(format!("{kind}-{preset}-preset.isoterra"));
+            let b = dir.path().join(format!("{kind}-{preset}-recipe.isoterra"));
+            new_world(&a, kind, &["--preset", preset]);
+            new_world(&b, kind, &["--recipe", s(&recipe)]);
+            assert_eq!(hash(&a), hash(&b), "{kind} {preset}");
+            assert_eq!(
+                generated(&a, kind, dir.path()),
+                generated(&b, kind, dir.path()),
+                "{kind} {preset}"
+            );
+            // The stored parameters are the same: both files print the
+            // preset's recipe, under its name.
+            assert_eq!(ok(&["info", s(&a), "--recipe"]), text, "{kind} {preset}");
+            assert_eq!(ok(&["info", s(&b), "--recipe"]), text, "{kind} {preset}");
+        }
+    }
+}
+
+#[test]
+fn an_edited_recipe_round_trips_and_changes_the_world() {
+    let dir = tempfile::tempdir().unwrap();
+    // (kind, preset, the parameter's path, its new value)
+    let edits: [(&str, &str, &[&str], Value); 4] = [
+        ("heightmap", "mountains", &["base", "octaves"], json!(3)),
+        ("side2d", "caves", &["fill"], json!(0.4)),
+        ("voxel", "caves", &["cave_threshold"], json!(0.15)),
+        ("map", "island", &["generator"], json!("plateaus")),
+    ];
+    for (kind, preset, path, value) in edits {
+        let recipe = dir.path().join(format!("{kind}.json"));
+        ok(&[
+            "recipe",
+            "--kind",
+            kind,
+            "--preset",
+            preset,
+            "-o",
+            s(&recipe),
+        ]);
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&recipe).unwrap()).unwrap();
+        let mut field = &mut v["params"];
+        for key in path {
+            field = &mut field[*key];
+        }
+        assert_ne!(*field, value, "{kind}: the edit changes something");
+        *field = value.clone();
+        std::fs::write(&recipe, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+
+        let a = dir.path().join(format!("{kind}-preset.isoterra"));
+        let b = dir.path().join(format!("{kind}-edited.isoterra"));
+        new_world(&a, kind, &["--preset", preset]);
+        new_world(&b, kind, &["--recipe", s(&recipe)]);
+
+        let back: Value = serde_json::from_str(&ok(&["info", s(&b), "--recipe"])).unwrap();
+        let mut shown = &back["params"];
+        for key in path {
+            shown = &shown[*key];
+        }
+        assert_eq!(*shown, value, "{kind}: info --recipe shows the edit");
+        // Another map generator is exactly that preset; the other edits
+        // match no preset.
+        if kind == "map" {
+            assert_eq!(back["name"], "plateaus");
+        } else {
+            assert!(back.get("name").is_none(), "{kind}: no preset makes it");
+        }
+        assert_eq!(
+            back["params"], v["params"],
+            "{kind}: the rest is as written"
+        );
+
+        assert_ne!(
+            generated(&a, kind, dir.path()),
+            generated(&b, kind, dir.path()),
+            "{kind}: the edited world differs from the preset's"
+        );
+        if matches!(kind, "side2d" | "map") {
+            assert_ne!(hash(&a), hash(&b), "{kind}");
+        }
+    }
+}
+
+#[test]
+fn seed_and_size_come_from_the_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = dir.path().join("r.json");
+    ok(&["recipe", "--kind", "side2d", "-o", s(&recipe)]);
+    let v: Value = serde_json::from_slice(&std::fs::read(&recipe).unwrap()).unwrap();
+    assert_eq!(v["name"], "hills", "the default preset");
+    let file = dir.path().join("w.isoterra");
+    ok(&[
+        "new",
+        s(&file),
+        "--kind",
+        "side2d",
+        "--recipe",
+        s(&recipe),
+        "--seed",
+        "11",
+        "--size",
+        "40x30",
+    ]);
+    let info: Value = serde_json::from_str(&ok(&["info", s(&file), "--json"])).unwrap();
+    assert_eq!(info["seed"], 11);
+    assert_eq!(info["width_cells"], 40);
+    assert_eq!(info["height_cells"], 30);
+}
+
+#[test]
+fn bad_recipes_fail_clearly_and_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.json");
+    ok(&[
+        "recipe",
+        "--kind",
+        "heightmap",
+        "--preset",
+        "hills",
+        "-o",
+        s(&good),
+    ]);
+    let good_v: Value = serde_json::from_slice(&std::fs::read(&good).unwrap()).unwrap();
+    let edited = |f: &dyn Fn(&mut Value)| {
+        let mut v = good_v.clone();
+        f(&mut v);
+        v.to_string()
+    };
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let cases: Vec<(std::path::PathBuf, &str)> = vec![
+        (write("text.json", "mountains please"), "not valid JSON"),
+        (write("empty.json", ""), "not valid JSON"),
+        (
+            write("v2.json", &edited(&|v| v["version"] = json!(2))),
+            "version: unsupported recipe version 2",
+        ),
+        (
+            write(
+                "octaves.json",
+                &edited(&|v| v["params"]["base"]["octaves"] = json!(40)),
+            ),
+            "params.base.octaves: must be 1..=32, got 40",
+        ),
+        (
+            write(
+                "inf.json",
+                &edited(&|v| v["params"]["height_scale"] = json!(1e300)),
+            ),
+            "params.height_scale: must be finite",
+        ),
+        (
+            write(
+                "unknown.json",
+                &edited(&|v| v["params"]["mask"]["scale"] = json!(3)),
+            ),
+            "unknown field `scale`",
+        ),
+        (
+            write("kind.json", &edited(&|v| v["kind"] = json!("voxel"))),
+            "params",
+        ),
+        (
+            write("map.json", &edited(&|v| v["kind"] = json!("teapot"))),
+            "kind: unknown world kind `teapot`",
+        ),
+        (dir.path().join("missing.json"), "cannot read"),
+        (dir.path().to_path_buf(), "is a folder"),
+        ("/dev/zero".into(), "more than 1 MiB"),
+    ];
+    for (i, (recipe, want)) in cases.iter().enumerate() {
+        let file = dir.path().join(format!("w{i}.isoterra"));
+        let err = fails(&[
+            "new",
+            s(&file),
+            "--kind",
+            "heightmap",
+            "--recipe",
+            s(recipe),
+        ]);
+        assert!(
+            err.contains(want),
+            "{}: want `{want}` in\n{err}",
+            recipe.display()
+        );
+        assert!(!file.exists(), "{}: a file was created", recipe.display());
+    }
+
+    // A valid recipe of another kind.
+    let file = dir.path().join("wrong-kind.isoterra");
+    let err = fails(&["new", s(&file), "--kind", "voxel", "--recipe", s(&good)]);
+    assert!(
+        err.contains("kind: the recipe makes heightmap worlds, not voxel worlds"),
+        "{err}"
+    );
+    assert!(!file.exists());
+
+    // --recipe and --preset together.
+    let file = dir.path().join("both.isoterra");
+    let err = fails(&[
+        "new",
+        s(&file),
+        "--kind",
+        "heightmap",
+        "--recipe",
+        s(&good),
+        "--preset",
+        "hills",
+    ]);
+    assert!(err.contains("cannot be used with"), "{err}");
+    assert!(!file.exists());
+
+    let err = fails(&["recipe", "--kind", "voxel", "--preset", "volcano"]);
+    assert!(err.contains("volcano"), "{err}");
+}
+
+#[test]
+fn info_recipe_reads_a_file_from_before_recipes() {
+    // A side2d world file of schema version 1, from long before recipes.
+    let old = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../isoterra-store/tests/data/side2d_v1.isoterra");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("old.isoterra");
+    std::fs::copy(&old, &file).unwrap();
+    let text = ok(&["info", s(&file), "--recipe"]);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["kind"], "side2d");
+    // What it prints makes a world again.
+    let recipe = dir.path().join("old.json");
+    std::fs::write(&recipe, &text).unwrap();
+    let again = dir.path().join("again.isoterra");
+    ok(&["new", s(&again), "--kind", "side2d", "--recipe", s(&recipe)]);
+    assert_eq!(ok(&["info", s(&again), "--recipe"]), text);
+}
