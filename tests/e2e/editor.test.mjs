@@ -655,6 +655,8 @@ async function minimapChecks(page, size) {
   });
   check(colours > 20, `the overview is nearly blank (${colours} colours)`);
   const to = [size[0] * 0.25, size[1] * 0.7];
+  await page.locator('#minimap').scrollIntoViewIfNeeded();
+  check(await page.isVisible('#minimap'), 'the overview is not visible');
   const p = await page.evaluate(([u, v]) => window.isoterra.minimapToPage(u, v), to);
   await page.mouse.click(p[0], p[1]);
   const cam = await page.evaluate(() => window.isoterra.camera());

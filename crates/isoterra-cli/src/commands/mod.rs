@@ -86,7 +86,6 @@ pub fn worker_pool(threads: usize) -> anyhow::Result<rayon::ThreadPool> {
 /// folder, so nothing planted there (a symlink to another file) is followed
 /// or overwritten.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
     write_atomic_with(path, |w| Ok(w.write_all(bytes)?))
 }
 
