@@ -23,15 +23,35 @@ pub struct PngOptions {
     pub iso: f32,
     /// Draw the given contours as dark anti-aliased lines. Default value: `true`.
     pub draw_contours: bool,
+    /// Draw a grass rim, [`GRASS_RIM_CELLS`] wide, just inside ground that
+    /// faces up and is open to the sky (crater floors too, not cave floors),
+    /// solid for its outer half and fading out towards its inner edge,
+    /// in the colour of the table's material named `grass` (a default green
+    /// when there is none). Default value: `true`.
+    pub grass_rim: bool,
 }
 
+/// Width of the grass rim of side2d pictures, in cells.
+pub const GRASS_RIM_CELLS: f32 = 0.9;
+/// Ground carries grass when its outward normal points up at least this
+/// much (slopes up to about 70 degrees).
+const GRASS_MIN_UP: f32 = 0.35;
+const GRASS_DEFAULT: [u8; 4] = [86, 150, 62, 255];
+
 impl PngOptions {
-    /// The defaults: automatic scale, iso 0, contours drawn.
+    /// The defaults: automatic scale, iso 0, contours and grass rim drawn.
     pub const DEFAULT: Self = PngOptions {
         pixels_per_cell: 0.0,
         iso: 0.0,
         draw_contours: true,
+        grass_rim: true,
     };
+
+    /// Sets [`grass_rim`](Self::grass_rim).
+    pub const fn with_grass_rim(mut self, grass_rim: bool) -> Self {
+        self.grass_rim = grass_rim;
+        self
+    }
 
     /// Sets [`pixels_per_cell`](Self::pixels_per_cell).
     pub const fn with_pixels_per_cell(mut self, pixels_per_cell: f32) -> Self {
@@ -193,6 +213,8 @@ const UNKNOWN_MATERIAL: [u8; 4] = [255, 0, 255, 255];
 /// Density, gradient and material colour at a point given in fractional
 /// node coordinates.
 struct Sampler<'a> {
+    /// The grass rim's colour, when it is drawn.
+    grass: Option<[f32; 3]>,
     values: &'a [f32],
     ids: Option<&'a [u8]>,
     colors: &'a [[f32; 3]],
@@ -224,6 +246,17 @@ impl Sampler<'_> {
         let dx = (v10 - v00) * (1.0 - ty) + (v11 - v01) * ty;
         let dy = (v01 - v00) * (1.0 - tx) + (v11 - v10) * tx;
         (d, (dx * dx + dy * dy).sqrt())
+    }
+
+    /// The bilinear density's gradient (per cell; +y is up).
+    #[inline]
+    fn gradient(&self, gx: f32, gy: f32) -> (f32, f32) {
+        let (i, tx, ty) = self.locate(gx, gy);
+        let (v00, v10) = (self.values[i], self.values[i + 1]);
+        let (v01, v11) = (self.values[i + self.w], self.values[i + self.w + 1]);
+        let dx = (v10 - v00) * (1.0 - ty) + (v11 - v01) * ty;
+        let dy = (v01 - v00) * (1.0 - tx) + (v11 - v10) * tx;
+        (dx, dy)
     }
 
     /// Material colour: the bilinear blend of the colours of the cell's solid
@@ -306,7 +339,15 @@ pub fn export_side2d_png(
             [c[0] as f32, c[1] as f32, c[2] as f32]
         })
         .collect();
+    let grass = options.grass_rim.then(|| {
+        let c = table
+            .iter()
+            .find(|m| m.name == "grass")
+            .map_or(GRASS_DEFAULT, |m| m.color);
+        [c[0] as f32, c[1] as f32, c[2] as f32]
+    });
     let sampler = Sampler {
+        grass,
         values: field.values(),
         ids: materials.map(|m| m.ids()),
         colors: &colors,
@@ -440,7 +481,25 @@ fn paint(
                 let shade = (1.0 + tex)
                     * (1.0 - 0.38 * depth_t)
                     * (0.62 + 0.38 * smoothstep(0.0, rim_px, dist_px));
-                let solid = [base[0] * shade, base[1] * shade, base[2] * shade];
+                let mut solid = [base[0] * shade, base[1] * shade, base[2] * shade];
+                // The grass rim: just inside ground that faces up, near the
+                // ground line (open to the sky), fading towards its inner edge.
+                let grass_px = (GRASS_RIM_CELLS * ppc).max(1.5);
+                if let Some(grass) = sampler.grass
+                    && dist_px < grass_px
+                    && (py as f32) <= ground[px] + grass_px + 1.0
+                {
+                    let (dx, dy) = sampler.gradient(gx, gy);
+                    let len = (dx * dx + dy * dy).sqrt();
+                    // Density grows into the solid: ground facing up has
+                    // its solid below, so the gradient points down.
+                    if len > 0.0 && -dy >= GRASS_MIN_UP * len {
+                        // solid for the outer half, then fading out
+                        let t = 1.0 - smoothstep(0.55 * grass_px, grass_px, dist_px);
+                        let g = [grass[0] * shade, grass[1] * shade, grass[2] * shade];
+                        solid = mix(solid, g, 0.92 * t);
+                    }
+                }
                 mix(back, solid, c)
             } else {
                 back

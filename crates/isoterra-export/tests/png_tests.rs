@@ -154,6 +154,43 @@ fn a_crater_dug_from_the_surface_shows_sky_and_a_shaft_does_not_streak() {
     }
 }
 
+fn is_green(c: [u8; 3]) -> bool {
+    c[1] as i32 > c[0] as i32 + 25 && c[1] as i32 > c[2] as i32 + 25
+}
+
+#[test]
+fn grass_grows_on_open_ground_not_on_cave_floors() {
+    // Solid below y = 40 with a closed cave (air bubble of radius 8 at
+    // (64, 20)) whose floor faces up.
+    let field = Field2::from_fn(129, 65, |x, y| {
+        let ground = (40.0 - y as f32) / 2.0;
+        let cave = (8.0 - ((x as f32 - 64.0).powi(2) + (y as f32 - 20.0).powi(2)).sqrt()) / 2.0;
+        ground.min(-cave).clamp(-1.0, 1.0)
+    })
+    .unwrap();
+    let table = MaterialTable::side2d_default();
+    let options = PngOptions::DEFAULT
+        .with_pixels_per_cell(4.0)
+        .with_draw_contours(false);
+    let img = decode(&export_side2d_png(&field, None, &table, &[], &options).unwrap());
+    let row = |y_cells: f32| ((64.0 - y_cells) * 4.0) as u32;
+    // Just under the open surface: grass, all along.
+    for x in (8..504).step_by(31) {
+        let c = img.rgb(x, row(39.6));
+        assert!(is_green(c), "no grass at x {x}: {c:?}");
+        // A cell and a half down it is the ground's own colour again.
+        assert!(!is_green(img.rgb(x, row(38.3))), "grass too deep at x {x}");
+    }
+    // The cave's floor faces up too, but no sky reaches it.
+    let floor = img.rgb(64 * 4, row(11.6));
+    assert!(!is_green(floor), "grass on a cave floor: {floor:?}");
+    // Turned off, there is none.
+    let plain = decode(
+        &export_side2d_png(&field, None, &table, &[], &options.with_grass_rim(false)).unwrap(),
+    );
+    assert!(!is_green(plain.rgb(200, row(39.6))));
+}
+
 #[test]
 fn explicit_scale_sets_the_size() {
     let field = half_solid();
