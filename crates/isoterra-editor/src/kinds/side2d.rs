@@ -276,7 +276,12 @@ mod tests {
             vec![[10.0, 5.0], [8.0, 3.0], [6.0, 2.5], [4.0, 3.0], [2.0, 5.0]],
             false,
         );
-        assert_eq!(upward_runs(&[bowl.clone()], |_| true)[0].points.len(), 5);
+        assert_eq!(
+            upward_runs(std::slice::from_ref(&bowl), |_| true)[0]
+                .points
+                .len(),
+            5
+        );
         // Covered ground (a cave floor) gets none.
         assert!(upward_runs(&[bowl], |_| false).is_empty());
         // The sky test: open above the ground, covered under a roof.
