@@ -463,6 +463,12 @@ fn bench_json_lines_have_the_documented_fields() {
     assert_eq!(v["name"], "fbm2d_4oct_1024");
     assert_eq!(v["unit"], "ns/sample");
     assert!(v["value"].as_f64().unwrap() > 0.0);
+    // The machine's load around the run and its core count come with every line.
+    if std::path::Path::new("/proc/loadavg").exists() {
+        assert_eq!(v["load_start"].as_array().map(Vec::len), Some(3));
+        assert_eq!(v["load_end"].as_array().map(Vec::len), Some(3));
+    }
+    assert!(v["cpus"].as_u64().unwrap() >= 1);
 }
 
 /// A version 1.0 `.npy` file with the given dtype, shape and raw data.

@@ -40,6 +40,9 @@ struct Sample {
 
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     let reps = a.reps.max(1);
+    // The machine's load around the run, so a figure from a busy machine
+    // can be told from one from an idle one.
+    let load_start = load_average();
     let mut out = Vec::new();
     match a.group {
         BenchGroup::Squares => squares(reps, &mut out)?,
@@ -72,11 +75,14 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             }
         }
     }
+    let load_end = load_average();
     for s in &out {
         if a.json {
             let mut line = serde_json::json!({
                 "group": s.group, "name": s.name, "unit": s.unit,
-                "value": (s.value * 1000.0).round() / 1000.0, "reps": reps, "note": s.note
+                "value": (s.value * 1000.0).round() / 1000.0, "reps": reps, "note": s.note,
+                "load_start": load_start, "load_end": load_end,
+                "cpus": std::thread::available_parallelism().map_or(1, |n| n.get()),
             });
             for (k, v) in &s.extra {
                 line[*k] = serde_json::json!((v * 1000.0).round() / 1000.0);
@@ -263,15 +269,21 @@ fn erosion(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
     let base = Field2::from_values(n, n, heights)?;
     let params = HydraulicParams::DEFAULT;
     let mut rates = Vec::new();
+    let mut cpu_rates = Vec::new();
     for _ in 0..reps.max(1) {
         let mut f = base.clone();
         let start = Instant::now();
+        let cpu0 = thread_cpu_s();
         let stats = hydraulic_erosion(&mut f, [0, 0], &params, 1)?;
+        let cpu = thread_cpu_s() - cpu0;
         rates.push(stats.droplets as f64 / start.elapsed().as_secs_f64());
+        cpu_rates.push(stats.droplets as f64 / cpu);
     }
     rates.sort_by(f64::total_cmp);
+    cpu_rates.sort_by(f64::total_cmp);
     out.push(Sample {
-        extra: Vec::new(),
+        // droplets per second of this thread's CPU time (one thread erodes)
+        extra: vec![("droplets_per_cpu_s", cpu_rates[cpu_rates.len() / 2])],
         group: "erosion",
         name: "hydraulic_512".into(),
         unit: "droplets/s",
@@ -338,6 +350,42 @@ fn usage() -> (f64, f64) {
 #[cfg(not(unix))]
 fn usage() -> (f64, f64) {
     (f64::NAN, f64::NAN)
+}
+
+/// CPU seconds of the calling thread (`CLOCK_THREAD_CPUTIME_ID`): what a
+/// single-threaded figure costs however busy the machine is.
+#[cfg(unix)]
+fn thread_cpu_s() -> f64 {
+    // SAFETY: `clock_gettime` writes the zeroed timespec it is given.
+    let t = unsafe {
+        let mut t: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t);
+        t
+    };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+#[cfg(not(unix))]
+fn thread_cpu_s() -> f64 {
+    f64::NAN
+}
+
+/// The 1-, 5- and 15-minute load averages (`/proc/loadavg`), or null where
+/// the system does not say.
+fn load_average() -> serde_json::Value {
+    let Ok(text) = std::fs::read_to_string("/proc/loadavg") else {
+        return serde_json::Value::Null;
+    };
+    let v: Vec<f64> = text
+        .split_whitespace()
+        .take(3)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if v.len() == 3 {
+        serde_json::json!(v)
+    } else {
+        serde_json::Value::Null
+    }
 }
 
 /// The median [`Cost`] of `f` over `reps` runs after one warm-up. `f` returns
