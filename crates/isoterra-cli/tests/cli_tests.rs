@@ -471,21 +471,6 @@ fn bench_json_lines_have_the_documented_fields() {
     assert!(v["cpus"].as_u64().unwrap() >= 1);
 }
 
-/// A version 1.0 `.npy` file with the given dtype, shape and raw data.
-fn npy_bytes(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
-    let mut header =
-        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}").into_bytes();
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(b' ');
-    }
-    header.push(b'\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(&header);
-    out.extend_from_slice(data);
-    out
-}
-
 /// A ball of radius 6 around (10, 9, 8) in a (Z, Y, X) = (16, 18, 20) volume,
 /// as `1 - distance / 6` (inside where >= 0).
 fn ball_npy(path: &Path) {

@@ -459,17 +459,7 @@ fn voxel_strokes_on_whole_coordinates_leave_no_degenerate_triangles() {
 
 fn npy_u8(path: &Path, dims: [usize; 3], data: &[u8]) {
     let shape = format!("({}, {}, {})", dims[2], dims[1], dims[0]);
-    let mut header =
-        format!("{{'descr': '|u1', 'fortran_order': False, 'shape': {shape}, }}").into_bytes();
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(b' ');
-    }
-    header.push(b'\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(&header);
-    out.extend_from_slice(data);
-    std::fs::write(path, out).unwrap();
+    std::fs::write(path, npy_bytes("|u1", &shape, data)).unwrap();
 }
 
 #[test]

@@ -4,7 +4,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fails, ok, s};
+use common::{fails, npy_bytes, ok, s};
 
 /// Writes a little-endian float32 `.npy` of shape `shape` (C order).
 fn npy_f32(path: &Path, shape: &[usize], data: &[f32]) {
@@ -14,19 +14,8 @@ fn npy_f32(path: &Path, shape: &[usize], data: &[f32]) {
     } else {
         format!("({})", dims.join(", "))
     };
-    let mut header =
-        format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}").into_bytes();
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(b' ');
-    }
-    header.push(b'\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(&header);
-    for v in data {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    std::fs::write(path, out).unwrap();
+    let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(path, npy_bytes("<f4", &shape, &bytes)).unwrap();
 }
 
 /// A gyroid in a 48 x 40 x 37 box (x, y, z), with samples exactly at 0 on

@@ -430,24 +430,19 @@ export class Renderer {
     }
     gl.depthMask(true);
     gl.disable(gl.BLEND);
-    const t = this.terrain;
-    gl.useProgram(t.p);
-    gl.uniformMatrix4fv(t.u.uViewProj, false, cam.viewProj);
-    gl.uniform3fv(t.u.uEye, cam.eye);
-    const viewDir = [-cam.view[2], -cam.view[6], -cam.view[10]];
-    gl.uniform3fv(t.u.uViewDir, viewDir);
-    gl.uniform1i(t.u.uOrtho, side ? 1 : 0);
-    gl.uniform3fv(t.u.uLightDir, side ? [0.3, 0.5, 0.81] : LIGHT);
-    gl.uniform1f(t.u.uLit, side ? 0.35 : 1.0);
-    gl.uniform3fv(t.u.uFogColor, sky.bottom);
-    gl.uniform3fv(t.u.uSkyTop, sky.top);
-    gl.uniform1f(t.u.uViewportH, this.canvas.height);
     const vd = opts.viewDistance ?? 0;
     // Fog from `fog[0]` to `fog[1]` view distances, fading to the sky
     // behind each pixel.
     const fog = opts.fog ?? [0.9, 2.2];
-    gl.uniform2fv(t.u.uFog, vd > 0 ? [vd * fog[0], vd * fog[1]] : [0, 0]);
-    this.bindOverlay(t);
+    const t = this.useTerrain(cam, {
+      side,
+      ortho: side,
+      viewDir: [-cam.view[2], -cam.view[6], -cam.view[10]],
+      fogColor: sky.bottom,
+      skyTop: sky.top,
+      viewportH: this.canvas.height,
+      fog: vd > 0 ? [vd * fog[0], vd * fog[1]] : [0, 0],
+    });
     const b = opts.brush;
     if (b && !side) {
       gl.uniform1f(t.u.uBrushStrength, b.strength ?? 0.5);
@@ -458,28 +453,15 @@ export class Renderer {
     } else {
       gl.uniform1i(t.u.uBrushMode, 0);
     }
-    gl.uniform1f(t.u.uAlphaScale, 1);
-    for (const m of this.meshes.values()) {
-      if (m.layer !== LAYER_TERRAIN) continue;
-      gl.bindVertexArray(m.vao);
-      gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
-    }
+    this.drawLayer(LAYER_TERRAIN, gl.TRIANGLES);
 
     // decals, then water (translucent, after opaque, no depth writes)
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
     gl.depthMask(false);
     gl.uniform1i(t.u.uBrushMode, 0);
-    for (const m of this.meshes.values()) {
-      if (m.layer !== LAYER_DECAL) continue;
-      gl.bindVertexArray(m.vao);
-      gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
-    }
-    for (const m of this.meshes.values()) {
-      if (m.layer !== LAYER_WATER) continue;
-      gl.bindVertexArray(m.vao);
-      gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
-    }
+    this.drawLayer(LAYER_DECAL, gl.TRIANGLES);
+    this.drawLayer(LAYER_WATER, gl.TRIANGLES);
 
     // outline lines
     const f = this.flat;
@@ -487,16 +469,45 @@ export class Renderer {
     gl.uniformMatrix4fv(f.u.uViewProj, false, cam.viewProj);
     gl.uniform1i(f.u.uUseVertexColor, 1);
     gl.uniform4fv(f.u.uColor, [1, 1, 1, 1]);
-    for (const m of this.meshes.values()) {
-      if (m.layer !== LAYER_LINES) continue;
-      gl.bindVertexArray(m.vao);
-      gl.drawElements(gl.LINES, m.count, gl.UNSIGNED_INT, 0);
-    }
+    this.drawLayer(LAYER_LINES, gl.LINES);
     gl.depthMask(true);
 
     if (b && side) this.drawRing(cam, b, opts.worldPerPixel ?? 1);
     gl.disable(gl.BLEND);
     gl.bindVertexArray(null);
+  }
+
+  /**
+   * Binds the terrain program with what every terrain pass sets: the
+   * camera, lighting (side view or 3D), fog and the overlay. Returns it.
+   */
+  useTerrain(cam, { side, ortho, viewDir, fogColor, skyTop, viewportH, fog }) {
+    const gl = this.gl;
+    const t = this.terrain;
+    gl.useProgram(t.p);
+    gl.uniformMatrix4fv(t.u.uViewProj, false, cam.viewProj);
+    gl.uniform3fv(t.u.uEye, cam.eye);
+    gl.uniform3fv(t.u.uViewDir, viewDir);
+    gl.uniform1i(t.u.uOrtho, ortho ? 1 : 0);
+    gl.uniform3fv(t.u.uLightDir, side ? [0.3, 0.5, 0.81] : LIGHT);
+    gl.uniform1f(t.u.uLit, side ? 0.35 : 1.0);
+    gl.uniform3fv(t.u.uFogColor, fogColor);
+    gl.uniform3fv(t.u.uSkyTop, skyTop);
+    gl.uniform1f(t.u.uViewportH, viewportH);
+    gl.uniform2fv(t.u.uFog, fog);
+    gl.uniform1f(t.u.uAlphaScale, 1);
+    this.bindOverlay(t);
+    return t;
+  }
+
+  /** Draws every held mesh of one layer with the bound program. */
+  drawLayer(layer, mode) {
+    const gl = this.gl;
+    for (const m of this.meshes.values()) {
+      if (m.layer !== layer) continue;
+      gl.bindVertexArray(m.vao);
+      gl.drawElements(mode, m.count, gl.UNSIGNED_INT, 0);
+    }
   }
 
   bindOverlay(t) {
@@ -589,36 +600,22 @@ export class Renderer {
     }
     gl.depthMask(true);
     gl.disable(gl.BLEND);
-    const t = this.terrain;
-    gl.useProgram(t.p);
-    gl.uniformMatrix4fv(t.u.uViewProj, false, cam.viewProj);
-    gl.uniform3fv(t.u.uEye, cam.eye);
-    gl.uniform3fv(t.u.uViewDir, side ? [0, 0, -1] : [0, -1, 0]);
-    gl.uniform1i(t.u.uOrtho, 1);
-    gl.uniform3fv(t.u.uLightDir, side ? [0.3, 0.5, 0.81] : LIGHT);
-    gl.uniform1f(t.u.uLit, side ? 0.35 : 1.0);
-    gl.uniform3fv(t.u.uFogColor, bg);
-    gl.uniform3fv(t.u.uSkyTop, bg);
-    gl.uniform1f(t.u.uViewportH, h);
-    gl.uniform2fv(t.u.uFog, [0, 0]);
+    const t = this.useTerrain(cam, {
+      side,
+      ortho: true,
+      viewDir: side ? [0, 0, -1] : [0, -1, 0],
+      fogColor: bg,
+      skyTop: bg,
+      viewportH: h,
+      fog: [0, 0],
+    });
     gl.uniform1i(t.u.uBrushMode, 0);
-    gl.uniform1f(t.u.uAlphaScale, 1);
-    this.bindOverlay(t);
-    for (const m of this.meshes.values()) {
-      if (m.layer !== LAYER_TERRAIN) continue;
-      gl.bindVertexArray(m.vao);
-      gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
-    }
+    this.drawLayer(LAYER_TERRAIN, gl.TRIANGLES);
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
     gl.depthMask(false);
-    for (const layer of [LAYER_DECAL, LAYER_WATER]) {
-      for (const m of this.meshes.values()) {
-        if (m.layer !== layer) continue;
-        gl.bindVertexArray(m.vao);
-        gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
-      }
-    }
+    this.drawLayer(LAYER_DECAL, gl.TRIANGLES);
+    this.drawLayer(LAYER_WATER, gl.TRIANGLES);
     gl.depthMask(true);
     gl.disable(gl.BLEND);
     gl.bindVertexArray(null);
