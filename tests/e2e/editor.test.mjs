@@ -332,12 +332,28 @@ async function docShot(page, kind, hover, viewDistance, tool) {
     await page.waitForTimeout(300);
     await settle(page);
   }
+  // every chunk the server means to send for this view has arrived (a slow
+  // build can pause the stream for longer than settle's quiet time)
+  const streamed = await page
+    .waitForFunction(
+      () => {
+        const st = window.isoterra.status;
+        return st && (st.wanted === null || st.wanted === undefined || st.chunks >= st.wanted);
+      },
+      null,
+      { timeout: 180000 },
+    )
+    .then(() => true, () => false);
+  if (!streamed) log(`  ${kind}: not every wanted chunk arrived before the screenshot: ${await page.evaluate(() => window.isoterra.statusText())}`);
+  await settle(page);
   await page.evaluate(() => document.querySelectorAll('.toast').forEach((t) => t.remove()));
   if (hover) {
     await page.mouse.move(hover[0], hover[1]);
     await page.evaluate(() => window.isoterra.redraw());
     await page.waitForTimeout(300);
   }
+  // the picture at full resolution (the view drops it while things change)
+  await page.waitForFunction(() => window.isoterra.lastRenderFull, null, { timeout: 30000 });
   await page.screenshot({ path: path.join(dir, `${kind}.png`) });
   log(`  wrote docs/screenshots/${kind}.png`);
 }
