@@ -5,11 +5,12 @@
 //! Prints, as JSON: the main loop's time per frame while chunks stream
 //! (wall time of `App::update` and the calling thread's CPU time; median,
 //! 95th percentile, max), how many frames a dig takes to show its new mesh
-//! and collider, and how many mesh assets were created after the first
-//! pass (the mesh pool reuses the ones of unloaded chunks).
+//! and collider, how many mesh assets each pass out and back created (the
+//! mesh pool reuses the ones of unloaded chunks), and how long the first
+//! view takes on a fresh world and on the same world baked.
 //!
 //! ```text
-//! cargo run -p isoterra-bevy --release --example bench_stream [-- --frames 1200]
+//! cargo run -p isoterra-bevy --release --example bench_stream [-- --frames 1200 --trips 2]
 //! ```
 
 use std::time::{Duration, Instant};
@@ -18,6 +19,7 @@ use bevy::asset::{AssetEvent, AssetPlugin};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy::transform::TransformPlugin;
+use isoterra::kind::Document;
 use isoterra_bevy::prelude::*;
 
 const FRAME: Duration = Duration::from_nanos(16_666_667);
@@ -42,15 +44,7 @@ fn stats(mut v: Vec<f64>) -> serde_json::Value {
     })
 }
 
-fn main() {
-    let mut frames = 1200usize;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        if a == "--frames" {
-            frames = args.next().and_then(|v| v.parse().ok()).unwrap_or(frames);
-        }
-    }
-    let dir = tempfile::tempdir().expect("a temporary folder");
+fn headless_app() -> App {
     let mut app = App::new();
     app.add_plugins((
         MinimalPlugins,
@@ -61,6 +55,87 @@ fn main() {
     .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME));
     app.finish();
     app.cleanup();
+    app
+}
+
+/// A fresh app on the world at `path` with the bench's viewer: seconds
+/// and frames until the first view is in, and the status then.
+fn first_view(path: &std::path::Path, baked: bool) -> (f64, usize, TerrainStatus) {
+    let mut app = headless_app();
+    let start = Instant::now();
+    let terrain = app
+        .world_mut()
+        .spawn(Terrain::open(path).with_baked(baked))
+        .id();
+    app.world_mut().spawn((
+        Transform::from_xyz(0.0, 10.0, 0.0).looking_to(Vec3::X, Vec3::Y),
+        TerrainViewer::new(160.0),
+    ));
+    let mut frames = 0;
+    loop {
+        let t = Instant::now();
+        app.update();
+        frames += 1;
+        if let Some(s) = app
+            .world()
+            .get::<TerrainStatus>(terrain)
+            .filter(|s| s.settled && s.shown > 0)
+        {
+            return (start.elapsed().as_secs_f64(), frames, *s);
+        }
+        std::thread::sleep(FRAME.saturating_sub(t.elapsed()));
+    }
+}
+
+/// First views of a fresh caves world, live and from a bake of the LOD 0
+/// ring around the viewer, side by side.
+fn baked_first_views(dir: &std::path::Path) -> serde_json::Value {
+    let path = dir.join("baked.isoterra");
+    Document::create(&path, &NewWorld::new(WorldKind::Voxel).with_preset("caves"))
+        .and_then(Document::close)
+        .expect("a new world");
+    let live_cold = first_view(&path, false);
+    let t = Instant::now();
+    let doc = Document::open(&path).expect("the world");
+    let rows = doc
+        .bake_rows(&[-96.0, -96.0, -96.0], &[96.0, 96.0, 96.0], 0)
+        .expect("a bake");
+    doc.close().expect("closed");
+    isoterra::store::WorldFile::open(&path)
+        .and_then(|mut f| isoterra::store::ChunkStore::put_baked(&mut f, &rows))
+        .expect("rows stored");
+    let bake_s = t.elapsed().as_secs_f64();
+    let baked = first_view(&path, true);
+    let live_warm = first_view(&path, false);
+    let view = |v: (f64, usize, TerrainStatus)| {
+        serde_json::json!({
+            "seconds": v.0, "frames": v.1, "shown": v.2.shown, "from_baked": v.2.from_baked,
+        })
+    };
+    serde_json::json!({
+        "baked_rows": rows.len(),
+        "bake_one_thread_s": bake_s,
+        "live_first_in_process": view(live_cold),
+        "baked": view(baked),
+        "live_after": view(live_warm),
+    })
+}
+
+fn main() {
+    let mut frames = 1200usize;
+    let mut trips = 2usize;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--frames" {
+            frames = args.next().and_then(|v| v.parse().ok()).unwrap_or(frames);
+        } else if a == "--trips" {
+            trips = args.next().and_then(|v| v.parse().ok()).unwrap_or(trips);
+        }
+    }
+    let trips = trips.max(1);
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let first_views = baked_first_views(dir.path());
+    let mut app = headless_app();
     let terrain = app
         .world_mut()
         .spawn(Terrain::open_or_create(
@@ -95,14 +170,16 @@ fn main() {
     let first_view_s = start.elapsed().as_secs_f64();
     let shown_at_start = app.world().get::<TerrainStatus>(terrain).unwrap().shown;
 
-    // Fly out along +x at 24 units/s and back, paced at 60 fps.
+    // Fly out along +x at 24 units/s and back, `trips` times, paced at 60
+    // fps.
     let speed = 24.0 / 60.0;
     let mut wall = Vec::new();
     let mut cpu = Vec::new();
-    let mut created_after_first_pass = 0usize;
+    let mut created_per_pass = vec![0usize; 2 * trips];
     let mut created = 0usize;
-    for f in 0..frames {
-        let out = f < frames / 2;
+    for f in 0..frames * trips {
+        let pass = f / (frames / 2).max(1);
+        let out = pass.is_multiple_of(2);
         app.world_mut()
             .get_mut::<Transform>(viewer)
             .unwrap()
@@ -119,8 +196,8 @@ fn main() {
             .filter(|e| matches!(e, AssetEvent::Added { .. }))
             .count();
         created += added;
-        if !out {
-            created_after_first_pass += added;
+        if let Some(n) = created_per_pass.get_mut(pass) {
+            *n += added;
         }
         std::thread::sleep(FRAME.saturating_sub(t.elapsed()));
     }
@@ -174,8 +251,10 @@ fn main() {
         "frames_timed": frames,
         "main_loop_wall_ms": stats(wall),
         "main_thread_cpu_ms": stats(cpu),
+        "round_trips": trips,
         "mesh_assets_created": created,
-        "mesh_assets_created_on_the_way_back": created_after_first_pass,
+        "mesh_assets_created_per_pass_out_and_back": created_per_pass,
+        "first_view_live_and_baked": first_views,
         "dig_to_new_mesh_frames": stats(dig_frames),
         "dig_to_new_mesh_ms": stats(dig_ms),
         "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),

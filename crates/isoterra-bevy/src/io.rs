@@ -13,6 +13,7 @@ use isoterra::field::MaterialTable;
 use isoterra::kind::{AnyDocument, Document, KindError, StrokeSpec};
 use isoterra::world::{ChunkCoord, HeightmapSource, VoxelSource};
 
+use crate::baked::BakedChunks;
 use crate::build;
 use crate::terrain::EditOp;
 
@@ -35,6 +36,8 @@ pub(crate) struct Built {
     /// The box the chunk's surface spans (terrain space), where sleeping
     /// bodies are woken when its collider changes.
     pub bounds: Option<[[f32; 3]; 2]>,
+    /// Read from a baked row instead of generated and meshed.
+    pub baked: bool,
 }
 
 /// The box around `positions`.
@@ -130,10 +133,11 @@ impl Remote {
     }
 }
 
-/// The streaming sources that follow the document's edits.
+/// The streaming sources that follow the document's edits, with the
+/// terrain's current baked chunks.
 pub(crate) enum Sources {
-    Voxel(Arc<VoxelSource>),
-    Heightmap(Arc<HeightmapSource>),
+    Voxel(Arc<VoxelSource>, Option<Arc<BakedChunks>>),
+    Heightmap(Arc<HeightmapSource>, Option<Arc<BakedChunks>>),
     /// Bounded kinds: the chunk versions already sent.
     Bounded(HashMap<[i32; 3], u64>),
 }
@@ -389,16 +393,24 @@ impl Shared {
     fn changes(&self, doc: &mut Document) -> Change {
         let mut sources = lock(&self.sources);
         match (doc.typed_mut(), &mut *sources) {
-            (AnyDocument::Voxel(d), Sources::Voxel(src)) => {
+            (AnyDocument::Voxel(d), Sources::Voxel(src, baked)) => {
                 let dirty: HashSet<ChunkCoord> = d.world_mut().take_dirty().into_iter().collect();
+                if let Some(b) = baked {
+                    // Before the source changes: a build that sees the new
+                    // nodes never reads a row made from the old ones.
+                    b.forget_voxel(&dirty);
+                }
                 if !dirty.is_empty() {
                     // Same chunk size by construction: this cannot fail.
                     let _ = src.update_from_world(d.world(), dirty.iter().copied());
                 }
                 Change::Voxel(dirty)
             }
-            (AnyDocument::Heightmap(d), Sources::Heightmap(src)) => {
+            (AnyDocument::Heightmap(d), Sources::Heightmap(src, baked)) => {
                 let dirty = d.world_mut().take_dirty();
+                if let Some(b) = baked {
+                    b.forget_heightmap(&dirty);
+                }
                 if !dirty.is_empty() {
                     let _ = src.update_from_world(d.world(), dirty.iter().copied());
                 }
@@ -428,6 +440,7 @@ impl Shared {
                             collider,
                             triangles: chunk.mesh.indices.len() / 3,
                             bounds: bounds_of(&chunk.mesh.positions),
+                            baked: false,
                         },
                     });
                 }
@@ -457,6 +470,7 @@ impl Shared {
                             collider,
                             triangles: (t.indices.len() + m.mesh.water.indices.len()) / 3,
                             bounds: bounds_of(&t.positions),
+                            baked: false,
                         },
                     });
                 }

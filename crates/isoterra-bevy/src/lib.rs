@@ -61,6 +61,7 @@
 //! Without the `render` feature (a headless server) the plugin needs only
 //! `MinimalPlugins`, `AssetPlugin` and `TransformPlugin`.
 
+mod baked;
 mod build;
 mod io;
 mod link;

@@ -20,6 +20,7 @@ use bevy::time::Time;
 use isoterra::kind::{AnyDocument, Document, WorldKind};
 use isoterra::world::{ChunkCoord, HeightmapSource, StreamEvent, StreamScheduler, VoxelSource};
 
+use crate::baked::BakedChunks;
 use crate::io::{AnyCollider, Built, Change, Cmd, Layer, Outcome, Remote, Shared, Sources};
 use crate::link::EditorLink;
 use crate::stream::{BevyExecutor, HeightBuild, ViewerRules, VoxelBuild};
@@ -126,6 +127,8 @@ struct Shown {
     /// The box of what it shows (terrain space).
     bounds: Option<[[f32; 3]; 2]>,
     version: u64,
+    /// What it shows was read from a baked row.
+    baked: bool,
 }
 
 /// The plugin's state of an open terrain.
@@ -163,11 +166,29 @@ fn open_document(t: &Terrain) -> Result<Document, String> {
 fn start(t: &Terrain) -> Result<(TerrainRuntime, TerrainReady), String> {
     let mut doc = open_document(t)?;
     let kind = doc.kind();
+    let endless = matches!(kind, WorldKind::Voxel | WorldKind::Heightmap);
+    let baked = if t.baked && endless {
+        // A file whose baked rows cannot be read still opens: its chunks
+        // are built live.
+        match BakedChunks::open(&doc, &t.path, kind == WorldKind::Voxel) {
+            Ok(b) => b.map(Arc::new),
+            Err(e) => {
+                warn!(
+                    "isoterra: {}: {e}; building every chunk live",
+                    t.path.display()
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
     let err = |e: isoterra::world::WorldError| e.to_string();
     let (sources, backend) = match doc.typed_mut() {
         AnyDocument::Voxel(d) => {
             let _ = d.world_mut().take_dirty();
             let src = Arc::new(VoxelSource::from_world(d.world()).map_err(err)?);
+            let baked = baked.clone();
             let n = d.world().chunk_cells() as f32;
             let config = src
                 .stream_config()
@@ -175,13 +196,16 @@ fn start(t: &Terrain) -> Result<(TerrainRuntime, TerrainReady), String> {
                 .with_max_in_flight(16);
             let rules = ViewerRules::voxel(&config, t.lod_rings.clone());
             let sched = StreamScheduler::with_executor(
-                VoxelBuild(Arc::clone(&src)),
+                VoxelBuild {
+                    source: Arc::clone(&src),
+                    baked: baked.clone(),
+                },
                 config,
                 Arc::new(BevyExecutor),
             )
             .map_err(err)?;
             (
-                Sources::Voxel(src),
+                Sources::Voxel(src, baked),
                 Backend::Voxel {
                     sched: Box::new(sched),
                     rules,
@@ -190,6 +214,7 @@ fn start(t: &Terrain) -> Result<(TerrainRuntime, TerrainReady), String> {
         }
         AnyDocument::Heightmap(d) => {
             let _ = d.world_mut().take_dirty();
+            let baked = baked.clone();
             let range = d.info().height_range;
             let src = Arc::new(
                 HeightmapSource::from_world(d.world())
@@ -202,13 +227,14 @@ fn start(t: &Terrain) -> Result<(TerrainRuntime, TerrainReady), String> {
                 HeightBuild {
                     source: Arc::clone(&src),
                     range,
+                    baked: baked.clone(),
                 },
                 config,
                 Arc::new(BevyExecutor),
             )
             .map_err(err)?;
             (
-                Sources::Heightmap(src),
+                Sources::Heightmap(src, baked),
                 Backend::Heightmap {
                     sched: Box::new(sched),
                     rules,
@@ -227,6 +253,7 @@ fn start(t: &Terrain) -> Result<(TerrainRuntime, TerrainReady), String> {
     let ready = TerrainReady {
         kind,
         shared: Arc::clone(&shared),
+        baked_rows: baked.as_ref().map_or(0, |b| b.current_count()),
     };
     Ok((
         TerrainRuntime {
@@ -370,9 +397,8 @@ fn apply_outcomes(
                 Change::Voxel(dirty) => {
                     let mut b = rt.backend.lock().unwrap_or_else(|e| e.into_inner());
                     match &mut *b {
-                        Backend::Voxel { sched, .. } if !dirty.is_empty() => {
-                            sched.invalidate_where(|src, c, lod| src.0.reads_dirty(c, lod, &dirty))
-                        }
+                        Backend::Voxel { sched, .. } if !dirty.is_empty() => sched
+                            .invalidate_where(|src, c, lod| src.source.reads_dirty(c, lod, &dirty)),
                         _ => 0,
                     }
                 }
@@ -516,6 +542,7 @@ fn poll_streams(
         let pending = rt.shared.pushed().saturating_sub(rt.applied);
         let new = TerrainStatus {
             shown: 0,
+            from_baked: 0,
             building,
             pending_edits: pending,
             settled: settled && pending == 0 && events.is_empty(),
@@ -546,6 +573,7 @@ fn poll_streams(
         }
         let new = TerrainStatus {
             shown: rt.chunks.len(),
+            from_baked: rt.chunks.values().filter(|s| s.baked).count(),
             ..new
         };
         if *status != new {
@@ -638,12 +666,14 @@ fn show(
             collider: None,
             bounds: None,
             version: 0,
+            baked: false,
         },
     };
     // Bodies resting on what was there or on what is there now wake up.
     rt.changed.extend(shown.bounds.take());
     rt.changed.extend(built.bounds);
     shown.bounds = built.bounds;
+    shown.baked = built.baked;
     shown.version = version.unwrap_or(shown.version + 1);
     let chunk = shown.entity;
     let mut ec = commands.entity(chunk);

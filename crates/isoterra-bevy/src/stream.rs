@@ -10,6 +10,11 @@ use isoterra::world::{
     StreamViewer, VoxelSource,
 };
 
+use isoterra::mesh::{HeightfieldCollider, HeightmapMesh};
+use isoterra::store::{BakedChunk, BakedCollider};
+use isoterra::world::VoxelChunkMesh;
+
+use crate::baked::BakedChunks;
 use crate::build;
 use crate::io::{AnyCollider, Built, Layer};
 
@@ -24,21 +29,43 @@ impl StreamExecutor for BevyExecutor {
     }
 }
 
-/// Voxel chunks: the source's marching-cubes mesh, as a Bevy mesh and a
-/// trimesh collider.
-pub(crate) struct VoxelBuild(pub Arc<VoxelSource>);
+/// Voxel chunks: the source's marching-cubes mesh (or its current baked
+/// row), as a Bevy mesh and a trimesh collider.
+pub(crate) struct VoxelBuild {
+    pub source: Arc<VoxelSource>,
+    pub baked: Option<Arc<BakedChunks>>,
+}
 
 impl ChunkSource for VoxelBuild {
     type Output = Built;
 
     fn build(&self, request: &ChunkRequest, cancel: &CancelFlag) -> Option<Built> {
-        let m = self.0.build(request, cancel)?;
+        let baked = self
+            .baked
+            .as_ref()
+            .filter(|_| request.lod == 0)
+            .and_then(|b| b.take(request, request.coord));
+        let from_bake = baked.is_some();
+        let m = match baked {
+            Some(c) => VoxelChunkMesh {
+                materials: if c.materials.len() == c.positions.len() {
+                    c.materials
+                } else {
+                    vec![0; c.positions.len()]
+                },
+                positions: c.positions,
+                normals: c.normals,
+                indices: c.indices,
+            },
+            None => self.source.build(request, cancel)?,
+        };
         if m.is_empty() {
             return Some(Built {
                 parts: Vec::new(),
                 collider: AnyCollider::None,
                 triangles: 0,
                 bounds: None,
+                baked: from_bake,
             });
         }
         let collider = build::trimesh_collider(&m.positions, &m.indices)
@@ -48,11 +75,12 @@ impl ChunkSource for VoxelBuild {
             collider,
             triangles: m.triangle_count(),
             bounds: crate::io::bounds_of(&m.positions),
+            baked: from_bake,
         })
     }
 
     fn seam_request(&self, request: ChunkRequest) -> ChunkRequest {
-        self.0.seam_request(request)
+        self.source.seam_request(request)
     }
 }
 
@@ -61,26 +89,68 @@ impl ChunkSource for VoxelBuild {
 pub(crate) struct HeightBuild {
     pub source: Arc<HeightmapSource>,
     pub range: [f32; 2],
+    pub baked: Option<Arc<BakedChunks>>,
+}
+
+/// A heightmap chunk from its baked row: UVs are world `(x, z)` (the
+/// world meshes with a UV scale of 1).
+fn heightmap_chunk(c: BakedChunk) -> Option<(HeightmapMesh, Option<HeightfieldCollider>)> {
+    let BakedCollider::Heightfield(h) = c.collider else {
+        return None;
+    };
+    let v = c.positions.len();
+    if c.morph.len() != v || c.normals.len() != v {
+        return None;
+    }
+    let mesh = HeightmapMesh {
+        uvs: c.positions.iter().map(|p| [p[0], p[2]]).collect(),
+        morph: c.morph.iter().map(|m| m[0]).collect(),
+        morph_targets: c.morph.iter().map(|m| m[1]).collect(),
+        skirt_vertex_start: v as u32,
+        skirt_index_start: c.indices.len() as u32,
+        positions: c.positions,
+        normals: c.normals,
+        indices: c.indices,
+    };
+    Some((
+        mesh,
+        Some(HeightfieldCollider {
+            rows: h.rows,
+            cols: h.cols,
+            heights: h.heights,
+            scale: h.scale,
+            translation: h.translation,
+        }),
+    ))
 }
 
 impl ChunkSource for HeightBuild {
     type Output = Built;
 
     fn build(&self, request: &ChunkRequest, cancel: &CancelFlag) -> Option<Built> {
-        let chunk = self.source.build(request, cancel)?;
-        let collider = chunk
-            .collider
+        let baked = self
+            .baked
+            .as_ref()
+            .and_then(|b| b.take(request, [request.coord[0], request.coord[1], 0]))
+            .and_then(heightmap_chunk);
+        let from_bake = baked.is_some();
+        let (mesh, collider) = match baked {
+            Some(c) => c,
+            None => {
+                let c = self.source.build(request, cancel)?;
+                (c.mesh, c.collider)
+            }
+        };
+        let collider = collider
             .as_ref()
             .and_then(build::heightfield_collider)
             .map_or(AnyCollider::None, |(c, at)| AnyCollider::D3At(c, at));
         Some(Built {
-            triangles: chunk.mesh.indices.len() / 3,
-            bounds: crate::io::bounds_of(&chunk.mesh.positions),
-            parts: vec![(
-                Layer::Ground,
-                build::heightmap_mesh(&chunk.mesh, self.range),
-            )],
+            triangles: mesh.indices.len() / 3,
+            bounds: crate::io::bounds_of(&mesh.positions),
+            parts: vec![(Layer::Ground, build::heightmap_mesh(&mesh, self.range))],
             collider,
+            baked: from_bake,
         })
     }
 

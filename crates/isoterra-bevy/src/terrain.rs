@@ -19,6 +19,7 @@ pub struct Terrain {
     pub(crate) create: Option<NewWorld>,
     pub(crate) lod_rings: Option<Vec<f32>>,
     pub(crate) detach_islands: bool,
+    pub(crate) baked: bool,
 }
 
 impl Terrain {
@@ -29,6 +30,7 @@ impl Terrain {
             create: None,
             lod_rings: None,
             detach_islands: true,
+            baked: true,
         }
     }
 
@@ -56,6 +58,20 @@ impl Terrain {
     /// default), or stays where it is.
     pub fn with_detached_islands(mut self, detach: bool) -> Self {
         self.detach_islands = detach;
+        self
+    }
+
+    /// Voxel and heightmap worlds: whether chunks the world file has baked
+    /// (`isoterra bake FILE --region …`) are read from it instead of being
+    /// generated and meshed (the default). A row is used while it is
+    /// current (the world has not changed under it since it was baked, and
+    /// no edit since has touched it) and only where the chunk has no
+    /// neighbour at another LOD (voxel rows: LOD 0; heightmap rows: each at
+    /// its LOD); every other chunk is built live, so the terrain looks and
+    /// collides the same either way, only sooner.
+    /// [`TerrainStatus::from_baked`] counts the chunks shown from rows.
+    pub fn with_baked(mut self, use_baked: bool) -> Self {
+        self.baked = use_baked;
         self
     }
 
@@ -109,6 +125,7 @@ pub struct TerrainChunk {
 pub struct TerrainReady {
     pub(crate) kind: WorldKind,
     pub(crate) shared: Arc<Shared>,
+    pub(crate) baked_rows: usize,
 }
 
 impl std::fmt::Debug for TerrainReady {
@@ -123,6 +140,12 @@ impl TerrainReady {
     /// The world's kind.
     pub fn kind(&self) -> WorldKind {
         self.kind
+    }
+
+    /// How many baked rows of the file were current when it opened and
+    /// stand in for live builds (see [`Terrain::with_baked`]).
+    pub fn baked_rows(&self) -> usize {
+        self.baked_rows
     }
 
     /// Where the history stands (after the edits committed so far).
@@ -146,6 +169,9 @@ impl TerrainReady {
 pub struct TerrainStatus {
     /// Chunks shown (with a mesh or a collider).
     pub shown: usize,
+    /// Of those, the chunks whose mesh and collider were read from baked
+    /// rows ([`Terrain::with_baked`]).
+    pub from_baked: usize,
     /// Chunk builds running or queued on the worker threads.
     pub building: usize,
     /// Edits, undos and redos sent and not committed yet.

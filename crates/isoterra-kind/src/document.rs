@@ -340,6 +340,35 @@ impl<S: ChunkStore> Document<S> {
         }
     }
 
+    /// The rows a bake of the box `lo..hi` (world units, as
+    /// [`BakeSource::plan`] takes it) at `lod` stores: every chunk of the
+    /// plan baked on this thread, each with its input stamp. This is what
+    /// `isoterra bake` computes, without its threads and batches; store the
+    /// rows with [`ChunkStore::put_baked`] on the world's file.
+    ///
+    /// # Errors
+    ///
+    /// As [`BakeSource::plan`] and [`ChunkBaker::bake`](crate::ChunkBaker::bake)
+    /// (a side-view world must be [rebuilt](Self::rebuild) first).
+    pub fn bake_rows(
+        &self,
+        lo: &[f32],
+        hi: &[f32],
+        lod: u8,
+    ) -> Result<Vec<isoterra_store::BakedRow>, KindError> {
+        let source = self.bake_source();
+        let plan = source.plan(lo, hi, lod)?;
+        let inputs = crate::BakeInputs::read(self.store())?;
+        let mut baker = crate::ChunkBaker::new();
+        let mut rows = Vec::with_capacity(plan.count() as usize);
+        for key in plan.keys() {
+            let chunk = baker.bake(&source, &key)?;
+            let stamp = inputs.stamp(&source, &key)?;
+            rows.push(isoterra_store::BakedRow::new(key, &stamp, &chunk)?);
+        }
+        Ok(rows)
+    }
+
     /// Meshes every dirty chunk of a side-view world now (bounded kinds
     /// with a mesh cache); other kinds mesh on demand and ignore this.
     pub fn rebuild(&mut self) {

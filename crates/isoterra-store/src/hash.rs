@@ -24,7 +24,14 @@
 
 pub(crate) use isoterra_field::hash::Fnv1a64;
 
-use crate::baked::{BAKED_MAGIC, BAKED_PAYLOAD_VERSION};
+use crate::baked::BAKED_MAGIC;
+
+/// The version byte of world stamps and input metadata hashes (fixed).
+const STAMP_VERSION: u8 = 1;
+/// The version byte of input stamps: 2 since baked voxel and heightmap
+/// chunks carry vertex attributes, so that rows baked before are stale and
+/// baked again.
+const INPUT_STAMP_VERSION: u8 = 2;
 use crate::{ChunkKey, StoreError};
 
 /// The content hash of a 2D field with material ids: 16 lowercase hex digits
@@ -50,10 +57,10 @@ pub fn field2_content_hash(width: u32, height: u32, values: &[f32], materials: &
 /// The content hash of a baked chunk: FNV-1a 64 over the payload magic,
 /// the payload version, the collider kind `kind` and the raw (uncompressed)
 /// body `raw`.
-pub(crate) fn baked_body_hash(kind: u8, raw: &[u8]) -> String {
+pub(crate) fn baked_body_hash(version: u8, kind: u8, raw: &[u8]) -> String {
     let mut h = Fnv1a64::new();
     h.write(BAKED_MAGIC);
-    h.write(&[BAKED_PAYLOAD_VERSION, kind]);
+    h.write(&[version, kind]);
     h.write(raw);
     h.hex()
 }
@@ -69,7 +76,7 @@ fn write_key(h: &mut Fnv1a64, k: &ChunkKey) {
 }
 
 /// The metadata part of the input stamps: FNV-1a 64 over `"ITBM"`, the
-/// baked payload version and, for each of `keys`, a 0 byte when the entry
+/// version byte 1 and, for each of `keys`, a 0 byte when the entry
 /// is absent or a 1 byte, its length (u64) and its bytes. Entries are read
 /// through `meta_entry` (typically [`ChunkStore::meta_entry`](crate::ChunkStore::meta_entry)).
 ///
@@ -82,7 +89,7 @@ pub fn input_meta_hash(
 ) -> Result<u64, StoreError> {
     let mut h = Fnv1a64::new();
     h.write(b"ITBM");
-    h.write(&[BAKED_PAYLOAD_VERSION]);
+    h.write(&[STAMP_VERSION]);
     for &key in keys {
         match meta_entry(key)? {
             None => h.write(&[0]),
@@ -106,7 +113,7 @@ pub fn payload_hash(payload: &[u8]) -> u64 {
 }
 
 /// The input stamp of baked chunk `key`, as 16 lowercase hex digits: FNV-1a
-/// 64 over `"ITIS"`, the baked payload version, the metadata hash `meta`
+/// 64 over `"ITIS"`, the input stamp version (2), the metadata hash `meta`
 /// ([`input_meta_hash`]), the key (layer as u16, `x`, `y`, `z` as i32, all
 /// little-endian, then the LOD byte) and, in the order given (ascending
 /// keys), each stored input chunk's key and [`payload_hash`]. Baked rows
@@ -118,7 +125,7 @@ pub fn input_stamp(
 ) -> String {
     let mut h = Fnv1a64::new();
     h.write(b"ITIS");
-    h.write(&[BAKED_PAYLOAD_VERSION]);
+    h.write(&[INPUT_STAMP_VERSION]);
     h.write(&meta.to_le_bytes());
     write_key(&mut h, key);
     for (k, payload) in stored {
@@ -151,7 +158,7 @@ impl StampHasher {
     ) -> Result<Self, StoreError> {
         let mut h = Fnv1a64::new();
         h.write(b"ITWS");
-        h.write(&[BAKED_PAYLOAD_VERSION]);
+        h.write(&[STAMP_VERSION]);
         for key in ["kind", "format_version", "seed", "params"] {
             let v = meta_entry(key)?.unwrap_or_default();
             h.write(&(v.len() as u64).to_le_bytes());

@@ -96,37 +96,58 @@ fn collider() -> impl Strategy<Value = BakedCollider> {
 }
 
 fn chunk() -> impl Strategy<Value = BakedChunk> {
-    (1usize..30, any::<bool>(), collider()).prop_flat_map(|(v, normals, collider)| {
-        (
-            prop::collection::vec(prop::array::uniform3(any::<f32>()), v),
-            prop::collection::vec(0..v as u32, 0..20),
-            Just(normals),
-            Just(collider),
-        )
-            .prop_map(|(positions, mut indices, normals, collider)| {
-                indices.truncate(indices.len() / 3 * 3);
-                BakedChunk {
-                    normals: if normals {
-                        positions.iter().map(|p| [p[2], p[1], p[0]]).collect()
-                    } else {
-                        Vec::new()
+    (1usize..30, any::<bool>(), collider(), 0u8..4).prop_flat_map(
+        |(v, normals, collider, attributes)| {
+            (
+                prop::collection::vec(prop::array::uniform3(any::<f32>()), v),
+                prop::collection::vec(0..v as u32, 0..20),
+                Just(normals),
+                Just(collider),
+                prop::collection::vec(any::<u8>(), v),
+                prop::collection::vec(prop::array::uniform2(any::<f32>()), v),
+            )
+                .prop_map(
+                    move |(positions, mut indices, normals, collider, materials, morph)| {
+                        indices.truncate(indices.len() / 3 * 3);
+                        BakedChunk {
+                            normals: if normals {
+                                positions.iter().map(|p| [p[2], p[1], p[0]]).collect()
+                            } else {
+                                Vec::new()
+                            },
+                            positions,
+                            indices,
+                            collider,
+                            // Bit 0: materials, bit 1: morph values.
+                            materials: if attributes & 1 != 0 {
+                                materials
+                            } else {
+                                Vec::new()
+                            },
+                            morph: if attributes & 2 != 0 {
+                                morph
+                            } else {
+                                Vec::new()
+                            },
+                        }
                     },
-                    positions,
-                    indices,
-                    collider,
-                }
-            })
-    })
+                )
+        },
+    )
 }
 
-/// Bit patterns, so NaN payloads compare too.
-fn bits(c: &BakedChunk) -> (Vec<u32>, Vec<u32>, Vec<u32>, String) {
+/// The bit patterns of a chunk, so NaN payloads compare too.
+type Bits = (Vec<u32>, Vec<u32>, Vec<u32>, String, Vec<u8>, Vec<u32>);
+
+fn bits(c: &BakedChunk) -> Bits {
     let flat = |v: &[[f32; 3]]| v.iter().flatten().map(|f| f.to_bits()).collect();
     (
         flat(&c.positions),
         flat(&c.normals),
         c.indices.clone(),
         format!("{:?}", c.collider),
+        c.materials.clone(),
+        c.morph.iter().flatten().map(|f| f.to_bits()).collect(),
     )
 }
 
@@ -139,6 +160,9 @@ proptest! {
         let (back, hash2) = decode_baked(&bytes).unwrap();
         prop_assert_eq!(&hash, &hash2);
         prop_assert_eq!(bits(&back), bits(&c));
+        // Chunks without vertex attributes stay in version 1.
+        let plain = c.materials.is_empty() && c.morph.is_empty();
+        prop_assert_eq!(bytes[4], if plain { 1 } else { 2 });
         // Encoding again gives the same bytes.
         prop_assert_eq!(encode_baked(&back).unwrap().0, bytes);
     }
@@ -163,6 +187,7 @@ fn encoding_refuses_inconsistent_chunks() {
         normals: Vec::new(),
         indices: vec![0, 1, 2],
         collider: BakedCollider::None,
+        ..BakedChunk::default()
     };
     assert!(encode_baked(&base).is_ok());
     let mut c = base.clone();

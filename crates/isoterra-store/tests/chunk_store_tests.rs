@@ -96,6 +96,7 @@ fn baked(n: u32) -> BakedChunk {
         normals: Vec::new(),
         indices: vec![0, 1, 2],
         collider: BakedCollider::TriMesh,
+        ..BakedChunk::default()
     }
 }
 

@@ -59,6 +59,7 @@ impl ChunkBaker {
                         normals: out.water.normals,
                         indices: out.water.indices,
                         collider: BakedCollider::None,
+                        ..BakedChunk::default()
                     }
                 } else {
                     BakedChunk {
@@ -66,6 +67,7 @@ impl ChunkBaker {
                         normals: out.terrain.normals,
                         indices: out.terrain.indices,
                         collider: BakedCollider::TriMesh,
+                        ..BakedChunk::default()
                     }
                 })
             }
@@ -104,6 +106,7 @@ impl ChunkBaker {
                             })
                             .collect(),
                     ),
+                    ..BakedChunk::default()
                 })
             }
             BakeSource::Heightmap(w) => {
@@ -116,7 +119,14 @@ impl ChunkBaker {
                 let chunk = [key.x, key.y];
                 let mesh = w.build_mesh(&MeshKey::new(chunk, key.lod))?;
                 let c = w.collider(chunk, key.lod)?;
+                let morph = mesh
+                    .morph
+                    .iter()
+                    .zip(&mesh.morph_targets)
+                    .map(|(&f, &h)| [f, h])
+                    .collect();
                 Ok(BakedChunk {
+                    morph,
                     positions: mesh.positions,
                     normals: mesh.normals,
                     indices: mesh.indices,
@@ -127,6 +137,7 @@ impl ChunkBaker {
                         scale: c.scale,
                         translation: c.translation,
                     }),
+                    ..BakedChunk::default()
                 })
             }
             BakeSource::Voxel(w) => {
@@ -138,6 +149,8 @@ impl ChunkBaker {
                     normals: out.normals,
                     indices: out.indices,
                     collider: BakedCollider::TriMesh,
+                    materials: out.materials,
+                    ..BakedChunk::default()
                 })
             }
         }

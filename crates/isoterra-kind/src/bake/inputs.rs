@@ -28,7 +28,7 @@ const INPUT_META_KEYS: [&str; 5] = ["kind", "format_version", "seed", "params", 
 /// (position, LOD, layer) and the stored chunks in its [input
 /// box](BakeSource::input_box); an absent chunk is generated, so absence is
 /// an input too. The input stamp is 16 hex digits of FNV-1a 64 over the
-/// bytes `"ITIS"`, the baked payload version, the metadata hash, the key's
+/// bytes `"ITIS"`, the input stamp version (2), the metadata hash, the key's
 /// five columns and, in ascending key order, every stored chunk of the box
 /// with the FNV-1a 64 hash of its payload (the store's
 /// [`input_stamp`], with its other hashes). Baked rows record it as their

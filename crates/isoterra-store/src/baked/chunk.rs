@@ -17,8 +17,11 @@ use crate::{BakedRow, ChunkKey, ChunkLayer, StoreError};
 pub const BAKED_TERRAIN: ChunkLayer = ChunkLayer(0);
 /// The layer of baked water surfaces (`map` worlds).
 pub const BAKED_WATER: ChunkLayer = ChunkLayer(1);
-/// The payload version [`encode_baked`] writes and [`decode_baked`] reads.
-pub const BAKED_PAYLOAD_VERSION: u8 = 1;
+/// The newest payload version: [`decode_baked`] reads versions 1 and 2;
+/// [`encode_baked`] writes version 1 for chunks without vertex attributes
+/// (byte for byte what earlier builds wrote) and version 2 for chunks with
+/// [`BakedChunk::materials`] or [`BakedChunk::morph`].
+pub const BAKED_PAYLOAD_VERSION: u8 = 2;
 /// The first four bytes of every baked payload.
 pub(crate) const BAKED_MAGIC: &[u8; 4] = b"ITBK";
 const HEADER_LEN: usize = 12;
@@ -85,6 +88,13 @@ pub struct BakedChunk {
     pub indices: Vec<u32>,
     /// Collider data.
     pub collider: BakedCollider,
+    /// Material id of each vertex, one per position (or none): voxel
+    /// chunks.
+    pub materials: Vec<u8>,
+    /// LOD morph of each vertex, one per position (or none): the morph
+    /// factor and the height of the next coarser LOD there (heightmap
+    /// chunks).
+    pub morph: Vec<[f32; 2]>,
 }
 
 impl BakedChunk {
@@ -106,7 +116,20 @@ impl BakedChunk {
     /// The content hash of the chunk: 16 hex digits (see the module
     /// documentation); equal chunks have equal hashes.
     pub fn content_hash(&self) -> Result<String, StoreError> {
-        Ok(baked_body_hash(self.collider.code(), &raw_body(self)?))
+        Ok(baked_body_hash(
+            self.version(),
+            self.collider.code(),
+            &raw_body(self)?,
+        ))
+    }
+
+    /// The payload version this chunk is written in.
+    fn version(&self) -> u8 {
+        if self.materials.is_empty() && self.morph.is_empty() {
+            1
+        } else {
+            2
+        }
     }
 }
 
@@ -151,6 +174,17 @@ fn raw_body(chunk: &BakedChunk) -> Result<Vec<u8>, StoreError> {
             "baked chunk",
             format!("{} normals for {v} positions", chunk.normals.len()),
         ));
+    }
+    for (n, what) in [
+        (chunk.materials.len(), "materials"),
+        (chunk.morph.len(), "morph values"),
+    ] {
+        if n != 0 && n != v {
+            return Err(StoreError::input(
+                "baked chunk",
+                format!("{n} {what} for {v} positions"),
+            ));
+        }
     }
     if !chunk.indices.len().is_multiple_of(3) {
         return Err(StoreError::input(
@@ -208,6 +242,12 @@ fn raw_body(chunk: &BakedChunk) -> Result<Vec<u8>, StoreError> {
             w.f32_planes(h.heights.iter().copied());
         }
     }
+    if chunk.version() >= 2 {
+        w.u32(len_u32(chunk.materials.len(), "materials")?);
+        w.bytes(&chunk.materials);
+        w.u32(len_u32(chunk.morph.len(), "morph values")?);
+        w.f32_planes(chunk.morph.iter().flatten().copied());
+    }
     Ok(w.buf)
 }
 
@@ -216,7 +256,7 @@ fn raw_body(chunk: &BakedChunk) -> Result<Vec<u8>, StoreError> {
 /// ```text
 /// offset size  field
 ///      0    4  magic  b"ITBK"
-///      4    1  payload version (1)
+///      4    1  payload version (1 or 2)
 ///      5    1  flags: bit 1 = body is zstd-compressed
 ///      6    1  collider kind: 0 none, 1 polylines, 2 heightfield, 3 triangle mesh
 ///      7    1  reserved, 0
@@ -232,7 +272,11 @@ fn raw_body(chunk: &BakedChunk) -> Result<Vec<u8>, StoreError> {
 /// count (u32) and the `2n` coordinates as byte planes; a heightfield as
 /// rows, cols (u32), scale and translation (3 `f32` each) and the
 /// `rows * cols` heights as byte planes (row-major, x fastest); nothing for
-/// none and for a triangle mesh (the render mesh is the collider).
+/// none and for a triangle mesh (the render mesh is the collider). Version
+/// 2 appends the vertex attributes: a material count (u32, `0` or `V`) and
+/// that many material bytes, then a morph count (u32, `0` or `V`) and the
+/// `2V` morph values (factor, coarser height) as byte planes. A chunk
+/// without attributes is written as version 1.
 ///
 /// The content hash is 16 hex digits of FNV-1a 64 over the magic, version
 /// and collider kind bytes and the raw body: it names the decoded content,
@@ -243,16 +287,18 @@ fn raw_body(chunk: &BakedChunk) -> Result<Vec<u8>, StoreError> {
 /// [`StoreError::InvalidInput`] when normals are neither absent nor one per
 /// position, the index count is not a multiple of three, an index is out of
 /// range, a heightfield's size disagrees with its heights, or a count does
-/// not fit in 32 bits.
+/// not fit in 32 bits; also when materials or morph values are neither
+/// absent nor one per position.
 pub fn encode_baked(chunk: &BakedChunk) -> Result<(Vec<u8>, String), StoreError> {
     let raw = raw_body(chunk)?;
     let kind = chunk.collider.code();
-    let hash = baked_body_hash(kind, &raw);
+    let version = chunk.version();
+    let hash = baked_body_hash(version, kind, &raw);
     let raw_len = len_u32(raw.len(), "body bytes")?;
     let (body, flags) = pack_body(raw);
     let mut out = Writer::with_capacity(HEADER_LEN + body.len());
     out.bytes(BAKED_MAGIC);
-    out.u8(BAKED_PAYLOAD_VERSION);
+    out.u8(version);
     out.u8(flags);
     out.u8(kind);
     out.u8(0);
@@ -282,9 +328,9 @@ pub fn decode_baked(payload: &[u8]) -> Result<(BakedChunk, String), StoreError> 
         return Err(bad("bad magic (not a baked chunk)".into()));
     }
     let (version, flags, kind, reserved) = (header[4], header[5], header[6], header[7]);
-    if version != BAKED_PAYLOAD_VERSION {
+    if !(1..=BAKED_PAYLOAD_VERSION).contains(&version) {
         return Err(bad(format!(
-            "payload version {version}; this build reads version {BAKED_PAYLOAD_VERSION}"
+            "payload version {version}; this build reads versions 1 to {BAKED_PAYLOAD_VERSION}"
         )));
     }
     if reserved != 0 || flags & !crate::wire::FLAG_ZSTD != 0 || kind > 3 {
@@ -380,6 +426,28 @@ pub fn decode_baked(payload: &[u8]) -> Result<(BakedChunk, String), StoreError> 
             })
         }
     };
+    let (mut materials, mut morph) = (Vec::new(), Vec::new());
+    if version >= 2 {
+        let nm = b.u32().ok_or_else(truncated)? as usize;
+        if nm != 0 && nm != v {
+            return Err(bad(format!("{nm} materials for {v} positions")));
+        }
+        materials = b.take(nm).ok_or_else(truncated)?.to_vec();
+        let nf = b.u32().ok_or_else(truncated)? as usize;
+        if nf != 0 && nf != v {
+            return Err(bad(format!("{nf} morph values for {v} positions")));
+        }
+        morph = nf
+            .checked_mul(2)
+            .and_then(|n| b.f32_planes(n))
+            .ok_or_else(truncated)?
+            .chunks_exact(2)
+            .map(|c| [c[0], c[1]])
+            .collect();
+        if materials.is_empty() && morph.is_empty() {
+            return Err(bad("version 2 without vertex attributes".into()));
+        }
+    }
     if b.remaining() != 0 {
         return Err(bad(format!("{} bytes after the collider", b.remaining())));
     }
@@ -389,8 +457,10 @@ pub fn decode_baked(payload: &[u8]) -> Result<(BakedChunk, String), StoreError> 
             normals,
             indices,
             collider,
+            materials,
+            morph,
         },
-        baked_body_hash(kind, &raw),
+        baked_body_hash(version, kind, &raw),
     ))
 }
 
@@ -444,6 +514,7 @@ mod tests {
                 points: vec![[0.0, 0.0], [1.0, 2.0]],
                 closed: false,
             }]),
+            ..BakedChunk::default()
         };
         let (bytes, hash) = encode_baked(&chunk).unwrap();
         let (back, hash2) = decode_baked(&bytes).unwrap();
@@ -452,5 +523,43 @@ mod tests {
         assert_eq!(back.positions.len(), 3);
         assert_eq!(back.positions[2][2].to_bits(), (-0.0f32).to_bits());
         assert_eq!(back, chunk);
+        assert_eq!(bytes[4], 1, "no attributes: version 1");
+    }
+
+    #[test]
+    fn vertex_attributes_round_trip_as_version_2() {
+        let base = BakedChunk {
+            positions: vec![[0.0, 1.0, 2.0], [3.0, -4.0, 5.5], [6.0, 7.0, -0.0]],
+            normals: vec![[0.0, 1.0, 0.0]; 3],
+            indices: vec![0, 1, 2],
+            collider: BakedCollider::TriMesh,
+            ..BakedChunk::default()
+        };
+        let plain = base.content_hash().unwrap();
+        for chunk in [
+            BakedChunk {
+                materials: vec![1, 2, 3],
+                ..base.clone()
+            },
+            BakedChunk {
+                morph: vec![[0.0, 1.0], [0.5, -4.0], [1.0, 7.5]],
+                ..base.clone()
+            },
+        ] {
+            let (bytes, hash) = encode_baked(&chunk).unwrap();
+            assert_eq!(bytes[4], 2);
+            assert_ne!(hash, plain);
+            let (back, hash2) = decode_baked(&bytes).unwrap();
+            assert_eq!((back, hash2), (chunk.clone(), hash));
+            // Every truncation is refused, never a panic.
+            for n in 0..bytes.len() {
+                assert!(decode_baked(&bytes[..n]).is_err());
+            }
+        }
+        let wrong = BakedChunk {
+            materials: vec![1, 2],
+            ..base.clone()
+        };
+        assert!(encode_baked(&wrong).is_err());
     }
 }
