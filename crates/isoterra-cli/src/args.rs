@@ -66,6 +66,11 @@ pub enum Command {
     /// Where a ray first meets the ground of a voxel, side2d or heightmap
     /// world: the point, the surface normal there and the distance.
     Raycast(RaycastArgs),
+    /// Heightmap worlds: erode a region (hydraulic droplets, then thermal
+    /// slumping if asked) as one undoable stroke. The result on each node
+    /// does not depend on the region's bounds (tiling rule), so a region
+    /// eroded in parts from the same heights equals it eroded whole.
+    Erode(ErodeArgs),
     /// Map worlds: whether a unit at --from sees --to (higher ground sees
     /// lower ground, not the other way round).
     Los(LosArgs),
@@ -177,6 +182,48 @@ pub struct RaycastArgs {
     /// How far the ray reaches, in world units (at most 4096).
     #[arg(long, default_value_t = 1024.0)]
     pub max: f32,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ErodeArgs {
+    /// The heightmap world file.
+    pub file: PathBuf,
+    /// Region in world units: X0,Z0,X1,Z1 (every node within it, edges
+    /// included; at most 2049 x 2049 nodes).
+    #[arg(long, allow_hyphen_values = true)]
+    pub region: String,
+    /// Hydraulic passes, 1..=64 (default 8); 0 for thermal erosion only.
+    #[arg(long)]
+    pub passes: Option<u32>,
+    /// Droplets per node and pass, (0, 1] (default 0.125).
+    #[arg(long)]
+    pub density: Option<f32>,
+    /// Most steps of one droplet, 1..=256 (default 30).
+    #[arg(long)]
+    pub lifetime: Option<u32>,
+    /// Radius of a droplet's erosion brush in cells, 1..=8 (default 3).
+    #[arg(long)]
+    pub radius: Option<u32>,
+    /// Sediment capacity factor, > 0 (default 4).
+    #[arg(long)]
+    pub capacity: Option<f32>,
+    /// Thermal iterations after the hydraulic passes, 0..=10000 (default 0:
+    /// none).
+    #[arg(long, default_value_t = 0)]
+    pub thermal: u32,
+    /// Thermal talus: the steepest stable slope, rise over run (default 0.8).
+    #[arg(long)]
+    pub talus: Option<f32>,
+    /// Droplet seed (default: the world's seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// World units over which the change fades in from the region's edge
+    /// (0: every node takes its eroded height).
+    #[arg(long, default_value_t = 8.0, allow_negative_numbers = true)]
+    pub feather: f64,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

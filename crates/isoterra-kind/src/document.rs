@@ -340,6 +340,37 @@ impl<S: ChunkStore> Document<S> {
         }
     }
 
+    /// Erodes a region of a heightmap world (hydraulic, thermal or both;
+    /// see [`crate::erode`]) and commits the new heights as one stroke of
+    /// tool `erode`, undoable like any other. Open strokes keep their
+    /// previews.
+    ///
+    /// # Errors
+    ///
+    /// [`KindError::Invalid`] for a world of another kind and as
+    /// [`erode_region`](crate::erode_region); store errors as
+    /// [`end_stroke`](Self::end_stroke). Nothing changes on error.
+    pub fn erode(&mut self, spec: &crate::ErodeSpec) -> Result<Committed, KindError> {
+        let kind = self.kind();
+        let params = serde_json::to_value(spec).unwrap_or(Value::Null);
+        // Eroded from the committed heights: open strokes' previews are
+        // lifted first and put back after.
+        self.with_previews_lifted(|doc| {
+            let AnyDocument::Heightmap(d) = doc else {
+                return Err(KindError::invalid(format!(
+                    "erode works on heightmap worlds; this is a {kind} world"
+                )));
+            };
+            let eroded = crate::erode_region(d.world(), spec)?;
+            let out =
+                d.set_heights_as(eroded.first, eroded.dims, &eroded.heights, "erode", params)?;
+            Ok(Committed {
+                id: out.id,
+                changed_nodes: out.changed_nodes,
+            })
+        })
+    }
+
     /// The rows a bake of the box `lo..hi` (world units, as
     /// [`BakeSource::plan`] takes it) at `lod` stores: every chunk of the
     /// plan baked on this thread, each with its input stamp. This is what

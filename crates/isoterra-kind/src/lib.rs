@@ -38,6 +38,7 @@
 mod bake;
 mod create;
 mod document;
+pub mod erode;
 mod error;
 mod export;
 mod heightmap;
@@ -55,6 +56,7 @@ pub use bake::{
 };
 pub use create::{KindDefaults, MAP_SIZE, MAX_SEED, NewWorld, SIDE2D_SIZE, WorldParams};
 pub use document::{AnyDocument, Committed, Document, History, StrokeId};
+pub use erode::{ErodeSpec, ErodedRegion, MAX_ERODE_NODES, erode_region};
 pub use error::KindError;
 pub use export::{
     ExportFile, ExportFormat, ExportRequest, Exported, FileRole, LodRings, MAX_EXPORT_CHUNKS,

@@ -438,10 +438,29 @@ impl<S: ChunkStore> HeightmapDocument<S> {
         dims: [u32; 2],
         heights: &[f32],
     ) -> Result<HeightStrokeOutcome, StoreError> {
+        let params = serde_json::json!({ "first": first, "dims": dims });
+        self.set_heights_as(first, dims, heights, "import", params)
+    }
+
+    /// As [`set_heights`](Self::set_heights), recorded as a stroke of tool
+    /// `tool` with `params` (what computed the heights, for the log: an
+    /// erosion of a region, say). Undo and redo use the stored change,
+    /// never the parameters.
+    ///
+    /// # Errors
+    ///
+    /// As [`set_heights`](Self::set_heights).
+    pub fn set_heights_as(
+        &mut self,
+        first: [i64; 2],
+        dims: [u32; 2],
+        heights: &[f32],
+        tool: &str,
+        params: serde_json::Value,
+    ) -> Result<HeightStrokeOutcome, StoreError> {
         self.core.check_current()?;
         let edit = self.world().set_heights_edit(first, dims, heights)?;
-        let params = serde_json::json!({ "first": first, "dims": dims });
-        self.record(edit, "import", params)
+        self.record(edit, tool, params)
     }
 
     /// Applies an edit computed from the world, commits it as one stroke,

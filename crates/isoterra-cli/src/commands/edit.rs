@@ -1,12 +1,13 @@
-//! `isoterra stroke`, `undo` and `redo`.
+//! `isoterra stroke`, `undo`, `redo` and `erode`.
 
 use std::path::Path;
 
 use anyhow::Context;
-use isoterra::kind::{Document, StrokeSpec, WorldKind};
+use isoterra::field::erosion::ThermalParams;
+use isoterra::kind::{Document, ErodeSpec, StrokeSpec, WorldKind};
 use serde_json::{Value, json};
 
-use crate::args::{Shape, StrokeArgs};
+use crate::args::{ErodeArgs, Shape, StrokeArgs};
 use crate::commands::parse;
 
 /// Opens a world file of any kind.
@@ -126,6 +127,81 @@ pub fn stroke(a: &StrokeArgs) -> anyhow::Result<()> {
     match done.id {
         Some(id) => println!("stroke {id}: {} nodes changed", done.changed_nodes),
         None => println!("stroke changed nothing; nothing recorded"),
+    }
+    Ok(())
+}
+
+/// `isoterra erode`: a region of a heightmap world eroded as one stroke.
+pub fn erode(a: &ErodeArgs) -> anyhow::Result<()> {
+    let region = <[f32; 4]>::try_from(parse::numbers("region", &a.region)?)
+        .map_err(|v| {
+            anyhow::anyhow!(
+                "--region {}: expected X0,Z0,X1,Z1, got {} numbers",
+                a.region,
+                v.len()
+            )
+        })?
+        .map(f64::from);
+    let mut spec = ErodeSpec::new(region);
+    spec.hydraulic = match a.passes {
+        Some(0) => None,
+        passes => {
+            let mut h = ErodeSpec::HYDRAULIC;
+            h.passes = passes.unwrap_or(h.passes);
+            h.density = a.density.unwrap_or(h.density);
+            h.lifetime = a.lifetime.unwrap_or(h.lifetime);
+            h.radius = a.radius.unwrap_or(h.radius);
+            h.capacity = a.capacity.unwrap_or(h.capacity);
+            Some(h)
+        }
+    };
+    if spec.hydraulic.is_none() {
+        for (flag, given) in [
+            ("density", a.density.is_some()),
+            ("lifetime", a.lifetime.is_some()),
+            ("radius", a.radius.is_some()),
+            ("capacity", a.capacity.is_some()),
+        ] {
+            if given {
+                anyhow::bail!("--{flag} is a hydraulic setting, but --passes 0 turns that off");
+            }
+        }
+    }
+    spec.thermal = match a.thermal {
+        0 if a.talus.is_some() => {
+            anyhow::bail!("--talus is a thermal setting: give --thermal ITERATIONS too")
+        }
+        0 => None,
+        n => Some(
+            ThermalParams::DEFAULT
+                .with_iterations(n)
+                .with_talus(a.talus.unwrap_or(ThermalParams::DEFAULT.talus)),
+        ),
+    };
+    spec.seed = a.seed;
+    spec.feather = a.feather;
+    let mut doc = open(&a.file)?;
+    let start = std::time::Instant::now();
+    let done = doc.erode(&spec).context("erosion refused")?;
+    let seconds = start.elapsed().as_secs_f64();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "stroke": done.id,
+                "changed_nodes": done.changed_nodes,
+                "seconds": seconds,
+                "erosion": spec,
+            })
+        );
+        return Ok(());
+    }
+    match done.id {
+        Some(id) => println!(
+            "stroke {id} (erode): {} nodes changed in {seconds:.2} s",
+            done.changed_nodes
+        ),
+        None => println!("the erosion changed nothing; nothing recorded"),
     }
     Ok(())
 }

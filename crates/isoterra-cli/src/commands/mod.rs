@@ -48,6 +48,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Merge(a) => merge::run(&a),
         Command::Islands(a) => query::islands(&a),
         Command::Raycast(a) => query::raycast(&a),
+        Command::Erode(a) => edit::erode(&a),
         Command::Los(a) => map_query::los(&a),
         Command::Path(a) => map_query::path(&a),
     }

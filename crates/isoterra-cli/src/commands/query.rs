@@ -1,11 +1,12 @@
 //! `isoterra islands` and `isoterra raycast`: questions a game asks of a
 //! world, answered from the file.
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use isoterra::kind::AnyDocument;
 use serde_json::json;
 
 use crate::args::{IslandsArgs, RaycastArgs};
+use crate::commands::parse;
 
 pub fn islands(a: &IslandsArgs) -> anyhow::Result<()> {
     let doc = super::edit::open(&a.file)?;
@@ -52,28 +53,12 @@ pub fn islands(a: &IslandsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `X,Y` or `X,Y,Z`, finite.
-fn numbers(name: &str, text: &str) -> anyhow::Result<Vec<f32>> {
-    let v = text
-        .split(',')
-        .map(|p| {
-            p.trim()
-                .parse::<f32>()
-                .with_context(|| format!("--{name} `{text}`: `{p}` is not a number"))
-        })
-        .collect::<anyhow::Result<Vec<f32>>>()?;
-    if v.iter().any(|x| !x.is_finite()) {
-        bail!("--{name} `{text}` is not finite");
-    }
-    Ok(v)
-}
-
 pub fn raycast(a: &RaycastArgs) -> anyhow::Result<()> {
     if !(a.max.is_finite() && a.max > 0.0 && a.max <= 4096.0) {
         bail!("--max must be in (0, 4096] world units, got {}", a.max);
     }
-    let from = numbers("from", &a.from)?;
-    let dir = numbers("dir", &a.dir)?;
+    let from = parse::numbers("from", &a.from)?;
+    let dir = parse::numbers("dir", &a.dir)?;
     let mut doc = super::edit::open(&a.file)?;
     let kind = doc.kind();
     let dims = if matches!(doc.typed(), AnyDocument::Side2d(_)) {
