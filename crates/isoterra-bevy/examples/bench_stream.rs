@@ -61,6 +61,15 @@ fn headless_app() -> App {
 /// A fresh app on the world at `path` with the bench's viewer: seconds
 /// and frames until the first view is in, and the status then.
 fn first_view(path: &std::path::Path, baked: bool) -> (f64, usize, TerrainStatus) {
+    first_view_from(path, baked, Vec3::new(0.0, 10.0, 0.0), 160.0)
+}
+
+fn first_view_from(
+    path: &std::path::Path,
+    baked: bool,
+    at: Vec3,
+    distance: f32,
+) -> (f64, usize, TerrainStatus) {
     let mut app = headless_app();
     let start = Instant::now();
     let terrain = app
@@ -68,8 +77,8 @@ fn first_view(path: &std::path::Path, baked: bool) -> (f64, usize, TerrainStatus
         .spawn(Terrain::open(path).with_baked(baked))
         .id();
     app.world_mut().spawn((
-        Transform::from_xyz(0.0, 10.0, 0.0).looking_to(Vec3::X, Vec3::Y),
-        TerrainViewer::new(160.0),
+        Transform::from_translation(at).looking_to(Vec3::X, Vec3::Y),
+        TerrainViewer::new(distance),
     ));
     let mut frames = 0;
     loop {
@@ -87,6 +96,49 @@ fn first_view(path: &std::path::Path, baked: bool) -> (f64, usize, TerrainStatus
     }
 }
 
+/// Bakes `lods` of the box `lo..hi` into the world file at `path`;
+/// returns the rows and the seconds it took (one thread).
+fn bake(path: &std::path::Path, lo: &[f32], hi: &[f32], lods: &[u8]) -> (usize, f64) {
+    let t = Instant::now();
+    let doc = Document::open(path).expect("the world");
+    let mut rows = Vec::new();
+    for &lod in lods {
+        rows.extend(doc.bake_rows(lo, hi, lod).expect("a bake"));
+    }
+    doc.close().expect("closed");
+    isoterra::store::WorldFile::open(path)
+        .and_then(|mut f| isoterra::store::ChunkStore::put_baked(&mut f, &rows))
+        .expect("rows stored");
+    (rows.len(), t.elapsed().as_secs_f64())
+}
+
+fn view_json(v: (f64, usize, TerrainStatus)) -> serde_json::Value {
+    serde_json::json!({
+        "seconds": v.0, "frames": v.1, "shown": v.2.shown, "from_baked": v.2.from_baked,
+    })
+}
+
+/// First views of a fresh heightmap (hills, view distance 1000, LOD 0..3
+/// baked over 2048 x 2048), live and baked, side by side.
+fn baked_heightmap_first_views(dir: &std::path::Path) -> serde_json::Value {
+    let path = dir.join("baked-land.isoterra");
+    Document::create(&path, &NewWorld::new(WorldKind::Heightmap))
+        .and_then(Document::close)
+        .expect("a new world");
+    let (at, distance) = (Vec3::new(0.0, 80.0, 0.0), 1000.0);
+    let live_cold = first_view_from(&path, false, at, distance);
+    let (rows, bake_s) = bake(&path, &[-1024.0; 2], &[1024.0; 2], &[0, 1, 2, 3]);
+    let baked = first_view_from(&path, true, at, distance);
+    let live_warm = first_view_from(&path, false, at, distance);
+    serde_json::json!({
+        "baked_rows": rows,
+        "bake_one_thread_s": bake_s,
+        "live_first_in_process": view_json(live_cold),
+        "baked": view_json(baked),
+        "live_after": view_json(live_warm),
+    })
+}
+
 /// First views of a fresh caves world, live and from a bake of the LOD 0
 /// ring around the viewer, side by side.
 fn baked_first_views(dir: &std::path::Path) -> serde_json::Value {
@@ -95,29 +147,15 @@ fn baked_first_views(dir: &std::path::Path) -> serde_json::Value {
         .and_then(Document::close)
         .expect("a new world");
     let live_cold = first_view(&path, false);
-    let t = Instant::now();
-    let doc = Document::open(&path).expect("the world");
-    let rows = doc
-        .bake_rows(&[-96.0, -96.0, -96.0], &[96.0, 96.0, 96.0], 0)
-        .expect("a bake");
-    doc.close().expect("closed");
-    isoterra::store::WorldFile::open(&path)
-        .and_then(|mut f| isoterra::store::ChunkStore::put_baked(&mut f, &rows))
-        .expect("rows stored");
-    let bake_s = t.elapsed().as_secs_f64();
+    let (rows, bake_s) = bake(&path, &[-96.0; 3], &[96.0; 3], &[0]);
     let baked = first_view(&path, true);
     let live_warm = first_view(&path, false);
-    let view = |v: (f64, usize, TerrainStatus)| {
-        serde_json::json!({
-            "seconds": v.0, "frames": v.1, "shown": v.2.shown, "from_baked": v.2.from_baked,
-        })
-    };
     serde_json::json!({
-        "baked_rows": rows.len(),
+        "baked_rows": rows,
         "bake_one_thread_s": bake_s,
-        "live_first_in_process": view(live_cold),
-        "baked": view(baked),
-        "live_after": view(live_warm),
+        "live_first_in_process": view_json(live_cold),
+        "baked": view_json(baked),
+        "live_after": view_json(live_warm),
     })
 }
 
@@ -134,7 +172,10 @@ fn main() {
     }
     let trips = trips.max(1);
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let first_views = baked_first_views(dir.path());
+    let first_views = serde_json::json!({
+        "voxel": baked_first_views(dir.path()),
+        "heightmap": baked_heightmap_first_views(dir.path()),
+    });
     let mut app = headless_app();
     let terrain = app
         .world_mut()

@@ -34,6 +34,12 @@ use crate::terrain::{
 const EVENTS_PER_FRAME: usize = 96;
 /// Mesh assets of unloaded chunks kept for the chunks that load next.
 const MESH_POOL: usize = 512;
+/// Spare mesh assets made once, when an endless terrain first settles: one
+/// per this many parts shown. A moving viewer briefly holds more chunks
+/// than a still one (new ones load before the old ones unload, and more
+/// of one kind of ground than another comes into view); the spares cover
+/// that, so streaming in steady state creates no mesh asset.
+const SPARE_PER_SHOWN: usize = 4;
 
 /// The plugin. Add it after `AssetPlugin` and `TransformPlugin` (both are
 /// in `DefaultPlugins`); add avian's `PhysicsPlugins` too for the colliders
@@ -146,6 +152,8 @@ pub(crate) struct TerrainRuntime {
     applied: usize,
     /// Boxes (terrain space) whose colliders changed this frame.
     changed: Vec<[[f32; 3]; 2]>,
+    /// Whether the spare mesh assets were made.
+    spares: bool,
 }
 
 impl Drop for TerrainRuntime {
@@ -266,6 +274,7 @@ fn start(t: &Terrain) -> Result<(TerrainRuntime, TerrainReady), String> {
             last: Vec::new(),
             applied: 0,
             changed: Vec::new(),
+            spares: !endless,
         },
         ready,
     ))
@@ -576,6 +585,19 @@ fn poll_streams(
             from_baked: rt.chunks.values().filter(|s| s.baked).count(),
             ..new
         };
+        if new.settled && !rt.spares {
+            rt.spares = true;
+            let parts: usize = rt.chunks.values().map(|s| s.parts.len()).sum();
+            let want = (parts / SPARE_PER_SHOWN).min(MESH_POOL);
+            while rt.pool.len() < want {
+                // Empty and kept out of the render world until a chunk
+                // fills it.
+                rt.pool.push(meshes.add(Mesh::new(
+                    bevy::mesh::PrimitiveTopology::TriangleList,
+                    bevy::asset::RenderAssetUsages::MAIN_WORLD,
+                )));
+            }
+        }
         if *status != new {
             *status = new;
         }

@@ -64,6 +64,27 @@ pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
                 "The seed of the bumps.",
             )],
         ),
+        tool(
+            "erode",
+            "#00897b",
+            '6',
+            "Carves gullies where water would run (hydraulic erosion).",
+            vec![ParamSpec::number(
+                "seed",
+                0.0,
+                4_294_967_295.0,
+                Some(0.0),
+                true,
+                "The seed of the droplets.",
+            )],
+        ),
+        tool(
+            "thermal",
+            "#8d6e63",
+            '7',
+            "Slumps slopes steeper than about 31 degrees (thermal erosion).",
+            vec![],
+        ),
     ]
 }
 

@@ -390,6 +390,8 @@ pub(crate) fn height_tool(name: &str) -> HeightTool {
         "smooth" => HeightTool::Smooth,
         "flatten" => HeightTool::Flatten,
         "noise" => HeightTool::Noise,
+        "erode" => HeightTool::Erode,
+        "thermal" => HeightTool::Thermal,
         _ => HeightTool::Raise,
     }
 }

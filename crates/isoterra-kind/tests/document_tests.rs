@@ -120,6 +120,8 @@ fn preparation(kind: WorldKind) -> Vec<(StrokeSpec, [f64; 3])> {
             (StrokeSpec::new("paint", 8.0).with_param("texture", 5), c),
         ],
         WorldKind::Voxel => vec![(StrokeSpec::new("add", 3.0).with_param("material", 3), c)],
+        // Slopes steep enough for the thermal brush to slump.
+        WorldKind::Heightmap => vec![(StrokeSpec::new("raise", 8.0).with_strength(1.0), c); 5],
         _ => vec![],
     }
 }

@@ -160,3 +160,45 @@ fn bad_erosions_are_refused_and_change_nothing() {
         .unwrap_err();
     assert!(err.to_string().contains("heightmap"), "{err}");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+
+    /// The erode and thermal brushes follow the tiling rule too: the same
+    /// stroke on worlds chunked in 32 and in 64 cells gives the same
+    /// heights, and undo gives the exact bytes back.
+    #[test]
+    fn erosion_brushes_do_not_depend_on_chunking(
+        x in -100.0f64..100.0, z in -100.0f64..100.0, r in 3.0f64..14.0,
+        thermal in any::<bool>(), strength in 0.2f64..1.0,
+    ) {
+        let tool = if thermal { "thermal" } else { "erode" };
+        let spec = isoterra_kind::StrokeSpec::new(tool, r).with_strength(strength);
+        let path = [[x, 0.0, z], [x + r, 0.0, z - r / 2.0]];
+        let mut docs = Vec::new();
+        for chunk in [32, 64] {
+            let mut new = NewWorld::new(WorldKind::Heightmap);
+            new.chunk = Some(chunk);
+            let mut doc = Document::create_in(MemoryStore::new(), &new).unwrap();
+            // A steep hill, so that the thermal brush has slopes to slump.
+            let hill = isoterra_kind::StrokeSpec::new("raise", r + 4.0).with_strength(1.0);
+            for _ in 0..5 {
+                doc.stroke(&hill, &[[x, 0.0, z]]).unwrap();
+            }
+            let before = doc.content_hash();
+            let done = doc.stroke(&spec, &path).unwrap();
+            prop_assert!(done.changed_nodes > 0, "{} changed nothing", tool);
+            docs.push((doc, before));
+        }
+        let (x0, z0) = ((x - r).floor() as i64 - 1, (z - 1.5 * r).floor() as i64 - 1);
+        for gz in z0..=z0 + (2.5 * r) as i64 + 3 {
+            for gx in x0..=x0 + (3.0 * r) as i64 + 3 {
+                prop_assert_eq!(height(&docs[0].0, [gx, gz]), height(&docs[1].0, [gx, gz]));
+            }
+        }
+        for (doc, before) in &mut docs {
+            doc.undo().unwrap();
+            prop_assert_eq!(&doc.content_hash(), before);
+        }
+    }
+}

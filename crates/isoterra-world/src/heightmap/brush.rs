@@ -37,19 +37,48 @@ pub enum HeightTool {
     /// `h += strength * w * radius / 4 * n(x, z)` with `n` a seeded fBm in
     /// `[-1, 1]` (world seed mixed with [`HeightBrush::seed`]).
     Noise,
+    /// `h += strength * w * (e - h)` with `e` the height after a light
+    /// hydraulic erosion of the brush's square ([`HeightTool::ERODE`]: two
+    /// passes of droplets, world seed mixed with [`HeightBrush::seed`]),
+    /// by the tiling rule of `isoterra_field::erosion`: `e` does not depend
+    /// on where the brush is or how large it is. Heights are eroded in
+    /// units of the generator's height range.
+    Erode,
+    /// `h += strength * w * (t - h)` with `t` the height after
+    /// [`HeightTool::THERMAL`] iterations of thermal erosion (slopes
+    /// steeper than 0.6, rise over run, slump), by the same tiling rule.
+    Thermal,
 }
 
 impl HeightTool {
     /// Every tool, in declaration order.
-    pub const ALL: [HeightTool; 5] = [
+    pub const ALL: [HeightTool; 7] = [
         HeightTool::Raise,
         HeightTool::Lower,
         HeightTool::Smooth,
         HeightTool::Flatten,
         HeightTool::Noise,
+        HeightTool::Erode,
+        HeightTool::Thermal,
     ];
 
-    /// The lowercase name (`raise`, `lower`, `smooth`, `flatten`, `noise`).
+    /// The hydraulic erosion of [`HeightTool::Erode`]: light enough for a
+    /// dab to preview while the mouse drags (margin 64 nodes).
+    pub const ERODE: isoterra_field::erosion::HydraulicParams =
+        isoterra_field::erosion::HydraulicParams::DEFAULT
+            .with_passes(2)
+            .with_lifetime(12)
+            .with_radius(2)
+            .with_density(0.5);
+
+    /// The thermal erosion of [`HeightTool::Thermal`] (margin 8 nodes).
+    pub const THERMAL: isoterra_field::erosion::ThermalParams =
+        isoterra_field::erosion::ThermalParams::DEFAULT
+            .with_talus(0.6)
+            .with_iterations(8);
+
+    /// The lowercase name (`raise`, `lower`, `smooth`, `flatten`, `noise`,
+    /// `erode`, `thermal`).
     pub const fn name(self) -> &'static str {
         match self {
             HeightTool::Raise => "raise",
@@ -57,6 +86,8 @@ impl HeightTool {
             HeightTool::Smooth => "smooth",
             HeightTool::Flatten => "flatten",
             HeightTool::Noise => "noise",
+            HeightTool::Erode => "erode",
+            HeightTool::Thermal => "thermal",
         }
     }
 }
@@ -79,7 +110,7 @@ impl FromStr for HeightTool {
                 WorldError::param(
                     "tool",
                     format!("{s:?}"),
-                    "expected one of: raise, lower, smooth, flatten, noise",
+                    "expected one of: raise, lower, smooth, flatten, noise, erode, thermal",
                 )
             })
     }

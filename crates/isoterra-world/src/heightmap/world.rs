@@ -866,6 +866,14 @@ impl HeightmapWorld {
         } else {
             None
         };
+        // Eroded heights of the brush's square (erode and thermal).
+        let eroded = match brush.tool {
+            HeightTool::Erode | HeightTool::Thermal => {
+                self.eroded_square(brush, [x0, z0], [x1, z1])?
+            }
+            _ => Vec::new(),
+        };
+        let ew = (x1 - x0 + 1) as usize;
         // Heights before the stamp, with a one-node ring for smoothing.
         let w = (x1 - x0 + 3) as usize;
         let old: Vec<f32> = if brush.tool == HeightTool::Smooth {
@@ -914,6 +922,10 @@ impl HeightmapWorld {
                             .map_or(0.0, |f| f.sample2(p.node_coord(gx), p.node_coord(gz)));
                         strength * wgt * amount * f64::from(n)
                     }
+                    HeightTool::Erode | HeightTool::Thermal => {
+                        let e = eroded[(gz - z0) as usize * ew + (gx - x0) as usize];
+                        strength * wgt * (f64::from(e) - f64::from(self.src.height(g)))
+                    }
                 };
                 let after = (f64::from(before) + change) as f32;
                 let h = self.src.generated(g) + after;
@@ -932,6 +944,53 @@ impl HeightmapWorld {
             }
         }
         Ok(edit)
+    }
+
+    /// The heights of nodes `lo..=hi` after the erosion of `brush`'s tool
+    /// (see [`HeightTool::Erode`] and [`HeightTool::Thermal`]), by the
+    /// tiling rule: grown by the erosion's margin, eroded, cut back.
+    fn eroded_square(
+        &self,
+        brush: &HeightBrush,
+        lo: [i64; 2],
+        hi: [i64; 2],
+    ) -> Result<Vec<f32>, WorldError> {
+        use isoterra_field::erosion::{erode_tile, thermal_erosion};
+        let p = &self.src.params;
+        let dims = [(hi[0] - lo[0] + 1) as u32, (hi[1] - lo[1] + 1) as u32];
+        if brush.tool == HeightTool::Erode {
+            let [a, b] = self.generated_range();
+            let unit = (b - a).max(p.cell_size);
+            let seed = p.seed ^ brush.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xE70D_E;
+            let out = erode_tile(&HeightTool::ERODE, seed, lo, dims, |x, z| {
+                self.src.height([x, z]) / unit
+            })?;
+            return Ok(out.into_iter().map(|v| v * unit).collect());
+        }
+        let t = HeightTool::THERMAL;
+        let m = i64::from(t.margin());
+        let cs = p.cell_size;
+        let mut f = isoterra_field::Field2::from_fn(
+            dims[0] + 2 * t.margin(),
+            dims[1] + 2 * t.margin(),
+            |x, z| {
+                self.src
+                    .height([lo[0] - m + i64::from(x), lo[1] - m + i64::from(z)])
+                    / cs
+            },
+        )?;
+        thermal_erosion(&mut f, &t)?;
+        let gw = f.width() as usize;
+        let mut out = Vec::with_capacity(dims[0] as usize * dims[1] as usize);
+        for z in 0..dims[1] as usize {
+            let row = (z + m as usize) * gw + m as usize;
+            out.extend(
+                f.values()[row..row + dims[0] as usize]
+                    .iter()
+                    .map(|v| v * cs),
+            );
+        }
+        Ok(out)
     }
 
     /// Writes one side of an edit into the edit layer (undo or redo),
