@@ -35,6 +35,17 @@ fn thread_cpu() -> Duration {
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
+/// CPU time of the whole process (every thread: the workers too), seconds.
+fn process_cpu_s() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
 fn stats(mut v: Vec<f64>) -> serde_json::Value {
     v.sort_by(f64::total_cmp);
     let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
@@ -58,20 +69,19 @@ fn headless_app() -> App {
     app
 }
 
-/// A fresh app on the world at `path` with the bench's viewer: seconds
-/// and frames until the first view is in, and the status then.
-fn first_view(path: &std::path::Path, baked: bool) -> (f64, usize, TerrainStatus) {
+/// Seconds, frames, process CPU seconds until a first view is in, and the
+/// status then.
+type FirstView = (f64, usize, f64, TerrainStatus);
+
+/// A fresh app on the world at `path` with the bench's viewer.
+fn first_view(path: &std::path::Path, baked: bool) -> FirstView {
     first_view_from(path, baked, Vec3::new(0.0, 10.0, 0.0), 160.0)
 }
 
-fn first_view_from(
-    path: &std::path::Path,
-    baked: bool,
-    at: Vec3,
-    distance: f32,
-) -> (f64, usize, TerrainStatus) {
+fn first_view_from(path: &std::path::Path, baked: bool, at: Vec3, distance: f32) -> FirstView {
     let mut app = headless_app();
     let start = Instant::now();
+    let cpu0 = process_cpu_s();
     let terrain = app
         .world_mut()
         .spawn(Terrain::open(path).with_baked(baked))
@@ -90,7 +100,12 @@ fn first_view_from(
             .get::<TerrainStatus>(terrain)
             .filter(|s| s.settled && s.shown > 0)
         {
-            return (start.elapsed().as_secs_f64(), frames, *s);
+            return (
+                start.elapsed().as_secs_f64(),
+                frames,
+                process_cpu_s() - cpu0,
+                *s,
+            );
         }
         std::thread::sleep(FRAME.saturating_sub(t.elapsed()));
     }
@@ -112,9 +127,10 @@ fn bake(path: &std::path::Path, lo: &[f32], hi: &[f32], lods: &[u8]) -> (usize, 
     (rows.len(), t.elapsed().as_secs_f64())
 }
 
-fn view_json(v: (f64, usize, TerrainStatus)) -> serde_json::Value {
+fn view_json(v: FirstView) -> serde_json::Value {
     serde_json::json!({
-        "seconds": v.0, "frames": v.1, "shown": v.2.shown, "from_baked": v.2.from_baked,
+        "seconds": v.0, "frames": v.1, "process_cpu_s": v.2,
+        "shown": v.3.shown, "from_baked": v.3.from_baked,
     })
 }
 

@@ -175,7 +175,8 @@ fn start(t: &Terrain) -> Result<(TerrainRuntime, TerrainReady), String> {
     let mut doc = open_document(t)?;
     let kind = doc.kind();
     let endless = matches!(kind, WorldKind::Voxel | WorldKind::Heightmap);
-    let baked = if t.baked && endless {
+    let use_baked = t.baked.unwrap_or(kind == WorldKind::Voxel);
+    let baked = if use_baked && endless {
         // A file whose baked rows cannot be read still opens: its chunks
         // are built live.
         match BakedChunks::open(&doc, &t.path, kind == WorldKind::Voxel) {

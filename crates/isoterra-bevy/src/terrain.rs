@@ -19,7 +19,7 @@ pub struct Terrain {
     pub(crate) create: Option<NewWorld>,
     pub(crate) lod_rings: Option<Vec<f32>>,
     pub(crate) detach_islands: bool,
-    pub(crate) baked: bool,
+    pub(crate) baked: Option<bool>,
 }
 
 impl Terrain {
@@ -30,7 +30,7 @@ impl Terrain {
             create: None,
             lod_rings: None,
             detach_islands: true,
-            baked: true,
+            baked: None,
         }
     }
 
@@ -63,15 +63,19 @@ impl Terrain {
 
     /// Voxel and heightmap worlds: whether chunks the world file has baked
     /// (`isoterra bake FILE --region …`) are read from it instead of being
-    /// generated and meshed (the default). A row is used while it is
-    /// current (the world has not changed under it since it was baked, and
-    /// no edit since has touched it) and only where the chunk has no
-    /// neighbour at another LOD (voxel rows: LOD 0; heightmap rows: each at
-    /// its LOD); every other chunk is built live, so the terrain looks and
-    /// collides the same either way, only sooner.
-    /// [`TerrainStatus::from_baked`] counts the chunks shown from rows.
+    /// generated and meshed. A row is used while it is current (the world
+    /// has not changed under it since it was baked, and no edit since has
+    /// touched it) and only where the chunk has no neighbour at another LOD
+    /// (voxel rows: LOD 0; heightmap rows: each at its LOD); every other
+    /// chunk is built live, so the terrain looks and collides the same
+    /// either way. [`TerrainStatus::from_baked`] counts the chunks shown
+    /// from rows.
+    ///
+    /// By default voxel worlds use their rows and heightmaps do not: a
+    /// voxel chunk costs more to generate and mesh than to read, a
+    /// heightmap chunk less (measured in BENCHMARKS.md, "Bevy plugin").
     pub fn with_baked(mut self, use_baked: bool) -> Self {
-        self.baked = use_baked;
+        self.baked = Some(use_baked);
         self
     }
 

@@ -118,12 +118,15 @@ fn bake(path: &Path, lo: &[f32], hi: &[f32], lods: &[u8]) -> usize {
 /// settled status and snapshot.
 fn show(
     path: &Path,
-    baked: bool,
+    baked: impl Into<Option<bool>>,
     viewer: Transform,
     distance: f32,
 ) -> (App, Entity, TerrainStatus, Snapshot) {
     let mut app = app();
-    let mut t = Terrain::open(path).with_baked(baked);
+    let mut t = Terrain::open(path);
+    if let Some(b) = baked.into() {
+        t = t.with_baked(b);
+    }
     if path.ends_with("baked.isoterra") {
         // Most of the planet at LOD 0.
         t = t.with_lod_rings(vec![96.0, 192.0]);
@@ -164,7 +167,7 @@ fn a_baked_voxel_world_shows_its_rows_exactly_as_live_builds_and_edits_go_live()
 
     let (_live_app, _, live_status, live) = show(&path, false, viewer, 120.0);
     assert_eq!(live_status.from_baked, 0);
-    let (mut app, terrain, s, from_rows) = show(&path, true, viewer, 120.0);
+    let (mut app, terrain, s, from_rows) = show(&path, None, viewer, 120.0);
     let ready = app.world().get::<TerrainReady>(terrain).unwrap().clone();
     assert_eq!(ready.baked_rows(), rows);
     assert!(
@@ -220,6 +223,10 @@ fn a_baked_heightmap_shows_its_rows_at_every_lod_exactly_as_live_builds() {
     let rows = bake(&path, &[-640.0; 2], &[640.0; 2], &[0, 1, 2, 3]);
     let (_l, _, _, live) = show(&path, false, viewer, 400.0);
     let (_b, _, s, from_rows) = show(&path, true, viewer, 400.0);
+    // By default a heightmap builds its chunks live (cheaper than reading
+    // them); a voxel world reads its rows.
+    let (_d, _, by_default, _) = show(&path, None, viewer, 400.0);
+    assert_eq!(by_default.from_baked, 0);
     assert!(rows > 0);
     let lods: std::collections::BTreeSet<u8> = live.values().map(|(l, _, _)| *l).collect();
     assert!(lods.len() >= 2, "mixed LOD expected: {lods:?}");

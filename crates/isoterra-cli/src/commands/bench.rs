@@ -290,6 +290,58 @@ fn erosion(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
         value: rates[rates.len() / 2],
         note: "hills heightmap 512x512, default droplet parameters".into(),
     });
+    erosion_tools(reps, out)
+}
+
+/// What a user waits for: one dab of the erode and thermal brushes (as the
+/// editor previews it, through the document), and `isoterra erode` of a
+/// 1024 x 1024 region (the erosion and its commit, in memory).
+fn erosion_tools(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
+    use isoterra::kind::{Document, ErodeSpec, NewWorld, StrokeSpec, WorldKind};
+    use isoterra::store::MemoryStore;
+    let new = NewWorld::new(WorldKind::Heightmap).with_preset("mountains");
+    for (tool, r) in [("erode", 32.0), ("erode", 64.0), ("thermal", 64.0)] {
+        let mut doc = Document::create_in(MemoryStore::new(), &new)?;
+        let stroke = doc.begin_stroke(&StrokeSpec::new(tool, r).with_strength(0.5))?;
+        let mut times = Vec::new();
+        // The first dab is the cold one; the median covers them all.
+        for k in 0..reps.max(1) * 4 {
+            let at = [f64::from(k) * r / 4.0, 0.0, 0.0];
+            let start = Instant::now();
+            doc.dab(stroke, at)?;
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        let first = times[0];
+        doc.end_stroke(stroke)?;
+        times.sort_by(f64::total_cmp);
+        out.push(Sample {
+            extra: vec![("first_dab_ms", first)],
+            group: "erosion",
+            name: format!("{tool}_brush_r{r}"),
+            unit: "ms/dab",
+            value: times[times.len() / 2],
+            note: format!(
+                "{tool} brush radius {r} on mountains, median of {} dabs a quarter radius apart, preview included",
+                times.len()
+            ),
+        });
+    }
+    let mut doc = Document::create_in(MemoryStore::new(), &new)?;
+    let start = Instant::now();
+    let cpu0 = thread_cpu_s();
+    let done = doc.erode(&ErodeSpec::new([0.0, 0.0, 1023.0, 1023.0]))?;
+    let cpu = thread_cpu_s() - cpu0;
+    out.push(Sample {
+        extra: vec![("thread_cpu_s", cpu)],
+        group: "erosion",
+        name: "erode_region_1024".into(),
+        unit: "s",
+        value: start.elapsed().as_secs_f64(),
+        note: format!(
+            "isoterra erode of 1024x1024 nodes on mountains, default settings ({} nodes changed), one run",
+            done.changed_nodes
+        ),
+    });
     Ok(())
 }
 
