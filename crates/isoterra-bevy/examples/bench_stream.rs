@@ -73,11 +73,7 @@ fn headless_app() -> App {
 /// status then.
 type FirstView = (f64, usize, f64, TerrainStatus);
 
-/// A fresh app on the world at `path` with the bench's viewer.
-fn first_view(path: &std::path::Path, baked: bool) -> FirstView {
-    first_view_from(path, baked, Vec3::new(0.0, 10.0, 0.0), 160.0)
-}
-
+/// A fresh app on the world at `path` with one viewer at `at`.
 fn first_view_from(path: &std::path::Path, baked: bool, at: Vec3, distance: f32) -> FirstView {
     let mut app = headless_app();
     let start = Instant::now();
@@ -134,38 +130,21 @@ fn view_json(v: FirstView) -> serde_json::Value {
     })
 }
 
-/// First views of a fresh heightmap (hills, view distance 1000, LOD 0..3
-/// baked over 2048 x 2048), live and baked, side by side.
-fn baked_heightmap_first_views(dir: &std::path::Path) -> serde_json::Value {
-    let path = dir.join("baked-land.isoterra");
-    Document::create(&path, &NewWorld::new(WorldKind::Heightmap))
+/// First views of a fresh world, live (the process's first), from its
+/// rows after a bake of `lo..hi` at `lods`, and live again, side by side.
+fn baked_first_views(
+    path: &std::path::Path,
+    new: &NewWorld,
+    (lo, hi, lods): (&[f32], &[f32], &[u8]),
+    (at, distance): (Vec3, f32),
+) -> serde_json::Value {
+    Document::create(path, new)
         .and_then(Document::close)
         .expect("a new world");
-    let (at, distance) = (Vec3::new(0.0, 80.0, 0.0), 1000.0);
-    let live_cold = first_view_from(&path, false, at, distance);
-    let (rows, bake_s) = bake(&path, &[-1024.0; 2], &[1024.0; 2], &[0, 1, 2, 3]);
-    let baked = first_view_from(&path, true, at, distance);
-    let live_warm = first_view_from(&path, false, at, distance);
-    serde_json::json!({
-        "baked_rows": rows,
-        "bake_one_thread_s": bake_s,
-        "live_first_in_process": view_json(live_cold),
-        "baked": view_json(baked),
-        "live_after": view_json(live_warm),
-    })
-}
-
-/// First views of a fresh caves world, live and from a bake of the LOD 0
-/// ring around the viewer, side by side.
-fn baked_first_views(dir: &std::path::Path) -> serde_json::Value {
-    let path = dir.join("baked.isoterra");
-    Document::create(&path, &NewWorld::new(WorldKind::Voxel).with_preset("caves"))
-        .and_then(Document::close)
-        .expect("a new world");
-    let live_cold = first_view(&path, false);
-    let (rows, bake_s) = bake(&path, &[-96.0; 3], &[96.0; 3], &[0]);
-    let baked = first_view(&path, true);
-    let live_warm = first_view(&path, false);
+    let live_cold = first_view_from(path, false, at, distance);
+    let (rows, bake_s) = bake(path, lo, hi, lods);
+    let baked = first_view_from(path, true, at, distance);
+    let live_warm = first_view_from(path, false, at, distance);
     serde_json::json!({
         "baked_rows": rows,
         "bake_one_thread_s": bake_s,
@@ -188,9 +167,21 @@ fn main() {
     }
     let trips = trips.max(1);
     let dir = tempfile::tempdir().expect("a temporary folder");
+    // Voxel: the LOD 0 ring baked; heightmap: LOD 0..3 over 2048 x 2048
+    // around a viewer that sees 1000 units.
     let first_views = serde_json::json!({
-        "voxel": baked_first_views(dir.path()),
-        "heightmap": baked_heightmap_first_views(dir.path()),
+        "voxel": baked_first_views(
+            &dir.path().join("baked.isoterra"),
+            &NewWorld::new(WorldKind::Voxel).with_preset("caves"),
+            (&[-96.0; 3], &[96.0; 3], &[0]),
+            (Vec3::new(0.0, 10.0, 0.0), 160.0),
+        ),
+        "heightmap": baked_first_views(
+            &dir.path().join("baked-land.isoterra"),
+            &NewWorld::new(WorldKind::Heightmap),
+            (&[-1024.0; 2], &[1024.0; 2], &[0, 1, 2, 3]),
+            (Vec3::new(0.0, 80.0, 0.0), 1000.0),
+        ),
     });
     let mut app = headless_app();
     let terrain = app

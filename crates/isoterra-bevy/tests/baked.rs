@@ -7,30 +7,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Duration;
 
-use bevy::asset::AssetPlugin;
 use bevy::mesh::{Indices, Mesh, Mesh3d, VertexAttributeValues};
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
-use bevy::transform::TransformPlugin;
 use isoterra::kind::{Document, NewWorld, WorldKind};
 use isoterra::store::WorldFile;
 use isoterra_bevy::prelude::*;
 
-fn app() -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin::default(),
-        TransformPlugin,
-        IsoterraPlugin,
-    ))
-    .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-        1.0 / 60.0,
-    )));
-    app.finish();
-    app.cleanup();
-    app
-}
+mod common;
+use common::app;
 
 fn status(app: &App, terrain: Entity) -> Option<TerrainStatus> {
     app.world().get::<TerrainStatus>(terrain).copied()

@@ -7,45 +7,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::time::Duration;
 
-use bevy::asset::AssetPlugin;
 use bevy::mesh::{Indices, Mesh, Mesh2d, Mesh3d, VertexAttributeValues};
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
-use bevy::transform::TransformPlugin;
 use isoterra::kind::{Document, NewWorld, StrokeSpec, WorldKind};
 use isoterra_bevy::prelude::*;
 
-/// A headless app with the plugin, stepping 1/60 s of game time per frame.
-fn app() -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin::default(),
-        TransformPlugin,
-        IsoterraPlugin,
-    ))
-    .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-        1.0 / 60.0,
-    )));
-    app.finish();
-    app.cleanup();
-    app
-}
-
-/// Runs frames until `done` holds, at most `max` frames (with a short
-/// sleep so the worker threads get the CPU); returns the frames run.
-fn run_until(app: &mut App, max: usize, mut done: impl FnMut(&mut App) -> bool) -> usize {
-    for frame in 0..max {
-        app.update();
-        if done(app) {
-            return frame + 1;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    panic!("not done after {max} frames");
-}
+mod common;
+use common::{app, run_until};
 
 fn status(app: &mut App, terrain: Entity) -> Option<TerrainStatus> {
     app.world().get::<TerrainStatus>(terrain).copied()

@@ -3,40 +3,13 @@
 //! order is right) and falls into a crater dug under it; a ball rests on a
 //! side2d ground and falls through a hole dug under it.
 
-use std::time::Duration;
-
-use bevy::asset::AssetPlugin;
 use bevy::ecs::system::RunSystemOnce;
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
-use bevy::transform::TransformPlugin;
 use isoterra::kind::{NewWorld, StrokeSpec, WorldKind};
 use isoterra_bevy::prelude::*;
 
-fn app() -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin::default(),
-        TransformPlugin,
-        IsoterraPlugin,
-    ))
-    .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-        1.0 / 60.0,
-    )));
-    app
-}
-
-fn run_until(app: &mut App, max: usize, mut done: impl FnMut(&mut App) -> bool) -> usize {
-    for frame in 0..max {
-        app.update();
-        if done(app) {
-            return frame + 1;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    panic!("not done after {max} frames");
-}
+mod common;
+use common::{plugin_app as app, run_until};
 
 fn settled(app: &App, terrain: Entity) -> bool {
     app.world()

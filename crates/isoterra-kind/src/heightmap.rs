@@ -55,28 +55,14 @@ pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
             "#ffc107",
             '5',
             "Adds fractal bumps under the brush.",
-            vec![ParamSpec::number(
-                "seed",
-                0.0,
-                4_294_967_295.0,
-                Some(0.0),
-                true,
-                "The seed of the bumps.",
-            )],
+            vec![seed_param("The seed of the bumps.")],
         ),
         tool(
             "erode",
             "#00897b",
             '6',
             "Carves gullies where water would run (hydraulic erosion).",
-            vec![ParamSpec::number(
-                "seed",
-                0.0,
-                4_294_967_295.0,
-                Some(0.0),
-                true,
-                "The seed of the droplets.",
-            )],
+            vec![seed_param("The seed of the droplets.")],
         ),
         tool(
             "thermal",
@@ -86,6 +72,11 @@ pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
             vec![],
         ),
     ]
+}
+
+/// A tool's 32-bit `seed` parameter (default 0).
+fn seed_param(description: &'static str) -> ParamSpec {
+    ParamSpec::number("seed", 0.0, 4_294_967_295.0, Some(0.0), true, description)
 }
 
 /// The template of a stroke of `tool` on a heightmap world.
