@@ -961,7 +961,7 @@ impl HeightmapWorld {
         if brush.tool == HeightTool::Erode {
             let [a, b] = self.generated_range();
             let unit = (b - a).max(p.cell_size);
-            let seed = p.seed ^ brush.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xE70D_E;
+            let seed = p.seed ^ brush.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x000E_70DE;
             let out = erode_tile(&HeightTool::ERODE, seed, lo, dims, |x, z| {
                 self.src.height([x, z]) / unit
             })?;
