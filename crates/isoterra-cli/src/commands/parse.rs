@@ -119,6 +119,22 @@ pub fn gid_levels(text: &str) -> anyhow::Result<Vec<(u32, u8)>> {
     Ok(out)
 }
 
+/// Comma-separated finite numbers, any count, for flag `--name`.
+pub fn numbers(name: &str, text: &str) -> anyhow::Result<Vec<f32>> {
+    let v = text
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<f32>()
+                .with_context(|| format!("--{name} `{text}`: `{p}` is not a number"))
+        })
+        .collect::<anyhow::Result<Vec<f32>>>()?;
+    if v.iter().any(|x| !x.is_finite()) {
+        anyhow::bail!("--{name} `{text}` is not finite");
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,20 +175,4 @@ mod tests {
         assert!(point("1;2").is_err());
         assert!(point("inf,2").is_err());
     }
-}
-
-/// Comma-separated finite numbers, any count, for flag `--name`.
-pub fn numbers(name: &str, text: &str) -> anyhow::Result<Vec<f32>> {
-    let v = text
-        .split(',')
-        .map(|p| {
-            p.trim()
-                .parse::<f32>()
-                .with_context(|| format!("--{name} `{text}`: `{p}` is not a number"))
-        })
-        .collect::<anyhow::Result<Vec<f32>>>()?;
-    if v.iter().any(|x| !x.is_finite()) {
-        anyhow::bail!("--{name} `{text}` is not finite");
-    }
-    Ok(v)
 }
