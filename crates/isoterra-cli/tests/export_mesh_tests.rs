@@ -216,6 +216,26 @@ fn side2d_exports_a_mesh_with_materials_uvs_and_colliders_beside_it() {
         *tris_per_material.entry(name).or_insert(0) += g.indices(&p["indices"]).len() / 3;
     }
     assert!(tris_per_material["sand"] > 0 && tris_per_material["dirt"] > 0);
+    // The grass rim: blended strips a hundredth of a cell in front of the
+    // fill, fading out in their vertex alpha, along the top of the ground.
+    assert!(tris_per_material["grass_rim"] > 0, "{tris_per_material:?}");
+    let rim = names.iter().position(|n| n == "grass_rim").unwrap();
+    assert_eq!(g.json["materials"][rim]["alphaMode"], "BLEND");
+    let (mut rim_top, mut fill_top) = (f32::MIN, f32::MIN);
+    for p in &prims {
+        let pos = g.floats(&p["attributes"]["POSITION"]);
+        let top = pos.chunks_exact(3).map(|v| v[1]).fold(f32::MIN, f32::max);
+        if p["material"].as_u64() == Some(rim as u64) {
+            assert!(pos.chunks_exact(3).all(|v| (v[2] - 0.01).abs() < 1e-6));
+            let alpha = g.floats(&p["attributes"]["COLOR_0"]);
+            assert!(alpha.chunks_exact(4).any(|c| c[3] > 0.9));
+            assert!(alpha.chunks_exact(4).any(|c| c[3] == 0.0));
+            rim_top = rim_top.max(top);
+        } else {
+            fill_top = fill_top.max(top);
+        }
+    }
+    assert!((rim_top - fill_top).abs() < 1e-3, "{rim_top} vs {fill_top}");
     assert_clean_glb(&glb);
 
     // The OBJ names its library and groups faces by the same materials.

@@ -31,8 +31,9 @@ pub struct PngOptions {
     pub grass_rim: bool,
 }
 
-/// Width of the grass rim of side2d pictures, in cells.
-pub const GRASS_RIM_CELLS: f32 = 0.9;
+/// Width of the grass rim of side2d pictures, in cells (the world's, as
+/// the editor and the glb export draw it).
+pub const GRASS_RIM_CELLS: f32 = isoterra_world::GRASS_RIM_CELLS;
 /// Ground carries grass when its outward normal points up at least this
 /// much (slopes up to about 70 degrees).
 const GRASS_MIN_UP: f32 = 0.35;

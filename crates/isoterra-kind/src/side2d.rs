@@ -135,7 +135,7 @@ pub(crate) fn export<S: ChunkStore>(
                         .collect()
                 })
                 .collect();
-            let meshes: Vec<GlbMesh> = chunks
+            let mut meshes: Vec<GlbMesh> = chunks
                 .iter()
                 .zip(&names)
                 .zip(&primitives)
@@ -146,12 +146,22 @@ pub(crate) fn export<S: ChunkStore>(
                         .with_primitives(p)
                 })
                 .collect();
+            let grass = grass_rims(world);
+            let grass_material = grass_material(&table);
+            meshes.extend(grass.iter().map(|g| {
+                GlbMesh::new(&g.name, &g.positions, &g.strip.indices)
+                    .with_normals(&g.normals)
+                    .with_uvs(&g.strip.uvs)
+                    .with_colors(&g.colors)
+                    .with_material(Some(grass_material))
+            }));
             let triangles: usize = chunks.iter().map(|c| c.mesh.indices.len() / 3).sum();
             let colliders = world
                 .colliders(req.tolerance)
                 .map_err(|e| KindError::invalid(format!("cannot build colliders: {e}")))?;
             let counts = json!({
-                "chunks": meshes.len(),
+                "chunks": chunks.len(),
+                "grass_rims": grass.len(),
                 "triangles": triangles,
                 "contours": contours.len(),
                 "colliders": colliders.len(),
@@ -177,4 +187,54 @@ pub(crate) fn export<S: ChunkStore>(
             )
         }
     })
+}
+
+/// The grass rim of one chunk for a mesh export, lying a hundredth of a
+/// cell in front of the fill (toward +z, where a glTF camera looks from) so
+/// that it draws over it.
+struct GrassRim {
+    name: String,
+    strip: isoterra_mesh::StripMesh,
+    positions: Vec<[f32; 3]>,
+    normals: Vec<[f32; 3]>,
+    /// White, with the rim's fade in alpha (the material carries the colour).
+    colors: Vec<[f32; 4]>,
+}
+
+/// The grass rims of every chunk that has one (see
+/// [`Side2dWorld::grass_strip`](isoterra_world::Side2dWorld::grass_strip)).
+fn grass_rims(world: &isoterra_world::Side2dWorld) -> Vec<GrassRim> {
+    let z = 0.01 * world.field().cell_size();
+    world
+        .chunks()
+        .iter()
+        .filter_map(|c| {
+            let mut strip = isoterra_mesh::StripMesh::default();
+            world.grass_strip(c, &mut strip).ok()?;
+            if strip.indices.is_empty() {
+                return None;
+            }
+            Some(GrassRim {
+                name: format!("grass_{}_{}", c.coord[0], c.coord[1]),
+                positions: strip.positions.iter().map(|p| [p[0], p[1], z]).collect(),
+                normals: vec![[0.0, 0.0, 1.0]; strip.positions.len()],
+                colors: strip
+                    .uvs
+                    .iter()
+                    .map(|uv| [1.0, 1.0, 1.0, isoterra_world::grass_alpha(uv[1])])
+                    .collect(),
+                strip,
+            })
+        })
+        .collect()
+}
+
+/// The grass rims' material: the table's `grass` colour (a default green
+/// when it has none), blended by the rims' alpha.
+fn grass_material(table: &[(String, [f32; 4])]) -> GlbMaterial<'static> {
+    let color = table
+        .iter()
+        .find(|(name, _)| name == "grass")
+        .map_or([0.09, 0.30, 0.05, 1.0], |(_, c)| *c);
+    GlbMaterial::new("grass_rim", color).with_blend(true)
 }

@@ -90,104 +90,33 @@ pub(crate) fn side2d_frames(
         &line_colors,
         &indices,
     );
-    let field = world.field();
-    let open = |p: [f32; 2]| open_to_sky(field, iso, p);
-    let grass = grass_frame(
-        coord,
-        &upward_runs(&chunk.polylines, open),
-        field.cell_size(),
-        world.table(),
-    );
+    let mut strip = isoterra::mesh::StripMesh::default();
+    // A contour that cannot make a strip (never for a rebuilt chunk) shows
+    // no grass.
+    let _ = world.grass_strip(chunk, &mut strip);
+    let grass = grass_frame(coord, &strip, world.table());
     [terrain, lines, grass]
 }
 
-/// Width of the grass rim, in cells.
-const GRASS_WIDTH_CELLS: f32 = 0.9;
-/// A contour segment carries grass when its outward normal points up at
-/// least this much (a slope up to about 70 degrees).
-const GRASS_MIN_UP: f32 = 0.35;
-
-/// Whether nothing solid lies straight above world point `p`: the nodes of
-/// its column, from the first one above it to the top of the field, are all
-/// below `iso`. Cave floors are covered; crater floors are open.
-fn open_to_sky(field: &isoterra::field::Field2, iso: f32, p: [f32; 2]) -> bool {
-    let g = field.to_grid(p);
-    if !(g[0].is_finite() && g[1].is_finite()) {
-        return false;
-    }
-    let x = g[0]
-        .round()
-        .clamp(0.0, field.width().saturating_sub(1) as f32) as u32;
-    let from = (g[1] + 0.5).ceil().max(0.0) as u32;
-    (from..field.height()).all(|y| field.get(x, y) < iso)
-}
-
-/// The stretches of `lines` whose ground faces up and, at the middle of each
-/// segment, is `open` (to the sky). Contours run with the solid on their
-/// left, so the outward normal of a segment `a -> b` is `(dy, -dx)`: up
-/// where the segment runs towards -x.
-fn upward_runs(
-    lines: &[isoterra::mesh::Polyline],
-    open: impl Fn([f32; 2]) -> bool,
-) -> Vec<isoterra::mesh::Polyline> {
-    let mut runs = Vec::new();
-    for line in lines {
-        let n = line.points.len();
-        let segments = if line.closed { n } else { n.saturating_sub(1) };
-        let mut run: Vec<[f32; 2]> = Vec::new();
-        for i in 0..segments {
-            let (a, b) = (line.points[i], line.points[(i + 1) % n]);
-            let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
-            let len = dx.hypot(dy);
-            let up = len > 0.0
-                && -dx >= GRASS_MIN_UP * len
-                && open([(a[0] + b[0]) / 2.0, (a[1] + b[1]) / 2.0]);
-            if up {
-                if run.is_empty() {
-                    run.push(a);
-                }
-                run.push(b);
-            } else if run.len() >= 2 {
-                runs.push(isoterra::mesh::Polyline::new(
-                    std::mem::take(&mut run),
-                    false,
-                ));
-            } else {
-                run.clear();
-            }
-        }
-        if run.len() >= 2 {
-            runs.push(isoterra::mesh::Polyline::new(run, false));
-        }
-    }
-    runs
-}
-
-/// The grass rim of a chunk as a decal frame: a strip just inside `runs`
-/// (see [`upward_runs`]), in the table's `grass` colour, fading out towards
-/// its inner edge. Dug crater rims get it too, as they face up.
+/// The grass rim of a chunk as a decal frame: its grass strip
+/// ([`Side2dWorld::grass_strip`](isoterra::world::Side2dWorld::grass_strip))
+/// in the table's `grass` colour, fading out towards its inner edge. Dug
+/// crater rims get it too, as they face up.
 fn grass_frame(
     coord: [i32; 3],
-    runs: &[isoterra::mesh::Polyline],
-    cell: f32,
+    strip: &isoterra::mesh::StripMesh,
     table: &isoterra::field::MaterialTable,
 ) -> Vec<u8> {
     let grass = table
         .iter()
         .find(|m| m.name == "grass")
         .map_or([86, 150, 62, 255], |m| m.color);
-    let mut strip = isoterra::mesh::StripMesh::default();
-    if isoterra::mesh::edge_strip(runs, GRASS_WIDTH_CELLS * cell, &mut strip).is_err() {
-        strip.clear();
-    }
     let colors: Vec<[u8; 4]> = strip
         .uvs
         .iter()
         .map(|uv| {
-            // solid for the outer half, then fading out
-            let v = ((uv[1] - 0.55) / 0.45).clamp(0.0, 1.0);
-            let a = 1.0 - v * v * (3.0 - 2.0 * v);
-            [grass[0], grass[1], grass[2], (235.0 * a).round() as u8]
+            let a = isoterra::world::grass_alpha(uv[1]);
+            [grass[0], grass[1], grass[2], (255.0 * a).round() as u8]
         })
         .collect();
     let normals = vec![[0.0, 0.0, 1.0]; strip.positions.len()];
@@ -263,45 +192,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn grass_grows_on_ground_that_faces_up() {
-        use isoterra::mesh::Polyline;
-        // A closed loop, solid inside (counter-clockwise): bottom edge runs
-        // +x (faces down), top edge runs -x (faces up).
-        let square = Polyline::new(vec![[0.0, 0.0], [4.0, 0.0], [4.0, 2.0], [0.0, 2.0]], true);
-        let runs = upward_runs(&[square], |_| true);
-        assert_eq!(runs.len(), 1);
-        assert_eq!(runs[0].points, vec![[4.0, 2.0], [0.0, 2.0]]);
-        // A crater's bowl (a surface running -x, down then up) is grass all along.
-        let bowl = Polyline::new(
-            vec![[10.0, 5.0], [8.0, 3.0], [6.0, 2.5], [4.0, 3.0], [2.0, 5.0]],
-            false,
-        );
-        assert_eq!(
-            upward_runs(std::slice::from_ref(&bowl), |_| true)[0]
-                .points
-                .len(),
-            5
-        );
-        // Covered ground (a cave floor) gets none.
-        assert!(upward_runs(&[bowl], |_| false).is_empty());
-        // The sky test: open above the ground, covered under a roof.
-        let mut field = Field2::new(4, 8, -1.0).unwrap();
-        for x in 0..4 {
-            field.set(x, 0, 1.0).unwrap();
-            field.set(x, 1, 1.0).unwrap();
-        }
-        assert!(open_to_sky(&field, 0.0, [1.0, 1.5]));
-        field.set(1, 6, 1.0).unwrap();
-        assert!(!open_to_sky(&field, 0.0, [1.0, 1.5]));
-        assert!(open_to_sky(&field, 0.0, [3.0, 1.5]));
+    fn the_grass_frame_is_a_decal_of_the_strip() {
+        use isoterra::mesh::{Polyline, StripMesh, edge_strip};
         let table = isoterra::field::MaterialTable::side2d_default();
         let top = Polyline::new(vec![[4.0, 2.0], [0.0, 2.0]], false);
-        let f = grass_frame([0, 0, 0], &upward_runs(&[top], |_| true), 1.0, &table);
+        let mut strip = StripMesh::default();
+        edge_strip(&[top], 0.9, &mut strip).unwrap();
+        let f = grass_frame([0, 0, 0], &strip, &table);
         let h = crate::frame::parse_frame_header(&f).unwrap();
         assert_eq!(h.layer, LAYER_DECAL);
         assert!(h.vertices >= 4 && h.indices >= 6);
         // Nothing faces up: an empty frame, which clears what a client held.
-        let empty = grass_frame([0, 0, 0], &[], 1.0, &table);
+        let empty = grass_frame([0, 0, 0], &StripMesh::default(), &table);
         assert_eq!(
             crate::frame::parse_frame_header(&empty).unwrap().vertices,
             0
