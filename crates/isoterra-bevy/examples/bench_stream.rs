@@ -24,26 +24,24 @@ use isoterra_bevy::prelude::*;
 
 const FRAME: Duration = Duration::from_nanos(16_666_667);
 
-/// CPU time of the calling thread.
-fn thread_cpu() -> Duration {
+/// CPU time of `clock` (`CLOCK_THREAD_CPUTIME_ID`: the calling thread;
+/// `CLOCK_PROCESS_CPUTIME_ID`: every thread, the workers too).
+fn cpu_time(clock: libc::clockid_t) -> Duration {
     let mut t = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `t` is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    unsafe { libc::clock_gettime(clock, &mut t) };
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
-/// CPU time of the whole process (every thread: the workers too), seconds.
+fn thread_cpu() -> Duration {
+    cpu_time(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
 fn process_cpu_s() -> f64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+    cpu_time(libc::CLOCK_PROCESS_CPUTIME_ID).as_secs_f64()
 }
 
 fn stats(mut v: Vec<f64>) -> serde_json::Value {

@@ -341,7 +341,7 @@ impl<S: ChunkStore> Document<S> {
     }
 
     /// Erodes a region of a heightmap world (hydraulic, thermal or both;
-    /// see [`crate::erode`]) and commits the new heights as one stroke of
+    /// see [`ErodeSpec`](crate::ErodeSpec)) and commits the new heights as one stroke of
     /// tool `erode`, undoable like any other. Open strokes keep their
     /// previews.
     ///

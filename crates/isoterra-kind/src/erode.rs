@@ -1,29 +1,7 @@
 //! Erosion of a region of a heightmap world, as one undoable stroke
 //! ([`Document::erode`](crate::Document::erode), `isoterra erode`).
-//!
-//! The region's nodes are eroded by the tiling rule of
-//! [`isoterra_field::erosion`]: the region is grown by the erosion's margin,
-//! that larger block is read from the world (generated heights plus edits)
-//! and eroded, and only the region is kept. Droplets are spawned from world
-//! node coordinates, so the result on a node does not depend on where the
-//! region starts or how large it is: two overlapping regions eroded from
-//! the same heights agree bit for bit on the nodes they share, and a chunk
-//! of an eroded region equals the same chunk of a larger one.
-//!
-//! Hydraulic erosion sees heights in units of the generator's height range
-//! (the scale its parameters are tuned for: the same settings carve a
-//! world of hills and one of 256-unit mountains alike); thermal erosion
-//! sees them in cells, so its talus is a slope of the world (rise over
-//! run). The defaults here ([`ErodeSpec::new`]) take eight lighter passes
-//! instead of the library's four: droplets of one pass do not see each
-//! other's changes, and fewer per pass leave smoother channels.
-//!
-//! A border `feather` (world units) fades the change in from the region's
-//! edge, so an eroded region meets the ground around it without a step;
-//! with `feather = 0` every node of the region takes its eroded height.
 
-use isoterra_field::Field2;
-use isoterra_field::erosion::{HydraulicParams, ThermalParams, erode_tile, thermal_erosion};
+use isoterra_field::erosion::{HydraulicParams, ThermalParams, erode_tile, thermal_tile};
 use isoterra_world::HeightmapWorld;
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +11,27 @@ use crate::KindError;
 pub const MAX_ERODE_NODES: u64 = 2049 * 2049;
 
 /// An erosion of a region of a heightmap world.
+///
+/// The region's nodes are eroded by the tiling rule of
+/// [`isoterra_field::erosion`]: the region is grown by the erosion's margin,
+/// that larger block is read from the world (generated heights plus edits)
+/// and eroded, and only the region is kept. Droplets are spawned from world
+/// node coordinates, so the result on a node does not depend on where the
+/// region starts or how large it is: two overlapping regions eroded from
+/// the same heights agree bit for bit on the nodes they share, and a chunk
+/// of an eroded region equals the same chunk of a larger one.
+///
+/// Hydraulic erosion sees heights in units of the generator's height range
+/// (the scale its parameters are tuned for: the same settings carve a
+/// world of hills and one of 256-unit mountains alike); thermal erosion
+/// sees them in cells, so its talus is a slope of the world (rise over
+/// run). The defaults here ([`ErodeSpec::new`]) take eight lighter passes
+/// instead of the library's four: droplets of one pass do not see each
+/// other's changes, and fewer per pass leave smoother channels.
+///
+/// A border `feather` (world units) fades the change in from the region's
+/// edge, so an eroded region meets the ground around it without a step;
+/// with `feather = 0` every node of the region takes its eroded height.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErodeSpec {
     /// The region in world units, `[x0, z0, x1, z1]`: every node with
@@ -53,15 +52,15 @@ impl ErodeSpec {
     /// The default hydraulic erosion of a region: the library's defaults
     /// in 8 passes of 0.125 droplets per node (one droplet per node in
     /// all, as the library's 4 x 0.25).
-    pub const HYDRAULIC: HydraulicParams =
+    pub const DEFAULT_HYDRAULIC: HydraulicParams =
         HydraulicParams::DEFAULT.with_passes(8).with_density(0.125);
 
-    /// Hydraulic erosion of `region` ([`ErodeSpec::HYDRAULIC`]), no
+    /// Hydraulic erosion of `region` ([`ErodeSpec::DEFAULT_HYDRAULIC`]), no
     /// thermal pass, the world's seed and a feather of 8 world units.
     pub fn new(region: [f64; 4]) -> Self {
         ErodeSpec {
             region,
-            hydraulic: Some(Self::HYDRAULIC),
+            hydraulic: Some(Self::DEFAULT_HYDRAULIC),
             thermal: None,
             seed: None,
             feather: 8.0,
@@ -79,13 +78,6 @@ pub struct ErodedRegion {
     pub dims: [u32; 2],
     /// The new heights.
     pub heights: Vec<f32>,
-}
-
-/// The height unit erosion works in: the span of the world's generated
-/// heights (at least one cell size).
-fn world_height_unit(world: &HeightmapWorld) -> f32 {
-    let [lo, hi] = world.generated_range();
-    (hi - lo).max(world.params().cell_size)
 }
 
 fn param(what: &str, e: impl std::fmt::Display) -> KindError {
@@ -181,8 +173,9 @@ pub fn erode_region(world: &HeightmapWorld, spec: &ErodeSpec) -> Result<ErodedRe
     // height range (0..1 over the range), the scale its parameters are
     // tuned for; thermal erosion in cell units, so that the talus is a
     // slope in the world.
-    let unit = world_height_unit(world);
+    let unit = world.erosion_height_unit();
     let cell = cs as f32;
+    // The thermal block (the region when there is no thermal pass).
     let (block, scale) = match &spec.hydraulic {
         Some(h) => {
             let seed = spec.seed.unwrap_or(world.params().seed);
@@ -202,14 +195,16 @@ pub fn erode_region(world: &HeightmapWorld, spec: &ErodeSpec) -> Result<ErodedRe
             (out, cell)
         }
     };
-    let (block, scale) = match &spec.thermal {
+    // The region's eroded heights.
+    let (eroded, scale) = match &spec.thermal {
         Some(t) => {
             let to_cells = scale / cell;
-            let cells: Vec<f32> = block.iter().map(|v| v * to_cells).collect();
-            let mut f = Field2::from_values(t_dims[0], t_dims[1], cells)
-                .map_err(|e| param("thermal erosion", e))?;
-            thermal_erosion(&mut f, t).map_err(|e| param("thermal erosion", e))?;
-            (f.into_values(), cell)
+            let tw = t_dims[0] as usize;
+            let at = |x: i64, z: i64| {
+                block[(z - t_first[1]) as usize * tw + (x - t_first[0]) as usize] * to_cells
+            };
+            let v = thermal_tile(t, first, dims, at).map_err(|e| param("thermal erosion", e))?;
+            (v, cell)
         }
         None => (block, scale),
     };
@@ -217,7 +212,7 @@ pub fn erode_region(world: &HeightmapWorld, spec: &ErodeSpec) -> Result<ErodedRe
     let mut heights = Vec::with_capacity(dims[0] as usize * dims[1] as usize);
     for j in 0..dims[1] {
         for i in 0..dims[0] {
-            let eroded = block[(j + tm) as usize * t_dims[0] as usize + (i + tm) as usize] * scale;
+            let eroded = eroded[j as usize * dims[0] as usize + i as usize] * scale;
             let old = raw(first[0] + i64::from(i), first[1] + i64::from(j));
             // Nodes from the edge (the edge itself is 0).
             let edge = i.min(j).min(dims[0] - 1 - i).min(dims[1] - 1 - j);

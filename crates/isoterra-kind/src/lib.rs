@@ -38,7 +38,7 @@
 mod bake;
 mod create;
 mod document;
-pub mod erode;
+mod erode;
 mod error;
 mod export;
 mod heightmap;

@@ -104,8 +104,8 @@ pub use map_query::{
 #[cfg(feature = "parry2d")]
 pub use parry::{parry_oriented_polylines, parry_polylines};
 pub use side2d::{
-    GRASS_MIN_UP, GRASS_RIM_CELLS, Island, RayHit, RebuildReport, Side2dBrush, Side2dBrushShape,
-    Side2dChunk, Side2dParams, Side2dTool, Side2dWorld, grass_alpha, open_to_sky, upward_runs,
+    GRASS_RIM_CELLS, Island, RayHit, RebuildReport, Side2dBrush, Side2dBrushShape, Side2dChunk,
+    Side2dParams, Side2dTool, Side2dWorld, grass_alpha,
 };
 pub use stream::{
     CancelFlag, ChunkCoord, ChunkRequest, ChunkSource, Dim, HeightmapChunk, HeightmapEdits,

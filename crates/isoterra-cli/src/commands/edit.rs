@@ -146,7 +146,7 @@ pub fn erode(a: &ErodeArgs) -> anyhow::Result<()> {
     spec.hydraulic = match a.passes {
         Some(0) => None,
         passes => {
-            let mut h = ErodeSpec::HYDRAULIC;
+            let mut h = ErodeSpec::DEFAULT_HYDRAULIC;
             h.passes = passes.unwrap_or(h.passes);
             h.density = a.density.unwrap_or(h.density);
             h.lifetime = a.lifetime.unwrap_or(h.lifetime);

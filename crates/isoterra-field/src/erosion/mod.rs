@@ -28,10 +28,11 @@
 //! side (with the input heights of that larger region, and the world node
 //! coordinates of its first node), then keep the tile. Any two tiles eroded
 //! this way — and the whole world eroded at once — give bit-identical
-//! heights on every node they share. [`erode_tile`] does exactly this.
+//! heights on every node they share. [`erode_tile`] and [`thermal_tile`] do
+//! exactly this.
 
 mod hydraulic;
 mod thermal;
 
 pub use hydraulic::{ErosionStats, HydraulicParams, erode_tile, hydraulic_erosion};
-pub use thermal::{ThermalParams, thermal_erosion};
+pub use thermal::{ThermalParams, thermal_erosion, thermal_tile};

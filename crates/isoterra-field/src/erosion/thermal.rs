@@ -152,6 +152,47 @@ pub fn thermal_erosion(field: &mut Field2, params: &ThermalParams) -> Result<(),
     Ok(())
 }
 
+/// Thermal erosion of the tile of `dims` nodes whose first node is `origin`,
+/// following the [tiling rule](crate::erosion): it reads `height(x, y)` for
+/// the tile grown by [`ThermalParams::margin`] on every side (node
+/// coordinates, cell size 1), erodes that region, and returns the tile's
+/// nodes (row-major). Two tiles eroded this way agree bit for bit on every
+/// node they share, and with [`thermal_erosion`] of any region that contains
+/// the grown tile.
+///
+/// Errors: invalid parameters, an empty tile or a grown region that is too
+/// large for a [`Field2`].
+pub fn thermal_tile(
+    params: &ThermalParams,
+    origin: [i64; 2],
+    dims: [u32; 2],
+    mut height: impl FnMut(i64, i64) -> f32,
+) -> Result<Vec<f32>, FieldError> {
+    params.validate()?;
+    if dims[0] == 0 || dims[1] == 0 {
+        return Err(FieldError::InvalidSize {
+            width: dims[0] as u64,
+            height: dims[1] as u64,
+            reason: "the tile needs at least one node",
+        });
+    }
+    let m = params.margin();
+    let gw = dims[0] as u64 + 2 * m as u64;
+    let gh = dims[1] as u64 + 2 * m as u64;
+    Field2::check_size(gw, gh)?;
+    let first = [origin[0] - i64::from(m), origin[1] - i64::from(m)];
+    let mut region = Field2::from_fn(gw as u32, gh as u32, |x, y| {
+        height(first[0] + i64::from(x), first[1] + i64::from(y))
+    })?;
+    thermal_erosion(&mut region, params)?;
+    let mut out = Vec::with_capacity(dims[0] as usize * dims[1] as usize);
+    for y in 0..dims[1] {
+        let start = (y + m) as usize * gw as usize + m as usize;
+        out.extend_from_slice(&region.values()[start..start + dims[0] as usize]);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +206,26 @@ mod tests {
         assert!((total - 10.0).abs() < 1e-4, "{total}");
         assert!(f.get(4, 4) < 5.0);
         assert!(f.get(3, 4) > 0.0);
+    }
+
+    #[test]
+    fn tiles_agree_with_the_whole_region() {
+        let h = |x: i64, y: i64| ((x * 7 + y * 13) % 11) as f32 * 0.9 + (x as f32 * 0.3).sin();
+        let p = ThermalParams::DEFAULT.with_iterations(6).with_talus(0.4);
+        let whole = thermal_tile(&p, [-5, 3], [20, 12], h).unwrap();
+        for (origin, dims) in [([-5, 3], [9, 12]), ([4, 3], [11, 5]), ([4, 8], [11, 7])] {
+            let tile = thermal_tile(&p, origin, dims, h).unwrap();
+            for y in 0..dims[1] as i64 {
+                for x in 0..dims[0] as i64 {
+                    let (wx, wy) = (origin[0] - -5 + x, origin[1] - 3 + y);
+                    assert_eq!(
+                        tile[(y * i64::from(dims[0]) + x) as usize].to_bits(),
+                        whole[(wy * 20 + wx) as usize].to_bits()
+                    );
+                }
+            }
+        }
+        assert!(thermal_tile(&p, [0, 0], [0, 4], h).is_err());
     }
 
     #[test]

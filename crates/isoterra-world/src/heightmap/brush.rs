@@ -38,14 +38,14 @@ pub enum HeightTool {
     /// `[-1, 1]` (world seed mixed with [`HeightBrush::seed`]).
     Noise,
     /// `h += strength * w * (e - h)` with `e` the height after a light
-    /// hydraulic erosion of the brush's square ([`HeightTool::ERODE`]: two
+    /// hydraulic erosion of the brush's square ([`HeightTool::ERODE_PARAMS`]: two
     /// passes of droplets, world seed mixed with [`HeightBrush::seed`]),
     /// by the tiling rule of `isoterra_field::erosion`: `e` does not depend
     /// on where the brush is or how large it is. Heights are eroded in
     /// units of the generator's height range.
     Erode,
     /// `h += strength * w * (t - h)` with `t` the height after
-    /// [`HeightTool::THERMAL`] iterations of thermal erosion (slopes
+    /// [`HeightTool::THERMAL_PARAMS`] iterations of thermal erosion (slopes
     /// steeper than 0.6, rise over run, slump), by the same tiling rule.
     Thermal,
 }
@@ -64,7 +64,7 @@ impl HeightTool {
 
     /// The hydraulic erosion of [`HeightTool::Erode`]: light enough for a
     /// dab to preview while the mouse drags (margin 64 nodes).
-    pub const ERODE: isoterra_field::erosion::HydraulicParams =
+    pub const ERODE_PARAMS: isoterra_field::erosion::HydraulicParams =
         isoterra_field::erosion::HydraulicParams::DEFAULT
             .with_passes(2)
             .with_lifetime(12)
@@ -72,7 +72,7 @@ impl HeightTool {
             .with_density(0.5);
 
     /// The thermal erosion of [`HeightTool::Thermal`] (margin 8 nodes).
-    pub const THERMAL: isoterra_field::erosion::ThermalParams =
+    pub const THERMAL_PARAMS: isoterra_field::erosion::ThermalParams =
         isoterra_field::erosion::ThermalParams::DEFAULT
             .with_talus(0.6)
             .with_iterations(8);

@@ -955,42 +955,34 @@ impl HeightmapWorld {
         lo: [i64; 2],
         hi: [i64; 2],
     ) -> Result<Vec<f32>, WorldError> {
-        use isoterra_field::erosion::{erode_tile, thermal_erosion};
+        use isoterra_field::erosion::{erode_tile, thermal_tile};
         let p = &self.src.params;
         let dims = [(hi[0] - lo[0] + 1) as u32, (hi[1] - lo[1] + 1) as u32];
-        if brush.tool == HeightTool::Erode {
-            let [a, b] = self.generated_range();
-            let unit = (b - a).max(p.cell_size);
+        // Heights in erosion units (see the tools), scaled back after.
+        let (out, unit) = if brush.tool == HeightTool::Erode {
+            let unit = self.erosion_height_unit();
             let seed = p.seed ^ brush.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x000E_70DE;
-            let out = erode_tile(&HeightTool::ERODE, seed, lo, dims, |x, z| {
+            let out = erode_tile(&HeightTool::ERODE_PARAMS, seed, lo, dims, |x, z| {
                 self.src.height([x, z]) / unit
             })?;
-            return Ok(out.into_iter().map(|v| v * unit).collect());
-        }
-        let t = HeightTool::THERMAL;
-        let m = i64::from(t.margin());
-        let cs = p.cell_size;
-        let mut f = isoterra_field::Field2::from_fn(
-            dims[0] + 2 * t.margin(),
-            dims[1] + 2 * t.margin(),
-            |x, z| {
-                self.src
-                    .height([lo[0] - m + i64::from(x), lo[1] - m + i64::from(z)])
-                    / cs
-            },
-        )?;
-        thermal_erosion(&mut f, &t)?;
-        let gw = f.width() as usize;
-        let mut out = Vec::with_capacity(dims[0] as usize * dims[1] as usize);
-        for z in 0..dims[1] as usize {
-            let row = (z + m as usize) * gw + m as usize;
-            out.extend(
-                f.values()[row..row + dims[0] as usize]
-                    .iter()
-                    .map(|v| v * cs),
-            );
-        }
-        Ok(out)
+            (out, unit)
+        } else {
+            let cs = p.cell_size;
+            let out = thermal_tile(&HeightTool::THERMAL_PARAMS, lo, dims, |x, z| {
+                self.src.height([x, z]) / cs
+            })?;
+            (out, cs)
+        };
+        Ok(out.into_iter().map(|v| v * unit).collect())
+    }
+
+    /// The height unit hydraulic erosion works in (the erode tool, and
+    /// `isoterra erode`): the span of the generator's heights, at least one
+    /// cell size. Droplet parameters are tuned for heights of about 0..1, so
+    /// the same settings carve low hills and high mountains alike.
+    pub fn erosion_height_unit(&self) -> f32 {
+        let [lo, hi] = self.generated_range();
+        (hi - lo).max(self.src.params.cell_size)
     }
 
     /// Writes one side of an edit into the edit layer (undo or redo),

@@ -14,12 +14,12 @@ use crate::WorldError;
 pub const GRASS_RIM_CELLS: f32 = 0.9;
 /// A contour segment carries grass when its outward normal points up at
 /// least this much (a slope up to about 70 degrees).
-pub const GRASS_MIN_UP: f32 = 0.35;
+pub(crate) const GRASS_MIN_UP: f32 = 0.35;
 
 /// Whether nothing solid lies straight above world point `p`: the nodes of
 /// its column, from the first one above it to the top of the field, are all
 /// below `iso`. Cave floors are covered; crater floors are open.
-pub fn open_to_sky(field: &Field2, iso: f32, p: [f32; 2]) -> bool {
+pub(crate) fn open_to_sky(field: &Field2, iso: f32, p: [f32; 2]) -> bool {
     let g = field.to_grid(p);
     if !(g[0].is_finite() && g[1].is_finite()) {
         return false;
@@ -35,7 +35,7 @@ pub fn open_to_sky(field: &Field2, iso: f32, p: [f32; 2]) -> bool {
 /// segment, is `open` (to the sky). Contours run with the solid on their
 /// left, so the outward normal of a segment `a -> b` is `(dy, -dx)`: up
 /// where the segment runs towards -x.
-pub fn upward_runs(lines: &[Polyline], open: impl Fn([f32; 2]) -> bool) -> Vec<Polyline> {
+pub(crate) fn upward_runs(lines: &[Polyline], open: impl Fn([f32; 2]) -> bool) -> Vec<Polyline> {
     let mut runs = Vec::new();
     for line in lines {
         let n = line.points.len();
@@ -74,8 +74,10 @@ pub fn grass_alpha(v: f32) -> f32 {
 }
 
 impl Side2dWorld {
-    /// The stretches of `chunk`'s contours that carry grass (see
-    /// [`upward_runs`] and [`open_to_sky`]).
+    /// The stretches of `chunk`'s contours that carry grass: those whose
+    /// outward normal points up (slopes up to about 70 degrees) with
+    /// nothing solid straight above them (crater floors yes, cave floors
+    /// no).
     pub fn grass_runs(&self, chunk: &Side2dChunk) -> Vec<Polyline> {
         let field = self.field();
         let iso = self.params().iso;

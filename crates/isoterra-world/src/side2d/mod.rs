@@ -15,7 +15,7 @@ mod world;
 
 pub use brush::{Side2dBrush, Side2dBrushShape, Side2dTool};
 pub use chunk::Side2dChunk;
-pub use grass::{GRASS_MIN_UP, GRASS_RIM_CELLS, grass_alpha, open_to_sky, upward_runs};
+pub use grass::{GRASS_RIM_CELLS, grass_alpha};
 pub use islands::Island;
 pub use params::Side2dParams;
 pub use query::RayHit;
