@@ -8,7 +8,8 @@
 //   CHROMIUM                   the browser (default /usr/bin/chromium)
 //   ISOTERRA_SCREENSHOTS       where screenshots go (default target/e2e-screenshots)
 //   ISOTERRA_DOC_SCREENSHOTS=1 also write docs/screenshots/<kind>.png
-//   ISOTERRA_E2E_ONLY          comma-separated scenario names to run (map, side2d, voxel, heightmap)
+//   ISOTERRA_E2E_ONLY          comma-separated scenario names to run (map, side2d, voxel, heightmap,
+//                              recipe)
 //
 // Each scenario creates a world through the editor's New world dialog, paints
 // strokes with the mouse, checks that the canvas changed where the strokes
@@ -903,11 +904,195 @@ async function heightmapScenario(ctx) {
   );
 }
 
+/** Pixels of the new-world dialog's preview image: their count and a checksum. */
+async function previewBytes(page) {
+  return page.evaluate(async () => {
+    const img = document.getElementById('nw-preview');
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth;
+    c.height = img.naturalHeight;
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    const buf = g.getImageData(0, 0, c.width, c.height).data;
+    let h = 2166136261;
+    for (const b of buf) h = Math.imul(h ^ b, 16777619) >>> 0;
+    return { length: buf.length, hash: h };
+  });
+}
+
+/** Waits until the preview in flight (if any) is back and `n` were drawn. */
+async function previewsAtLeast(page, n, what) {
+  const ok = await page
+    .waitForFunction((k) => window.isoterra.recipe.previews >= k, n, { timeout: 30000 })
+    .then(() => true, () => false);
+  const r = await page.evaluate(() => window.isoterra.recipe);
+  check(ok, `${what}: no new preview (${r.previews} drawn, last error ${r.lastError})`);
+  return r;
+}
+
+/** Drags the slider of the field `id` from its left third to its right. */
+async function dragSlider(page, id) {
+  const slider = page.locator(`label:has(#${id}) input[type=range]`);
+  await slider.scrollIntoViewIfNeeded();
+  const box = await slider.boundingBox();
+  check(box, `no slider for ${id}`);
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + box.width * 0.3, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.8, y, { steps: 12 });
+  await page.mouse.up();
+}
+
+/**
+ * The generator panel of the new-world dialog: controls built from the
+ * recipe's fields, a live preview while a slider is dragged, refused
+ * values, the cellular-only fields, the curve editor, and a world created
+ * from exactly the edited recipe.
+ */
+async function recipeScenario(ctx) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'isoterra-e2e-recipe-'));
+  const file = path.join(dir, 'world.isoterra');
+  const problems = [];
+  const server = await Server.start(file, dir, 'recipe server');
+  const page = await ctx.newPage();
+  watchPage(page, problems);
+  try {
+    await openEditor(page, server.url);
+    await page.click('#new-world');
+    await page.selectOption('#nw-kind', 'heightmap');
+    await page.waitForFunction(() => window.isoterra.recipe.preset === 'hills' && document.getElementById('rf-mountain_strength'), null, { timeout: 30000 });
+    let r = await previewsAtLeast(page, 1, 'heightmap hills');
+    const groups = await page.locator('#nw-fields legend').allInnerTexts();
+    check(groups.join(',') === 'Base noise,Mountains,Mountain mask,Domain warp,Height', `unexpected groups: ${groups}`);
+    const sliders = await page.locator('#nw-fields input[type=range]').count();
+    check(sliders >= 20, `only ${sliders} sliders for the heightmap recipe`);
+    const p0 = await previewBytes(page);
+    log(`  heightmap recipe: ${groups.length} groups, ${sliders} sliders; first preview ${Math.round(r.lastMs)} ms`);
+
+    // Dragging a slider redraws the preview while it moves.
+    const before = r.previews;
+    await dragSlider(page, 'rf-mountain_strength');
+    r = await previewsAtLeast(page, before + 1, 'dragging mountain strength');
+    await page.waitForFunction(() => !document.getElementById('nw-preview-info').textContent.startsWith('drawing'), null, { timeout: 10000 });
+    await page.waitForTimeout(300);
+    const p1 = await previewBytes(page);
+    const strength = r.current.params.mountain_strength;
+    check(p1.hash !== p0.hash, 'the preview did not change with the mountain strength');
+    check(Math.abs(strength - 1.0) > 0.01 && r.modified, `the slider did not change the recipe (${strength})`);
+    const times = [];
+    r = await page.evaluate(() => window.isoterra.recipe);
+    log(`  dragging mountain strength to ${strength}: ${r.previews - before} previews while it moved, last ${Math.round(r.lastMs)} ms`);
+    times.push(r.lastMs);
+
+    // A value out of range is refused where it is typed.
+    await page.fill('#rf-base-octaves', '40');
+    const invalid = await page.locator('#rf-base-octaves').evaluate((e) => e.classList.contains('invalid'));
+    r = await page.evaluate(() => window.isoterra.recipe);
+    check(invalid && r.current.params.base.octaves !== 40, 'octaves 40 was not refused');
+    await page.fill('#rf-base-octaves', '3');
+    r = await page.evaluate(() => window.isoterra.recipe);
+    check(r.current.params.base.octaves === 3, 'octaves 3 was not taken');
+
+    // Cellular noise brings its own two fields; another basis drops them.
+    await page.selectOption('#rf-base-basis-type', 'cellular');
+    check(await page.locator('#rf-base-basis-jitter').isVisible(), 'no jitter field for cellular noise');
+    r = await page.evaluate(() => window.isoterra.recipe);
+    check(r.current.params.base.basis.ret === 'f1' && r.current.params.base.basis.jitter === 1, `cellular basis: ${JSON.stringify(r.current.params.base.basis)}`);
+    await page.selectOption('#rf-base-basis-type', 'value');
+    check(!(await page.locator('#rf-base-basis-jitter').isVisible()), 'the jitter field stayed for value noise');
+    r = await page.evaluate(() => window.isoterra.recipe);
+    check(JSON.stringify(r.current.params.base.basis) === '{"type":"value"}', `value basis: ${JSON.stringify(r.current.params.base.basis)}`);
+
+    // The curve editor: a double-click adds a point, a drag moves it up.
+    const curve0 = r.current.params.curve;
+    await page.locator('#rf-curve').scrollIntoViewIfNeeded();
+    const cbox = await page.locator('#rf-curve').boundingBox();
+    const toScreen = (c, pts, q) => {
+      const ys = pts.map((p) => p[1]);
+      const [y0, y1] = [Math.min(0, ...ys), Math.max(1, ...ys)];
+      const pad = 8;
+      const k = cbox.width / c.width;
+      return [cbox.x + (pad + q[0] * (c.width - 2 * pad)) * k, cbox.y + (c.height - pad - ((q[1] - y0) / (y1 - y0)) * (c.height - 2 * pad)) * k];
+    };
+    const dims = await page.locator('#rf-curve').evaluate((c) => ({ width: c.width, height: c.height }));
+    const mid = toScreen(dims, curve0, [0.5, 0.3]);
+    await page.mouse.dblclick(mid[0], mid[1]);
+    r = await page.evaluate(() => window.isoterra.recipe);
+    const curveAdded = r.current.params.curve;
+    check(curveAdded.length === curve0.length + 1, `a double-click did not add a curve point: ${JSON.stringify(curveAdded)}`);
+    const k1 = curveAdded.findIndex((q) => Math.abs(q[0] - 0.5) < 0.05);
+    check(k1 > 0, `the new point is not at x = 0.5: ${JSON.stringify(curveAdded)}`);
+    const at = toScreen(dims, curveAdded, curveAdded[k1]);
+    await page.mouse.move(at[0], at[1]);
+    await page.mouse.down();
+    await page.mouse.move(at[0], at[1] - 25, { steps: 5 });
+    await page.mouse.up();
+    r = await page.evaluate(() => window.isoterra.recipe);
+    const curve1 = r.current.params.curve;
+    check(curve1.length === curveAdded.length && curve1[k1][1] > curveAdded[k1][1] + 0.05 && curve1[k1][0] === curveAdded[k1][0], `the curve did not follow the drag: ${JSON.stringify(curveAdded)} -> ${JSON.stringify(curve1)}`);
+    const nPreviews = r.previews;
+    await previewsAtLeast(page, nPreviews, 'after the curve drag');
+    await page.waitForTimeout(500);
+    r = await page.evaluate(() => window.isoterra.recipe);
+    check(r.lastError === null, `the edited recipe was refused: ${r.lastError}`);
+    log(`  octaves 40 refused, cellular fields come and go, curve point added at x = 0.5 and dragged to y = ${curve1[k1][1]}`);
+    if (DOC_SHOTS) {
+      const d = path.join(ROOT, 'docs', 'screenshots');
+      fs.mkdirSync(d, { recursive: true });
+      await page.locator('.nw-left').evaluate((e) => {
+        e.scrollTop = 0;
+      });
+      await page.locator('#new-world-dialog').screenshot({ path: path.join(d, 'new-world-recipe.png') });
+      log('  wrote docs/screenshots/new-world-recipe.png');
+    }
+
+    // Create: the world is made from exactly this recipe.
+    const wanted = r.current;
+    const w0 = await page.evaluate(() => window.isoterra.welcomes);
+    await page.click('#nw-create');
+    await page.waitForSelector('#confirm-dialog[open]', { timeout: 10000 });
+    const text = await page.locator('#confirm-text').innerText();
+    check(/edited from hills/.test(text), `the confirmation does not say the recipe was edited: ${text}`);
+    await page.click('#nw-confirm');
+    await page.waitForFunction(([w]) => window.isoterra.welcomes > w && window.isoterra.kind === 'heightmap' && window.isoterra.ready, [w0], { timeout: 60000 });
+    const info = await page.evaluate(async () => (await fetch('api/info')).json());
+    // Parameters are f32 in the world: compare at that precision.
+    const f32 = (v) => JSON.stringify(v, (_, x) => (typeof x === 'number' ? Math.fround(x) : x));
+    check(f32(info.recipe.params) === f32(wanted.params), `the world's recipe is not the edited one:\n${JSON.stringify(info.recipe.params)}\n${JSON.stringify(wanted.params)}`);
+    log('  created: the world file holds exactly the edited recipe');
+
+    // side2d: the size is part of the preview; the fill slider redraws it.
+    await page.click('#new-world');
+    await page.selectOption('#nw-kind', 'side2d');
+    await page.waitForFunction(() => window.isoterra.recipe.preset === 'hills' && document.getElementById('rf-fill'), null, { timeout: 30000 });
+    r = await page.evaluate(() => window.isoterra.recipe);
+    await previewsAtLeast(page, r.previews + 1, 'side2d hills');
+    await page.waitForTimeout(300);
+    const s0 = await previewBytes(page);
+    r = await page.evaluate(() => window.isoterra.recipe);
+    await dragSlider(page, 'rf-fill');
+    await previewsAtLeast(page, r.previews + 1, 'dragging fill');
+    await page.waitForTimeout(500);
+    const s1 = await previewBytes(page);
+    r = await page.evaluate(() => window.isoterra.recipe);
+    check(s1.hash !== s0.hash, 'the side2d preview did not change with the fill');
+    times.push(r.lastMs);
+    log(`  side2d fill ${r.current.params.fill}: preview ${Math.round(r.lastMs)} ms (round trip, this build)`);
+    await page.keyboard.press('Escape');
+    await checkNoErrors(page, problems, 'recipe');
+  } finally {
+    await page.close();
+    await server.stop();
+  }
+}
+
 const SCENARIOS = [
   ['map', mapScenario],
   ['side2d', side2dScenario],
   ['voxel', voxelScenario],
   ['heightmap', heightmapScenario],
+  ['recipe', recipeScenario],
 ];
 
 // ------------------------------------------------------------------ main

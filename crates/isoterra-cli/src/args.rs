@@ -26,6 +26,10 @@ pub enum Command {
     /// Print a generator recipe (a preset's parameters, every one named) as
     /// JSON, to edit and give to `new --recipe`.
     Recipe(RecipeArgs),
+    /// Draw a small picture of the world a preset or recipe makes, without
+    /// creating it: side2d and map whole, a heightmap's shaded relief
+    /// around the origin, a voxel world's slice through z = 0.
+    Preview(PreviewArgs),
     /// Print what a world file holds.
     Info(InfoArgs),
     /// Apply one brush stroke with a tool of the world's kind and save it.
@@ -157,6 +161,41 @@ pub struct RecipeArgs {
     /// Write the recipe to this file instead of standard output.
     #[arg(short = 'o', long = "out")]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PreviewArgs {
+    /// The PNG file to write.
+    pub out: PathBuf,
+    /// World kind.
+    #[arg(long, value_enum, default_value = "side2d")]
+    pub kind: Kind,
+    /// Generator seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Size in cells, WIDTHxHEIGHT (side2d and map, as `new --size`).
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Generator preset (as `new --preset`).
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// A recipe file (JSON, see `isoterra recipe`) instead of a preset.
+    #[arg(long, conflicts_with = "preset", value_name = "RECIPE.json")]
+    pub recipe: Option<PathBuf>,
+    /// World units per cell.
+    #[arg(long, default_value_t = 1.0)]
+    pub cell_size: f32,
+    /// Longest side of the picture in pixels (16 to 1024).
+    #[arg(long, default_value_t = 256)]
+    pub pixels: u32,
+    /// World units across the picture: a heightmap's square, a voxel
+    /// world's slice (default: 1024 for a heightmap, 256 for voxel ground,
+    /// a planet's diameter and a margin).
+    #[arg(long)]
+    pub area: Option<f32>,
+    /// Print one JSON object (file, size, area, milliseconds).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

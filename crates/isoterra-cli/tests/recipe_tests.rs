@@ -350,3 +350,95 @@ fn info_recipe_reads_a_file_from_before_recipes() {
     ok(&["new", s(&again), "--kind", "side2d", "--recipe", s(&recipe)]);
     assert_eq!(ok(&["info", s(&again), "--recipe"]), text);
 }
+
+/// `isoterra preview` draws every named recipe (and an edited one) without
+/// creating a world, and refuses bad options with a message.
+#[test]
+fn preview_draws_presets_and_recipes_without_creating_a_world() {
+    let dir = tempfile::tempdir().unwrap();
+    for (kind, presets) in NAMED {
+        for preset in presets {
+            let out = dir.path().join(format!("{kind}-{preset}.png"));
+            let mut args = vec![
+                "preview",
+                s(&out),
+                "--kind",
+                kind,
+                "--preset",
+                preset,
+                "--pixels",
+                "64",
+                "--json",
+            ];
+            args.extend(size_args(kind));
+            let v: Value = serde_json::from_str(&ok(&args)).unwrap();
+            let png = std::fs::read(&out).unwrap();
+            assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{kind} {preset}");
+            assert_eq!(
+                v["width"]
+                    .as_u64()
+                    .unwrap()
+                    .max(v["height"].as_u64().unwrap()),
+                64
+            );
+        }
+    }
+    // An edited recipe draws another picture than its preset.
+    let recipe = dir.path().join("r.json");
+    ok(&[
+        "recipe",
+        "--kind",
+        "side2d",
+        "--preset",
+        "caves",
+        "-o",
+        s(&recipe),
+    ]);
+    let a = dir.path().join("a.png");
+    ok(&[
+        "preview",
+        s(&a),
+        "--kind",
+        "side2d",
+        "--recipe",
+        s(&recipe),
+        "--size",
+        "96x48",
+    ]);
+    let mut r: Value = serde_json::from_slice(&std::fs::read(&recipe).unwrap()).unwrap();
+    r["params"]["fill"] = json!(0.2);
+    std::fs::write(&recipe, r.to_string()).unwrap();
+    let b = dir.path().join("b.png");
+    ok(&[
+        "preview",
+        s(&b),
+        "--kind",
+        "side2d",
+        "--recipe",
+        s(&recipe),
+        "--size",
+        "96x48",
+    ]);
+    assert_ne!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    // Nothing but the pictures was written.
+    let files = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(files, 12 + 3);
+
+    let c = dir.path().join("c.png");
+    for (args, needle) in [
+        (vec!["--kind", "side2d", "--pixels", "5000"], "pixels"),
+        (
+            vec!["--kind", "side2d", "--area", "64"],
+            "area does not apply",
+        ),
+        (vec!["--kind", "heightmap", "--area", "nan"], "area"),
+        (vec!["--kind", "heightmap", "--preset", "plains"], "plains"),
+        (vec!["--kind", "voxel", "--size", "64x64"], "endless"),
+    ] {
+        let mut all = vec!["preview", s(&c)];
+        all.extend(args);
+        let msg = fails(&all);
+        assert!(msg.contains(needle), "{msg} lacks {needle}");
+        assert!(!c.exists());
+    }
+}

@@ -13,15 +13,20 @@ use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use futures_util::{SinkExt, StreamExt};
 use serde::Deserialize;
 use tokio::sync::oneshot;
 
+use isoterra::kind::{NewWorld, PreviewOptions, Recipe, WorldKind, preview, recipe_fields};
+use serde_json::json;
+
 use crate::MAX_MESSAGE_BYTES;
 use crate::assets;
+use crate::kinds::reject;
 use crate::outbox::Outbox;
 use crate::protocol::{Reject, error_json};
+use crate::state::check_new_world;
 use crate::state::{Command, Out};
 
 /// What every handler shares.
@@ -91,6 +96,8 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/export", get(export_handler))
         .route("/api/info", get(info_handler))
         .route("/api/pathing", get(pathing_handler))
+        .route("/api/recipe", get(recipe_handler))
+        .route("/api/preview", post(preview_handler))
         .fallback(get(static_handler))
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
@@ -218,6 +225,118 @@ async fn pathing_handler(State(state): State<AppState>) -> Response {
             error_json(None, None, &r),
         )
             .into_response(),
+        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response(),
+    }
+}
+
+fn bad_request(r: &Reject) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "application/json")],
+        error_json(None, None, r),
+    )
+        .into_response()
+}
+
+#[derive(Debug, Deserialize)]
+struct RecipeQuery {
+    kind: Option<String>,
+    preset: Option<String>,
+}
+
+/// A preset's recipe with the controls that edit it: `recipe` (the recipe
+/// document), `fields` (every parameter: path, group, label, help, hard
+/// range, slider range, choices) and the kind's `presets`, `preset`,
+/// `size` and `size_range`.
+async fn recipe_handler(
+    query: Result<Query<RecipeQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let Ok(Query(q)) = query else {
+        return bad_request(&Reject::bad_message("bad query string"));
+    };
+    let Some(kind) = q.kind.filter(|k| k.len() <= 32) else {
+        return bad_request(&Reject::bad_message("missing `kind`"));
+    };
+    let kind: WorldKind = match kind.parse() {
+        Ok(k) => k,
+        Err(e) => return bad_request(&reject(e)),
+    };
+    let d = NewWorld::defaults(kind);
+    let preset = q.preset.unwrap_or_else(|| d.preset.to_string());
+    let recipe = match Recipe::preset(kind, &preset) {
+        Ok(r) => r,
+        Err(e) => return bad_request(&reject(e)),
+    };
+    let body = json!({
+        "kind": kind.name(),
+        "recipe": recipe.to_json_value(),
+        "fields": recipe_fields(kind),
+        "preset": preset,
+        "presets": d.presets,
+        "size": d.size,
+        "size_range": d.size_range,
+    });
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// Previews drawn at once; more wait their turn.
+static PREVIEWS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
+#[derive(Debug, Deserialize)]
+struct PreviewRequest {
+    #[serde(flatten)]
+    world: crate::protocol::NewWorld,
+    #[serde(default)]
+    pixels: Option<u32>,
+    #[serde(default)]
+    area: Option<f32>,
+}
+
+/// A picture of the world a `new_world` request would make (the same
+/// fields, plus `pixels` and `area`), as a PNG; its size and area in the
+/// `x-preview-*` headers. Nothing is written.
+async fn preview_handler(body: Bytes) -> Response {
+    if body.len() > MAX_MESSAGE_BYTES {
+        return bad_request(&Reject::new(
+            "too_large",
+            format!("a preview request is at most {MAX_MESSAGE_BYTES} bytes"),
+        ));
+    }
+    let req: PreviewRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => return bad_request(&Reject::bad_message(format!("preview: {e}"))),
+    };
+    let Ok(_turn) = PREVIEWS.acquire().await else {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
+    };
+    let drawn = tokio::task::spawn_blocking(move || {
+        let new = check_new_world(&req.world)?;
+        let options = PreviewOptions::DEFAULT
+            .with_pixels(req.pixels.unwrap_or(PreviewOptions::DEFAULT.pixels))
+            .with_area(req.area);
+        preview(&new, &options).map_err(reject)
+    })
+    .await;
+    match drawn {
+        Ok(Ok(p)) => {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("image/png"));
+            for (name, value) in [
+                ("x-preview-width", p.width.to_string()),
+                ("x-preview-height", p.height.to_string()),
+                ("x-preview-area", p.area.to_string()),
+            ] {
+                if let Ok(v) = HeaderValue::from_str(&value) {
+                    headers.insert(header::HeaderName::from_static(name), v);
+                }
+            }
+            (headers, Body::from(p.png)).into_response()
+        }
+        Ok(Err(r)) => bad_request(&r),
         Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response(),
     }
 }

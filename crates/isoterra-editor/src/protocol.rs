@@ -67,6 +67,10 @@ pub(crate) struct NewWorld {
     pub size: Option<[u32; 2]>,
     #[serde(default)]
     pub preset: Option<String>,
+    /// The generator in full (a recipe document, as `isoterra recipe`
+    /// prints it); it replaces the preset.
+    #[serde(default)]
+    pub recipe: Option<Value>,
 }
 
 /// An error reply: code and message (the `req` and `stroke` are added by

@@ -14,7 +14,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use isoterra::kind::{AnyDocument, NewWorld, StrokeId, StrokeSpec, WorldKind};
+use isoterra::kind::{AnyDocument, NewWorld, Recipe, StrokeId, StrokeSpec, WorldKind};
 use isoterra::world::StreamViewer;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -320,6 +320,7 @@ impl World {
                 let mut v = kinds::world_json(doc, &self.path);
                 v["content_hash"] = json!(doc.content_hash());
                 v["history"] = doc.history().json();
+                v["recipe"] = doc.recipe().to_json_value();
                 let _ = reply.send(v);
             }
             Command::Pathing { reply } => {
@@ -547,10 +548,7 @@ impl World {
                 self.broadcast_history(id, action, stroke, req.as_deref());
                 Ok(())
             }
-            ClientMsg::NewWorld(nw) => {
-                let seed = nw.seed.unwrap_or(1);
-                self.new_world(&nw.kind, seed, nw.size, nw.preset.as_deref())
-            }
+            ClientMsg::NewWorld(nw) => self.new_world(&nw),
         }
     }
 
@@ -676,15 +674,9 @@ impl World {
         }
     }
 
-    fn new_world(
-        &mut self,
-        kind: &str,
-        seed: u64,
-        size: Option<[u32; 2]>,
-        preset: Option<&str>,
-    ) -> Result<(), Reject> {
+    fn new_world(&mut self, request: &protocol::NewWorld) -> Result<(), Reject> {
         // Check the request before touching the file.
-        let new = check_new_world(kind, seed, size, preset)?;
+        let new = check_new_world(request)?;
         // The new world is built whole in a fresh folder beside the old one,
         // so that a failure leaves the old world as it was.
         let staged = stage_new_world(&self.path, &new)?;
@@ -957,20 +949,23 @@ fn is_conflict(e: &isoterra::kind::KindError) -> bool {
     )
 }
 
-/// Checks a `new_world` request without touching any file.
-fn check_new_world(
-    kind: &str,
-    seed: u64,
-    size: Option<[u32; 2]>,
-    preset: Option<&str>,
-) -> Result<NewWorld, Reject> {
-    let kind: WorldKind = kind.parse().map_err(reject)?;
+/// Checks a `new_world` request (or a preview's) without touching any
+/// file.
+pub(crate) fn check_new_world(request: &protocol::NewWorld) -> Result<NewWorld, Reject> {
+    let kind: WorldKind = request.kind.parse().map_err(reject)?;
+    let recipe = match &request.recipe {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            let bytes = serde_json::to_vec(v).map_err(|e| Reject::invalid(e.to_string()))?;
+            Some(Recipe::from_slice(&bytes).map_err(reject)?)
+        }
+    };
     let new = NewWorld {
         kind,
-        seed,
-        size,
-        preset: preset.map(str::to_string),
-        recipe: None,
+        seed: request.seed.unwrap_or(1),
+        size: request.size,
+        preset: request.preset.clone(),
+        recipe,
         chunk: None,
         cell_size: None,
     };
@@ -1109,22 +1104,49 @@ mod tests {
         );
     }
 
+    fn request(
+        kind: &str,
+        size: Option<[u32; 2]>,
+        preset: Option<&str>,
+        recipe: Option<Value>,
+    ) -> protocol::NewWorld {
+        protocol::NewWorld {
+            kind: kind.into(),
+            seed: Some(1),
+            size,
+            preset: preset.map(str::to_string),
+            recipe,
+        }
+    }
+
     #[test]
     fn new_world_requests_are_checked_without_touching_files() {
-        assert!(check_new_world("side2d", 1, Some([64, 32]), Some("caves")).is_ok());
-        assert!(check_new_world("map", 1, Some([32, 32]), Some("plateaus")).is_ok());
-        for (kind, size, preset) in [
-            ("side2d", Some([8, 32]), None),
-            ("side2d", None, Some("volcano")),
-            ("map", Some([32, 100_000]), None),
-            ("heightmap", None, Some("plains")),
-            ("teapot", None, None),
+        assert!(check_new_world(&request("side2d", Some([64, 32]), Some("caves"), None)).is_ok());
+        assert!(check_new_world(&request("map", Some([32, 32]), Some("plateaus"), None)).is_ok());
+        let mut fill = isoterra::kind::Recipe::preset(WorldKind::Side2d, "caves")
+            .unwrap()
+            .to_json_value();
+        fill["params"]["fill"] = json!(0.3);
+        let new = check_new_world(&request("side2d", None, None, Some(fill.clone()))).unwrap();
+        assert_eq!(new.recipe.unwrap().to_json_value(), fill);
+        let mut bad_fill = fill.clone();
+        bad_fill["params"]["fill"] = json!(3.0);
+        for (kind, size, preset, recipe) in [
+            ("side2d", Some([8, 32]), None, None),
+            ("side2d", None, Some("volcano"), None),
+            ("map", Some([32, 100_000]), None, None),
+            ("heightmap", None, Some("plains"), None),
+            ("teapot", None, None, None),
+            ("side2d", None, None, Some(bad_fill)),
+            ("side2d", None, None, Some(json!("fill"))),
+            ("heightmap", None, None, Some(fill.clone())),
+            ("side2d", None, Some("caves"), Some(fill.clone())),
         ] {
-            let r = check_new_world(kind, 1, size, preset);
+            let r = check_new_world(&request(kind, size, preset, recipe.clone()));
             assert_eq!(
                 r.map_err(|e| e.code),
                 Err("invalid_parameter"),
-                "{kind} {size:?} {preset:?}"
+                "{kind} {size:?} {preset:?} {recipe:?}"
             );
         }
     }

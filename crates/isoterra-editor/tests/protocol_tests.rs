@@ -1419,3 +1419,124 @@ fn welcome_names_textures_materials_and_parameters() {
         }
     });
 }
+
+/// The JSON object in a response body.
+fn json_body(body: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(body);
+    let start = text.find('{').expect("JSON body");
+    let end = text.rfind('}').expect("JSON body");
+    serde_json::from_str(&text[start..=end]).expect("JSON")
+}
+
+fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(v, |v, k| v.get(k))
+}
+
+#[test]
+fn recipe_fields_previews_and_worlds_made_from_an_edited_recipe() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Side2d);
+        let server = start(&path).await;
+        let addr = server.addr();
+        let host = addr.to_string();
+        let h = [("Host", host.as_str())];
+
+        // Every kind's recipe comes with a control for every parameter.
+        for kind in ["side2d", "heightmap", "voxel", "map"] {
+            let (status, body) = http_get(addr, &format!("/api/recipe?kind={kind}"), &h).await;
+            assert_eq!(status, 200, "{kind}");
+            let v = json_body(&body);
+            let params = &v["recipe"]["params"];
+            let fields = v["fields"].as_array().unwrap();
+            assert!(!fields.is_empty(), "{kind}");
+            for f in fields {
+                let p = f["path"].as_str().unwrap();
+                if f["when"].is_null() {
+                    assert!(lookup(params, p).is_some(), "{kind}: {p} is not in the recipe");
+                }
+            }
+            assert!(v["presets"].as_array().unwrap().len() >= 3);
+        }
+        let (status, body) = http_get(addr, "/api/recipe?kind=voxel&preset=overhangs", &h).await;
+        assert_eq!(status, 200);
+        assert_eq!(json_body(&body)["recipe"]["name"], "overhangs");
+        for bad in [
+            "/api/recipe?kind=teapot",
+            "/api/recipe?kind=voxel&preset=volcano",
+            "/api/recipe",
+        ] {
+            assert_eq!(http_get(addr, bad, &h).await.0, 400, "{bad}");
+        }
+
+        // A preview of an edited recipe; the same request draws the same
+        // picture, another fill another one.
+        let (_, body) = http_get(addr, "/api/recipe?kind=side2d&preset=caves", &h).await;
+        let mut recipe = json_body(&body)["recipe"].clone();
+        recipe["params"]["fill"] = json!(0.3);
+        let req = |recipe: &Value| {
+            serde_json::to_vec(&json!({"kind": "side2d", "seed": 3, "size": [64, 32], "recipe": recipe}))
+                .unwrap()
+        };
+        let (status, a) = http_post(addr, "/api/preview", &h, &req(&recipe)).await;
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&a));
+        assert!(a.starts_with(b"\x89PNG\r\n\x1a\n"));
+        let (_, again) = http_post(addr, "/api/preview", &h, &req(&recipe)).await;
+        assert_eq!(a, again);
+        let mut fuller = recipe.clone();
+        fuller["params"]["fill"] = json!(0.8);
+        let (_, b) = http_post(addr, "/api/preview", &h, &req(&fuller)).await;
+        assert_ne!(a, b);
+
+        // Bad requests are refused with the reason, and change nothing.
+        let hash = info(addr).await["content_hash"].clone();
+        let mut bad_fill = recipe.clone();
+        bad_fill["params"]["fill"] = json!(3.0);
+        for (body, needle) in [
+            (req(&bad_fill), "params.fill"),
+            (b"{not json".to_vec(), "preview"),
+            (
+                serde_json::to_vec(&json!({"kind": "heightmap", "recipe": recipe})).unwrap(),
+                "side2d worlds",
+            ),
+            (
+                serde_json::to_vec(&json!({"kind": "side2d", "pixels": 0})).unwrap(),
+                "pixels",
+            ),
+            (
+                serde_json::to_vec(&json!({"kind": "side2d", "area": 100.0})).unwrap(),
+                "area",
+            ),
+            (vec![b' '; 70_000], "at most"),
+        ] {
+            let (status, out) = http_post(addr, "/api/preview", &h, &body).await;
+            assert_eq!(status, 400);
+            let msg = json_body(&out)["message"].as_str().unwrap().to_string();
+            assert!(msg.contains(needle), "{msg} lacks {needle}");
+        }
+        // Another site's page cannot make the server draw.
+        let (status, _) = http_post(
+            addr,
+            "/api/preview",
+            &[("Host", host.as_str()), ("Origin", "http://evil.example")],
+            &req(&recipe),
+        )
+        .await;
+        assert_eq!(status, 403);
+        assert_eq!(info(addr).await["content_hash"], hash);
+
+        // A new world from the edited recipe holds exactly that recipe.
+        let mut ws = connect(addr).await;
+        until_json(&mut ws, "welcome").await;
+        send(
+            &mut ws,
+            json!({"type": "new_world", "kind": "side2d", "seed": 3, "size": [64, 32], "recipe": recipe}),
+        )
+        .await;
+        let (w, _) = until_json(&mut ws, "welcome").await;
+        assert_eq!(w["world"]["kind"], "side2d");
+        let held = info(addr).await["recipe"].clone();
+        assert_eq!(held["params"], recipe["params"]);
+        server.shutdown().await;
+    });
+}

@@ -1084,6 +1084,12 @@ function sleep(ms) {
  * arrived for `quietMs`.
  */
 window.isoterra = {
+  /** The new-world dialog's generator panel: previews drawn, the last
+   *  one's round trip in ms, its error, and the recipe it would create. */
+  get recipe() {
+    const r = ui.recipe;
+    return { previews: r.previews, lastMs: r.lastMs, lastError: r.lastError, modified: r.modified, preset: r.preset, current: r.recipe ? r.current() : null };
+  },
   get ready() {
     return app.ready;
   },

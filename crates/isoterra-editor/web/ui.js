@@ -2,6 +2,8 @@
 // status bar, toasts, the new-world dialog and the export menu. Text lives in
 // the DOM (never in the canvas) so it stays sharp on any screen.
 
+import { RecipeEditor } from './recipe.js';
+
 const $ = (id) => document.getElementById(id);
 
 const PRESETS = {
@@ -10,7 +12,7 @@ const PRESETS = {
   heightmap: ['hills', 'mountains', 'islands'],
   voxel: ['caves', 'overhangs', 'planet'],
 };
-const DEFAULT_SIZE = { map: [256, 256], side2d: [512, 256] };
+const DEFAULT_SIZE = { map: [256, 256], side2d: [256, 128] };
 
 const EXPORT_LABELS = {
   glb: 'glTF binary (.glb)',
@@ -731,35 +733,81 @@ export class Ui {
     $('nw-size-row').hidden = !(kind in DEFAULT_SIZE);
   }
 
+  /** Kind, seed and size as the dialog has them now. */
+  dialogWorld() {
+    const kind = $('nw-kind').value;
+    const seed = Math.max(0, Math.floor(+$('nw-seed').value || 0));
+    const w = { kind, seed };
+    if (!$('nw-size-row').hidden) {
+      const d = DEFAULT_SIZE[kind] ?? [256, 256];
+      w.size = [Math.floor(+$('nw-w').value || d[0]), Math.floor(+$('nw-h').value || d[1])];
+    }
+    return w;
+  }
+
+  /** Loads a preset's recipe into the generator panel; `resetSize` puts
+   *  the kind's default size in the size fields. */
+  loadRecipe(kind, preset, resetSize) {
+    this.recipeLoad = this.recipe
+      .load(kind, preset)
+      .then((data) => {
+        if (!data) return;
+        const sel = $('nw-preset');
+        sel.replaceChildren(...data.presets.map((p) => new Option(p, p)));
+        sel.value = data.preset;
+        $('nw-size-row').hidden = !data.size;
+        if (data.size_range) {
+          for (const id of ['nw-w', 'nw-h']) {
+            $(id).min = String(data.size_range[0]);
+            $(id).max = String(data.size_range[1]);
+          }
+        }
+        if (data.size && resetSize) {
+          $('nw-w').value = String(data.size[0]);
+          $('nw-h').value = String(data.size[1]);
+          this.recipe.schedule();
+        }
+      })
+      .catch((e) => this.toast('error', `cannot load the generator: ${e.message}`));
+    return this.recipeLoad;
+  }
+
   initDialog() {
     const dlg = $('new-world-dialog');
+    this.recipe = new RecipeEditor({
+      fields: $('nw-fields'),
+      img: $('nw-preview'),
+      info: $('nw-preview-info'),
+      area: $('nw-area'),
+      world: () => this.dialogWorld(),
+    });
+    this.recipeLoad = Promise.resolve();
     $('new-world').addEventListener('click', () => {
-      this.fillPresets($('nw-kind').value, null);
       dlg.returnValue = '';
       dlg.showModal();
+      this.loadRecipe($('nw-kind').value, $('nw-preset').value || null, false);
     });
     $('nw-kind').addEventListener('change', () => {
-      const k = $('nw-kind').value;
-      this.fillPresets(k, null);
-      const s = DEFAULT_SIZE[k];
-      if (s) {
-        $('nw-w').value = String(s[0]);
-        $('nw-h').value = String(s[1]);
-      }
-    });
-    dlg.addEventListener('close', () => {
-      if (dlg.returnValue !== 'create') return;
       const kind = $('nw-kind').value;
-      const seed = Math.max(0, Math.floor(+$('nw-seed').value || 0));
-      const spec = { kind, seed, preset: $('nw-preset').value };
-      if (kind in DEFAULT_SIZE) {
-        spec.size = [Math.floor(+$('nw-w').value || DEFAULT_SIZE[kind][0]), Math.floor(+$('nw-h').value || DEFAULT_SIZE[kind][1])];
-      }
+      this.fillPresets(kind, null);
+      this.loadRecipe(kind, null, true);
+    });
+    $('nw-preset').addEventListener('change', () => this.loadRecipe($('nw-kind').value, $('nw-preset').value, false));
+    for (const id of ['nw-seed', 'nw-w', 'nw-h']) $(id).addEventListener('input', () => this.recipe.schedule());
+    dlg.addEventListener('close', async () => {
+      if (dlg.returnValue !== 'create') return;
+      // A preset picked just before "Create" may still be loading.
+      await this.recipeLoad;
+      const world = this.dialogWorld();
+      const spec = { ...world, recipe: this.recipe.current() };
+      const what = this.recipe.modified ? `a recipe edited from ${this.recipe.preset}` : this.recipe.preset;
+      const seed = world.seed;
+      const kind = world.kind;
       // Replacing the world changes it for every window: ask first.
       const n = Number.isFinite(this.clients) ? this.clients : 1;
       const others = n > 1 ? `${n - 1} other editor window${n === 2 ? ' is' : 's are'} connected to it and will switch too.` : 'No other editor window is connected to it.';
       $('confirm-text').textContent =
-        `This replaces ${this.file ?? 'the open world'} with a new ${kind} world (${spec.preset}, seed ${seed}). ` +
+        `This replaces ${this.file ?? 'the open world'} with a new ${kind} world (${what}, seed ${seed}). ` +
         `The current file is kept as a backup next to it. ${others}`;
       const confirm = $('confirm-dialog');
       confirm.returnValue = '';

@@ -39,7 +39,7 @@ pub use npy::{export_npy_f32, read_npy, read_npy_file, read_npy3, read_npy3_file
 pub use obj::{ObjFiles, export_obj, export_obj_mtl};
 pub use ply::{export_ply, write_ply};
 pub use raster::{
-    GRASS_RIM_CELLS, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, PngOptions, export_field_png_gray,
-    export_side2d_png,
+    GRASS_RIM_CELLS, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, PngOptions, encode_rgb_png,
+    export_field_png_gray, export_side2d_png,
 };
 pub use svg::{SvgOptions, export_polylines_svg};

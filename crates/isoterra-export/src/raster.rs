@@ -138,6 +138,37 @@ fn encode(
     Ok(out)
 }
 
+/// Encodes 8-bit RGB pixels (row-major, 3 bytes a pixel, row 0 on top) as
+/// a PNG.
+///
+/// Errors: a zero size, `rgb` of another length than `width * height * 3`,
+/// or an image above the size limits.
+pub fn encode_rgb_png(width: u32, height: u32, rgb: &[u8]) -> Result<Vec<u8>, ExportError> {
+    if width == 0 || height == 0 {
+        return Err(ExportError::param(
+            "size",
+            format!("{width}x{height}"),
+            "an image has at least one pixel",
+        ));
+    }
+    check_image(f64::from(width), f64::from(height))?;
+    let want = width as u64 * height as u64 * 3;
+    if rgb.len() as u64 != want {
+        return Err(ExportError::param(
+            "rgb",
+            format!("{} bytes for {width}x{height} pixels", rgb.len()),
+            "RGB pixels take 3 bytes each",
+        ));
+    }
+    encode(
+        width,
+        height,
+        png::ColorType::Rgb,
+        png::BitDepth::Eight,
+        rgb,
+    )
+}
+
 /// A grayscale image of a field, one pixel per node: values are mapped
 /// linearly from `range = [lo, hi]` to black..white (clamped), as 8-bit or
 /// 16-bit samples. Image row 0 is the field's top row (largest y), so +y

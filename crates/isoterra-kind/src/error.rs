@@ -85,3 +85,11 @@ impl From<isoterra_world::WorldError> for KindError {
         KindError::Invalid(e.to_string())
     }
 }
+
+impl From<isoterra_field::FieldError> for KindError {
+    /// What a generator refuses (a parameter combination out of range) is
+    /// a bad parameter.
+    fn from(e: isoterra_field::FieldError) -> Self {
+        KindError::Invalid(e.to_string())
+    }
+}

@@ -44,7 +44,9 @@ mod export;
 mod heightmap;
 mod kind;
 mod map;
+mod preview;
 mod recipe;
+mod recipe_fields;
 mod run;
 pub mod schema;
 mod side2d;
@@ -64,9 +66,11 @@ pub use export::{
 };
 pub use isoterra_store::Followed;
 pub use kind::WorldKind;
+pub use preview::{MAX_PREVIEW_PIXELS, Preview, PreviewOptions, preview};
 pub use recipe::{
     HeightmapRecipe, MAX_RECIPE_BYTES, MAX_RECIPE_NAME, MapRecipe, NoiseRecipe, RECIPE_VERSION,
     Recipe, RecipeParams, Side2dRecipe, VoxelRecipe,
 };
+pub use recipe_fields::{Bounds, FieldControl, RecipeField, recipe_fields};
 pub use stroke::{Stamp, StrokeSpec, Template, checked_point};
 pub use voxel::VOXEL_RINGS_CHUNKS;

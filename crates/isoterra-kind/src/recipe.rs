@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::create::WorldParams;
+use crate::recipe_fields::{MAX_OCTAVES, bounds};
 use crate::{KindError, NewWorld, WorldKind};
 
 /// The recipe format version this build reads and writes.
@@ -364,9 +365,18 @@ impl Recipe {
 
     /// The recipe as a JSON value: `version`, `kind`, `name` (when there
     /// is one) and every parameter.
+    ///
+    /// Numbers are the shortest decimals that read back to the same `f32`
+    /// (`0.2`, not the `f64` widening `0.20000000298023224`), as in
+    /// [`to_json_pretty`](Self::to_json_pretty).
     pub fn to_json_value(&self) -> Value {
-        // Plain structs of numbers and names always serialise.
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        // Through text: serde_json writes an f32 as its shortest decimal,
+        // while `to_value` would widen it to f64 first. Plain structs of
+        // numbers and names always serialise.
+        serde_json::to_string(self)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or(Value::Null)
     }
 
     /// The recipe as indented JSON, ending in a newline. Numbers are
@@ -464,31 +474,6 @@ fn typed<T: DeserializeOwned>(params: &Value) -> Result<T, KindError> {
     })
 }
 
-/// Checks that `v` is finite and in `lo..=hi` (or `lo < v` when
-/// `open_lo`, `v < hi` when `open_hi`).
-fn range(
-    path: &str,
-    v: f32,
-    [lo, hi]: [f32; 2],
-    [open_lo, open_hi]: [bool; 2],
-) -> Result<(), KindError> {
-    let above = if open_lo { v > lo } else { v >= lo };
-    let below = if open_hi { v < hi } else { v <= hi };
-    if v.is_finite() && above && below {
-        return Ok(());
-    }
-    let left = if open_lo { "(" } else { "[" };
-    let right = if open_hi { ")" } else { "]" };
-    Err(bad(
-        path,
-        format!("must be finite and in {left}{lo}, {hi}{right}, got {v}"),
-    ))
-}
-
-const CLOSED: [bool; 2] = [false, false];
-const OPEN_LO: [bool; 2] = [true, false];
-const OPEN: [bool; 2] = [true, true];
-
 impl RecipeParams {
     /// The generator part of a world's parameters.
     pub fn of(params: &WorldParams) -> RecipeParams {
@@ -549,20 +534,15 @@ impl RecipeParams {
 
 impl Side2dRecipe {
     fn validate(&self) -> Result<(), KindError> {
-        range(
-            "params.feature_cells",
-            self.feature_cells,
-            [2.0, 65536.0],
-            CLOSED,
-        )?;
-        range("params.fill", self.fill, [0.0, 1.0], CLOSED)?;
-        range("params.iso", self.iso, [-1.0, 1.0], OPEN)
+        bounds::FEATURE_CELLS.check("params.feature_cells", self.feature_cells)?;
+        bounds::FILL.check("params.fill", self.fill)?;
+        bounds::ISO.check("params.iso", self.iso)
     }
 }
 
 impl NoiseRecipe {
     /// Largest [`octaves`](Self::octaves).
-    pub const MAX_OCTAVES: u32 = 32;
+    pub const MAX_OCTAVES: u32 = MAX_OCTAVES;
 
     fn of(p: &FractalParams) -> Self {
         NoiseRecipe {
@@ -592,26 +572,11 @@ impl NoiseRecipe {
                 format!("must be 1..={}, got {}", Self::MAX_OCTAVES, self.octaves),
             ));
         }
-        range(
-            &format!("{at}.frequency"),
-            self.frequency,
-            [0.0, 1000.0],
-            OPEN_LO,
-        )?;
-        range(
-            &format!("{at}.lacunarity"),
-            self.lacunarity,
-            [0.0, 16.0],
-            OPEN_LO,
-        )?;
-        range(
-            &format!("{at}.persistence"),
-            self.persistence,
-            [0.0, 4.0],
-            CLOSED,
-        )?;
+        bounds::FREQUENCY.check(&format!("{at}.frequency"), self.frequency)?;
+        bounds::LACUNARITY.check(&format!("{at}.lacunarity"), self.lacunarity)?;
+        bounds::PERSISTENCE.check(&format!("{at}.persistence"), self.persistence)?;
         if let Basis::Cellular { jitter, .. } = self.basis {
-            range(&format!("{at}.basis.jitter"), jitter, [0.0, 1.0], CLOSED)?;
+            bounds::JITTER.check(&format!("{at}.basis.jitter"), jitter)?;
         }
         // What is left is a combination the noise refuses (the highest
         // octave's frequency overflowing); name the noise.
@@ -644,25 +609,10 @@ impl HeightmapRecipe {
         self.base.validate("params.base")?;
         self.mountains.validate("params.mountains")?;
         self.mask.validate("params.mask")?;
-        range(
-            "params.mask_threshold",
-            self.mask_threshold,
-            [-1.0, 1.0],
-            CLOSED,
-        )?;
-        range("params.mask_blend", self.mask_blend, [0.0, 2.0], CLOSED)?;
-        range(
-            "params.mountain_strength",
-            self.mountain_strength,
-            [0.0, 1000.0],
-            CLOSED,
-        )?;
-        range(
-            "params.warp_amplitude",
-            self.warp_amplitude,
-            [0.0, 1.0e6],
-            CLOSED,
-        )?;
+        bounds::MASK_THRESHOLD.check("params.mask_threshold", self.mask_threshold)?;
+        bounds::MASK_BLEND.check("params.mask_blend", self.mask_blend)?;
+        bounds::MOUNTAIN_STRENGTH.check("params.mountain_strength", self.mountain_strength)?;
+        bounds::WARP_AMPLITUDE.check("params.warp_amplitude", self.warp_amplitude)?;
         self.warp.validate("params.warp")?;
         let n = self.curve.len();
         if !(2..=HeightCurve::MAX_POINTS).contains(&n) {
@@ -678,12 +628,7 @@ impl HeightmapRecipe {
                     format!("must be finite, got {x}"),
                 ));
             }
-            range(
-                &format!("params.curve[{i}][1]"),
-                *y,
-                [-1000.0, 1000.0],
-                CLOSED,
-            )?;
+            bounds::CURVE_Y.check(&format!("params.curve[{i}][1]"), *y)?;
             if i > 0 && *x <= self.curve[i - 1][0] {
                 return Err(bad(
                     format!("params.curve[{i}][0]"),
@@ -694,68 +639,27 @@ impl HeightmapRecipe {
                 ));
             }
         }
-        range(
-            "params.height_scale",
-            self.height_scale,
-            [0.0, 1.0e6],
-            OPEN_LO,
-        )?;
+        bounds::HEIGHT_SCALE.check("params.height_scale", self.height_scale)?;
         self.height_params().map(|_| ())
     }
 }
 
 impl VoxelRecipe {
     fn validate(&self) -> Result<(), KindError> {
-        let m = VoxelGen::MAX_LENGTH;
-        range("params.ground_level", self.ground_level, [-m, m], CLOSED)?;
-        range(
-            "params.ground_amplitude",
-            self.ground_amplitude,
-            [0.0, m],
-            OPEN_LO,
-        )?;
-        range(
-            "params.cave_frequency",
-            self.cave_frequency,
-            [0.0, 1.0],
-            OPEN_LO,
-        )?;
-        range(
-            "params.cave_threshold",
-            self.cave_threshold,
-            [0.0, 1.0],
-            [false, true],
-        )?;
-        range(
-            "params.overhang_strength",
-            self.overhang_strength,
-            [0.0, m],
-            CLOSED,
-        )?;
-        range(
-            "params.planet_radius",
-            self.planet_radius,
-            [0.0, m],
-            OPEN_LO,
-        )?;
-        range("params.falloff", self.falloff, [0.0, m], OPEN_LO)?;
-        range("params.iso", self.iso, [-1.0, 1.0], OPEN)
+        bounds::GROUND_LEVEL.check("params.ground_level", self.ground_level)?;
+        bounds::GROUND_AMPLITUDE.check("params.ground_amplitude", self.ground_amplitude)?;
+        bounds::CAVE_FREQUENCY.check("params.cave_frequency", self.cave_frequency)?;
+        bounds::CAVE_THRESHOLD.check("params.cave_threshold", self.cave_threshold)?;
+        bounds::OVERHANG_STRENGTH.check("params.overhang_strength", self.overhang_strength)?;
+        bounds::PLANET_RADIUS.check("params.planet_radius", self.planet_radius)?;
+        bounds::FALLOFF.check("params.falloff", self.falloff)?;
+        bounds::ISO.check("params.iso", self.iso)
     }
 }
 
 impl MapRecipe {
     fn validate(&self) -> Result<(), KindError> {
-        range(
-            "params.level_height",
-            self.level_height,
-            [0.0, 1.0e6],
-            OPEN_LO,
-        )?;
-        range(
-            "params.chasm_depth",
-            self.chasm_depth,
-            [0.0, 1.0e6],
-            OPEN_LO,
-        )
+        bounds::LEVEL_HEIGHT.check("params.level_height", self.level_height)?;
+        bounds::CHASM_DEPTH.check("params.chasm_depth", self.chasm_depth)
     }
 }

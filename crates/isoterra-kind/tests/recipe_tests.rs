@@ -3,7 +3,8 @@
 
 use isoterra_field::hash::Fnv1a64;
 use isoterra_kind::{
-    AnyDocument, Document, KindError, MAX_RECIPE_BYTES, NewWorld, Recipe, RecipeParams, WorldKind,
+    AnyDocument, Document, FieldControl, KindError, MAX_RECIPE_BYTES, NewWorld, PreviewOptions,
+    Recipe, RecipeParams, WorldKind, preview, recipe_fields,
 };
 use isoterra_store::MemoryStore;
 use proptest::prelude::*;
@@ -520,4 +521,183 @@ proptest! {
             .map_err(|e| TestCaseError::fail(format!("{e}: {v}")))?;
         prop_assert_eq!(RecipeParams::of(&params), recipe.params);
     }
+}
+
+/// Writes `value` at the dot-separated `path` of a recipe's params.
+fn set(recipe: &mut Value, path: &str, value: Value) {
+    let mut v = &mut recipe["params"];
+    for k in path.split('.') {
+        v = &mut v[k];
+    }
+    *v = value;
+}
+
+/// The error path of a recipe document, or `None` when it is valid.
+fn error_path(doc: &Value) -> Option<String> {
+    match Recipe::from_json(&doc.to_string()) {
+        Ok(_) => None,
+        Err(KindError::Recipe { path, .. }) => Some(path),
+        Err(e) => Some(format!("not a recipe error: {e}")),
+    }
+}
+
+/// The controls an editor builds from `recipe_fields` offer exactly what
+/// validation accepts: each number's hard range is the one checked (its
+/// ends in or out as the range says, just past them refused, naming the
+/// field), each slider's ends are accepted, each choice is accepted, and
+/// every parameter of every named recipe has a control.
+#[test]
+fn recipe_fields_agree_with_validation() {
+    for base in Recipe::presets() {
+        let kind = base.kind();
+        let fields = recipe_fields(kind);
+        let doc = base.to_json_value();
+        for f in &fields {
+            let path = format!("params.{}", f.path);
+            let mut doc = doc.clone();
+            if let Some([cond, value]) = &f.when {
+                // The condition, and every field that comes with it at
+                // its initial value (as the editor does).
+                set(&mut doc, cond, json!(value));
+                for g in fields.iter().filter(|g| g.when == f.when) {
+                    set(&mut doc, &g.path, g.initial.clone().unwrap());
+                }
+                assert_eq!(error_path(&doc), None, "{path}: its initial value");
+            }
+            let with = |v: Value| {
+                let mut d = doc.clone();
+                set(&mut d, &f.path, v);
+                error_path(&d)
+            };
+            match &f.control {
+                FieldControl::Number { bounds, slider, .. } => {
+                    for v in slider {
+                        assert_eq!(with(json!(v)), None, "{path}: slider end {v}");
+                    }
+                    let ends = [
+                        (bounds.min, bounds.open[0], f32::next_down(bounds.min)),
+                        (bounds.max, bounds.open[1], f32::next_up(bounds.max)),
+                    ];
+                    for (end, open, past) in ends {
+                        let at = with(json!(end));
+                        if open {
+                            assert_eq!(at.as_deref(), Some(path.as_str()), "{path} = {end}");
+                        } else {
+                            assert_ne!(at.as_deref(), Some(path.as_str()), "{path} = {end}");
+                        }
+                        assert_eq!(
+                            with(json!(past)).as_deref(),
+                            Some(path.as_str()),
+                            "{path} = {past}"
+                        );
+                    }
+                }
+                FieldControl::Integer { min, max, slider } => {
+                    for v in slider {
+                        assert_eq!(with(json!(v)), None, "{path}: slider end {v}");
+                    }
+                    assert_eq!(with(json!(min - 1)).as_deref(), Some(path.as_str()));
+                    assert_eq!(with(json!(max + 1)).as_deref(), Some(path.as_str()));
+                }
+                FieldControl::Choice { options } => {
+                    for o in *options {
+                        let r = with(json!(o));
+                        assert!(
+                            r.is_none() || !r.as_deref().unwrap().starts_with(&path),
+                            "{path} = {o}: {r:?}"
+                        );
+                    }
+                    assert!(with(json!("volcano")).is_some());
+                }
+                FieldControl::Curve { points, y } => {
+                    let n = points[1] + 1;
+                    let long: Vec<[f32; 2]> = (0..n).map(|i| [i as f32, 0.0]).collect();
+                    assert_eq!(with(json!(long)).as_deref(), Some(path.as_str()));
+                    assert!(with(json!([[0.0, f32::next_up(y.max)], [1.0, 1.0]])).is_some());
+                }
+                other => panic!("{path}: no check for {other:?}"),
+            }
+        }
+        // Every parameter (leaf) of the recipe has a control.
+        fn leaves(v: &Value, at: String, out: &mut Vec<String>) {
+            match v {
+                Value::Object(m) => {
+                    for (k, x) in m {
+                        let p = if at.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{at}.{k}")
+                        };
+                        leaves(x, p, out);
+                    }
+                }
+                _ => out.push(at),
+            }
+        }
+        let mut all = Vec::new();
+        leaves(&doc["params"], String::new(), &mut all);
+        for leaf in all {
+            assert!(
+                fields.iter().any(|f| f.path == leaf),
+                "{kind}: params.{leaf} has no control"
+            );
+        }
+    }
+}
+
+/// Every named recipe previews as a PNG of the promised size, the same
+/// picture twice; another seed or parameter draws another picture.
+#[test]
+fn previews_of_every_named_recipe() {
+    for recipe in Recipe::presets() {
+        let kind = recipe.kind();
+        let new = new_world(kind).with_recipe(recipe.clone());
+        let p = preview(&new, &PreviewOptions::DEFAULT.with_pixels(96)).unwrap();
+        assert!(p.png.starts_with(b"\x89PNG\r\n\x1a\n"), "{kind}");
+        let ihdr = &p.png[16..24];
+        let w = u32::from_be_bytes(ihdr[0..4].try_into().unwrap());
+        let h = u32::from_be_bytes(ihdr[4..8].try_into().unwrap());
+        assert_eq!((w, h), (p.width, p.height), "{kind}");
+        assert_eq!(w.max(h), 96, "{kind}");
+        assert!(p.area > 0.0);
+        let again = preview(&new, &PreviewOptions::DEFAULT.with_pixels(96)).unwrap();
+        assert_eq!(again, p, "{kind}: previews are deterministic");
+        let other = preview(
+            &new.clone().with_seed(7),
+            &PreviewOptions::DEFAULT.with_pixels(96),
+        );
+        if recipe.name.as_deref() != Some("blank") {
+            assert_ne!(
+                other.unwrap().png,
+                p.png,
+                "{kind} {:?}: seed 7",
+                recipe.name
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_preview_options_are_refused() {
+    let side = new_world(WorldKind::Side2d);
+    let hm = NewWorld::new(WorldKind::Heightmap);
+    for (new, options) in [
+        (&side, PreviewOptions::DEFAULT.with_pixels(0)),
+        (&side, PreviewOptions::DEFAULT.with_pixels(4096)),
+        (&side, PreviewOptions::DEFAULT.with_area(Some(64.0))),
+        (&hm, PreviewOptions::DEFAULT.with_area(Some(f32::NAN))),
+        (&hm, PreviewOptions::DEFAULT.with_area(Some(0.0))),
+        (&hm, PreviewOptions::DEFAULT.with_area(Some(1e9))),
+    ] {
+        assert!(
+            matches!(preview(new, &options), Err(KindError::Invalid(_))),
+            "{options:?}"
+        );
+    }
+    let mut bad = Recipe::preset(WorldKind::Heightmap, "hills").unwrap();
+    if let RecipeParams::Heightmap(h) = &mut bad.params {
+        h.height_scale = -1.0;
+    }
+    let e = preview(&hm.clone().with_recipe(bad), &PreviewOptions::DEFAULT).unwrap_err();
+    assert!(e.to_string().contains("params.height_scale"), "{e}");
 }

@@ -16,6 +16,7 @@ mod merge;
 mod mesh3d;
 mod new;
 mod parse;
+mod preview;
 mod query;
 mod recipe;
 mod serve;
@@ -34,6 +35,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Edit(a) => serve::run(&a),
         Command::New(a) => new::run(&a),
         Command::Recipe(a) => recipe::run(&a),
+        Command::Preview(a) => preview::run(&a),
         Command::Info(a) => info::run(&a),
         Command::Stroke(a) => edit::stroke(&a),
         Command::Undo(a) => edit::undo(&a.file),

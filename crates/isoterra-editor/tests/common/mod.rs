@@ -232,13 +232,40 @@ pub async fn http_status(addr: SocketAddr, path: &str, headers: &[(&str, &str)])
 
 /// `GET path`: the status code and the body.
 pub async fn http_get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, Vec<u8>) {
+    http_request(addr, "GET", path, headers, &[]).await
+}
+
+/// `POST path` with a JSON `body`: the status code and the response body.
+pub async fn http_post(
+    addr: SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<u8>) {
+    http_request(addr, "POST", path, headers, body).await
+}
+
+async fn http_request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<u8>) {
     let mut stream = TcpStream::connect(addr).await.expect("connect");
-    let mut req = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
+    if method == "POST" {
+        req.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
     req.push_str("\r\n");
     stream.write_all(req.as_bytes()).await.expect("write");
+    stream.write_all(body).await.expect("write");
     let mut buf = Vec::new();
     tokio::time::timeout(WAIT, stream.read_to_end(&mut buf))
         .await
