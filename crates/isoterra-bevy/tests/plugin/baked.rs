@@ -13,8 +13,7 @@ use isoterra::kind::{Document, NewWorld, WorldKind};
 use isoterra::store::WorldFile;
 use isoterra_bevy::prelude::*;
 
-mod common;
-use common::app;
+use crate::common::app;
 
 fn status(app: &App, terrain: Entity) -> Option<TerrainStatus> {
     app.world().get::<TerrainStatus>(terrain).copied()

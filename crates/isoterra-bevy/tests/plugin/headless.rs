@@ -13,8 +13,7 @@ use bevy::prelude::*;
 use isoterra::kind::{Document, NewWorld, StrokeSpec, WorldKind};
 use isoterra_bevy::prelude::*;
 
-mod common;
-use common::{app, run_until};
+use crate::common::{app, run_until};
 
 fn status(app: &mut App, terrain: Entity) -> Option<TerrainStatus> {
     app.world().get::<TerrainStatus>(terrain).copied()

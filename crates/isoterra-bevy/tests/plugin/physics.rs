@@ -8,8 +8,7 @@ use bevy::prelude::*;
 use isoterra::kind::{NewWorld, StrokeSpec, WorldKind};
 use isoterra_bevy::prelude::*;
 
-mod common;
-use common::{plugin_app as app, run_until};
+use crate::common::{plugin_app as app, run_until};
 
 fn settled(app: &App, terrain: Entity) -> bool {
     app.world()
