@@ -103,6 +103,17 @@ pub enum Kind {
 pub struct NewArgs {
     /// The world file to create (it must not exist).
     pub file: PathBuf,
+    #[command(flatten)]
+    pub generator: GeneratorArgs,
+    /// Cells per chunk side (default 64 for map and heightmap worlds, 32 for
+    /// side2d and voxel worlds).
+    #[arg(long)]
+    pub chunk: Option<u32>,
+}
+
+/// What a new world is made of: `new` and `preview` take the same flags.
+#[derive(Debug, Args)]
+pub struct GeneratorArgs {
     /// World kind.
     #[arg(long, value_enum, default_value = "side2d")]
     pub kind: Kind,
@@ -123,10 +134,6 @@ pub struct NewArgs {
     /// apply; a recipe does not carry them.
     #[arg(long, conflicts_with = "preset", value_name = "RECIPE.json")]
     pub recipe: Option<PathBuf>,
-    /// Cells per chunk side (default 64 for map and heightmap worlds, 32 for
-    /// side2d and voxel worlds).
-    #[arg(long)]
-    pub chunk: Option<u32>,
     /// World units per cell.
     #[arg(long, default_value_t = 1.0)]
     pub cell_size: f32,
@@ -167,24 +174,8 @@ pub struct RecipeArgs {
 pub struct PreviewArgs {
     /// The PNG file to write.
     pub out: PathBuf,
-    /// World kind.
-    #[arg(long, value_enum, default_value = "side2d")]
-    pub kind: Kind,
-    /// Generator seed.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Size in cells, WIDTHxHEIGHT (side2d and map, as `new --size`).
-    #[arg(long)]
-    pub size: Option<String>,
-    /// Generator preset (as `new --preset`).
-    #[arg(long)]
-    pub preset: Option<String>,
-    /// A recipe file (JSON, see `isoterra recipe`) instead of a preset.
-    #[arg(long, conflicts_with = "preset", value_name = "RECIPE.json")]
-    pub recipe: Option<PathBuf>,
-    /// World units per cell.
-    #[arg(long, default_value_t = 1.0)]
-    pub cell_size: f32,
+    #[command(flatten)]
+    pub generator: GeneratorArgs,
     /// Longest side of the picture in pixels (16 to 1024).
     #[arg(long, default_value_t = 256)]
     pub pixels: u32,

@@ -1420,14 +1420,6 @@ fn welcome_names_textures_materials_and_parameters() {
     });
 }
 
-/// The JSON object in a response body.
-fn json_body(body: &[u8]) -> Value {
-    let text = String::from_utf8_lossy(body);
-    let start = text.find('{').expect("JSON body");
-    let end = text.rfind('}').expect("JSON body");
-    serde_json::from_str(&text[start..=end]).expect("JSON")
-}
-
 fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.').try_fold(v, |v, k| v.get(k))
 }

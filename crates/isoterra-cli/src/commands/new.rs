@@ -5,7 +5,7 @@ use isoterra::field::Side2dPreset;
 use isoterra::kind::{AnyDocument, Document, NewWorld, WorldKind};
 use isoterra::world::Side2dParams;
 
-use crate::args::{Kind, NewArgs};
+use crate::args::{GeneratorArgs, Kind, NewArgs};
 use crate::commands::parse;
 
 /// The kind layer's kind of a `--kind` value.
@@ -18,32 +18,38 @@ pub fn world_kind(kind: Kind) -> WorldKind {
     }
 }
 
-pub fn run(a: &NewArgs) -> anyhow::Result<()> {
-    let kind = world_kind(a.kind);
-    let size = match &a.size {
+/// The new world the generator flags describe (the recipe file read and
+/// checked).
+pub fn new_world(g: &GeneratorArgs, chunk: Option<u32>) -> anyhow::Result<NewWorld> {
+    let size = match &g.size {
         Some(text) => {
             let (w, h) = parse::size(text)?;
             Some([w, h])
         }
         None => None,
     };
-    let recipe = match &a.recipe {
+    let recipe = match &g.recipe {
         Some(path) => Some(super::recipe::read(path)?),
         None => None,
     };
-    let new = NewWorld {
-        kind,
-        seed: a.seed,
+    Ok(NewWorld {
+        kind: world_kind(g.kind),
+        seed: g.seed,
         size,
-        preset: a.preset.clone(),
+        preset: g.preset.clone(),
         recipe,
-        chunk: a.chunk,
-        cell_size: Some(a.cell_size),
-    };
+        chunk,
+        cell_size: Some(g.cell_size),
+    })
+}
+
+pub fn run(a: &NewArgs) -> anyhow::Result<()> {
+    let new = new_world(&a.generator, a.chunk)?;
+    let kind = new.kind;
     let doc = Document::create(&a.file, &new)
         .with_context(|| format!("cannot create {}", a.file.display()))?;
     let file = a.file.display();
-    let seed = a.seed;
+    let seed = new.seed;
     match doc.typed() {
         AnyDocument::Side2d(d) => {
             let info = d.info();

@@ -2,33 +2,13 @@
 
 use std::time::Instant;
 
-use isoterra::kind::{NewWorld, PreviewOptions, preview};
+use isoterra::kind::{PreviewOptions, preview};
 use serde_json::json;
 
 use crate::args::PreviewArgs;
-use crate::commands::parse;
 
 pub fn run(a: &PreviewArgs) -> anyhow::Result<()> {
-    let size = match &a.size {
-        Some(text) => {
-            let (w, h) = parse::size(text)?;
-            Some([w, h])
-        }
-        None => None,
-    };
-    let recipe = match &a.recipe {
-        Some(path) => Some(super::recipe::read(path)?),
-        None => None,
-    };
-    let new = NewWorld {
-        kind: super::new::world_kind(a.kind),
-        seed: a.seed,
-        size,
-        preset: a.preset.clone(),
-        recipe,
-        chunk: None,
-        cell_size: Some(a.cell_size),
-    };
+    let new = super::new::new_world(&a.generator, None)?;
     let options = PreviewOptions::DEFAULT
         .with_pixels(a.pixels)
         .with_area(a.area);

@@ -290,9 +290,13 @@ pub async fn info(addr: SocketAddr) -> Value {
     let host = addr.to_string();
     let (status, body) = http_get(addr, "/api/info", &[("Host", &host)]).await;
     assert_eq!(status, 200);
-    // The body may be chunked; find the JSON object.
-    let text = String::from_utf8_lossy(&body);
+    json_body(&body)
+}
+
+/// The JSON object in a response body (which may be chunked).
+pub fn json_body(body: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(body);
     let start = text.find('{').expect("JSON body");
     let end = text.rfind('}').expect("JSON body");
-    serde_json::from_str(&text[start..=end]).expect("info is JSON")
+    serde_json::from_str(&text[start..=end]).expect("JSON body")
 }
