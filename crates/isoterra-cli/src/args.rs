@@ -49,7 +49,8 @@ pub enum Command {
     /// (of a --region, or an imported image's extent, or at mixed LOD around
     /// a point with --lod-rings); voxel: glb, obj (of a --region, or with
     /// --lod-rings); map: glb, obj, png-layers, tiled (JSON or TMX), pathing
-    /// (PNG). An OBJ with materials comes with OUT.mtl beside it.
+    /// (PNG), colliders (each cliff level's outlines, JSON). An OBJ with
+    /// materials comes with OUT.mtl beside it.
     Export(ExportArgs),
     /// Contour a 2D .npy array.
     Contour(ContourArgs),
@@ -383,7 +384,8 @@ pub struct ExportArgs {
     /// Output format: png, svg, colliders, glb or obj (side2d); png16, r16,
     /// exr (32-bit float), glb or obj (heightmap); glb or obj (voxel); glb,
     /// obj, png-layers (a 16-bit RGB layer image and a JSON sidecar beside
-    /// it), tiled (JSON, or TMX for a .tmx output) or pathing (map).
+    /// it), tiled (JSON, or TMX for a .tmx output), pathing or colliders
+    /// (each cliff level's outlines as JSON) (map).
     #[arg(long, value_parser = export_format)]
     pub format: isoterra::kind::ExportFormat,
     /// Output file.

@@ -658,3 +658,84 @@ fn external_tilesets_and_the_solid_flags_decide_the_land() {
     assert!(err.contains("t.tsx"), "{err}");
     assert!(!bad.exists());
 }
+
+/// Even-odd test of `p` against closed polylines.
+fn inside(polylines: &[Vec<[f32; 2]>], p: [f32; 2]) -> bool {
+    let mut odd = false;
+    for line in polylines {
+        for (i, a) in line.iter().enumerate() {
+            let b = line[(i + 1) % line.len()];
+            if (a[1] > p[1]) != (b[1] > p[1])
+                && p[0] < a[0] + (p[1] - a[1]) / (b[1] - a[1]) * (b[0] - a[0])
+            {
+                odd = !odd;
+            }
+        }
+    }
+    odd
+}
+
+/// `export --format colliders` on a map: every level's closed outlines in
+/// world units with its height, and a cliff raised by a stroke is inside
+/// its level's outline.
+#[test]
+fn map_colliders_outline_each_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("flat.isoterra");
+    let f = s(&file);
+    ok(&[
+        "new",
+        f,
+        "--kind",
+        "map",
+        "--size",
+        "80x60",
+        "--preset",
+        "blank",
+        "--cell-size",
+        "2",
+    ]);
+    ok(&[
+        "stroke", f, "--tool", "cliff-up", "--at", "40,30", "--radius", "10",
+    ]);
+    let out = dir.path().join("c.json");
+    ok(&["export", f, "--format", "colliders", "-o", s(&out)]);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(doc["format"], "isoterra-map-colliders");
+    assert_eq!(doc["tolerance_cells"], 0.05);
+    assert_eq!(doc["size"], serde_json::json!([160.0, 120.0]));
+    let levels = doc["levels"].as_array().unwrap();
+    let get = |k: u64| -> Vec<Vec<[f32; 2]>> {
+        let l = levels.iter().find(|l| l["level"] == k).expect("level");
+        serde_json::from_value(l["polylines"].clone()).unwrap()
+    };
+    for l in levels {
+        let k = l["level"].as_f64().unwrap();
+        assert_eq!(
+            l["height"].as_f64().unwrap(),
+            k * doc["level_height"].as_f64().unwrap()
+        );
+    }
+    // Level 0 is the whole (blank) map; level 1 the raised cliff.
+    let ground = get(0);
+    let cliff = get(1);
+    for line in ground.iter().chain(&cliff) {
+        assert!(line.len() >= 3 && line.first() != line.last());
+        for p in line {
+            assert!(
+                (0.0..=160.0).contains(&p[0]) && (0.0..=120.0).contains(&p[1]),
+                "{p:?}"
+            );
+        }
+    }
+    assert!(inside(&ground, [10.0, 10.0]));
+    // The stroke was at world (40, 30) (cell (20, 15)), radius 10.
+    assert!(inside(&cliff, [40.0, 30.0]), "{cliff:?}");
+    assert!(!inside(&cliff, [40.0, 50.0]));
+    assert!(!inside(&cliff, [10.0, 10.0]));
+    // Other kinds' colliders stay theirs; a voxel world has none.
+    let voxel = dir.path().join("v.isoterra");
+    ok(&["new", s(&voxel), "--kind", "voxel"]);
+    let e = fails(&["export", s(&voxel), "--format", "colliders", "-o", s(&out)]);
+    assert!(e.contains("does not apply to voxel"), "{e}");
+}

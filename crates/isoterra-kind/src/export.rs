@@ -27,7 +27,8 @@ pub enum ExportFormat {
     Png,
     /// The contours as SVG paths (side2d).
     Svg,
-    /// Collider polylines as JSON (side2d).
+    /// Collider polylines as JSON (side2d: the ground's outlines; map:
+    /// each cliff level's outlines and height).
     Colliders,
     /// glTF 2.0 binary (every kind; side2d: the fill mesh with its
     /// colliders beside it).
@@ -106,6 +107,7 @@ impl ExportFormat {
                 ExportFormat::PngLayers,
                 ExportFormat::Tiled,
                 ExportFormat::Pathing,
+                ExportFormat::Colliders,
             ],
         }
     }

@@ -5,7 +5,9 @@ use isoterra_export::{
     export_png_layers, export_tiled, export_tiled_tmx, tiled_tileset_png,
 };
 use isoterra_store::{ChunkStore, MapDocument};
-use isoterra_world::{MapBrush, PathingRules, pathing_grid};
+use isoterra_world::{
+    DEFAULT_COLLIDER_TOLERANCE, MapBrush, PathingRules, level_colliders, pathing_grid,
+};
 use serde_json::json;
 
 use crate::export::{ExportFile, FileRole};
@@ -184,6 +186,60 @@ pub(crate) fn export<S: ChunkStore>(
     let layers = d.world().layers();
     let rules = PathingRules::DEFAULT.with_level_height(params.mesh.level_height);
     Ok(match req.format {
+        ExportFormat::Colliders => {
+            // Each level's outlines in world units, simplified to 0.05 cell,
+            // with the height a game extrudes its walls to. Written from
+            // structs of f32, so numbers are their shortest decimals.
+            #[derive(serde::Serialize)]
+            struct Level {
+                level: u8,
+                height: f32,
+                polylines: Vec<Vec<[f32; 2]>>,
+            }
+            #[derive(serde::Serialize)]
+            struct Colliders {
+                format: &'static str,
+                version: u32,
+                cell_size: f32,
+                level_height: f32,
+                chasm_depth: f32,
+                tolerance_cells: f32,
+                size: [f32; 2],
+                levels: Vec<Level>,
+            }
+            let cell = params.mesh.cell_size;
+            let levels: Vec<Level> = level_colliders(layers, DEFAULT_COLLIDER_TOLERANCE)?
+                .into_iter()
+                .map(|l| Level {
+                    level: l.level,
+                    height: f32::from(l.level) * params.mesh.level_height,
+                    polylines: l
+                        .polylines
+                        .iter()
+                        .map(|p| p.iter().map(|&[x, z]| [x * cell, z * cell]).collect())
+                        .collect(),
+                })
+                .collect();
+            let count = json!({
+                "levels": levels.len(),
+                "polylines": levels.iter().map(|l| l.polylines.len()).sum::<usize>(),
+            });
+            let doc = Colliders {
+                format: "isoterra-map-colliders",
+                version: 1,
+                cell_size: cell,
+                level_height: params.mesh.level_height,
+                chasm_depth: params.mesh.chasm_depth,
+                tolerance_cells: DEFAULT_COLLIDER_TOLERANCE,
+                size: [
+                    params.width_cells as f32 * cell,
+                    params.depth_cells as f32 * cell,
+                ],
+                levels,
+            };
+            let bytes = serde_json::to_vec(&doc).map_err(|e| KindError::invalid(e.to_string()))?;
+            Exported::one(bytes, "application/json", "map.colliders.json", count)
+        }
         ExportFormat::Glb => Exported::one(
             export_map_glb(layers, &params.mesh)?,
             "model/gltf-binary",
