@@ -866,6 +866,18 @@ async function voxelScenario(ctx) {
       return [{ tool: 'dig', points: pts, radius: 5, strength: 1, extraPad: 20 }];
     },
     farCorner,
+    async (page, rect) => {
+      // voxel brushes are solids: the shape picker offers them, dig takes
+      // a blend, and a box dig is taken
+      await selectTool(page, 'dig');
+      const shapes = await page.locator('#shape option').allInnerTexts();
+      check(shapes.join(',') === 'sphere,box,capsule', `voxel shapes offered: ${shapes}`);
+      await page.selectOption('#shape', 'box');
+      const blend = await page.evaluate(() => window.isoterra.toolInfo('dig').params.map((p) => p.name));
+      check(blend.includes('blend'), `the dig tool has no blend parameter: ${blend}`);
+      const ack = await dragStroke(page, 'dig', await terrainDrag(page, rect, 0.06), { radius: 4, strength: 1 });
+      log(`  box dig: ${ack.changed_nodes} nodes changed`);
+    },
   );
 }
 
@@ -900,6 +912,17 @@ async function heightmapScenario(ctx) {
       await settle(page);
       check((await page.evaluate(() => window.isoterra.chunks)) > 0, 'no chunks after flying');
       log(`  fly camera: W moved ${moved.toFixed(1)} units, right drag turned, streaming settled`);
+      // the erosion brushes, each an acknowledged stroke that changes the
+      // ground: hydraulic erode on the hills, thermal slumping on a ridge
+      // raised steeper than its talus (the hills' own slopes are gentler)
+      const path = await terrainDrag(page, rect, 0.1);
+      let ack = await dragStroke(page, 'erode', path, { radius: 24, strength: 1 });
+      check(ack.changed_nodes > 0, 'the erode stroke changed nothing');
+      log(`  erode brush: ${ack.changed_nodes} nodes changed`);
+      for (let i = 0; i < 3; i++) await dragStroke(page, 'raise', path, { radius: 6, strength: 1 });
+      ack = await dragStroke(page, 'thermal', path, { radius: 16, strength: 1 });
+      check(ack.changed_nodes > 0, 'the thermal stroke changed nothing on a steep ridge');
+      log(`  thermal brush: ${ack.changed_nodes} nodes changed on a raised ridge`);
     },
   );
 }

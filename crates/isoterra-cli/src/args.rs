@@ -304,6 +304,12 @@ pub enum Shape {
     Square,
     /// Diamond brush (map).
     Diamond,
+    /// Ball (voxel; what `circle` means there).
+    Sphere,
+    /// Cube of half side --radius (voxel).
+    Box,
+    /// Upright capsule, 2 x --radius tall and --radius wide (voxel).
+    Capsule,
 }
 
 #[derive(Debug, Args)]
@@ -322,7 +328,9 @@ pub struct StrokeArgs {
     /// Brush radius in world units.
     #[arg(long, allow_hyphen_values = true)]
     pub radius: f32,
-    /// Brush shape (side2d, map; diamond is for maps).
+    /// Brush shape: circle or square (side2d); circle, square or diamond
+    /// (map); sphere (circle), box or capsule (voxel); heightmap brushes
+    /// are round.
     #[arg(long, value_enum, default_value = "circle")]
     pub shape: Shape,
     /// Strength in (0, 1].
@@ -358,6 +366,10 @@ pub struct StrokeArgs {
     /// Map cliff-up / cliff-down: the target level (0..=15).
     #[arg(long)]
     pub level: Option<u8>,
+    /// Voxel dig / add: round the crease where the brush meets the ground
+    /// into a fillet this many cells wide (0..=8; default 0, a sharp edge).
+    #[arg(long)]
+    pub blend: Option<f32>,
 }
 
 #[derive(Debug, Args)]

@@ -1367,3 +1367,79 @@ fn an_endless_input_is_refused_at_its_size_limit() {
     let err = fails(&["import", s(&other), "-o", s(&out)]);
     assert!(err.contains("cannot import `.bin` files"), "{err}");
 }
+
+/// Voxel strokes take a solid (`--shape sphere|box|capsule`) and a blend
+/// (`--blend K`, dig and add): each draws something else, undo and redo
+/// give the hashes back, and bad shapes or blends are refused with the file
+/// unchanged.
+#[test]
+fn voxel_box_capsule_and_blended_strokes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.isoterra");
+    let f = s(&file);
+    ok(&["new", f, "--kind", "voxel", "--seed", "5"]);
+    let fresh = hash(&file);
+    let mut hashes = Vec::new();
+    for extra in [
+        vec!["--shape", "sphere"],
+        vec!["--shape", "box"],
+        vec!["--shape", "capsule"],
+        vec!["--shape", "sphere", "--blend", "3"],
+    ] {
+        let other = dir.path().join(format!("{}.isoterra", hashes.len()));
+        std::fs::copy(&file, &other).unwrap();
+        let mut args = vec![
+            "stroke",
+            s(&other),
+            "--tool",
+            "dig",
+            "--at",
+            "0,-6,0",
+            "--radius",
+            "5",
+        ];
+        args.extend(extra);
+        assert!(ok(&args).contains("nodes changed"));
+        hashes.push(hash(&other));
+    }
+    let distinct: std::collections::BTreeSet<&String> = hashes.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        4,
+        "every shape and the blend draw something else"
+    );
+    ok(&[
+        "stroke",
+        f,
+        "--tool",
+        "add",
+        "--at",
+        "4,-2,4",
+        "--radius",
+        "4",
+        "--shape",
+        "capsule",
+        "--blend",
+        "2",
+        "--material",
+        "3",
+    ]);
+    let added = hash(&file);
+    assert_ne!(added, fresh);
+    ok(&["undo", f]);
+    assert_eq!(hash(&file), fresh);
+    ok(&["redo", f]);
+    assert_eq!(hash(&file), added);
+    for (args, needle) in [
+        (vec!["--tool", "dig", "--shape", "square"], "2D shape"),
+        (vec!["--tool", "dig", "--blend", "20"], "params.blend"),
+        (vec!["--tool", "dig", "--blend", "nan"], "finite"),
+        (vec!["--tool", "smooth", "--blend", "1"], "does not apply"),
+    ] {
+        let mut all = vec!["stroke", f, "--at", "0,-6,0", "--radius", "4"];
+        all.extend(args);
+        let e = fails(&all);
+        assert!(e.contains(needle), "{e} lacks {needle}");
+        assert_eq!(hash(&file), added);
+    }
+}

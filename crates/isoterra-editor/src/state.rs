@@ -345,6 +345,7 @@ impl World {
             "kind": doc.kind().name(),
             "world": kinds::world_json(doc, &self.path),
             "tools": kinds::tools_json(doc),
+            "shapes": isoterra::kind::schema::shapes(doc.kind()),
             "limits": kinds::limits_json(doc),
             "exports": kinds::exports(doc),
             "history": doc.history().json(),

@@ -35,7 +35,7 @@ try {
 }
 
 const DEFAULT_RADIUS = { side2d: 6, map: 8, heightmap: 12, voxel: 5 };
-const KIND_SHAPES = { side2d: ['circle', 'square'], map: ['circle', 'square', 'diamond'] };
+const KIND_SHAPES = { side2d: ['circle', 'square'], map: ['circle', 'square', 'diamond'], voxel: ['sphere', 'box', 'capsule'] };
 const FLY_START = {
   heightmap: { pos: [-70, 110, -70], yaw: Math.PI / 4, pitch: -0.5 },
   voxel: { pos: [-26, 36, -26], yaw: Math.PI / 4, pitch: -0.6, viewDistance: 256 },

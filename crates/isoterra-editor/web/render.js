@@ -166,7 +166,8 @@ const LIGHT = (() => {
   return l.map((x) => x / n);
 })();
 
-const SHAPES = { circle: 0, square: 1, diamond: 2 };
+// Voxel solids show as the ring of their footprint: a box as a square.
+const SHAPES = { circle: 0, square: 1, diamond: 2, sphere: 0, box: 1, capsule: 0 };
 
 /** A point on the outline of a unit brush of `shape` at angle `a`. */
 function outline(shape, a) {

@@ -232,6 +232,19 @@ pub fn tools(kind: WorldKind, materials: usize) -> Vec<ToolSpec> {
     }
 }
 
+/// The brush shapes strokes on `kind` worlds take (the stroke's `shape`),
+/// the first being the default: side2d `circle`, `square`; map `circle`,
+/// `square`, `diamond`; voxel `sphere`, `box`, `capsule`; heightmap brushes
+/// are round and take `circle` only.
+pub fn shapes(kind: WorldKind) -> &'static [&'static str] {
+    match kind {
+        WorldKind::Side2d => &["circle", "square"],
+        WorldKind::Heightmap => &["circle"],
+        WorldKind::Voxel => &crate::voxel::SHAPES,
+        WorldKind::Map => &["circle", "square", "diamond"],
+    }
+}
+
 /// The names of `kind`'s tools, separated by commas.
 pub fn tool_names(kind: WorldKind) -> String {
     tools(kind, 1)

@@ -5,7 +5,7 @@
 use isoterra_field::PathingOverride;
 use isoterra_world::{
     HeightBrush, HeightTool, MapBrush, MapBrushShape, MapEdit, MapTool, Side2dBrush,
-    Side2dBrushShape, Side2dEdit, Side2dTool, VoxelBrush, VoxelTool,
+    Side2dBrushShape, Side2dEdit, Side2dTool, VoxelBrush, VoxelShape, VoxelTool,
 };
 use serde_json::{Map, Value};
 
@@ -341,13 +341,27 @@ pub(crate) fn plain_shape(
     }
 }
 
-/// Checks the shape of a stroke whose brushes are round (heightmap discs,
-/// voxel spheres): `circle` (or `sphere` for voxel) or none. Any other
-/// shape is refused, never silently drawn round.
+/// The solid of a voxel stroke: `sphere` (also `circle`, or none), `box`
+/// or `capsule`; a 2D shape is refused.
+pub(crate) fn voxel_shape(shape: Option<&str>) -> Result<VoxelShape, KindError> {
+    match shape {
+        None | Some("circle") => Ok(VoxelShape::Sphere),
+        Some(other @ ("square" | "diamond")) => Err(KindError::invalid(format!(
+            "voxel brushes are solids: shape must be `sphere`, `box` or `capsule`, got `{other}` (a 2D shape)"
+        ))),
+        Some(other) => other.parse().map_err(|_| {
+            KindError::invalid(format!(
+                "voxel brush shape must be `sphere`, `box` or `capsule`, got `{other}`"
+            ))
+        }),
+    }
+}
+
+/// Checks the shape of a stroke whose brushes are round (heightmap discs):
+/// `circle` or none. Any other shape is refused, never silently drawn round.
 pub(crate) fn round_shape(kind: WorldKind, shape: Option<&str>) -> Result<(), KindError> {
     match shape {
         None | Some("circle") => Ok(()),
-        Some("sphere") if kind == WorldKind::Voxel => Ok(()),
         Some(other @ ("square" | "diamond")) => Err(KindError::invalid(format!(
             "{kind} brushes are round: shape `{other}` does not apply (it is for {} brushes); use `circle` or leave it out",
             if other == "square" {

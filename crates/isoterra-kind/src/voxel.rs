@@ -13,7 +13,7 @@ use crate::export::{
     region,
 };
 use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
-use crate::stroke::{Brief, Stamp, round_shape, voxel_tool};
+use crate::stroke::{Brief, Stamp, voxel_shape, voxel_tool};
 use crate::{ExportRequest, Exported, KindError, Template};
 
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
@@ -23,22 +23,25 @@ pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
             "dig",
             "#ff9800",
             '1',
-            "Carves a hole into the terrain.",
-            vec![],
+            "Carves the brush's solid (sphere, box or capsule) out of the terrain.",
+            vec![blend_param()],
         ),
         tool(
             "add",
             "#4caf50",
             '2',
-            "Adds solid terrain of the chosen material.",
-            vec![ParamSpec::number(
-                "material",
-                0.0,
-                255.0,
-                Some(0.0),
-                true,
-                "The material of the added terrain.",
-            )],
+            "Adds the brush's solid (sphere, box or capsule) of the chosen material.",
+            vec![
+                ParamSpec::number(
+                    "material",
+                    0.0,
+                    255.0,
+                    Some(0.0),
+                    true,
+                    "The material of the added terrain.",
+                ),
+                blend_param(),
+            ],
         ),
         tool(
             "smooth",
@@ -79,13 +82,28 @@ pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
     ]
 }
 
+/// The smooth-blend width of dig and add.
+fn blend_param() -> ParamSpec {
+    ParamSpec::number(
+        "blend",
+        0.0,
+        f64::from(VoxelBrush::MAX_BLEND),
+        Some(0.0),
+        false,
+        "Rounds the crease where the brush meets the ground into a fillet this many cells wide (0: a sharp edge).",
+    )
+}
+
+/// The brush shapes of voxel strokes, as the editor offers them.
+pub(crate) const SHAPES: [&str; 3] = ["sphere", "box", "capsule"];
+
 /// The template of a stroke of `tool` on a voxel world.
 pub(crate) fn template<S: ChunkStore>(
     _d: &VoxelDocument<S>,
     b: &Brief<'_>,
 ) -> Result<Template, KindError> {
     let Brief {
-        kind,
+        kind: _,
         tool,
         params,
         radius,
@@ -94,9 +112,10 @@ pub(crate) fn template<S: ChunkStore>(
     } = *b;
     let mut normal = None;
     let stamp = {
-        round_shape(kind, shape)?;
+        let vshape = voxel_shape(shape)?;
         let vtool = voxel_tool(tool.name);
         let material = params.number("material")?.unwrap_or(0.0) as u8;
+        let blend = params.number("blend")?.unwrap_or(0.0) as f32;
         if vtool == isoterra_world::VoxelTool::Flatten {
             let n = params.vector3("normal")?;
             let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
@@ -113,7 +132,9 @@ pub(crate) fn template<S: ChunkStore>(
         }
         let brush = VoxelBrush::new(vtool, [0.0; 3], radius)
             .with_strength(strength)
-            .with_material(material);
+            .with_material(material)
+            .with_shape(vshape)
+            .with_blend(blend);
         brush.validate()?;
         Stamp::Voxel(brush)
     };

@@ -5,7 +5,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use isoterra_field::VoxelGen;
 use isoterra_world::{
-    EditDirection, VoxelBrush, VoxelChunkMesh, VoxelParams, VoxelTool, VoxelWorld, WorldError,
+    EditDirection, VoxelBrush, VoxelChunkMesh, VoxelParams, VoxelShape, VoxelTool, VoxelWorld,
+    WorldError,
 };
 use proptest::prelude::*;
 
@@ -264,18 +265,24 @@ fn brush_strategy() -> impl Strategy<Value = VoxelBrush> {
         prop_oneof![Just(1.0f32), 0.05f32..1.0],
         0u8..4,
         prop::option::of((prop::array::uniform3(-1.0f32..1.0), -3.0f32..3.0)),
+        prop::sample::select(VoxelShape::ALL.to_vec()),
+        prop_oneof![Just(0.0f32), 0.0f32..VoxelBrush::MAX_BLEND],
     )
-        .prop_map(|(tool, center, radius, strength, material, plane)| {
-            let mut b = VoxelBrush::new(tool, center, radius)
-                .with_strength(strength)
-                .with_material(material);
-            if let Some((n, o)) = plane
-                && n.iter().map(|v| v * v).sum::<f32>() > 0.01
-            {
-                b = b.with_plane(n, o);
-            }
-            b
-        })
+        .prop_map(
+            |(tool, center, radius, strength, material, plane, shape, blend)| {
+                let mut b = VoxelBrush::new(tool, center, radius)
+                    .with_strength(strength)
+                    .with_material(material)
+                    .with_shape(shape)
+                    .with_blend(blend);
+                if let Some((n, o)) = plane
+                    && n.iter().map(|v| v * v).sum::<f32>() > 0.01
+                {
+                    b = b.with_plane(n, o);
+                }
+                b
+            },
+        )
 }
 
 proptest! {
@@ -340,6 +347,24 @@ proptest! {
         prop_assert!(w.meshed_chunks().all(|c| meshed.contains(&c)));
     }
 
+    /// Every node a brush changes lies within its reach of the centre on
+    /// each axis, and inside (dig, add without blend: on the solid's side
+    /// of) the shape's surface plus a cell.
+    #[test]
+    fn brushes_change_only_nodes_within_their_reach(b in brush_strategy()) {
+        let mut w = generated_world();
+        let edit = w.apply_brush(&b).unwrap();
+        for g in &edit.nodes {
+            let p = g.map(|v| v as f32);
+            for (v, c) in p.iter().zip(b.center) {
+                prop_assert!((v - c).abs() <= b.reach() + 1.0, "{:?} {:?}", g, b);
+            }
+            if b.blend == 0.0 {
+                prop_assert!(b.density(p) > -1.0 - 1e-4, "{:?} changed outside {:?}", g, b);
+            }
+        }
+    }
+
     #[test]
     fn raycast_agrees_with_is_solid(
         dir in prop::array::uniform3(-1.0f32..1.0),
@@ -402,6 +427,9 @@ fn bad_brushes_are_rejected_and_change_nothing() {
         ok.with_strength(0.0),
         ok.with_strength(1.5),
         ok.with_strength(f32::NAN),
+        ok.with_blend(-0.5),
+        ok.with_blend(9.0),
+        ok.with_blend(f32::NAN),
         VoxelBrush::new(VoxelTool::Flatten, [0.0; 3], 3.0).with_plane([0.0; 3], 0.0),
         VoxelBrush::new(VoxelTool::Flatten, [0.0; 3], 3.0).with_plane([0.0, 1.0, 0.0], f32::NAN),
     ];
@@ -766,4 +794,62 @@ fn an_edit_spread_over_far_apart_chunks_applies_and_undoes_exactly() {
     for g in &nodes {
         assert_eq!(w.node(*g), Some((-1.0, 0)), "{g:?}");
     }
+}
+
+/// A solid world below `y = 0`: density `-y`, clamped.
+fn flat_ground() -> VoxelWorld {
+    world_from_fn(|_, y, _| -y)
+}
+
+/// Digging a box or a capsule carves that solid, not a ball: a box takes
+/// the corners a ball leaves, a capsule is twice as tall as it is wide.
+#[test]
+fn box_and_capsule_brushes_carve_their_solid() {
+    let c = [0.0, -6.0, 0.0];
+    let mut ball = flat_ground();
+    ball.apply_brush(&VoxelBrush::new(VoxelTool::Dig, c, 4.0))
+        .unwrap();
+    let mut cube = flat_ground();
+    cube.apply_brush(&VoxelBrush::new(VoxelTool::Dig, c, 4.0).with_shape(VoxelShape::Box))
+        .unwrap();
+    let corner = [3.0, -9.0, 3.0];
+    assert!(ball.is_solid(corner));
+    assert!(!cube.is_solid(corner));
+    assert!(cube.is_solid([5.0, -6.0, 0.0]));
+    let mut pill = flat_ground();
+    pill.apply_brush(&VoxelBrush::new(VoxelTool::Dig, c, 4.0).with_shape(VoxelShape::Capsule))
+        .unwrap();
+    // Radius 2 around the segment y = -8..=-4: 3 cells up is air, 3 cells
+    // sideways is rock.
+    assert!(!pill.is_solid([0.0, -9.5, 0.0]));
+    assert!(!pill.is_solid([0.0, -2.5, 0.0]));
+    assert!(pill.is_solid([3.0, -6.0, 0.0]));
+    assert!(!ball.is_solid([3.0, -6.0, 0.0]));
+}
+
+/// A blended dig rounds the pit's rim: nodes at the ground just outside
+/// the ball are lowered (a fillet), where a plain dig leaves them; far
+/// ground is untouched, and undo gives the exact bytes back.
+#[test]
+fn a_blended_dig_rounds_the_rim() {
+    let c = [0.0, 0.0, 0.0];
+    let mut plain = flat_ground();
+    plain
+        .apply_brush(&VoxelBrush::new(VoxelTool::Dig, c, 4.0))
+        .unwrap();
+    let mut soft = flat_ground();
+    let start = snapshot(&soft);
+    let edit = soft
+        .apply_brush(&VoxelBrush::new(VoxelTool::Dig, c, 4.0).with_blend(3.0))
+        .unwrap();
+    // Just outside the ball, on the surface: solid after a plain dig, air
+    // (the fillet) after a blended one.
+    let rim = [4.6, -0.4, 0.0];
+    assert!(plain.is_solid(rim));
+    assert!(!soft.is_solid(rim));
+    // Far away the ground is as it was.
+    assert!(soft.is_solid([9.0, -0.5, 0.0]));
+    assert!(edit.nodes.iter().all(|g| g.iter().all(|v| v.abs() <= 9)));
+    soft.apply_edit(&edit, EditDirection::Backward).unwrap();
+    assert_eq!(snapshot(&soft), start);
 }

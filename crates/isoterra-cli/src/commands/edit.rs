@@ -42,6 +42,9 @@ fn spec(a: &StrokeArgs) -> anyhow::Result<StrokeSpec> {
             Shape::Circle => "circle",
             Shape::Square => "square",
             Shape::Diamond => "diamond",
+            Shape::Sphere => "sphere",
+            Shape::Box => "box",
+            Shape::Capsule => "capsule",
         }
         .to_string(),
     );
@@ -49,8 +52,14 @@ fn spec(a: &StrokeArgs) -> anyhow::Result<StrokeSpec> {
     if let Some(m) = a.material {
         p.insert("material".into(), json!(m));
     }
+    // JSON has no NaN or infinity (they would become null, read as "not
+    // given"): refuse them here.
+    let finite = |name: &str, v: f32| -> anyhow::Result<Value> {
+        anyhow::ensure!(v.is_finite(), "--{name} must be a finite number, got {v}");
+        Ok(json!(v))
+    };
     if let Some(h) = a.height {
-        p.insert("height".into(), json!(h));
+        p.insert("height".into(), finite("height", h)?);
     }
     if let Some(n) = &a.normal {
         let n = parse::point3(n).context("--normal")?;
@@ -61,6 +70,9 @@ fn spec(a: &StrokeArgs) -> anyhow::Result<StrokeSpec> {
     }
     if let Some(l) = a.level {
         p.insert("level".into(), json!(l));
+    }
+    if let Some(b) = a.blend {
+        p.insert("blend".into(), finite("blend", b)?);
     }
     if let Some(s) = a.seed {
         p.insert("seed".into(), json!(s));

@@ -69,19 +69,75 @@ impl std::str::FromStr for VoxelTool {
     }
 }
 
-/// A spherical 3D brush.
+/// The solid a [`VoxelBrush`] stamps, centred on its `center` and sized by
+/// its `radius` `r`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum VoxelShape {
+    /// A ball of radius `r`.
+    #[default]
+    Sphere,
+    /// An axis-aligned cube of half side `r`.
+    Box,
+    /// An upright capsule: radius `r / 2` around the vertical segment from
+    /// `r / 2` below the centre to `r / 2` above it (`2r` tall, `r` wide),
+    /// for shafts and pillars.
+    Capsule,
+}
+
+impl VoxelShape {
+    /// Every shape.
+    pub const ALL: [VoxelShape; 3] = [VoxelShape::Sphere, VoxelShape::Box, VoxelShape::Capsule];
+
+    /// The lowercase name (`sphere`, `box`, `capsule`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            VoxelShape::Sphere => "sphere",
+            VoxelShape::Box => "box",
+            VoxelShape::Capsule => "capsule",
+        }
+    }
+}
+
+impl std::str::FromStr for VoxelShape {
+    type Err = WorldError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        VoxelShape::ALL
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                WorldError::param(
+                    "shape",
+                    s,
+                    "unknown voxel brush shape; valid names: sphere, box, capsule",
+                )
+            })
+    }
+}
+
+/// A 3D brush.
 ///
-/// For a node at distance `d` from `center` (world units = cells), the ball
-/// tools use the distance-field value `s = clamp(radius - d, -1, 1)`:
-/// [`Dig`](VoxelTool::Dig) targets `min(old, -s)`, [`Add`](VoxelTool::Add)
-/// `max(old, s)`. [`Smooth`](VoxelTool::Smooth) targets the 3x3x3 mean (read
-/// from the field before the stroke, so node order does not matter),
+/// For a node at `p` (world units = cells), the shape gives a signed
+/// distance-like density `s(p)`, positive inside ([`isoterra_field::density`]'s
+/// `sphere`, `cuboid` and `capsule`). [`Dig`](VoxelTool::Dig) targets
+/// `min(old, -s)`, [`Add`](VoxelTool::Add) `max(old, s)`, each clamped to
+/// `[-1, 1]`; with a [`blend`](Self::blend) `k > 0` they take the smooth
+/// minimum and maximum over `k` instead, which rounds the crease where the
+/// shape meets the ground into a fillet about `k` wide.
+/// [`Smooth`](VoxelTool::Smooth) targets the 3x3x3 mean (read from the field
+/// before the stroke, so node order does not matter),
 /// [`Flatten`](VoxelTool::Flatten) targets `clamp(offset - dot(normal, p), -1, 1)`
-/// for the nodes within `radius` (the plane defaults to the horizontal plane
+/// for the nodes inside the shape (the plane defaults to the horizontal plane
 /// through `center`). Every node then moves `strength` of the way to its
 /// target: `old + strength * (target - old)`; with `strength = 1` it takes
 /// the target exactly. [`Paint`](VoxelTool::Paint) sets the material of the
-/// solid nodes within `radius`.
+/// solid nodes inside the shape.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -104,6 +160,14 @@ pub struct VoxelBrush {
     /// value: `None` (the horizontal plane through `center`).
     #[cfg_attr(feature = "serde", serde(default))]
     pub plane: Option<([f32; 3], f32)>,
+    /// The solid stamped. Default value: [`VoxelShape::Sphere`].
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub shape: VoxelShape,
+    /// Smooth-blend width of [`Dig`](VoxelTool::Dig) and
+    /// [`Add`](VoxelTool::Add) in cells, `0..=`[`MAX_BLEND`](Self::MAX_BLEND)
+    /// (`0`: the plain minimum or maximum). Default value: `0.0`.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub blend: f32,
 }
 
 #[cfg(feature = "serde")]
@@ -116,8 +180,10 @@ impl VoxelBrush {
     pub const MAX_RADIUS: f32 = 64.0;
     /// Largest magnitude of a centre coordinate.
     pub const MAX_COORD: f32 = 4_194_304.0;
+    /// Largest [`blend`](Self::blend), in cells.
+    pub const MAX_BLEND: f32 = 8.0;
 
-    /// A brush with strength 1, material 0 and no plane.
+    /// A sphere with strength 1, material 0, no plane and no blend.
     pub const fn new(tool: VoxelTool, center: [f32; 3], radius: f32) -> Self {
         VoxelBrush {
             tool,
@@ -126,7 +192,49 @@ impl VoxelBrush {
             strength: 1.0,
             material: 0,
             plane: None,
+            shape: VoxelShape::Sphere,
+            blend: 0.0,
         }
+    }
+
+    /// Sets [`shape`](Self::shape).
+    pub const fn with_shape(mut self, shape: VoxelShape) -> Self {
+        self.shape = shape;
+        self
+    }
+
+    /// Sets [`blend`](Self::blend).
+    pub const fn with_blend(mut self, blend: f32) -> Self {
+        self.blend = blend;
+        self
+    }
+
+    /// The shape's density at `p`: positive inside, about the distance to
+    /// its surface (exact for the sphere, the box and the capsule).
+    #[inline]
+    pub fn density(&self, p: [f32; 3]) -> f32 {
+        let c = self.center;
+        let r = self.radius;
+        match self.shape {
+            VoxelShape::Sphere => isoterra_field::density::sphere(p, c, r),
+            VoxelShape::Box => isoterra_field::density::cuboid(p, c, [r; 3]),
+            VoxelShape::Capsule => {
+                let h = r * 0.5;
+                isoterra_field::density::capsule(
+                    p,
+                    [c[0], c[1] - h, c[2]],
+                    [c[0], c[1] + h, c[2]],
+                    h,
+                )
+            }
+        }
+    }
+
+    /// How far from `center` the brush can change a node, per axis: the
+    /// shape's half extent, the blend width and a cell.
+    pub fn reach(&self) -> f32 {
+        // The box's corners are sqrt(3) r away, but per axis it reaches r.
+        self.radius + self.blend + 1.0
     }
 
     /// Sets [`strength`](Self::strength).
@@ -153,7 +261,7 @@ impl VoxelBrush {
     ///
     /// [`WorldError::InvalidParameter`] for a non-finite or far-away centre,
     /// a radius that is not finite, `<= 0` or above [`MAX_RADIUS`](Self::MAX_RADIUS),
-    /// a strength outside `(0, 1]`, or a plane whose normal is not finite and
+    /// a blend outside `0..=`[`MAX_BLEND`](Self::MAX_BLEND), a strength outside `(0, 1]`, or a plane whose normal is not finite and
     /// non-zero or whose offset is not finite.
     pub fn validate(&self) -> Result<(), WorldError> {
         for c in self.center {
@@ -170,6 +278,13 @@ impl VoxelBrush {
                 "radius",
                 self.radius,
                 "must be finite, > 0 and <= 64 cells",
+            ));
+        }
+        if !(self.blend >= 0.0 && self.blend <= Self::MAX_BLEND) {
+            return Err(WorldError::param(
+                "blend",
+                self.blend,
+                "must be finite and in 0..=8 cells",
             ));
         }
         if !(self.strength > 0.0 && self.strength <= 1.0) {

@@ -9,7 +9,7 @@ mod mesher;
 mod params;
 mod world;
 
-pub use brush::{VoxelBrush, VoxelTool};
+pub use brush::{VoxelBrush, VoxelShape, VoxelTool};
 pub use chunk::{VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh};
 pub use edit::VoxelEdit;
 pub use lod::{

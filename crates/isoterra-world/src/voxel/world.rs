@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use isoterra_field::DensitySampler;
+use isoterra_field::{DensitySampler, density};
 
 use super::brush::{VoxelBrush, VoxelTool};
 use super::chunk::{VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh};
@@ -693,7 +693,7 @@ impl VoxelWorld {
     /// As [`VoxelBrush::validate`]; the world is unchanged on error.
     pub fn apply_brush(&mut self, brush: &VoxelBrush) -> Result<VoxelEdit, WorldError> {
         brush.validate()?;
-        let r = brush.radius;
+        let r = brush.reach() - 1.0;
         let lo = brush.center.map(|c| (c - r).floor() as i64 - 1);
         let hi = brush.center.map(|c| (c + r).ceil() as i64 + 1);
         // The snapshot box has one more node on each side for smoothing.
@@ -718,15 +718,11 @@ impl VoxelWorld {
                     let i = sidx(g);
                     let (old, old_m) = (snap[i], snap_m[i]);
                     let p = [x as f32, y as f32, z as f32];
-                    let d = {
-                        let v = [
-                            p[0] - brush.center[0],
-                            p[1] - brush.center[1],
-                            p[2] - brush.center[2],
-                        ];
-                        (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
-                    };
-                    let s = (r - d).clamp(-1.0, 1.0);
+                    // The shape's density: positive inside.
+                    let raw = brush.density(p);
+                    let inside = raw >= 0.0;
+                    let s = raw.clamp(-1.0, 1.0);
+                    let k = brush.blend;
                     let blend = |target: f32| -> f32 {
                         if brush.strength >= 1.0 {
                             target
@@ -735,9 +731,17 @@ impl VoxelWorld {
                         }
                     };
                     let (new, new_m) = match brush.tool {
+                        VoxelTool::Dig if k > 0.0 => (
+                            blend(density::smooth_min(old, -raw, k).clamp(-1.0, 1.0)),
+                            old_m,
+                        ),
                         VoxelTool::Dig => (blend(old.min(-s)), old_m),
                         VoxelTool::Add => {
-                            let v = blend(old.max(s));
+                            let v = if k > 0.0 {
+                                blend(density::smooth_max(old, raw, k).clamp(-1.0, 1.0))
+                            } else {
+                                blend(old.max(s))
+                            };
                             let m = if v >= iso && old < iso {
                                 brush.material
                             } else {
@@ -746,7 +750,7 @@ impl VoxelWorld {
                             (v, m)
                         }
                         VoxelTool::Smooth => {
-                            if d > r {
+                            if !inside {
                                 (old, old_m)
                             } else {
                                 let mut sum = 0.0f32;
@@ -761,7 +765,7 @@ impl VoxelWorld {
                             }
                         }
                         VoxelTool::Flatten => {
-                            if d > r {
+                            if !inside {
                                 (old, old_m)
                             } else {
                                 let t = po - (pn[0] * p[0] + pn[1] * p[1] + pn[2] * p[2]);
@@ -769,7 +773,7 @@ impl VoxelWorld {
                             }
                         }
                         VoxelTool::Paint => {
-                            if d <= r && old >= iso {
+                            if inside && old >= iso {
                                 (old, brush.material)
                             } else {
                                 (old, old_m)
