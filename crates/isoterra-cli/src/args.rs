@@ -126,7 +126,7 @@ pub struct GeneratorArgs {
     #[arg(long)]
     pub size: Option<String>,
     /// Generator preset: side2d caves|hills|cellular (default hills), voxel
-    /// caves|overhangs|planet (default caves), heightmap hills|mountains|islands
+    /// caves|overhangs|planet|mesas (default caves), heightmap hills|mountains|islands
     /// (default hills), map island|plateaus|blank (default island).
     #[arg(long)]
     pub preset: Option<String>,

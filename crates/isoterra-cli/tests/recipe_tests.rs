@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 const NAMED: [(&str, &[&str]); 4] = [
     ("side2d", &["hills", "caves", "cellular"]),
     ("heightmap", &["hills", "mountains", "islands"]),
-    ("voxel", &["caves", "overhangs", "planet"]),
+    ("voxel", &["caves", "overhangs", "planet", "mesas"]),
     ("map", &["island", "plateaus", "blank"]),
 ];
 
@@ -422,7 +422,7 @@ fn preview_draws_presets_and_recipes_without_creating_a_world() {
     assert_ne!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     // Nothing but the pictures was written.
     let files = std::fs::read_dir(dir.path()).unwrap().count();
-    assert_eq!(files, 12 + 3);
+    assert_eq!(files, 13 + 3);
 
     let c = dir.path().join("c.png");
     for (args, needle) in [

@@ -10,7 +10,7 @@ const PRESETS = {
   map: ['island', 'plateaus', 'blank'],
   side2d: ['caves', 'hills', 'cellular'],
   heightmap: ['hills', 'mountains', 'islands'],
-  voxel: ['caves', 'overhangs', 'planet'],
+  voxel: ['caves', 'overhangs', 'planet', 'mesas'],
 };
 const DEFAULT_SIZE = { map: [256, 256], side2d: [256, 128] };
 

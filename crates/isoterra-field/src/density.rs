@@ -158,22 +158,27 @@ pub enum VoxelPreset {
     Overhangs,
     /// A noisy ball around the origin, with tunnels.
     Planet,
+    /// Terraced, flat-topped rock tables with steep sides, arches cut
+    /// through them, and floating rocks above them: the CSG formula.
+    Mesas,
 }
 
 impl VoxelPreset {
     /// Every preset.
-    pub const ALL: [VoxelPreset; 3] = [
+    pub const ALL: [VoxelPreset; 4] = [
         VoxelPreset::Caves,
         VoxelPreset::Overhangs,
         VoxelPreset::Planet,
+        VoxelPreset::Mesas,
     ];
 
-    /// The lowercase name (`caves`, `overhangs`, `planet`).
+    /// The lowercase name (`caves`, `overhangs`, `planet`, `mesas`).
     pub const fn name(self) -> &'static str {
         match self {
             VoxelPreset::Caves => "caves",
             VoxelPreset::Overhangs => "overhangs",
             VoxelPreset::Planet => "planet",
+            VoxelPreset::Mesas => "mesas",
         }
     }
 }
@@ -195,7 +200,7 @@ impl std::str::FromStr for VoxelPreset {
                 FieldError::param(
                     "preset",
                     s,
-                    "unknown voxel preset; valid names: caves, overhangs, planet",
+                    "unknown voxel preset; valid names: caves, overhangs, planet, mesas",
                 )
             })
     }
@@ -212,8 +217,22 @@ impl std::str::FromStr for VoxelPreset {
 /// Caves:     d = min(ground, tunnels)                      worm-like tunnels where |cave| is small
 /// Overhangs: d = ground + overhang_strength * cave(p)      3D displacement of the ground
 /// Planet:    d = min(planet_radius + ground_amplitude/4 * cave(p) - |p|, tunnels)
+/// Mesas:     d = max(min(terraced(p), max(tunnels, y0 - y)), rocks(p))
 /// density   = clamp(d / falloff, -1, 1)
 /// ```
+///
+/// Mesas is built from CSG terms: `terraced` is the ground (its height
+/// generator at three times `ground_amplitude`, see
+/// [`ground_height_scale`](Self::ground_height_scale)) with its height
+/// quantised into steps of `ground_amplitude / 4` (flat tops, risers
+/// steep over the last 30 % of each step); the tunnels are subtracted only
+/// above `y0 = ground_level - ground_amplitude / 2`, so they open as arches
+/// through the tables instead of caves under them; `rocks` is the union of floating
+/// boulders (balls displaced by the 3D noise), one in a fraction
+/// [`rock_density`](Self::rock_density) of the cells of a grid of
+/// [`rock_size`](Self::rock_size) units, in two rows of cells over the
+/// tables ([`rock_band`](Self::rock_band)). Each boulder stays inside its cell with a margin of the
+/// ramp width, so a point reads one cell and the field stays exact.
 ///
 /// `mid` is the middle of the height generator's analytic range, so the
 /// ground wobbles around `ground_level`. The final division by
@@ -251,6 +270,13 @@ pub struct VoxelGen {
     /// Width of the linear ramp around the surface before clamping, in world
     /// units, finite and `> 0`. Default value: `2.0`.
     pub falloff: f32,
+    /// Fraction of the rock grid's cells that hold a floating rock in the
+    /// mesas preset, in `[0, 1]`. Default value: `0.0`.
+    pub rock_density: f32,
+    /// Side of the rock grid's cells in world units, finite and in
+    /// `[4, 1e6]`; rocks are at most half of it across. Default value:
+    /// `24.0`.
+    pub rock_size: f32,
 }
 
 impl VoxelGen {
@@ -268,6 +294,8 @@ impl VoxelGen {
         overhang_strength: 40.0,
         planet_radius: 48.0,
         falloff: 2.0,
+        rock_density: 0.0,
+        rock_size: 24.0,
     };
 
     /// The defaults with `preset` and `seed`.
@@ -329,6 +357,49 @@ impl VoxelGen {
         self
     }
 
+    /// Sets [`rock_density`](Self::rock_density).
+    pub const fn with_rock_density(mut self, v: f32) -> Self {
+        self.rock_density = v;
+        self
+    }
+
+    /// Sets [`rock_size`](Self::rock_size).
+    pub const fn with_rock_size(mut self, v: f32) -> Self {
+        self.rock_size = v;
+        self
+    }
+
+    /// Height of one terrace step of the mesas preset.
+    pub fn terrace_step(&self) -> f32 {
+        self.ground_amplitude * 0.25
+    }
+
+    /// The `height_scale` of the ground's height generator: the ground
+    /// amplitude, and three times it for mesas (a heightfield's values
+    /// spread over a fraction of its range; mesas need several steps of
+    /// relief within a view).
+    pub fn ground_height_scale(&self) -> f32 {
+        match self.preset {
+            VoxelPreset::Mesas => 3.0 * self.ground_amplitude,
+            _ => self.ground_amplitude,
+        }
+    }
+
+    /// The `y` range `[bottom, top)` the mesas preset's floating rocks lie
+    /// in: two rows of rock cells, from the row a quarter of the way up
+    /// the ground's height range (`height_range`, the height
+    /// generator's analytic range).
+    pub fn rock_band(&self, height_range: [f32; 2]) -> [f32; 2] {
+        // Heights spread over a fraction of the analytic range: the band
+        // starts at the row of cells a quarter of the way up it, so
+        // boulders float over most tables and rest on the highest.
+        let mid = 0.5 * (height_range[0] + height_range[1]);
+        let base = self.ground_level + 0.25 * (height_range[1] - mid);
+        let c = self.rock_size;
+        let row = (base / c).floor();
+        [row * c, (row + 2.0) * c]
+    }
+
     /// Checks every field's range.
     ///
     /// # Errors
@@ -336,7 +407,7 @@ impl VoxelGen {
     /// [`FieldError::InvalidParameter`] naming the first bad field.
     pub fn validate(&self) -> Result<(), FieldError> {
         let m = Self::MAX_LENGTH;
-        let checks: [(&'static str, f32, bool, &'static str); 7] = [
+        let checks: [(&'static str, f32, bool, &'static str); 9] = [
             (
                 "ground_level",
                 self.ground_level,
@@ -379,6 +450,18 @@ impl VoxelGen {
                 self.falloff > 0.0 && self.falloff <= m,
                 "must be finite, > 0 and <= 1e6",
             ),
+            (
+                "rock_density",
+                self.rock_density,
+                (0.0..=1.0).contains(&self.rock_density),
+                "must be in [0, 1]",
+            ),
+            (
+                "rock_size",
+                self.rock_size,
+                (4.0..=m).contains(&self.rock_size),
+                "must be finite and in [4, 1e6]",
+            ),
         ];
         for (name, value, ok, reason) in checks {
             // NaN fails every comparison above, so `ok` is false for it.
@@ -417,10 +500,15 @@ pub struct DensitySampler {
     cave: Fbm,
     tunnel_scale: f32,
     inv_falloff: f32,
+    /// Mesas: the rock band `[bottom, top)` and the rocks' hash key.
+    rock_band: [f32; 2],
+    rock_key: u64,
 }
 
 /// Scrambles the seed for the 3D noise so it differs from the ground's.
 const CAVE_SEED_SALT: u64 = 0x9e37_79b9_7f4a_7c15;
+/// The stream of the mesas preset's rock hashes.
+const ROCK_STREAM: u64 = 0x524f_434b;
 
 impl DensitySampler {
     /// Builds the noises of `generator` (validated).
@@ -431,7 +519,7 @@ impl DensitySampler {
     pub fn new(generator: &VoxelGen) -> Result<Self, FieldError> {
         generator.validate()?;
         let height = HeightGen::new(
-            &HeightParams::DEFAULT.with_height_scale(generator.ground_amplitude),
+            &HeightParams::DEFAULT.with_height_scale(generator.ground_height_scale()),
             generator.seed,
         )?;
         let [lo, hi] = height.range();
@@ -448,6 +536,8 @@ impl DensitySampler {
             cave,
             tunnel_scale: 0.25 / generator.cave_frequency,
             inv_falloff: 1.0 / generator.falloff,
+            rock_band: generator.rock_band([lo, hi]),
+            rock_key: crate::noise::hash::derive(generator.seed, ROCK_STREAM),
         })
     }
 
@@ -465,6 +555,52 @@ impl DensitySampler {
     #[inline]
     fn tunnels(&self, n: f32) -> f32 {
         (n.abs() - self.generator.cave_threshold) * self.tunnel_scale
+    }
+
+    /// Mesas: the ground with its height quantised into steps.
+    #[inline]
+    fn terraced(&self, h: f32, y: f32) -> f32 {
+        let step = self.generator.terrace_step();
+        let u = (h - self.mid) / step;
+        let f = u.floor();
+        // Flat for 70 % of a step, then a steep smooth riser to the next.
+        let t = ((u - f - 0.7) / 0.3).clamp(0.0, 1.0);
+        let t = t * t * (3.0 - 2.0 * t);
+        height_field(self.generator.ground_level + (f + t) * step, y)
+    }
+
+    /// Mesas: the floating rock of the cell holding `p`, if any (density,
+    /// positive inside; `-inf` where there is none).
+    #[inline]
+    fn rock(&self, p: [f32; 3], n: f32) -> f32 {
+        let g = &self.generator;
+        let [bottom, top] = self.rock_band;
+        if g.rock_density <= 0.0 || !(p[1] >= bottom && p[1] < top) {
+            return f32::NEG_INFINITY;
+        }
+        let c = g.rock_size;
+        let cell = [(p[0] / c).floor(), (p[1] / c).floor(), (p[2] / c).floor()];
+        let key = cell.iter().fold(self.rock_key, |k, v| {
+            crate::noise::hash::mix64(k ^ (*v as i64 as u64))
+        });
+        let unit = |i: u64| crate::noise::hash::unit_f32(crate::noise::hash::mix64(key ^ i));
+        if unit(0) >= g.rock_density {
+            return f32::NEG_INFINITY;
+        }
+        // Radius up to a quarter of the cell; the centre anywhere that keeps
+        // the ball, its 30 % noise push and one ramp width inside the cell.
+        let r = c * 0.25 * (0.6 + 0.4 * unit(4));
+        let margin = 1.3 * r + g.falloff;
+        if 2.0 * margin >= c {
+            return f32::NEG_INFINITY;
+        }
+        let centre = [1, 2, 3].map(|i| margin + (c - 2.0 * margin) * unit(i));
+        let centre = [
+            cell[0] * c + centre[0],
+            cell[1] * c + centre[1],
+            cell[2] * c + centre[2],
+        ];
+        sphere(p, centre, r) + 0.3 * r * n
     }
 
     /// Combines the per-point pieces; shared by the point and batch paths.
@@ -488,6 +624,17 @@ impl DensitySampler {
                 } else {
                     ball
                 }
+            }
+            VoxelPreset::Mesas => {
+                let ground = self.terraced(h, p[1]);
+                let carved = if g.cave_threshold > 0.0 {
+                    // Tunnels only above the lowest tables: arches, not caves.
+                    let y0 = g.ground_level - 2.0 * g.terrace_step();
+                    intersect(ground, self.tunnels(n).max(y0 - p[1]))
+                } else {
+                    ground
+                };
+                union(carved, self.rock(p, n))
             }
         };
         (d * self.inv_falloff).clamp(-1.0, 1.0)

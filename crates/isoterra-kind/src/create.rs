@@ -122,7 +122,7 @@ impl NewWorld {
                 size: None,
                 size_range: None,
                 preset: "caves",
-                presets: &["caves", "overhangs", "planet"],
+                presets: &["caves", "overhangs", "planet", "mesas"],
                 chunk: VoxelParams::DEFAULT.chunk_cells,
             },
             WorldKind::Map => KindDefaults {
@@ -252,6 +252,14 @@ impl NewWorld {
                     VoxelPreset::Overhangs => VoxelGen::new(preset, seed)
                         .with_overhang_strength(OVERHANGS_STRENGTH)
                         .with_cave_frequency(OVERHANGS_FREQUENCY),
+                    // Tall tables, wide arches, a boulder in about a third
+                    // of the rock cells above them.
+                    VoxelPreset::Mesas => VoxelGen::new(preset, seed)
+                        .with_ground_amplitude(48.0)
+                        .with_cave_frequency(1.0 / 32.0)
+                        .with_cave_threshold(0.08)
+                        .with_rock_density(0.3)
+                        .with_rock_size(48.0),
                     _ => VoxelGen::new(preset, seed),
                 };
                 WorldParams::Voxel(

@@ -6,7 +6,8 @@
 //!   cave background, grass rim), scaled to fit;
 //! - heightmap: a square of `area` world units around the origin, shaded
 //!   relief (a light from the north-west) over an elevation ramp;
-//! - voxel: a vertical slice through `z = 0`, `area` units wide: sky, grass,
+//! - voxel: a vertical slice through `z = 0` (mesas: `z = rock_size / 2`,
+//!   through a row of rock cells), `area` units wide: sky, grass,
 //!   dirt and stone by depth under the top surface, and caves in shadow
 //!   (a planet: a slice through its centre);
 //! - map: the whole map from above, in its splat colours, lighter per cliff
@@ -156,12 +157,19 @@ pub fn preview(new: &NewWorld, options: &PreviewOptions) -> Result<Preview, Kind
             });
             let (w, h) = if planet { (n, n) } else { (n, (n / 2).max(1)) };
             let step = area / w as f32;
-            // Ground: the slice's top is a quarter of its height above the
+            // Ground: the slice's top is 45 % of its height above the
             // ground level. Planet: centred.
             let top = if planet {
                 step * h as f32 / 2.0
             } else {
-                g.ground_level + step * h as f32 * 0.3
+                g.ground_level + step * h as f32 * 0.45
+            };
+            // Mesas: through the middle of a row of rock cells (a boulder
+            // never crosses its cell's faces, so z = 0 would miss them all).
+            let z = if g.preset == VoxelPreset::Mesas {
+                0.5 * g.rock_size
+            } else {
+                0.0
             };
             let rgb = slice(
                 w,
@@ -169,7 +177,7 @@ pub fn preview(new: &NewWorld, options: &PreviewOptions) -> Result<Preview, Kind
                 |i, j| {
                     let x = -area / 2.0 + (i as f32 + 0.5) * step;
                     let y = top - (j as f32 + 0.5) * step;
-                    sampler.density([x, y, 0.0]) >= p.iso
+                    sampler.density([x, y, z]) >= p.iso
                 },
                 step,
             );
@@ -315,8 +323,7 @@ fn relief(heights: &HeightGen, area: f32, n: u32) -> Result<Vec<u8>, KindError> 
 }
 
 /// A side view of `w x h` pixels, each solid or not (sRGB colours). Air
-/// that reaches the top of the picture is sky (in shadow under ground),
-/// other air is cave; ground
+/// that reaches the top of the picture is sky, other air is cave; ground
 /// under sky shows a grass cap and dirt, deeper ground stone that darkens
 /// with depth.
 fn slice(w: u32, h: u32, solid: impl Fn(u32, u32) -> bool, step: f32) -> Vec<u8> {
@@ -354,20 +361,16 @@ fn slice(w: u32, h: u32, solid: impl Fn(u32, u32) -> bool, step: f32) -> Vec<u8>
     }
     let mut rgb = vec![0u8; wu * hu * 3];
     for i in 0..wu {
-        // The last sky pixel above (None: none yet), and whether ground
-        // has been crossed: sky under ground is in its shadow.
+        // The last sky pixel above (None: none yet).
         let mut under_sky: Option<usize> = None;
-        let mut covered = false;
         for j in 0..hu {
             let k = j * wu + i;
             let c = if sky[k] {
                 under_sky = Some(j);
-                let c = mix([0.45, 0.65, 0.90], [0.75, 0.85, 0.95], j as f32 / h as f32);
-                if covered { c.map(|v| v * 0.45) } else { c }
+                mix([0.45, 0.65, 0.90], [0.75, 0.85, 0.95], j as f32 / h as f32)
             } else if !solid[k] {
                 [0.03, 0.03, 0.04]
             } else {
-                covered = true;
                 let depth = under_sky.map_or(f32::INFINITY, |s| (j - s) as f32 * step);
                 if depth < 1.5 {
                     [0.18, 0.38, 0.10]

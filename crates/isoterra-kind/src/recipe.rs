@@ -150,7 +150,7 @@ pub struct HeightmapRecipe {
 #[non_exhaustive]
 #[serde(deny_unknown_fields)]
 pub struct VoxelRecipe {
-    /// The formula: `caves`, `overhangs` or `planet`.
+    /// The formula: `caves`, `overhangs`, `planet` or `mesas`.
     pub generator: VoxelPreset,
     /// Mean ground height `y`, within `±1e6`.
     pub ground_level: f32,
@@ -169,6 +169,19 @@ pub struct VoxelRecipe {
     /// Iso level: a node is solid when its value is at least this,
     /// inside `(-1, 1)`.
     pub iso: f32,
+    /// Mesas: fraction of the rock grid's cells holding a floating rock,
+    /// `0..=1`. Optional in a recipe (added after version 1 was
+    /// published): `0` when left out.
+    #[serde(default)]
+    pub rock_density: f32,
+    /// Mesas: side of the rock grid's cells in world units, `4..=1e6`.
+    /// Optional in a recipe: `24` when left out.
+    #[serde(default = "default_rock_size")]
+    pub rock_size: f32,
+}
+
+fn default_rock_size() -> f32 {
+    VoxelGen::DEFAULT.rock_size
 }
 
 /// The generator of a map world.
@@ -438,7 +451,9 @@ impl Recipe {
                     .with_cave_threshold(r.cave_threshold)
                     .with_overhang_strength(r.overhang_strength)
                     .with_planet_radius(r.planet_radius)
-                    .with_falloff(r.falloff);
+                    .with_falloff(r.falloff)
+                    .with_rock_density(r.rock_density)
+                    .with_rock_size(r.rock_size);
                 p.iso = r.iso;
             }
             (RecipeParams::Map(r), WorldParams::Map(p)) => {
@@ -511,6 +526,8 @@ impl RecipeParams {
                     planet_radius: g.planet_radius,
                     falloff: g.falloff,
                     iso: p.iso,
+                    rock_density: g.rock_density,
+                    rock_size: g.rock_size,
                 })
             }
             WorldParams::Map(p) => RecipeParams::Map(MapRecipe {
@@ -653,7 +670,9 @@ impl VoxelRecipe {
         bounds::OVERHANG_STRENGTH.check("params.overhang_strength", self.overhang_strength)?;
         bounds::PLANET_RADIUS.check("params.planet_radius", self.planet_radius)?;
         bounds::FALLOFF.check("params.falloff", self.falloff)?;
-        bounds::ISO.check("params.iso", self.iso)
+        bounds::ISO.check("params.iso", self.iso)?;
+        bounds::ROCK_DENSITY.check("params.rock_density", self.rock_density)?;
+        bounds::ROCK_SIZE.check("params.rock_size", self.rock_size)
     }
 }
 

@@ -118,6 +118,8 @@ pub(crate) mod bounds {
     pub const OVERHANG_STRENGTH: Bounds = Bounds::closed(0.0, M);
     pub const PLANET_RADIUS: Bounds = Bounds::open_min(0.0, M);
     pub const FALLOFF: Bounds = Bounds::open_min(0.0, M);
+    pub const ROCK_DENSITY: Bounds = Bounds::closed(0.0, 1.0);
+    pub const ROCK_SIZE: Bounds = Bounds::closed(4.0, M);
 
     pub const LEVEL_HEIGHT: Bounds = Bounds::open_min(0.0, 1.0e6);
     pub const CHASM_DEPTH: Bounds = Bounds::open_min(0.0, 1.0e6);
@@ -383,8 +385,8 @@ pub fn recipe_fields(kind: WorldKind) -> Vec<RecipeField> {
                 "generator",
                 "Shape",
                 "Generator",
-                "Rolling ground with tunnels, ground pushed into overhangs, or a round planet.",
-                choice(&["caves", "overhangs", "planet"]),
+                "Rolling ground with tunnels, ground pushed into overhangs, a round planet, or terraced mesas with arches and floating rocks.",
+                choice(&["caves", "overhangs", "planet", "mesas"]),
             ));
             out.push(field(
                 "ground_level",
@@ -441,6 +443,20 @@ pub fn recipe_fields(kind: WorldKind) -> Vec<RecipeField> {
                 "Radius",
                 "Radius of the planet (the planet generator only).",
                 number(PLANET_RADIUS, [8.0, 512.0], true),
+            ));
+            out.push(field(
+                "rock_density",
+                "Mesas",
+                "Floating rocks",
+                "Fraction of the rock grid's cells above the mesas that hold a boulder (the mesas generator only).",
+                number(ROCK_DENSITY, [0.0, 1.0], false),
+            ));
+            out.push(field(
+                "rock_size",
+                "Mesas",
+                "Rock spacing",
+                "Side of the rock grid's cells in world units; boulders are at most half of it across.",
+                number(ROCK_SIZE, [8.0, 128.0], true),
             ));
         }
         WorldKind::Map => {

@@ -903,12 +903,22 @@ fn bad_specs(kind: WorldKind, tools: &[ToolSpec]) -> Vec<(StrokeSpec, &'static s
     if kind != WorldKind::Map {
         v.push((StrokeSpec::new(good, 4.0).with_shape("diamond"), "shape"));
     }
-    // Round brushes are never silently drawn from a square.
-    if matches!(kind, WorldKind::Heightmap | WorldKind::Voxel) {
-        v.push((
-            StrokeSpec::new(good, 4.0).with_shape("square"),
-            "brushes are round",
-        ));
+    // Round brushes are never silently drawn from a square, nor a voxel
+    // solid from a 2D shape; the solids are voxel-only.
+    match kind {
+        WorldKind::Heightmap => {
+            v.push((
+                StrokeSpec::new(good, 4.0).with_shape("square"),
+                "brushes are round",
+            ));
+            v.push((StrokeSpec::new(good, 4.0).with_shape("box"), "round"));
+        }
+        WorldKind::Voxel => v.push((StrokeSpec::new(good, 4.0).with_shape("square"), "2D shape")),
+        _ => v.push((StrokeSpec::new(good, 4.0).with_shape("capsule"), "shape")),
+    }
+    if kind == WorldKind::Voxel {
+        v.push((StrokeSpec::new(good, 4.0).with_param("blend", 9), "blend"));
+        v.push((StrokeSpec::new(good, 4.0).with_param("blend", -1), "blend"));
     }
     match kind {
         WorldKind::Side2d => {

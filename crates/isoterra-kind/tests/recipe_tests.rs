@@ -57,7 +57,7 @@ fn generated_hash(doc: &Document<MemoryStore>) -> String {
 /// `GOLDEN_HEIGHTS` for chunk `[0, 0]`, seed 1. A deliberate change to a
 /// generator or a preset changes these: update them in the same change and
 /// say why.
-const GOLDEN: [(&str, &str, &str); 12] = [
+const GOLDEN: [(&str, &str, &str); 13] = [
     ("side2d", "hills", "a0fc5315dc9250b0"),
     ("side2d", "caves", "27fa9d747a0fb7c0"),
     ("side2d", "cellular", "234c84fc56e8a2c2"),
@@ -67,6 +67,7 @@ const GOLDEN: [(&str, &str, &str); 12] = [
     ("voxel", "caves", "A8F7CDA933CAFEEE"),
     ("voxel", "overhangs", "A5838AAF3B88EF9C"),
     ("voxel", "planet", "28ADA8ABFB27AA40"),
+    ("voxel", "mesas", "6A59B753E74DE6CF"),
     ("map", "island", "f11bf8e0b0e552e2"),
     ("map", "plateaus", "3a0e95fcf478f96d"),
     ("map", "blank", "0fb1fc527a310593"),
@@ -81,8 +82,8 @@ fn named() -> Vec<(WorldKind, &'static str)> {
 
 #[test]
 fn every_preset_is_a_named_recipe_with_the_same_params() {
-    assert_eq!(named().len(), 12);
-    assert_eq!(Recipe::presets().len(), 12);
+    assert_eq!(named().len(), 13);
+    assert_eq!(Recipe::presets().len(), 13);
     for (kind, preset) in named() {
         let recipe = Recipe::preset(kind, preset).unwrap();
         assert_eq!(recipe.kind(), kind);
@@ -700,4 +701,26 @@ fn bad_preview_options_are_refused() {
     }
     let e = preview(&hm.clone().with_recipe(bad), &PreviewOptions::DEFAULT).unwrap_err();
     assert!(e.to_string().contains("params.height_scale"), "{e}");
+}
+
+/// Voxel recipes written before the mesas fields existed still read: the
+/// rock fields take their defaults, and the world is the one they made.
+#[test]
+fn voxel_recipes_without_the_rock_fields_still_read() {
+    let mut v = Recipe::preset(WorldKind::Voxel, "caves")
+        .unwrap()
+        .to_json_value();
+    let params = v["params"].as_object_mut().unwrap();
+    params.remove("rock_density");
+    params.remove("rock_size");
+    let old = Recipe::from_json(&v.to_string()).unwrap();
+    assert_eq!(old, Recipe::preset(WorldKind::Voxel, "caves").unwrap());
+    // The mesas preset prints them, and they are checked.
+    let mut m = Recipe::preset(WorldKind::Voxel, "mesas")
+        .unwrap()
+        .to_json_value();
+    assert_eq!(m["params"]["rock_density"], json!(0.3));
+    m["params"]["rock_size"] = json!(2.0);
+    let e = Recipe::from_json(&m.to_string()).unwrap_err().to_string();
+    assert!(e.contains("params.rock_size"), "{e}");
 }

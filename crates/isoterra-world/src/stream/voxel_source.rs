@@ -147,16 +147,27 @@ impl VoxelSource {
         // bounds the density from above (plus the overhang push); two ramp
         // widths past it the clamp gives exactly -1.
         let ground = match g.preset {
-            VoxelPreset::Caves | VoxelPreset::Overhangs => {
+            VoxelPreset::Caves | VoxelPreset::Overhangs | VoxelPreset::Mesas => {
                 let height = HeightGen::new(
-                    &HeightParams::DEFAULT.with_height_scale(g.ground_amplitude),
+                    &HeightParams::DEFAULT.with_height_scale(g.ground_height_scale()),
                     g.seed,
                 )?;
                 let [lo, hi] = height.range();
                 let mid = 0.5 * (f64::from(lo) + f64::from(hi));
-                let mut offset = f64::from(g.ground_level) - mid + 2.0 * f64::from(g.falloff) + 1.0;
+                let margin = 2.0 * f64::from(g.falloff) + 1.0;
+                let mut offset = f64::from(g.ground_level) - mid + margin;
                 if g.preset == VoxelPreset::Overhangs {
                     offset += 1.25 * f64::from(g.overhang_strength);
+                }
+                if g.preset == VoxelPreset::Mesas {
+                    // A terrace rises up to one step above the height;
+                    // floating rocks reach the top of their band, over
+                    // every column (the lowest height included).
+                    offset += f64::from(g.terrace_step());
+                    if g.rock_density > 0.0 {
+                        let top = f64::from(g.rock_band([lo, hi])[1]);
+                        offset = offset.max(top + margin - f64::from(lo));
+                    }
                 }
                 Some(Ground { height, offset })
             }
