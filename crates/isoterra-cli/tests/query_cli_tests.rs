@@ -215,6 +215,11 @@ fn flags_a_tool_does_not_take_are_refused_not_ignored() {
         (
             &voxel,
             vec!["--tool", "dig", "--at", "0,0,0", "--shape", "square"],
+            "voxel brushes are solids",
+        ),
+        (
+            &height,
+            vec!["--tool", "raise", "--at", "0,0", "--shape", "box"],
             "brushes are round",
         ),
         (
