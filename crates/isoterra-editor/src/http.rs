@@ -219,16 +219,12 @@ async fn pathing_handler(State(state): State<AppState>) -> Response {
             Body::from(bytes),
         )
             .into_response(),
-        Ok(Err(r)) => (
-            StatusCode::BAD_REQUEST,
-            [(header::CONTENT_TYPE, "application/json")],
-            error_json(None, None, &r),
-        )
-            .into_response(),
+        Ok(Err(r)) => bad_request(&r),
         Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response(),
     }
 }
 
+/// `400` with the rejection as a JSON `error` object.
 fn bad_request(r: &Reject) -> Response {
     (
         StatusCode::BAD_REQUEST,
@@ -351,22 +347,14 @@ async fn export_handler(
     State(state): State<AppState>,
     query: Result<Query<ExportQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
-    let bad = |r: &Reject| {
-        (
-            StatusCode::BAD_REQUEST,
-            [(header::CONTENT_TYPE, "application/json")],
-            error_json(None, None, r),
-        )
-            .into_response()
-    };
     let Ok(Query(q)) = query else {
-        return bad(&Reject::bad_message("bad query string"));
+        return bad_request(&Reject::bad_message("bad query string"));
     };
     let Some(format) = q.format.filter(|f| f.len() <= 32) else {
-        return bad(&Reject::bad_message("missing `format`"));
+        return bad_request(&Reject::bad_message("missing `format`"));
     };
     if q.region.as_ref().is_some_and(|r| r.len() > 256) {
-        return bad(&Reject::invalid("region is too long"));
+        return bad_request(&Reject::invalid("region is too long"));
     }
     let (tx, rx) = oneshot::channel();
     if !state.send(Command::Export {
@@ -390,7 +378,7 @@ async fn export_handler(
             }
             (headers, Body::from(d.bytes)).into_response()
         }
-        Ok(Err(r)) => bad(&r),
+        Ok(Err(r)) => bad_request(&r),
         Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response(),
     }
 }

@@ -35,7 +35,6 @@ try {
 }
 
 const DEFAULT_RADIUS = { side2d: 6, map: 8, heightmap: 12, voxel: 5 };
-const KIND_SHAPES = { side2d: ['circle', 'square'], map: ['circle', 'square', 'diamond'], voxel: ['sphere', 'box', 'capsule'] };
 const FLY_START = {
   heightmap: { pos: [-70, 110, -70], yaw: Math.PI / 4, pitch: -0.5 },
   voxel: { pos: [-26, 36, -26], yaw: Math.PI / 4, pitch: -0.6, viewDistance: 256 },
@@ -234,7 +233,7 @@ function onWelcome(msg) {
   }
   app.cameraKey = key;
   ui.setWorld(world, kind, app.exports);
-  ui.setTools(app.tools, kind, app.limits, DEFAULT_RADIUS[kind] ?? 8, msg.shapes ?? KIND_SHAPES[kind]);
+  ui.setTools(app.tools, kind, app.limits, DEFAULT_RADIUS[kind] ?? 8, msg.shapes);
   ui.setHelp(app.camera.helpText());
   ui.setViewDistance(view === 'fly' ? app.camera.viewDistance : null, app.limits.view_distance);
   setHistory(msg.history ?? { can_undo: false, can_redo: false, strokes: 0 });

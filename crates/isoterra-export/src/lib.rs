@@ -40,6 +40,6 @@ pub use obj::{ObjFiles, export_obj, export_obj_mtl};
 pub use ply::{export_ply, write_ply};
 pub use raster::{
     GRASS_RIM_CELLS, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, PngOptions, encode_rgb_png,
-    export_field_png_gray, export_side2d_png,
+    export_field_png_gray, export_side2d_png, linear_to_srgb8,
 };
 pub use svg::{SvgOptions, export_polylines_svg};

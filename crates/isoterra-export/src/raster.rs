@@ -138,6 +138,26 @@ fn encode(
     Ok(out)
 }
 
+/// A linear colour (components clamped to `[0, 1]`) as 8-bit sRGB, with an
+/// alpha `a` in `[0, 1]` (clamped) stored as it is.
+pub fn linear_to_srgb8(c: [f32; 3], a: f32) -> [u8; 4] {
+    let g = |v: f32| {
+        let v = v.clamp(0.0, 1.0);
+        let s = if v <= 0.003_130_8 {
+            12.92 * v
+        } else {
+            1.055 * v.powf(1.0 / 2.4) - 0.055
+        };
+        (s * 255.0).round() as u8
+    };
+    [
+        g(c[0]),
+        g(c[1]),
+        g(c[2]),
+        (a.clamp(0.0, 1.0) * 255.0).round() as u8,
+    ]
+}
+
 /// Encodes 8-bit RGB pixels (row-major, 3 bytes a pixel, row 0 on top) as
 /// a PNG.
 ///

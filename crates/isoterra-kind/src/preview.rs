@@ -17,7 +17,9 @@
 //! preview's samples only (side2d and map generate their whole, bounded,
 //! world).
 
-use isoterra_export::{PngOptions, encode_rgb_png, export_side2d_png, splat_color};
+use isoterra_export::{
+    PngOptions, encode_rgb_png, export_side2d_png, linear_to_srgb8, splat_color,
+};
 use isoterra_field::map::node_surface;
 use isoterra_field::{HeightGen, MaterialTable, VoxelPreset, generate_side2d};
 use isoterra_world::MapWorld;
@@ -249,15 +251,8 @@ fn put(rgb: &mut [u8], pixel: usize, c: [u8; 3]) {
 }
 
 fn linear_to_srgb(c: [f32; 3]) -> [u8; 3] {
-    c.map(|v| {
-        let v = v.clamp(0.0, 1.0);
-        let s = if v <= 0.003_130_8 {
-            12.92 * v
-        } else {
-            1.055 * v.powf(1.0 / 2.4) - 0.055
-        };
-        (s * 255.0 + 0.5) as u8
-    })
+    let [r, g, b, _] = linear_to_srgb8(c, 1.0);
+    [r, g, b]
 }
 
 /// Mixes `a` towards `b` by `t`.

@@ -4,7 +4,8 @@ use isoterra_export::{GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbP
 use isoterra_field::MaterialTable;
 use isoterra_store::{ChunkStore, VoxelDocument};
 use isoterra_world::{
-    VoxelBrush, VoxelChunkMesh, VoxelLodMesher, VoxelMesher, VoxelSource, chunk_requests,
+    VoxelBrush, VoxelChunkMesh, VoxelLodMesher, VoxelMesher, VoxelShape, VoxelSource,
+    chunk_requests,
 };
 use serde_json::json;
 
@@ -95,7 +96,11 @@ fn blend_param() -> ParamSpec {
 }
 
 /// The brush shapes of voxel strokes, as the editor offers them.
-pub(crate) const SHAPES: [&str; 3] = ["sphere", "box", "capsule"];
+pub(crate) const SHAPES: [&str; 3] = [
+    VoxelShape::ALL[0].name(),
+    VoxelShape::ALL[1].name(),
+    VoxelShape::ALL[2].name(),
+];
 
 /// The template of a stroke of `tool` on a voxel world.
 pub(crate) fn template<S: ChunkStore>(

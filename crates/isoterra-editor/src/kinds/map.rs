@@ -1,11 +1,11 @@
 //! Map worlds in the browser: the world description and the frames of a
 //! chunk, from the meshes the world keeps.
 
+use isoterra::export::linear_to_srgb8;
 use isoterra::store::{MapDocument, WorldFile};
 use isoterra::world::MapChunkMesh;
 use serde_json::{Value, json};
 
-use super::srgb;
 use crate::frame::{KIND_MAP, LAYER_TERRAIN, LAYER_WATER, encode_frame};
 
 /// The kind's part of the `world` object.
@@ -22,7 +22,7 @@ pub(super) fn world_json(d: &MapDocument<WorldFile>) -> Value {
             "max": [p.width_cells as f32 * cs, f32::from(isoterra::field::map::MAX_LEVEL + 1) * lh + 64.0, p.depth_cells as f32 * cs],
         },
         "chunk_cells": p.chunk_cells, "cell_size": cs, "level_height": lh,
-        "textures": isoterra::export::MAP_PALETTE.iter().map(|c| srgb(*c, 1.0)).collect::<Vec<_>>(),
+        "textures": isoterra::export::MAP_PALETTE.iter().map(|c| linear_to_srgb8(*c, 1.0)).collect::<Vec<_>>(),
         "texture_names": isoterra::export::MAP_TEXTURE_NAMES,
     })
 }
@@ -45,7 +45,7 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
             let c = isoterra::export::splat_color(splat, blend);
             // Walls a little darker again, so cliffs read from above.
             let dark = 1.0 - 0.3 * blend.clamp(0.0, 1.0);
-            srgb([c[0] * dark, c[1] * dark, c[2] * dark], 1.0)
+            linear_to_srgb8([c[0] * dark, c[1] * dark, c[2] * dark], 1.0)
         })
         .collect();
     let terrain = encode_frame(
@@ -74,7 +74,7 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
                 shallow[1] + (deep[1] - shallow[1]) * k,
                 shallow[2] + (deep[2] - shallow[2]) * k,
             ];
-            srgb(c, 0.35 + 0.5 * k)
+            linear_to_srgb8(c, 0.35 + 0.5 * k)
         })
         .collect();
     let water = encode_frame(

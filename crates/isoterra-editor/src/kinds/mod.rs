@@ -207,22 +207,3 @@ pub(crate) fn export(
         file_name: file.file_name.to_string(),
     })
 }
-
-/// A linear colour as 8-bit sRGB with alpha `a`.
-pub(crate) fn srgb(c: [f32; 3], a: f32) -> [u8; 4] {
-    let g = |v: f32| {
-        let v = v.clamp(0.0, 1.0);
-        let s = if v <= 0.003_130_8 {
-            12.92 * v
-        } else {
-            1.055 * v.powf(1.0 / 2.4) - 0.055
-        };
-        (s * 255.0).round() as u8
-    };
-    [
-        g(c[0]),
-        g(c[1]),
-        g(c[2]),
-        (a.clamp(0.0, 1.0) * 255.0).round() as u8,
-    ]
-}

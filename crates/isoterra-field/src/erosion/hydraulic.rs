@@ -635,40 +635,14 @@ pub fn erode_tile(
     seed: u64,
     origin: [i64; 2],
     dims: [u32; 2],
-    mut height: impl FnMut(i64, i64) -> f32,
+    height: impl FnMut(i64, i64) -> f32,
 ) -> Result<Vec<f32>, FieldError> {
     params.validate()?;
-    if dims[0] == 0 || dims[1] == 0 {
-        return Err(FieldError::InvalidSize {
-            width: dims[0] as u64,
-            height: dims[1] as u64,
-            reason: "the tile needs at least one node",
-        });
-    }
-    let m = params.margin();
-    let gw = dims[0] as u64 + 2 * m as u64;
-    let gh = dims[1] as u64 + 2 * m as u64;
-    Field2::check_size(gw, gh)?;
-    let (gw, gh) = (gw as u32, gh as u32);
     // World node coordinates wrap at the ends of the i64 range, as the
     // spawn hashing does.
-    let region_origin = [
-        origin[0].wrapping_sub(m as i64),
-        origin[1].wrapping_sub(m as i64),
-    ];
-    let mut region = Field2::from_fn(gw, gh, |x, y| {
-        height(
-            region_origin[0].wrapping_add(x as i64),
-            region_origin[1].wrapping_add(y as i64),
-        )
-    })?;
-    hydraulic_erosion(&mut region, region_origin, params, seed)?;
-    let mut out = Vec::with_capacity(dims[0] as usize * dims[1] as usize);
-    for y in 0..dims[1] {
-        let start = (y + m) as usize * gw as usize + m as usize;
-        out.extend_from_slice(&region.values()[start..start + dims[0] as usize]);
-    }
-    Ok(out)
+    super::grown_tile(origin, dims, params.margin(), height, |region, first| {
+        hydraulic_erosion(region, first, params, seed).map(|_| ())
+    })
 }
 
 #[cfg(test)]

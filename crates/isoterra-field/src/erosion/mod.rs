@@ -36,3 +36,46 @@ mod thermal;
 
 pub use hydraulic::{ErosionStats, HydraulicParams, erode_tile, hydraulic_erosion};
 pub use thermal::{ThermalParams, thermal_erosion, thermal_tile};
+
+use crate::{Field2, FieldError};
+
+/// The tiling rule: reads `height(x, y)` for the tile of `dims` nodes at
+/// `origin` grown by `margin` on every side (node coordinates wrap at the
+/// ends of the i64 range), lets `erode` work on that region (given its
+/// first node), and returns the tile's nodes, row-major.
+fn grown_tile(
+    origin: [i64; 2],
+    dims: [u32; 2],
+    margin: u32,
+    mut height: impl FnMut(i64, i64) -> f32,
+    erode: impl FnOnce(&mut Field2, [i64; 2]) -> Result<(), FieldError>,
+) -> Result<Vec<f32>, FieldError> {
+    if dims[0] == 0 || dims[1] == 0 {
+        return Err(FieldError::InvalidSize {
+            width: dims[0] as u64,
+            height: dims[1] as u64,
+            reason: "the tile needs at least one node",
+        });
+    }
+    let m = margin;
+    let gw = dims[0] as u64 + 2 * m as u64;
+    let gh = dims[1] as u64 + 2 * m as u64;
+    Field2::check_size(gw, gh)?;
+    let first = [
+        origin[0].wrapping_sub(i64::from(m)),
+        origin[1].wrapping_sub(i64::from(m)),
+    ];
+    let mut region = Field2::from_fn(gw as u32, gh as u32, |x, y| {
+        height(
+            first[0].wrapping_add(i64::from(x)),
+            first[1].wrapping_add(i64::from(y)),
+        )
+    })?;
+    erode(&mut region, first)?;
+    let mut out = Vec::with_capacity(dims[0] as usize * dims[1] as usize);
+    for y in 0..dims[1] {
+        let start = (y + m) as usize * gw as usize + m as usize;
+        out.extend_from_slice(&region.values()[start..start + dims[0] as usize]);
+    }
+    Ok(out)
+}

@@ -166,31 +166,12 @@ pub fn thermal_tile(
     params: &ThermalParams,
     origin: [i64; 2],
     dims: [u32; 2],
-    mut height: impl FnMut(i64, i64) -> f32,
+    height: impl FnMut(i64, i64) -> f32,
 ) -> Result<Vec<f32>, FieldError> {
     params.validate()?;
-    if dims[0] == 0 || dims[1] == 0 {
-        return Err(FieldError::InvalidSize {
-            width: dims[0] as u64,
-            height: dims[1] as u64,
-            reason: "the tile needs at least one node",
-        });
-    }
-    let m = params.margin();
-    let gw = dims[0] as u64 + 2 * m as u64;
-    let gh = dims[1] as u64 + 2 * m as u64;
-    Field2::check_size(gw, gh)?;
-    let first = [origin[0] - i64::from(m), origin[1] - i64::from(m)];
-    let mut region = Field2::from_fn(gw as u32, gh as u32, |x, y| {
-        height(first[0] + i64::from(x), first[1] + i64::from(y))
-    })?;
-    thermal_erosion(&mut region, params)?;
-    let mut out = Vec::with_capacity(dims[0] as usize * dims[1] as usize);
-    for y in 0..dims[1] {
-        let start = (y + m) as usize * gw as usize + m as usize;
-        out.extend_from_slice(&region.values()[start..start + dims[0] as usize]);
-    }
-    Ok(out)
+    super::grown_tile(origin, dims, params.margin(), height, |region, _| {
+        thermal_erosion(region, params)
+    })
 }
 
 #[cfg(test)]
