@@ -616,6 +616,41 @@ fn draw_interleaved<S: ChunkStore>(
     Ok((ca, cb))
 }
 
+/// B's spec with the targets its first dab fixes made explicit, as
+/// `undo_while_a_stroke_is_open_keeps_its_preview` draws A and B: B's
+/// first dab comes at the first `false` of `order` (after all of A when
+/// there is none), on the world showing A's dabs placed before it. Only
+/// map cliff tools without a level take a target from the world.
+fn fixed_at_first_dab(kind: WorldKind, a: &Drawn, b: &Drawn, order: &[bool]) -> StrokeSpec {
+    let tool = b.spec.tool.as_str();
+    let takes_level = kind == WorldKind::Map
+        && matches!(tool, "cliff-up" | "cliff-down")
+        && !b.spec.params.contains_key("level");
+    if !takes_level {
+        return b.spec.clone();
+    }
+    let a_dabs = live_dabs(kind, &a.spec, &a.dabs);
+    let before = order
+        .iter()
+        .position(|&pick_a| !pick_a)
+        .unwrap_or(order.len() + a_dabs.len())
+        .min(a_dabs.len());
+    let mut doc = memory_doc(kind);
+    let sa = doc.begin_stroke(&a.spec).unwrap();
+    for &p in &a_dabs[..before] {
+        doc.dab(sa, p).unwrap();
+    }
+    let AnyDocument::Map(map) = doc.typed() else {
+        panic!("a map document expected");
+    };
+    let first = live_dabs(kind, &b.spec, &b.dabs)[0];
+    let cell_size = f64::from(map.params().mesh.cell_size);
+    let cell = [(first[0] / cell_size) as f32, (first[2] / cell_size) as f32];
+    let brush = MapBrush::new(tool.parse().unwrap(), b.spec.radius as f32);
+    let level = map.world().resolve_brush(&brush, cell).unwrap().level.unwrap();
+    b.spec.clone().with_param("level", level)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(16))]
 
@@ -648,9 +683,12 @@ proptest! {
         let mut doc = memory_doc(kind);
         let pre = state(&doc);
         let pre_shown = shown(&doc);
-        // What B alone does to the new world.
+        // What B alone does to the new world, with the targets B's first
+        // dab fixed (a map cliff's level is taken on the world as shown
+        // then, which may hold A's first dabs).
         let mut alone = memory_doc(kind);
-        let b_alone = alone.stroke(&b.spec, &b.dabs).unwrap();
+        let b_fixed = fixed_at_first_dab(kind, &a, &b, &order);
+        let b_alone = alone.stroke(&b_fixed, &b.dabs).unwrap();
 
         let sa = doc.begin_stroke(&a.spec).unwrap();
         let sb = doc.begin_stroke(&b.spec).unwrap();
@@ -751,6 +789,42 @@ fn undo_with_an_open_stroke_undoes_the_finished_one_and_keeps_the_open_preview()
         assert_eq!(shown(&doc), pre_hash);
         assert_eq!(doc.content_hash(), pre_content, "{kind}");
     }
+}
+
+#[test]
+fn a_cliff_begun_on_an_open_cliff_keeps_its_level_when_that_one_is_undone() {
+    // B's first dab lands on A's new plateau, so B takes the level above
+    // it. Undoing A does not change what B aims at: B still shows, and then
+    // records, a cliff to that level, which is what it showed while drawn.
+    let kind = WorldKind::Map;
+    let c = surface_point(kind);
+    let level_at = |doc: &Document<MemoryStore>| {
+        let AnyDocument::Map(m) = doc.typed() else {
+            panic!("a map document expected");
+        };
+        let brush = MapBrush::new(MapTool::CliffUp, 1.0);
+        let up = m.world().resolve_brush(&brush, [c[0] as f32, c[2] as f32]);
+        up.unwrap().level.unwrap() - 1
+    };
+    let mut doc = memory_doc(kind);
+    let base = level_at(&doc);
+    let sa = doc.begin_stroke(&StrokeSpec::new("cliff-up", 6.0)).unwrap();
+    let sb = doc.begin_stroke(&StrokeSpec::new("cliff-up", 2.0)).unwrap();
+    doc.dab(sa, c).unwrap();
+    assert_eq!(level_at(&doc), base + 1);
+    doc.dab(sb, c).unwrap();
+    assert_eq!(level_at(&doc), base + 2);
+    let ca = doc.end_stroke(sa).unwrap();
+    assert_eq!(doc.undo().unwrap(), ca.id);
+    assert_eq!(level_at(&doc), base + 2, "B keeps the level it took");
+    let shown_b = shown(&doc);
+    let cb = doc.end_stroke(sb).unwrap();
+    assert!(cb.id.is_some());
+    assert_eq!(shown(&doc), shown_b, "B records what it showed");
+    let mut alone = memory_doc(kind);
+    let spec = StrokeSpec::new("cliff-up", 2.0).with_param("level", base + 2);
+    alone.stroke(&spec, &[c]).unwrap();
+    assert_eq!(doc.content_hash(), alone.content_hash());
 }
 
 // ----- 4. reopening a world file -----
