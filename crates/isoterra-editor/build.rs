@@ -1,8 +1,12 @@
 //! Embeds the front end: walks `web/` and writes a table of
-//! `include_bytes!` entries into `OUT_DIR/assets.rs`.
+//! `include_bytes!` entries into `OUT_DIR/assets.rs`; makes the tiling
+//! detail textures from isoterra's noise into `OUT_DIR/detail.bin`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+#[path = "build/detail.rs"]
+mod detail;
 
 fn walk(dir: &Path, base: &Path, out: &mut Vec<(String, PathBuf)>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -50,6 +54,20 @@ fn main() {
         );
     }
     code.push_str("];\n");
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR")).join("assets.rs");
-    std::fs::write(out, code).expect("write assets.rs");
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    std::fs::write(out_dir.join("assets.rs"), code).expect("write assets.rs");
+
+    println!("cargo:rerun-if-changed=build/detail.rs");
+    let textures = detail::generate();
+    std::fs::write(out_dir.join("detail.bin"), textures).expect("write detail.bin");
+    let info = format!(
+        "/// Texels per side of each detail texture layer.\n\
+         pub(crate) const DETAIL_SIDE: usize = {};\n\
+         /// The detail texture layers, in array order.\n\
+         pub(crate) const DETAIL_LAYERS: [&str; {}] = {:?};\n",
+        detail::SIDE,
+        detail::LAYERS.len(),
+        detail::LAYERS
+    );
+    std::fs::write(out_dir.join("detail_info.rs"), info).expect("write detail_info.rs");
 }

@@ -201,10 +201,25 @@ async function canvasRect(page) {
 
 async function shot(page, name) {
   const r = await canvasRect(page);
-  const buf = await page.screenshot({
-    clip: { x: Math.round(r.x), y: Math.round(r.y), width: Math.floor(r.width), height: Math.floor(r.height) },
-    path: path.join(SHOTS, `${name}.png`),
-  });
+  // A screenshot of a frame drawn at full resolution: when the editor drew
+  // another frame meanwhile (a low-resolution one, while a software
+  // renderer is slow), draw it sharp again and take the picture again.
+  let buf;
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const before = await page.evaluate(() => (window.isoterra.lastRenderFull ? window.isoterra.renders : -1));
+    if (before < 0) {
+      await page.evaluate(() => window.isoterra.redraw());
+      continue;
+    }
+    buf = await page.screenshot({
+      clip: { x: Math.round(r.x), y: Math.round(r.y), width: Math.floor(r.width), height: Math.floor(r.height) },
+      path: path.join(SHOTS, `${name}.png`),
+    });
+    const after = await page.evaluate(() => window.isoterra.renders);
+    if (after === before) break;
+    await page.evaluate(() => window.isoterra.redraw());
+  }
+  check(buf, `${name}: no frame at full resolution to take a picture of`);
   return decodePng(buf);
 }
 

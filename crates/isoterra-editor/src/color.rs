@@ -55,6 +55,65 @@ pub(crate) fn terrain(t: f32, up: f32) -> [u8; 4] {
     mix(base, ROCK, steep)
 }
 
+/// The detail texture class of map texture `id` (see
+/// `isoterra::export::MAP_TEXTURE_NAMES`): grass and the other plants,
+/// soil (dirt, sand, gravel, mud, road), rock (rock, lava rock, tiles) or
+/// snow (snow, ice).
+pub(crate) fn map_texture_class(id: u8) -> usize {
+    use crate::frame::{SURFACE_GRASS, SURFACE_ROCK, SURFACE_SNOW, SURFACE_SOIL};
+    match id {
+        1 | 3 | 4 | 12 | 14 => SURFACE_SOIL,
+        2 | 10 | 15 => SURFACE_ROCK,
+        8 | 9 => SURFACE_SNOW,
+        _ => SURFACE_GRASS,
+    }
+}
+
+/// The detail texture class of voxel material `id` (the default table's
+/// order, `id % 8` past its end): earth, sand and clay are soil; stone,
+/// basalt and crystal rock.
+pub(crate) fn voxel_material_class(id: u8) -> usize {
+    use crate::frame::{SURFACE_GRASS, SURFACE_ROCK, SURFACE_SNOW, SURFACE_SOIL};
+    match id % 8 {
+        2 => SURFACE_GRASS,
+        0 | 3 | 5 => SURFACE_SOIL,
+        6 => SURFACE_SNOW,
+        _ => SURFACE_ROCK,
+    }
+}
+
+/// Detail class weights of a heightmap vertex, by the same rules as
+/// [`terrain`]: sand (soil) low, grass, rock and snow high, rock on slopes.
+pub(crate) fn terrain_surface(t: f32, up: f32) -> [f32; 4] {
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.5
+    };
+    let up = if up.is_finite() {
+        up.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    let lerp = |a: [f32; 4], b: [f32; 4], k: f32| -> [f32; 4] {
+        std::array::from_fn(|i| a[i] + (b[i] - a[i]) * k.clamp(0.0, 1.0))
+    };
+    const GRASS: [f32; 4] = [1.0, 0.0, 0.0, 0.0];
+    const SOIL: [f32; 4] = [0.0, 1.0, 0.0, 0.0];
+    const ROCK: [f32; 4] = [0.0, 0.0, 1.0, 0.0];
+    const SNOW: [f32; 4] = [0.0, 0.0, 0.0, 1.0];
+    let base = if t < 0.12 {
+        lerp(SOIL, GRASS, t / 0.12)
+    } else if t < 0.55 {
+        GRASS
+    } else if t < 0.8 {
+        lerp(GRASS, ROCK, (t - 0.55) / 0.25)
+    } else {
+        lerp(ROCK, SNOW, (t - 0.8) / 0.2)
+    };
+    lerp(base, ROCK, (0.85 - up) / 0.2)
+}
+
 /// Colour of a voxel material id: the voxel material table's (the one glb
 /// and OBJ exports name), `id % 8` past its end.
 pub(crate) fn voxel_material(id: u8) -> [u8; 4] {

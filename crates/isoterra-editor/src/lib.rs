@@ -40,7 +40,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use error::EditorError;
-pub use frame::{FRAME_HEADER_BYTES, FRAME_MAGIC, FrameHeader, encode_frame, parse_frame_header};
+pub use frame::{
+    FLAG_SURFACE, FRAME_HEADER_BYTES, FRAME_MAGIC, FrameHeader, encode_frame, encode_surface_frame,
+    parse_frame_header,
+};
 
 /// Reads a client's text message as the server does before applying it
 /// (JSON, the message type, every field's type and form): `Ok` with the

@@ -346,6 +346,7 @@ impl World {
             "world": kinds::world_json(doc, &self.path),
             "tools": kinds::tools_json(doc),
             "shapes": isoterra::kind::schema::shapes(doc.kind()),
+            "detail": crate::assets::detail_json(),
             "limits": kinds::limits_json(doc),
             "exports": kinds::exports(doc),
             "history": doc.history().json(),

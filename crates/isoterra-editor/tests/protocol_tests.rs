@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use isoterra_editor::parse_frame_header;
+use isoterra_editor::{FLAG_SURFACE, parse_frame_header};
 use serde_json::{Value, json};
 
 fn rt() -> tokio::runtime::Runtime {
@@ -53,19 +53,36 @@ fn welcome_describes_the_world_and_frames_parse() {
             assert_eq!(welcome["protocol"], 1);
             assert!(welcome["tools"].as_array().is_some_and(|t| !t.is_empty()));
             assert_eq!(welcome["kind"], welcome["world"]["kind"]);
+            assert_eq!(welcome["detail"]["url"], "/textures/detail.bin");
+            assert_eq!(welcome["detail"]["layers"][2], "rock");
             assert!(!frames.is_empty(), "{kind:?}: initial meshes");
             let mut vertices = 0;
+            let mut grass = 0usize;
             for f in &frames {
                 let h = parse_frame_header(f).expect("header");
                 assert_eq!(h.frame_len(), f.len());
-                assert_eq!(h.flags, 0);
+                // Surface weights come with the 3D kinds' terrain and the
+                // map's water; side views and lines have none.
+                let weighted = kind != Kind::Side2d && h.layer != 2 && h.vertices > 0;
+                assert_eq!(h.flags, if weighted { FLAG_SURFACE } else { 0 }, "{kind:?}");
                 if h.layer == 2 {
                     assert_eq!(h.indices % 2, 0);
                 } else {
                     assert_eq!(h.indices % 3, 0);
                 }
+                let per_vertex = if weighted { 32 } else { 28 };
+                if weighted && h.layer == 0 {
+                    // Every terrain vertex's weights sum to 255.
+                    let at = 32 + 28 * h.vertices as usize;
+                    for v in 0..h.vertices as usize {
+                        let w = &f[at + 4 * v..at + 4 * v + 4];
+                        let sum: u32 = w.iter().map(|&b| u32::from(b)).sum();
+                        assert_eq!(sum, 255, "{kind:?}: weights {w:?}");
+                        grass += usize::from(w[0] >= 200);
+                    }
+                }
                 // Indices stay inside the vertex range.
-                let idx_at = 32 + 28 * h.vertices as usize;
+                let idx_at = 32 + per_vertex * h.vertices as usize;
                 for k in 0..h.indices as usize {
                     let o = idx_at + 4 * k;
                     let i = u32::from_le_bytes([f[o], f[o + 1], f[o + 2], f[o + 3]]);
@@ -74,8 +91,91 @@ fn welcome_describes_the_world_and_frames_parse() {
                 vertices += h.vertices;
             }
             assert!(vertices > 0, "{kind:?}: some geometry");
+            if matches!(kind, Kind::Map | Kind::Heightmap) {
+                assert!(grass > 0, "{kind:?}: some ground is grass");
+            }
             server.shutdown().await;
         }
+    });
+}
+
+#[test]
+fn map_surface_weights_follow_walls_and_paint() {
+    // The frames of a new cliff carry the rock detail texture on its walls
+    // (normals away from vertical); ground painted with texture 0 (grass)
+    // carries the grass texture, and with 8 (snow) the snow texture.
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_world(dir.path(), Kind::Map);
+        let server = start(&path).await;
+        let mut ws = connect(server.addr()).await;
+        open(&mut ws, Kind::Map).await;
+        // Class weights of the flat and of the sloped vertices in `frames`.
+        let classes = |frames: &[Vec<u8>]| {
+            let (mut flat, mut walls) = (Vec::new(), Vec::new());
+            for f in frames {
+                let h = parse_frame_header(f).expect("header");
+                if h.layer != 0 || h.vertices == 0 {
+                    continue;
+                }
+                assert_eq!(h.flags, FLAG_SURFACE);
+                let n = h.vertices as usize;
+                let (normals, weights) = (32 + 12 * n, 32 + 28 * n);
+                for v in 0..n {
+                    let w: [u8; 4] = f[weights + 4 * v..weights + 4 * v + 4].try_into().unwrap();
+                    let o = normals + 12 * v + 4;
+                    let ny = f32::from_le_bytes([f[o], f[o + 1], f[o + 2], f[o + 3]]);
+                    if ny < 0.9 {
+                        walls.push(w)
+                    } else {
+                        flat.push(w)
+                    }
+                }
+            }
+            (flat, walls)
+        };
+        let (ack, mut frames) = stroke(
+            &mut ws,
+            "c",
+            "cliff-up",
+            json!({}),
+            [48.0, 0.0, 48.0],
+            1,
+            10.0,
+        )
+        .await;
+        assert!(!ack["id"].is_null(), "{ack}");
+        frames.extend(drain(&mut ws, Duration::from_millis(500)).await);
+        let (_, walls) = classes(&frames);
+        assert!(!walls.is_empty(), "the cliff has walls");
+        let rock = walls.iter().filter(|w| w[2] >= 128).count();
+        assert!(
+            rock * 10 >= walls.len() * 9,
+            "{rock} of {} wall vertices are rock",
+            walls.len()
+        );
+
+        let mut last = frames;
+        for (texture, class) in [(0, 0), (8, 3)] {
+            let id = format!("paint{texture}");
+            let params = json!({"texture": texture});
+            let (ack, mut frames) =
+                stroke(&mut ws, &id, "paint", params, [48.0, 0.0, 48.0], 1, 30.0).await;
+            assert!(!ack["id"].is_null(), "{ack}");
+            frames.extend(drain(&mut ws, Duration::from_millis(500)).await);
+            let count = |frames: &[Vec<u8>]| {
+                let (flat, _) = classes(frames);
+                flat.iter().filter(|w| w[class] >= 128).count()
+            };
+            let (before, after) = (count(&last), count(&frames));
+            // A brush of radius 30 covers about 2,800 cells.
+            assert!(
+                after >= before + 1000,
+                "texture {texture}: {before} flat vertices of class {class} before, {after} after"
+            );
+            last = frames;
+        }
+        server.shutdown().await;
     });
 }
 

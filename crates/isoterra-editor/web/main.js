@@ -17,6 +17,8 @@ const ui = new Ui();
 // `?adaptive=0` keeps the full resolution however slow drawing is
 const urlQuery = new URLSearchParams(location.search);
 const ADAPTIVE = urlQuery.get('adaptive') !== '0';
+// `?detail=0` draws the terrain in its vertex colours only, untextured
+const DETAIL = urlQuery.get('detail') !== '0';
 // A frame that takes longer than this lowers the resolution while the view
 // moves; once it stops, one frame at full resolution follows.
 const SLOW_FRAME_MS = 50;
@@ -224,6 +226,19 @@ function onWelcome(msg) {
   app.minimap = { ...app.minimap, dirty: true, image: null, rect: null };
   const bounds = world.bounds ?? null;
   const view = kind === 'side2d' ? 'side' : kind === 'map' ? 'map' : 'fly';
+  // Detail textures: one tile of ground every 8 cells, of rock every 12.
+  const cell = Number(world.cell_size) > 0 ? Number(world.cell_size) : 1;
+  renderer.setDetail(DETAIL, 8 * cell, 12 * cell);
+  if (DETAIL && msg.detail) {
+    renderer
+      .loadDetail(msg.detail)
+      .then((loaded) => {
+        if (!loaded) return;
+        app.needsRender = true;
+        app.minimap.dirty = true;
+      })
+      .catch((err) => console.warn(`isoterra: ${err.message}`));
+  }
   renderer.setView(view, kind === 'side2d' ? bounds : null);
   // keep the camera when the same world comes back (reconnect), else reset it
   const key = JSON.stringify([kind, world.file, world.seed, world.preset, world.size]);
@@ -1092,6 +1107,10 @@ window.isoterra = {
   get ready() {
     return app.ready;
   },
+  /** Whether the terrain is drawn with the detail textures now. */
+  get detail() {
+    return renderer.detailActive;
+  },
   get connected() {
     return app.connected;
   },
@@ -1290,7 +1309,14 @@ window.isoterra = {
     app.needsRender = true;
     app.forceFull = true;
     const n = app.renders;
-    for (let i = 0; i < 100 && app.renders === n; i++) await sleep(20);
-    return app.renders > n;
+    for (let i = 0; i < 500 && app.renders === n; i++) await sleep(20);
+    if (app.renders === n) return false;
+    // Wait until the GPU has drawn that frame (reading a pixel waits for
+    // it; a software renderer can be frames behind) and the page has shown
+    // it, so that a screenshot taken now holds it.
+    const gl = renderer.gl;
+    gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(4));
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    return true;
   },
 };

@@ -11,11 +11,16 @@ export const LAYER_DECAL = 3;
 const HEADER_BYTES = 32;
 const MAGIC = [0x49, 0x54, 0x4d, 0x46]; // "ITMF"
 
+/** Frame flag: surface weights follow the colours. */
+export const FLAG_SURFACE = 1;
+
 /**
  * Parses one binary mesh frame. Returns
  * `{kind, kindName, layer, lod, chunk: [cx, cy, cz], vertexCount, indexCount,
  *   flags, positions: Float32Array, normals: Float32Array, colors: Uint8Array,
- *   indices: Uint32Array}` or throws an Error naming what is wrong.
+ *   surface: Uint8Array | null, indices: Uint32Array}` or throws an Error
+ * naming what is wrong. `surface` holds four weights a vertex when the frame
+ * has FLAG_SURFACE (terrain: grass, soil, rock, snow; water: depth / 64).
  */
 export function parseFrame(buffer) {
   if (!(buffer instanceof ArrayBuffer)) throw new Error('mesh frame is not an ArrayBuffer');
@@ -33,7 +38,9 @@ export function parseFrame(buffer) {
   const vertexCount = dv.getUint32(20, true);
   const indexCount = dv.getUint32(24, true);
   const flags = dv.getUint32(28, true);
-  const need = HEADER_BYTES + 28 * vertexCount + 4 * indexCount;
+  const hasSurface = (flags & FLAG_SURFACE) !== 0;
+  const perVertex = hasSurface ? 32 : 28;
+  const need = HEADER_BYTES + perVertex * vertexCount + 4 * indexCount;
   if (buffer.byteLength < need) {
     throw new Error(`mesh frame truncated: ${buffer.byteLength} bytes, header says ${need}`);
   }
@@ -41,7 +48,8 @@ export function parseFrame(buffer) {
   const positions = new Float32Array(buffer, HEADER_BYTES, 3 * V);
   const normals = new Float32Array(buffer, HEADER_BYTES + 12 * V, 3 * V);
   const colors = new Uint8Array(buffer, HEADER_BYTES + 24 * V, 4 * V);
-  const indices = new Uint32Array(buffer, HEADER_BYTES + 28 * V, indexCount);
+  const surface = hasSurface ? new Uint8Array(buffer, HEADER_BYTES + 28 * V, 4 * V) : null;
+  const indices = new Uint32Array(buffer, HEADER_BYTES + perVertex * V, indexCount);
   for (let i = 0; i < indices.length; i++) {
     if (indices[i] >= V) throw new Error(`mesh frame index ${indices[i]} out of range (${V} vertices)`);
   }
@@ -57,6 +65,7 @@ export function parseFrame(buffer) {
     positions,
     normals,
     colors,
+    surface,
     indices,
   };
 }

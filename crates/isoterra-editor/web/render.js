@@ -3,6 +3,13 @@
 // translucent water, then outline lines; the brush preview ring is drawn on
 // the terrain surface by the fragment shader (3D views) or as a screen-width
 // annulus (side view).
+//
+// Terrain of the 3D kinds is textured: frames with surface weights blend the
+// server's detail textures (grass, soil, rock, snow; made from isoterra's
+// noise when the editor was built) into the vertex colour, rock projected
+// from three sides (triplanar) so cliff walls are not stretched, and the
+// classes mixed by the textures' heights so rock shows in hollows first.
+// Water gets ripples, a depth fade at the shore and foam in the shallows.
 
 import { LAYER_TERRAIN, LAYER_WATER, LAYER_LINES, LAYER_DECAL } from './protocol.js';
 import { mat4 } from './math.js';
@@ -11,22 +18,31 @@ const TERRAIN_VS = `#version 300 es
 layout(location = 0) in vec3 aPos;
 layout(location = 1) in vec3 aNormal;
 layout(location = 2) in vec4 aColor;
+layout(location = 3) in vec4 aSurf;
 uniform mat4 uViewProj;
 out vec3 vPos;
 out vec3 vNormal;
 out vec4 vColor;
+out vec4 vSurf;
 void main() {
   vPos = aPos;
   vNormal = aNormal;
   vColor = aColor;
+  vSurf = aSurf;
   gl_Position = uViewProj * vec4(aPos, 1.0);
 }`;
 
 const TERRAIN_FS = `#version 300 es
 precision highp float;
+precision mediump sampler2DArray;
 in vec3 vPos;
 in vec3 vNormal;
 in vec4 vColor;
+in vec4 vSurf;
+uniform sampler2DArray uDetail;
+uniform int uDetailOn;
+uniform int uWater;
+uniform vec2 uDetailScale;
 uniform vec3 uEye;
 uniform vec3 uViewDir;
 uniform int uOrtho;
@@ -46,9 +62,70 @@ uniform sampler2D uOverlay;
 uniform int uOverlayOn;
 uniform vec4 uOverlayRect;
 out vec4 outColor;
+
+// Layer \`layer\` of the detail textures at \`p\`, projected along the
+// axes by weights \`w\` (triplanar; a weight of 0 skips its fetch).
+vec4 triplanar(float layer, vec3 p, vec3 w) {
+  vec4 c = vec4(0.0);
+  if (w.x > 0.0) c += texture(uDetail, vec3(p.zy, layer)) * w.x;
+  if (w.y > 0.0) c += texture(uDetail, vec3(p.xz, layer)) * w.y;
+  if (w.z > 0.0) c += texture(uDetail, vec3(p.xy, layer)) * w.z;
+  return c;
+}
+
+// Layer \`layer\` at \`p\` by \`triplanar\` when the class weight \`k\` counts;
+// alpha is then the texture's height raised by the weight (else -10: left
+// out of the blend).
+vec4 classTex(float layer, float k, vec3 p, vec3 a) {
+  if (k < 0.02) return vec4(0.5, 0.5, 0.5, -10.0);
+  vec4 t = triplanar(layer, p, a);
+  return vec4(t.rgb, k + t.a * 0.6);
+}
+
+// The detail colour (about 0.5 on average) of the surface classes in
+// \`surf\` (grass, soil, rock, snow) at \`p\` with normal \`n\`: each class's
+// weight raised by its texture's height, and the highest ones kept, so
+// that rock shows in the low parts of grass first.
+vec3 detail(vec4 surf, vec3 p, vec3 n) {
+  vec3 a = n * n;
+  a = a * a * a;
+  a /= a.x + a.y + a.z;
+  a *= step(vec3(0.04), a);
+  a /= max(a.x + a.y + a.z, 1e-4);
+  vec3 ground = p * uDetailScale.x;
+  vec4 t0 = classTex(0.0, surf.x, ground, a);
+  vec4 t1 = classTex(1.0, surf.y, ground, a);
+  vec4 t2 = classTex(2.0, surf.z, p * uDetailScale.y, a);
+  vec4 t3 = classTex(3.0, surf.w, ground, a);
+  vec4 h = vec4(t0.a, t1.a, t2.a, t3.a);
+  float best = max(max(h.x, h.y), max(h.z, h.w));
+  vec4 w = max(h - best + 0.25, 0.0);
+  vec3 sum = t0.rgb * w.x + t1.rgb * w.y + t2.rgb * w.z + t3.rgb * w.w;
+  return sum / max(w.x + w.y + w.z + w.w, 1e-4);
+}
+
 void main() {
   vec3 base = vColor.rgb;
   vec3 n = normalize(vNormal);
+  float alpha = vColor.a;
+  float dist = length(uEye - vPos);
+  if (uDetailOn == 1 && uWater == 0 && vSurf.x + vSurf.y + vSurf.z + vSurf.w > 0.5) {
+    vec3 d = detail(vSurf, vPos, n);
+    // Far away the grain fades towards its mean, so it does not shimmer.
+    d = mix(d, vec3(0.5), clamp(dist / 600.0, 0.0, 0.7));
+    base = clamp(base * d * 2.0, 0.0, 1.0);
+  }
+  if (uWater == 1) {
+    // Depth in world units (the frame sends 1/64 units); frames without
+    // depth count as deep.
+    float depth = vSurf.x + vSurf.y + vSurf.z + vSurf.w > 0.0 ? vSurf.x * 255.0 / 64.0 : 4.0;
+    vec4 w = uDetailOn == 1 ? texture(uDetail, vec3(vPos.xz * uDetailScale.x * 0.7, 4.0)) : vec4(0.5);
+    base *= 0.8 + 0.4 * w.r;
+    float foam = (1.0 - smoothstep(0.04, 0.35, depth)) * (0.25 + 0.75 * w.a);
+    base = mix(base, vec3(0.93, 0.96, 0.97), foam * 0.8);
+    // The water thins out to nothing at the shoreline.
+    alpha = mix(alpha, 0.9, foam * 0.6) * smoothstep(0.0, 0.12, depth);
+  }
   vec3 toEye = uOrtho == 1 ? -uViewDir : normalize(uEye - vPos);
   // Light the side that faces the eye. The triangle's own facing decides,
   // not the interpolated normal: on steep slopes that normal can point away
@@ -84,12 +161,11 @@ void main() {
     float inside = d < uBrush.w ? 0.05 + 0.3 * uBrushStrength * falloff : 0.0;
     col = mix(col, uBrushColor, max(ring * 0.95, inside));
   }
-  float dist = length(uEye - vPos);
   float fog = uFog.y > uFog.x ? clamp((dist - uFog.x) / (uFog.y - uFog.x), 0.0, 1.0) : 0.0;
   // the sky gradient behind this pixel, so fully fogged ground is sky
   vec3 sky = mix(uFogColor, uSkyTop, clamp(gl_FragCoord.y / uViewportH, 0.0, 1.0));
   col = mix(col, sky, fog * fog);
-  outColor = vec4(col, vColor.a * uAlphaScale);
+  outColor = vec4(col, alpha * uAlphaScale);
 }`;
 
 const FLAT_VS = `#version 300 es
@@ -218,6 +294,69 @@ export class Renderer {
     this.setTextureFilter(gl.NEAREST);
     gl.bindTexture(gl.TEXTURE_2D, null);
     this.mini = null;
+    // Detail textures: none until loadDetail() has them; frames without
+    // surface weights read (0, 0, 0, 0) and stay untextured.
+    this.detailTex = null;
+    // A 1x1 mid-grey stand-in, so the sampler always has a texture.
+    this.detailStandIn = gl.createTexture();
+    gl.bindTexture(gl.TEXTURE_2D_ARRAY, this.detailStandIn);
+    gl.texImage3D(gl.TEXTURE_2D_ARRAY, 0, gl.RGBA8, 1, 1, 1, 0, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array([128, 128, 128, 128]));
+    gl.texParameteri(gl.TEXTURE_2D_ARRAY, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
+    gl.texParameteri(gl.TEXTURE_2D_ARRAY, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
+    gl.bindTexture(gl.TEXTURE_2D_ARRAY, null);
+    this.detailOn = true;
+    this.detailScale = [1 / 8, 1 / 12];
+    gl.vertexAttrib4f(3, 0, 0, 0, 0);
+  }
+
+  /**
+   * Loads the detail textures (`welcome.detail`: url, side, layers) into a
+   * texture array with mipmaps. Resolves true once they are in use.
+   */
+  async loadDetail(info) {
+    if (!info || !info.url || this.detailTex) return !!this.detailTex;
+    const side = info.side | 0;
+    const layers = Array.isArray(info.layers) ? info.layers.length : 0;
+    const res = await fetch(info.url);
+    if (!res.ok) throw new Error(`detail textures: HTTP ${res.status}`);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    if (side <= 0 || layers <= 0 || bytes.length !== side * side * 4 * layers) {
+      throw new Error(`detail textures: ${bytes.length} bytes for ${layers} layers of ${side}²`);
+    }
+    const gl = this.gl;
+    const tex = gl.createTexture();
+    gl.activeTexture(gl.TEXTURE1);
+    gl.bindTexture(gl.TEXTURE_2D_ARRAY, tex);
+    gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
+    gl.texImage3D(gl.TEXTURE_2D_ARRAY, 0, gl.RGBA8, side, side, layers, 0, gl.RGBA, gl.UNSIGNED_BYTE, bytes);
+    gl.generateMipmap(gl.TEXTURE_2D_ARRAY);
+    gl.texParameteri(gl.TEXTURE_2D_ARRAY, gl.TEXTURE_MIN_FILTER, gl.LINEAR_MIPMAP_LINEAR);
+    gl.texParameteri(gl.TEXTURE_2D_ARRAY, gl.TEXTURE_MAG_FILTER, gl.LINEAR);
+    gl.texParameteri(gl.TEXTURE_2D_ARRAY, gl.TEXTURE_WRAP_S, gl.REPEAT);
+    gl.texParameteri(gl.TEXTURE_2D_ARRAY, gl.TEXTURE_WRAP_T, gl.REPEAT);
+    const aniso = gl.getExtension('EXT_texture_filter_anisotropic');
+    if (aniso) {
+      const max = gl.getParameter(aniso.MAX_TEXTURE_MAX_ANISOTROPY_EXT);
+      gl.texParameterf(gl.TEXTURE_2D_ARRAY, aniso.TEXTURE_MAX_ANISOTROPY_EXT, Math.min(8, max));
+    }
+    gl.bindTexture(gl.TEXTURE_2D_ARRAY, null);
+    gl.activeTexture(gl.TEXTURE0);
+    this.detailTex = tex;
+    return true;
+  }
+
+  /**
+   * Detail textures on or off, and their scale: world units one tile of
+   * ground (grass, soil, snow) and of rock covers.
+   */
+  setDetail(on, groundUnits = 8, rockUnits = 12) {
+    this.detailOn = on;
+    this.detailScale = [1 / groundUnits, 1 / rockUnits];
+  }
+
+  /** Whether the terrain is drawn with detail textures now. */
+  get detailActive() {
+    return this.detailOn && !!this.detailTex;
   }
 
   setTextureFilter(filter) {
@@ -289,8 +428,10 @@ export class Renderer {
     gl.bindVertexArray(vao);
     const vbo = gl.createBuffer();
     gl.bindBuffer(gl.ARRAY_BUFFER, vbo);
-    // positions, normals and colours are contiguous in the frame: upload once.
-    const body = new Uint8Array(frame.positions.buffer, frame.positions.byteOffset, 28 * V);
+    // positions, normals, colours and surface weights are contiguous in the
+    // frame: upload once.
+    const perVertex = frame.surface ? 32 : 28;
+    const body = new Uint8Array(frame.positions.buffer, frame.positions.byteOffset, perVertex * V);
     gl.bufferData(gl.ARRAY_BUFFER, body, gl.STATIC_DRAW);
     gl.enableVertexAttribArray(0);
     gl.vertexAttribPointer(0, 3, gl.FLOAT, false, 12, 0);
@@ -298,6 +439,10 @@ export class Renderer {
     gl.vertexAttribPointer(1, 3, gl.FLOAT, false, 12, 12 * V);
     gl.enableVertexAttribArray(2);
     gl.vertexAttribPointer(2, 4, gl.UNSIGNED_BYTE, true, 4, 24 * V);
+    if (frame.surface) {
+      gl.enableVertexAttribArray(3);
+      gl.vertexAttribPointer(3, 4, gl.UNSIGNED_BYTE, true, 4, 28 * V);
+    }
     const ibo = gl.createBuffer();
     gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, ibo);
     gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, frame.indices, gl.STATIC_DRAW);
@@ -462,7 +607,7 @@ export class Renderer {
     gl.depthMask(false);
     gl.uniform1i(t.u.uBrushMode, 0);
     this.drawLayer(LAYER_DECAL, gl.TRIANGLES);
-    this.drawLayer(LAYER_WATER, gl.TRIANGLES);
+    this.drawWater(t);
 
     // outline lines
     const f = this.flat;
@@ -498,7 +643,22 @@ export class Renderer {
     gl.uniform2fv(t.u.uFog, fog);
     gl.uniform1f(t.u.uAlphaScale, 1);
     this.bindOverlay(t);
+    gl.activeTexture(gl.TEXTURE1);
+    gl.bindTexture(gl.TEXTURE_2D_ARRAY, this.detailTex ?? this.detailStandIn);
+    gl.activeTexture(gl.TEXTURE0);
+    gl.uniform1i(t.u.uDetail, 1);
+    gl.uniform1i(t.u.uDetailOn, this.detailActive ? 1 : 0);
+    gl.uniform2fv(t.u.uDetailScale, this.detailScale);
+    gl.uniform1i(t.u.uWater, 0);
     return t;
+  }
+
+  /** Draws the water layer with the terrain program `t` bound. */
+  drawWater(t) {
+    const gl = this.gl;
+    gl.uniform1i(t.u.uWater, 1);
+    this.drawLayer(LAYER_WATER, gl.TRIANGLES);
+    gl.uniform1i(t.u.uWater, 0);
   }
 
   /** Draws every held mesh of one layer with the bound program. */
@@ -616,7 +776,7 @@ export class Renderer {
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
     gl.depthMask(false);
     this.drawLayer(LAYER_DECAL, gl.TRIANGLES);
-    this.drawLayer(LAYER_WATER, gl.TRIANGLES);
+    this.drawWater(t);
     gl.depthMask(true);
     gl.disable(gl.BLEND);
     gl.bindVertexArray(null);

@@ -647,7 +647,12 @@ fn fixed_at_first_dab(kind: WorldKind, a: &Drawn, b: &Drawn, order: &[bool]) -> 
     let cell_size = f64::from(map.params().mesh.cell_size);
     let cell = [(first[0] / cell_size) as f32, (first[2] / cell_size) as f32];
     let brush = MapBrush::new(tool.parse().unwrap(), b.spec.radius as f32);
-    let level = map.world().resolve_brush(&brush, cell).unwrap().level.unwrap();
+    let level = map
+        .world()
+        .resolve_brush(&brush, cell)
+        .unwrap()
+        .level
+        .unwrap();
     b.spec.clone().with_param("level", level)
 }
 

@@ -5,7 +5,7 @@ use isoterra::store::{HeightmapDocument, WorldFile};
 use serde_json::{Value, json};
 
 use crate::color;
-use crate::frame::{KIND_HEIGHTMAP, LAYER_TERRAIN, encode_frame};
+use crate::frame::{KIND_HEIGHTMAP, LAYER_TERRAIN, encode_surface_frame, surface_weights};
 
 /// The kind's part of the `world` object.
 pub(super) fn world_json(d: &HeightmapDocument<WorldFile>) -> Value {
@@ -42,7 +42,16 @@ pub(crate) fn heightmap_frame(
             }
         })
         .collect();
-    encode_frame(
+    let surface: Vec<[u8; 4]> = mesh
+        .positions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let up = mesh.normals.get(i).map(|n| n[1]).unwrap_or(1.0);
+            surface_weights(color::terrain_surface((p[1] - range[0]) / span, up))
+        })
+        .collect();
+    encode_surface_frame(
         KIND_HEIGHTMAP,
         LAYER_TERRAIN,
         lod,
@@ -50,6 +59,7 @@ pub(crate) fn heightmap_frame(
         &mesh.positions,
         &mesh.normals,
         &colors,
+        &surface,
         &mesh.indices,
     )
 }

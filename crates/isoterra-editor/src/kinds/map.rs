@@ -6,7 +6,10 @@ use isoterra::store::{MapDocument, WorldFile};
 use isoterra::world::MapChunkMesh;
 use serde_json::{Value, json};
 
-use crate::frame::{KIND_MAP, LAYER_TERRAIN, LAYER_WATER, encode_frame};
+use crate::color;
+use crate::frame::{
+    KIND_MAP, LAYER_TERRAIN, LAYER_WATER, SURFACE_ROCK, encode_surface_frame, surface_weights,
+};
 
 /// The kind's part of the `world` object.
 pub(super) fn world_json(d: &MapDocument<WorldFile>) -> Value {
@@ -48,7 +51,24 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
             linear_to_srgb8([c[0] * dark, c[1] * dark, c[2] * dark], 1.0)
         })
         .collect();
-    let terrain = encode_frame(
+    // Detail classes: the splat's textures, and rock on the walls.
+    let surface: Vec<[u8; 4]> = (0..t.positions.len())
+        .map(|i| {
+            let splat = t
+                .splat
+                .get(i)
+                .copied()
+                .unwrap_or(isoterra::field::Splat::single(0));
+            let wall = t.blend.get(i).copied().unwrap_or(0.0).clamp(0.0, 1.0);
+            let mut w = [0.0f32; 4];
+            for (id, weight) in splat.ids.iter().zip(splat.weights) {
+                w[color::map_texture_class(*id)] += f32::from(weight) / 255.0 * (1.0 - wall);
+            }
+            w[SURFACE_ROCK] += wall;
+            surface_weights(w)
+        })
+        .collect();
+    let terrain = encode_surface_frame(
         KIND_MAP,
         LAYER_TERRAIN,
         0,
@@ -56,6 +76,7 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
         &t.positions,
         &t.normals,
         &colors,
+        &surface,
         &t.indices,
     );
     let w = &out.water;
@@ -77,7 +98,19 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
             linear_to_srgb8(c, 0.35 + 0.5 * k)
         })
         .collect();
-    let water = encode_frame(
+    // The depth for the shoreline foam, in 1/64 units.
+    let water_depth: Vec<[u8; 4]> = (0..w.positions.len())
+        .map(|i| {
+            let depth = w.depth.get(i).copied().unwrap_or(0.0);
+            let d = if depth.is_finite() {
+                (depth * 64.0).round().clamp(0.0, 255.0) as u8
+            } else {
+                255
+            };
+            [d, 0, 0, 0]
+        })
+        .collect();
+    let water = encode_surface_frame(
         KIND_MAP,
         LAYER_WATER,
         0,
@@ -85,6 +118,7 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
         &w.positions,
         &w.normals,
         &water_colors,
+        &water_depth,
         &w.indices,
     );
     [terrain, water]

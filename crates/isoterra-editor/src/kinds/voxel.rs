@@ -5,7 +5,7 @@ use isoterra::store::{VoxelDocument, WorldFile};
 use serde_json::{Value, json};
 
 use crate::color;
-use crate::frame::{KIND_VOXEL, LAYER_TERRAIN, encode_frame};
+use crate::frame::{KIND_VOXEL, LAYER_TERRAIN, encode_surface_frame};
 
 /// The kind's part of the `world` object.
 pub(super) fn world_json(d: &VoxelDocument<WorldFile>) -> Value {
@@ -40,7 +40,14 @@ pub(crate) fn voxel_frame(
             if down < -0.5 { color::shade(c, 0.8) } else { c }
         })
         .collect();
-    encode_frame(
+    let surface: Vec<[u8; 4]> = (0..positions.len())
+        .map(|i| {
+            let mut w = [0u8; 4];
+            w[color::voxel_material_class(materials.get(i).copied().unwrap_or(0))] = 255;
+            w
+        })
+        .collect();
+    encode_surface_frame(
         KIND_VOXEL,
         LAYER_TERRAIN,
         lod,
@@ -48,6 +55,7 @@ pub(crate) fn voxel_frame(
         positions,
         normals,
         &colors,
+        &surface,
         indices,
     )
 }
