@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decodePng, compareRegion, meanLuma } from './png.mjs';
+import { decodePng, compareRegion, meanLuma, grain } from './png.mjs';
 import { checkFrameParser } from './frames.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -568,6 +568,7 @@ async function mapScenario(ctx) {
       await pathingOverlay(page, rect, size);
       await swatchPaint(page, rect, size);
       await minimapChecks(page, size);
+      await detailTextures(page, 'map');
       await newWorldCancel(page);
       await slowRendering(page, size);
     },
@@ -671,6 +672,30 @@ async function swatchPaint(page, rect, size) {
   log(`  snow swatch: mean brightness ${l0.toFixed(1)} -> ${l1.toFixed(1)}`);
   check(l1 > l0 + 25, `painting with the snow swatch did not lighten the ground (${l0.toFixed(1)} -> ${l1.toFixed(1)})`);
   await pressHistory(page, 'Control+z', 1);
+}
+
+/**
+ * The terrain is drawn with the detail textures: the same view untextured
+ * (`setDetail(false)`) has the same colours on average but less grain.
+ */
+async function detailTextures(page, name) {
+  const on = await page.evaluate(() => window.isoterra.detail);
+  check(on, `${name}: the detail textures are not in use`);
+  const textured = await shot(page, `${name}-detail-on`);
+  await page.evaluate(() => window.isoterra.setDetail(false));
+  await page.evaluate(() => window.isoterra.redraw());
+  const plain = await shot(page, `${name}-detail-off`);
+  await page.evaluate(() => window.isoterra.setDetail(true));
+  await page.evaluate(() => window.isoterra.redraw());
+  // the lower middle of the view, where the terrain is near
+  const box = { x: textured.width * 0.25, y: textured.height * 0.6, width: textured.width * 0.5, height: textured.height * 0.35 };
+  const g1 = grain(textured, box);
+  const g0 = grain(plain, box);
+  const l1 = meanLuma(textured, box);
+  const l0 = meanLuma(plain, box);
+  log(`  detail textures: grain ${g0.toFixed(2)} -> ${g1.toFixed(2)}, mean brightness ${l0.toFixed(1)} -> ${l1.toFixed(1)}`);
+  check(g1 > g0 * 1.3 + 0.2, `${name}: the detail textures add no grain (${g0.toFixed(2)} -> ${g1.toFixed(2)})`);
+  check(Math.abs(l1 - l0) < 20, `${name}: the detail textures change the brightness (${l0.toFixed(1)} -> ${l1.toFixed(1)})`);
 }
 
 /** The overview shows the world and the view; a click there moves the view. */
@@ -927,6 +952,8 @@ async function heightmapScenario(ctx) {
       await settle(page);
       check((await page.evaluate(() => window.isoterra.chunks)) > 0, 'no chunks after flying');
       log(`  fly camera: W moved ${moved.toFixed(1)} units, right drag turned, streaming settled`);
+      await hideCursor(page);
+      await detailTextures(page, 'heightmap');
       // the erosion brushes, each an acknowledged stroke that changes the
       // ground: hydraulic erode on the hills, thermal slumping on a ridge
       // raised steeper than its talus (the hills' own slopes are gentler)

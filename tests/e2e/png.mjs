@@ -136,3 +136,25 @@ export function meanLuma(img, rect) {
   }
   return n ? sum / n : 0;
 }
+
+/**
+ * Mean absolute luma step between horizontally neighbouring pixels inside
+ * `rect` (clamped): how much fine grain (texture) the region shows.
+ */
+export function grain(img, rect) {
+  const x0 = Math.max(0, Math.floor(rect.x));
+  const y0 = Math.max(0, Math.floor(rect.y));
+  const x1 = Math.min(img.width, Math.ceil(rect.x + rect.width));
+  const y1 = Math.min(img.height, Math.ceil(rect.y + rect.height));
+  const luma = (i) => (img.data[i] + img.data[i + 1] + img.data[i + 2]) / 3;
+  let sum = 0;
+  let n = 0;
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0 + 1; x < x1; x++) {
+      const i = (y * img.width + x) * 4;
+      sum += Math.abs(luma(i) - luma(i - 4));
+      n++;
+    }
+  }
+  return n ? sum / n : 0;
+}

@@ -130,7 +130,7 @@ fn grass(u: f32, v: f32, n: &[Tiled; 3]) -> Texel {
     let patch = n[0].at(u, v);
     let bend = n[1].at(u, v) * 0.08;
     let blades = n[2].at((u + bend).rem_euclid(1.0), v);
-    let l = 0.5 + 0.10 * patch + 0.16 * blades;
+    let l = 0.5 + 0.05 * patch + 0.18 * blades;
     let dry = smoothstep(0.2, 0.7, patch);
     let c = [
         l * (1.0 + 0.10 * dry),

@@ -18,7 +18,7 @@ const ui = new Ui();
 const urlQuery = new URLSearchParams(location.search);
 const ADAPTIVE = urlQuery.get('adaptive') !== '0';
 // `?detail=0` draws the terrain in its vertex colours only, untextured
-const DETAIL = urlQuery.get('detail') !== '0';
+let DETAIL = urlQuery.get('detail') !== '0';
 // A frame that takes longer than this lowers the resolution while the view
 // moves; once it stops, one frame at full resolution follows.
 const SLOW_FRAME_MS = 50;
@@ -83,6 +83,8 @@ const app = {
   spaceHeld: false,
   needsRender: true,
   renders: 0,
+  // World units of one detail texture tile: ground, rock.
+  detailUnits: [8, 12],
   lastRenderAt: 0,
   frames: 0,
   lastFrameAt: 0,
@@ -228,8 +230,9 @@ function onWelcome(msg) {
   const view = kind === 'side2d' ? 'side' : kind === 'map' ? 'map' : 'fly';
   // Detail textures: one tile of ground every 8 cells, of rock every 12.
   const cell = Number(world.cell_size) > 0 ? Number(world.cell_size) : 1;
-  renderer.setDetail(DETAIL, 8 * cell, 12 * cell);
-  if (DETAIL && msg.detail) {
+  app.detailUnits = [8 * cell, 12 * cell];
+  renderer.setDetail(DETAIL, ...app.detailUnits);
+  if (msg.detail) {
     renderer
       .loadDetail(msg.detail)
       .then((loaded) => {
@@ -1046,6 +1049,9 @@ function tick(now) {
     app.renderWasRefine = full && app.renderScale < 1;
     app.forceFull = false;
     renderer.scale = full ? 1 : app.renderScale;
+    // Frames drawn at reduced resolution (a slow GPU while things move)
+    // skip the detail textures too; the sharp frame that follows has them.
+    renderer.setDetail(DETAIL && full, ...app.detailUnits);
     const t0 = performance.now();
     app.renderStartedAt = now;
     app.renderPending = true;
@@ -1110,6 +1116,12 @@ window.isoterra = {
   /** Whether the terrain is drawn with the detail textures now. */
   get detail() {
     return renderer.detailActive;
+  },
+  /** Detail textures on or off (as `?detail=0`), from the next frame. */
+  setDetail(on) {
+    DETAIL = !!on;
+    renderer.setDetail(DETAIL, ...app.detailUnits);
+    app.needsRender = true;
   },
   get connected() {
     return app.connected;

@@ -101,7 +101,10 @@ vec3 detail(vec4 surf, vec3 p, vec3 n) {
   float best = max(max(h.x, h.y), max(h.z, h.w));
   vec4 w = max(h - best + 0.25, 0.0);
   vec3 sum = t0.rgb * w.x + t1.rgb * w.y + t2.rgb * w.z + t3.rgb * w.w;
-  return sum / max(w.x + w.y + w.z + w.w, 1e-4);
+  // A much larger, unaligned sample of the soft snow texture varies the
+  // tiles, so that their repeats do not line up into a pattern.
+  float macro = texture(uDetail, vec3(p.xz * uDetailScale.x * 0.137 + vec2(0.31, 0.57), 3.0)).g;
+  return sum / max(w.x + w.y + w.z + w.w, 1e-4) * (1.0 + 3.0 * (macro - 0.5));
 }
 
 void main() {
