@@ -43,6 +43,7 @@ uniform sampler2DArray uDetail;
 uniform int uDetailOn;
 uniform int uWater;
 uniform vec2 uDetailScale;
+uniform int uTriplanar;
 uniform vec3 uEye;
 uniform vec3 uViewDir;
 uniform int uOrtho;
@@ -82,6 +83,14 @@ vec4 classTex(float layer, float k, vec3 p, vec3 a) {
   return vec4(t.rgb, k + t.a * 0.6);
 }
 
+// The same, projected from above only: ground classes on maps and
+// heightmaps, where steep ground is rock (one fetch instead of three).
+vec4 classTop(float layer, float k, vec3 p) {
+  if (k < 0.02) return vec4(0.5, 0.5, 0.5, -10.0);
+  vec4 t = texture(uDetail, vec3(p.xz, layer));
+  return vec4(t.rgb, k + t.a * 0.6);
+}
+
 // The detail colour (about 0.5 on average) of the surface classes in
 // \`surf\` (grass, soil, rock, snow) at \`p\` with normal \`n\`: each class's
 // weight raised by its texture's height, and the highest ones kept, so
@@ -93,10 +102,17 @@ vec3 detail(vec4 surf, vec3 p, vec3 n) {
   a *= step(vec3(0.04), a);
   a /= max(a.x + a.y + a.z, 1e-4);
   vec3 ground = p * uDetailScale.x;
-  vec4 t0 = classTex(0.0, surf.x, ground, a);
-  vec4 t1 = classTex(1.0, surf.y, ground, a);
+  vec4 t0, t1, t3;
+  if (uTriplanar == 1) {
+    t0 = classTex(0.0, surf.x, ground, a);
+    t1 = classTex(1.0, surf.y, ground, a);
+    t3 = classTex(3.0, surf.w, ground, a);
+  } else {
+    t0 = classTop(0.0, surf.x, ground);
+    t1 = classTop(1.0, surf.y, ground);
+    t3 = classTop(3.0, surf.w, ground);
+  }
   vec4 t2 = classTex(2.0, surf.z, p * uDetailScale.y, a);
-  vec4 t3 = classTex(3.0, surf.w, ground, a);
   vec4 h = vec4(t0.a, t1.a, t2.a, t3.a);
   float best = max(max(h.x, h.y), max(h.z, h.w));
   vec4 w = max(h - best + 0.25, 0.0);
@@ -350,11 +366,14 @@ export class Renderer {
 
   /**
    * Detail textures on or off, and their scale: world units one tile of
-   * ground (grass, soil, snow) and of rock covers.
+   * ground (grass, soil, snow) and of rock covers. Rock is always projected
+   * from three sides; ground only with `triplanar` (voxel caves and
+   * overhangs), else from above.
    */
-  setDetail(on, groundUnits = 8, rockUnits = 12) {
+  setDetail(on, groundUnits = 8, rockUnits = 12, triplanar = false) {
     this.detailOn = on;
     this.detailScale = [1 / groundUnits, 1 / rockUnits];
+    this.detailTriplanar = triplanar;
   }
 
   /** Whether the terrain is drawn with detail textures now. */
@@ -652,6 +671,7 @@ export class Renderer {
     gl.uniform1i(t.u.uDetail, 1);
     gl.uniform1i(t.u.uDetailOn, this.detailActive ? 1 : 0);
     gl.uniform2fv(t.u.uDetailScale, this.detailScale);
+    gl.uniform1i(t.u.uTriplanar, this.detailTriplanar ? 1 : 0);
     gl.uniform1i(t.u.uWater, 0);
     return t;
   }
