@@ -1318,6 +1318,25 @@ window.isoterra = {
       await sleep(50);
     }
   },
+  /**
+   * Draws one frame at full resolution and waits for the GPU to finish it
+   * (a pixel read back); its wall time in ms.
+   */
+  frameCost() {
+    const gl = renderer.gl;
+    const t0 = performance.now();
+    app.forceFull = true;
+    renderer.scale = 1;
+    renderer.setDetail(DETAIL, ...app.detailUnits);
+    renderer.render(matrices(), {
+      brush: null,
+      worldPerPixel: app.camera.worldPerPixel?.(cssSize().h) ?? 1,
+      viewDistance: app.camera.viewDistance ?? 0,
+      fog: app.kind === 'voxel' ? [0.6, 1.0] : [0.9, 2.2],
+    });
+    gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(4));
+    return performance.now() - t0;
+  },
   /** Renders now (even when nothing changed) and resolves after it. */
   async redraw() {
     app.needsRender = true;

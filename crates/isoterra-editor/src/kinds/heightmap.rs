@@ -28,29 +28,22 @@ pub(crate) fn heightmap_frame(
     mesh: &isoterra::mesh::HeightmapMesh,
 ) -> Vec<u8> {
     let span = (range[1] - range[0]).max(1e-3);
-    let colors: Vec<[u8; 4]> = mesh
+    let (colors, surface): (Vec<[u8; 4]>, Vec<[u8; 4]>) = mesh
         .positions
         .iter()
         .enumerate()
         .map(|(i, p)| {
             let up = mesh.normals.get(i).map(|n| n[1]).unwrap_or(1.0);
-            let c = color::terrain((p[1] - range[0]) / span, up);
-            if i as u32 >= mesh.skirt_vertex_start {
+            let t = (p[1] - range[0]) / span;
+            let c = color::terrain(t, up);
+            let c = if i as u32 >= mesh.skirt_vertex_start {
                 color::shade(c, 0.7)
             } else {
                 c
-            }
+            };
+            (c, surface_weights(color::terrain_surface(t, up)))
         })
-        .collect();
-    let surface: Vec<[u8; 4]> = mesh
-        .positions
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let up = mesh.normals.get(i).map(|n| n[1]).unwrap_or(1.0);
-            surface_weights(color::terrain_surface((p[1] - range[0]) / span, up))
-        })
-        .collect();
+        .unzip();
     encode_surface_frame(
         KIND_HEIGHTMAP,
         LAYER_TERRAIN,

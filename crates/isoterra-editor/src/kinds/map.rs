@@ -37,7 +37,9 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
     let out = &chunk.mesh;
     let coord = [chunk.coord[0] as i32, 0, chunk.coord[1] as i32];
     let t = &out.terrain;
-    let colors: Vec<[u8; 4]> = (0..t.positions.len())
+    // Each vertex's colour (splat colours, walls darker so that cliffs read
+    // from above) and detail classes (the splat's textures, rock on walls).
+    let (colors, surface): (Vec<[u8; 4]>, Vec<[u8; 4]>) = (0..t.positions.len())
         .map(|i| {
             let splat = t
                 .splat
@@ -46,28 +48,17 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
                 .unwrap_or(isoterra::field::Splat::single(0));
             let blend = t.blend.get(i).copied().unwrap_or(0.0);
             let c = isoterra::export::splat_color(splat, blend);
-            // Walls a little darker again, so cliffs read from above.
-            let dark = 1.0 - 0.3 * blend.clamp(0.0, 1.0);
-            linear_to_srgb8([c[0] * dark, c[1] * dark, c[2] * dark], 1.0)
-        })
-        .collect();
-    // Detail classes: the splat's textures, and rock on the walls.
-    let surface: Vec<[u8; 4]> = (0..t.positions.len())
-        .map(|i| {
-            let splat = t
-                .splat
-                .get(i)
-                .copied()
-                .unwrap_or(isoterra::field::Splat::single(0));
-            let wall = t.blend.get(i).copied().unwrap_or(0.0).clamp(0.0, 1.0);
+            let wall = blend.clamp(0.0, 1.0);
+            let dark = 1.0 - 0.3 * wall;
+            let color = linear_to_srgb8([c[0] * dark, c[1] * dark, c[2] * dark], 1.0);
             let mut w = [0.0f32; 4];
             for (id, weight) in splat.ids.iter().zip(splat.weights) {
                 w[color::map_texture_class(*id)] += f32::from(weight) / 255.0 * (1.0 - wall);
             }
             w[SURFACE_ROCK] += wall;
-            surface_weights(w)
+            (color, surface_weights(w))
         })
-        .collect();
+        .unzip();
     let terrain = encode_surface_frame(
         KIND_MAP,
         LAYER_TERRAIN,
