@@ -204,20 +204,21 @@ async function shot(page, name) {
   // A screenshot of a frame drawn at full resolution: when the editor drew
   // another frame meanwhile (a low-resolution one, while a software
   // renderer is slow), draw it sharp again and take the picture again.
-  let buf;
-  for (let attempt = 0; attempt < 4; attempt++) {
+  let buf = null;
+  for (let attempt = 0; attempt < 10 && !buf; attempt++) {
     const before = await page.evaluate(() => (window.isoterra.lastRenderFull ? window.isoterra.renders : -1));
-    if (before < 0) {
-      await page.evaluate(() => window.isoterra.redraw());
-      continue;
+    if (before >= 0) {
+      buf = await page.screenshot({
+        clip: { x: Math.round(r.x), y: Math.round(r.y), width: Math.floor(r.width), height: Math.floor(r.height) },
+        path: path.join(SHOTS, `${name}.png`),
+      });
+      if ((await page.evaluate(() => window.isoterra.renders)) !== before) buf = null;
     }
-    buf = await page.screenshot({
-      clip: { x: Math.round(r.x), y: Math.round(r.y), width: Math.floor(r.width), height: Math.floor(r.height) },
-      path: path.join(SHOTS, `${name}.png`),
-    });
-    const after = await page.evaluate(() => window.isoterra.renders);
-    if (after === before) break;
-    await page.evaluate(() => window.isoterra.redraw());
+    if (!buf) {
+      // frames still coming in (a stream after a reconnect): wait for quiet
+      await page.evaluate(() => window.isoterra.settle(300, 60000));
+      await page.evaluate(() => window.isoterra.redraw());
+    }
   }
   check(buf, `${name}: no frame at full resolution to take a picture of`);
   return decodePng(buf);

@@ -141,9 +141,9 @@ void main() {
     vec4 w = uDetailOn == 1 ? texture(uDetail, vec3(vPos.xz * uDetailScale.x * 0.7, 4.0)) : vec4(0.5);
     base *= 0.8 + 0.4 * w.r;
     float foam = (1.0 - smoothstep(0.04, 0.35, depth)) * (0.25 + 0.75 * w.a);
-    base = mix(base, vec3(0.93, 0.96, 0.97), foam * 0.8);
+    base = mix(base, vec3(0.93, 0.96, 0.97), foam * 0.5);
     // The water thins out to nothing at the shoreline.
-    alpha = mix(alpha, 0.9, foam * 0.6) * smoothstep(0.0, 0.12, depth);
+    alpha = mix(alpha, 0.9, foam * 0.4) * smoothstep(0.0, 0.12, depth);
   }
   vec3 toEye = uOrtho == 1 ? -uViewDir : normalize(uEye - vPos);
   // Light the side that faces the eye. The triangle's own facing decides,
