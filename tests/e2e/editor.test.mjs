@@ -970,10 +970,29 @@ async function heightmapScenario(ctx) {
   );
 }
 
-/** Pixels of the new-world dialog's preview image: their count and a checksum. */
+/**
+ * Pixels of the new-world dialog's preview image: their count and a checksum.
+ * Waits until no preview is in flight or wanted; a new preview that replaces
+ * the image while it decodes (the dialog asks again after a change that came
+ * in during a request) makes the decode fail, and the read is tried again.
+ */
 async function previewBytes(page) {
+  let last = null;
+  for (let attempt = 0; attempt < 20; attempt++) {
+    await page.waitForFunction(() => !window.isoterra.recipe.busy, null, { timeout: 30000 });
+    const got = await readPreview(page).catch((e) => ({ error: String(e) }));
+    const still = await page.evaluate(() => !window.isoterra.recipe.busy);
+    if (!got.error && got.src === got.srcAfter && still) return got;
+    last = got.error ?? 'the image changed while it was read';
+    await page.waitForTimeout(200);
+  }
+  throw new Error(`the preview image could not be read: ${last}`);
+}
+
+async function readPreview(page) {
   return page.evaluate(async () => {
     const img = document.getElementById('nw-preview');
+    const src = img.src;
     await img.decode();
     const c = document.createElement('canvas');
     c.width = img.naturalWidth;
@@ -983,7 +1002,7 @@ async function previewBytes(page) {
     const buf = g.getImageData(0, 0, c.width, c.height).data;
     let h = 2166136261;
     for (const b of buf) h = Math.imul(h ^ b, 16777619) >>> 0;
-    return { length: buf.length, hash: h };
+    return { length: buf.length, hash: h, src, srcAfter: img.src };
   });
 }
 

@@ -1107,10 +1107,11 @@ function sleep(ms) {
  */
 window.isoterra = {
   /** The new-world dialog's generator panel: previews drawn, the last
-   *  one's round trip in ms, its error, and the recipe it would create. */
+   *  one's round trip in ms, its error, whether one is in flight or
+   *  wanted, and the recipe it would create. */
   get recipe() {
     const r = ui.recipe;
-    return { previews: r.previews, lastMs: r.lastMs, lastError: r.lastError, modified: r.modified, preset: r.preset, current: r.recipe ? r.current() : null };
+    return { previews: r.previews, lastMs: r.lastMs, lastError: r.lastError, busy: r.inFlight || r.dirty, modified: r.modified, preset: r.preset, current: r.recipe ? r.current() : null };
   },
   get ready() {
     return app.ready;
