@@ -24,11 +24,14 @@ use isoterra::export::{
 };
 use isoterra::field::Field2;
 use isoterra::field::map::MapLayers;
-use isoterra::kind::{Document, NewWorld, StrokeSpec, WorldKind, bake_chunks};
+use isoterra::kind::{
+    Document, NewWorld, Recipe, RecipeParams, StrokeSpec, WorldKind, bake_chunks,
+};
 use isoterra::store::{
     ChunkLayer, ChunkStore, MemoryStore, decode_baked, decode_chunk, decode_delta, decode_delta3,
     decode_height_edit, decode_map_chunk, decode_map_edit, encode_baked,
 };
+use isoterra::world::Side2dStorage;
 
 /// One reader under test.
 pub struct Target {
@@ -502,9 +505,29 @@ fn stroked_docs() -> Vec<Document<MemoryStore>> {
         .collect()
 }
 
+/// Side-view worlds that store `u16` and `u8` codes, each with a stroke.
+fn quantized_docs() -> Vec<Document<MemoryStore>> {
+    [Side2dStorage::U16, Side2dStorage::U8]
+        .into_iter()
+        .filter_map(|storage| {
+            let mut recipe = Recipe::preset(WorldKind::Side2d, "caves").ok()?;
+            if let RecipeParams::Side2d(r) = &mut recipe.params {
+                r.storage = storage;
+            }
+            let new = NewWorld::new(WorldKind::Side2d)
+                .with_size([64, 32])
+                .with_recipe(recipe);
+            let mut doc = Document::create_in(MemoryStore::new(), &new).ok()?;
+            doc.stroke(&StrokeSpec::new("dig", 4.0), &[[20.0, 16.0, 0.0]])
+                .ok()?;
+            Some(doc)
+        })
+        .collect()
+}
+
 fn seeds_deltas() -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    for doc in stroked_docs() {
+    for doc in stroked_docs().into_iter().chain(quantized_docs()) {
         let store = doc.store();
         for id in store.done_stroke_ids().unwrap_or_default() {
             if let Ok(Some(rec)) = store.stroke(id) {
@@ -528,6 +551,15 @@ fn seeds_chunks() -> Vec<Vec<u8>> {
         }
     }
     out.truncate(24);
+    // and one chunk of each quantized encoding
+    for doc in quantized_docs() {
+        let store = doc.store();
+        let keys = store.chunk_keys().unwrap_or_default();
+        let field = keys.iter().filter(|k| k.layer == ChunkLayer::FIELD);
+        if let Some(payload) = field.filter_map(|k| store.chunk(k).ok().flatten()).next() {
+            out.push(payload);
+        }
+    }
     out
 }
 

@@ -28,7 +28,7 @@
 
 use isoterra_field::{Basis, FractalKind, FractalParams, HeightCurve};
 use isoterra_field::{HeightParams, Side2dPreset, VoxelGen, VoxelPreset};
-use isoterra_world::MapPreset;
+use isoterra_world::{MapPreset, Side2dStorage};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -90,6 +90,12 @@ pub struct Side2dRecipe {
     /// Iso level: a node is solid when its value is at least this,
     /// inside `(-1, 1)`.
     pub iso: f32,
+    /// How the world stores its densities: `f32` (exact, the default),
+    /// `u16` or `u8` (quantized over `[-1, 1]`: a quarter of the bytes per
+    /// stored node, see [`Side2dStorage`]). Recipes written before this
+    /// field read as `f32`.
+    #[serde(default)]
+    pub storage: Side2dStorage,
 }
 
 /// One fractal noise of a heightmap recipe.
@@ -439,6 +445,7 @@ impl Recipe {
                     .with_feature_cells(r.feature_cells)
                     .with_fill(r.fill);
                 p.iso = r.iso;
+                p.storage = r.storage;
             }
             (RecipeParams::Heightmap(r), WorldParams::Heightmap(p)) => {
                 p.generator = r.height_params()?;
@@ -498,6 +505,7 @@ impl RecipeParams {
                 feature_cells: p.generator.feature_cells,
                 fill: p.generator.fill,
                 iso: p.iso,
+                storage: p.storage,
             }),
             WorldParams::Heightmap(p) => {
                 let g = &p.generator;

@@ -328,6 +328,13 @@ pub fn recipe_fields(kind: WorldKind) -> Vec<RecipeField> {
                 "A node is solid where the field is at least this.",
                 number(ISO, [-0.5, 0.5], false),
             ));
+            out.push(field(
+                "storage",
+                "Storage",
+                "Values stored as",
+                "f32 keeps every density exactly; u16 and u8 round them to 65,536 or 256 levels and store a half or a quarter of the bytes per edited node.",
+                choice(&["f32", "u16", "u8"]),
+            ));
         }
         WorldKind::Heightmap => {
             noise_fields(&mut out, "base", "Base noise");

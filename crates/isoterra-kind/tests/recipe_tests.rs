@@ -465,11 +465,12 @@ fn any_recipe() -> impl Strategy<Value = Value> {
             prop_oneof![Just("caves"), Just("hills"), Just("cellular")],
             2.0f32..=65536.0,
             0.0f32..=1.0,
-            -0.99f32..0.99
+            -0.99f32..0.99,
+            prop_oneof![Just("f32"), Just("u16"), Just("u8")],
         )
-            .prop_map(|(g, f, fill, iso)| json!({
+            .prop_map(|(g, f, fill, iso, storage)| json!({
                 "version": 1, "kind": "side2d",
-                "params": {"generator": g, "feature_cells": f, "fill": fill, "iso": iso}
+                "params": {"generator": g, "feature_cells": f, "fill": fill, "iso": iso, "storage": storage}
             })),
         heightmap_params().prop_map(|p| json!({
             "version": 1, "kind": "heightmap", "name": "mine", "params": p

@@ -48,7 +48,7 @@ pub enum ChunkEncoding {
 }
 
 impl ChunkEncoding {
-    fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             ChunkEncoding::F32 => 0,
             ChunkEncoding::U8 => 1,
@@ -56,7 +56,7 @@ impl ChunkEncoding {
         }
     }
 
-    fn from_code(code: u8) -> Option<Self> {
+    pub(crate) fn from_code(code: u8) -> Option<Self> {
         match code {
             0 => Some(ChunkEncoding::F32),
             1 => Some(ChunkEncoding::U8),
@@ -65,7 +65,7 @@ impl ChunkEncoding {
         }
     }
 
-    fn bytes_per_value(self) -> usize {
+    pub(crate) fn bytes_per_value(self) -> usize {
         match self {
             ChunkEncoding::F32 => 4,
             ChunkEncoding::U8 => 1,

@@ -5,26 +5,34 @@
 //!      0    4  magic b"ITDL"
 //!      4    1  codec version (1)
 //!      5    1  flags: bit 0 = material ids follow, bit 1 = body is zstd-compressed
-//!      6    2  reserved, 0
+//!      6    1  value encoding: 0 = f32, 1 = u8, 2 = u16 (as in the chunk codec)
+//!      7    1  reserved, 0
 //!      8    4  body length before compression (u32, little-endian)
 //!     12    …  body
 //! body:
 //!   varint x0, y0, x1, y1        the edit's node rectangle
 //!   varint count                 number of changed nodes
 //!   varint first index, then varint (index - previous - 1) for each next one
-//!   before values, after values  f32 bits, little-endian, as byte planes
+//!   before values, after values  f32: bits, little-endian, as byte planes;
+//!                                u8: one code each; u16: codes as byte planes
 //!   material ids before, after   count bytes each (when flagged)
 //! ```
 //!
 //! Varints are unsigned LEB128. Node indices are storage indices and must be
 //! strictly ascending, which the gap coding makes impossible to break on
-//! decode. The round-trip is exact (bit for bit).
+//! decode. The round-trip is exact (bit for bit): a quantized encoding
+//! ([`encode_delta_as`], for worlds that keep their values on the `u8` or
+//! `u16` grid over `[-1, 1]`) refuses a value off its grid. Byte 6 was
+//! reserved (0) before quantized deltas existed, so every older delta reads
+//! as `f32`.
 
 use isoterra_field::NodeRect;
 use isoterra_world::Side2dEdit;
 
-use crate::StoreError;
+use isoterra_field::{Quantizer8, Quantizer16};
+
 use crate::wire::{FLAG_MATERIALS, FLAG_ZSTD, Reader, Writer, pack_body, unpack_body_within};
+use crate::{ChunkEncoding, StoreError};
 
 const MAGIC: &[u8; 4] = b"ITDL";
 const VERSION: u8 = 1;
@@ -40,9 +48,82 @@ const WHAT: &str = "stroke delta";
 /// states every invariant the codec relies on.
 pub type EditDelta = Side2dEdit;
 
-/// Encodes a delta. Fails only when the delta breaks its invariants
-/// (see [`Side2dEdit::validate`]).
+/// Encodes a delta with exact `f32` values. Fails only when the delta breaks
+/// its invariants (see [`Side2dEdit::validate`]).
 pub fn encode_delta(delta: &EditDelta) -> Result<Vec<u8>, StoreError> {
+    encode_delta_as(delta, ChunkEncoding::F32)
+}
+
+/// The values of a quantized encoding as codes, or an error naming the first
+/// value that is not exactly on the grid (it would not come back bit for bit).
+fn codes_of(values: &[f32], encoding: ChunkEncoding) -> Result<Vec<u16>, StoreError> {
+    let mut codes = Vec::with_capacity(values.len());
+    for (k, &v) in values.iter().enumerate() {
+        let (q, back) = match encoding {
+            ChunkEncoding::U8 => {
+                let q = Quantizer8::DEFAULT.quantize(v);
+                (q, Quantizer8::DEFAULT.dequantize(q))
+            }
+            _ => {
+                let q = Quantizer16::DEFAULT.quantize(v);
+                (q, Quantizer16::DEFAULT.dequantize(q))
+            }
+        };
+        if back.to_bits() != v.to_bits() {
+            return Err(StoreError::input(
+                "edit delta",
+                format!(
+                    "value {v} (entry {k}) is not on the {} grid; a quantized world snaps its values before storing them",
+                    encoding_name(encoding)
+                ),
+            ));
+        }
+        codes.push(q as u16);
+    }
+    Ok(codes)
+}
+
+fn encoding_name(encoding: ChunkEncoding) -> &'static str {
+    match encoding {
+        ChunkEncoding::F32 => "f32",
+        ChunkEncoding::U8 => "u8",
+        ChunkEncoding::U16 => "u16",
+    }
+}
+
+/// Writes values in `encoding` (checked on its grid by [`codes_of`]).
+fn write_values(
+    body: &mut Writer,
+    values: &[f32],
+    encoding: ChunkEncoding,
+) -> Result<(), StoreError> {
+    match encoding {
+        ChunkEncoding::F32 => body.f32_planes(values.iter().copied()),
+        ChunkEncoding::U8 => {
+            let codes = codes_of(values, encoding)?;
+            body.bytes(&codes.iter().map(|&c| c as u8).collect::<Vec<u8>>());
+        }
+        ChunkEncoding::U16 => body.u16_planes(&codes_of(values, encoding)?),
+    }
+    Ok(())
+}
+
+/// Reads `n` values written by [`write_values`].
+fn read_values(b: &mut Reader<'_>, n: usize, encoding: ChunkEncoding) -> Option<Vec<f32>> {
+    let mut out = Vec::new();
+    match encoding {
+        ChunkEncoding::F32 => return b.f32_planes(n),
+        ChunkEncoding::U8 => Quantizer8::DEFAULT.decode(b.take(n)?, &mut out),
+        ChunkEncoding::U16 => Quantizer16::DEFAULT.decode(&b.u16_planes(n)?, &mut out),
+    }
+    Some(out)
+}
+
+/// Encodes a delta with its values in `encoding`: [`ChunkEncoding::F32`]
+/// writes exactly what [`encode_delta`] writes; `U8` and `U16` write one
+/// code per value and refuse a value that is not exactly on their grid over
+/// `[-1, 1]` (see [`Quantizer8`]), so the round trip stays exact.
+pub fn encode_delta_as(delta: &EditDelta, encoding: ChunkEncoding) -> Result<Vec<u8>, StoreError> {
     delta
         .validate()
         .map_err(|e| StoreError::input("edit delta", e.to_string()))?;
@@ -60,8 +141,8 @@ pub fn encode_delta(delta: &EditDelta) -> Result<Vec<u8>, StoreError> {
         }
         prev = Some(i);
     }
-    body.f32_planes(delta.before.iter().copied());
-    body.f32_planes(delta.after.iter().copied());
+    write_values(&mut body, &delta.before, encoding)?;
+    write_values(&mut body, &delta.after, encoding)?;
     let mut flags = 0;
     if !delta.mat_before.is_empty() {
         body.bytes(&delta.mat_before);
@@ -80,7 +161,7 @@ pub fn encode_delta(delta: &EditDelta) -> Result<Vec<u8>, StoreError> {
     out.bytes(MAGIC);
     out.u8(VERSION);
     out.u8(flags);
-    out.u8(0);
+    out.u8(encoding.code());
     out.u8(0);
     out.u32(raw_len);
     out.bytes(&body);
@@ -117,9 +198,11 @@ pub(crate) fn decode_delta_within(payload: &[u8], max: usize) -> Result<EditDelt
             format!("codec version {version} is not supported (this build reads {VERSION})"),
         ));
     }
-    if flags & !(FLAG_MATERIALS | FLAG_ZSTD) != 0 || header[6] != 0 || header[7] != 0 {
+    if flags & !(FLAG_MATERIALS | FLAG_ZSTD) != 0 || header[7] != 0 {
         return Err(bad("unknown flags"));
     }
+    let encoding =
+        ChunkEncoding::from_code(header[6]).ok_or_else(|| bad("unknown value encoding"))?;
     let raw_len = u32::from_le_bytes([header[8], header[9], header[10], header[11]]) as usize;
     let rest = r.take(r.remaining()).unwrap_or_default();
     let raw = unpack_body_within(rest, flags, raw_len, max, WHAT)?;
@@ -132,10 +215,10 @@ pub(crate) fn decode_delta_within(payload: &[u8], max: usize) -> Result<EditDelt
     let rect = NodeRect::new(coord()?, coord()?, coord()?, coord()?);
     let count = b.varint().ok_or_else(short)?;
     let has_materials = flags & FLAG_MATERIALS != 0;
-    // Each node needs at least one varint byte and eight value bytes, plus
-    // two material bytes when flagged: a count the body cannot hold is
-    // rejected before anything is allocated for it.
-    let per_node = 9 + if has_materials { 2 } else { 0 };
+    // Each node needs at least one varint byte and two values, plus two
+    // material bytes when flagged: a count the body cannot hold is rejected
+    // before anything is allocated for it.
+    let per_node = 1 + 2 * encoding.bytes_per_value() + if has_materials { 2 } else { 0 };
     if count > (b.remaining() / per_node) as u64 {
         return Err(bad("node count exceeds the body"));
     }
@@ -154,8 +237,8 @@ pub(crate) fn decode_delta_within(payload: &[u8], max: usize) -> Result<EditDelt
         nodes.push(idx);
         next = idx as u64 + 1;
     }
-    let before = b.f32_planes(n).ok_or_else(short)?;
-    let after = b.f32_planes(n).ok_or_else(short)?;
+    let before = read_values(&mut b, n, encoding).ok_or_else(short)?;
+    let after = read_values(&mut b, n, encoding).ok_or_else(short)?;
     let (mat_before, mat_after) = if has_materials {
         (
             b.take(n).ok_or_else(short)?.to_vec(),
@@ -228,6 +311,68 @@ mod tests {
         let mut d = sample();
         d.before[2] = f32::NAN;
         assert!(encode_delta(&d).is_err());
+    }
+
+    /// `sample()` with every value moved onto `encoding`'s grid.
+    fn on_grid(encoding: ChunkEncoding) -> EditDelta {
+        let mut d = sample();
+        let snap = |v: f32| match encoding {
+            ChunkEncoding::U8 => Quantizer8::DEFAULT.dequantize(Quantizer8::DEFAULT.quantize(v)),
+            _ => Quantizer16::DEFAULT.dequantize(Quantizer16::DEFAULT.quantize(v)),
+        };
+        for v in d.before.iter_mut().chain(d.after.iter_mut()) {
+            *v = snap(*v);
+        }
+        d
+    }
+
+    #[test]
+    fn quantized_deltas_round_trip_exactly_and_are_smaller() {
+        let f32_len = encode_delta(&sample()).unwrap().len();
+        assert_eq!(
+            encode_delta(&sample()).unwrap(),
+            encode_delta_as(&sample(), ChunkEncoding::F32).unwrap()
+        );
+        for encoding in [ChunkEncoding::U8, ChunkEncoding::U16] {
+            let d = on_grid(encoding);
+            let bytes = encode_delta_as(&d, encoding).unwrap();
+            assert_eq!(bytes[6], encoding.code());
+            let back = decode_delta(&bytes).unwrap();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&back.before), bits(&d.before), "{encoding:?}");
+            assert_eq!(bits(&back.after), bits(&d.after), "{encoding:?}");
+            assert_eq!(back, d);
+            assert!(
+                bytes.len() < f32_len,
+                "{encoding:?}: {} >= {f32_len}",
+                bytes.len()
+            );
+            // Every cut of a quantized payload is an error too.
+            for cut in 0..bytes.len() {
+                assert!(
+                    decode_delta(&bytes[..cut]).is_err(),
+                    "{encoding:?} cut at {cut}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_value_off_the_grid_is_refused_not_rounded() {
+        let mut d = on_grid(ChunkEncoding::U8);
+        d.after[1] = 0.001;
+        let err = encode_delta_as(&d, ChunkEncoding::U8).unwrap_err();
+        assert!(err.to_string().contains("u8 grid"), "{err}");
+        // The u16 grid is finer, but 0.001 is on neither.
+        assert!(encode_delta_as(&d, ChunkEncoding::U16).is_err());
+    }
+
+    #[test]
+    fn an_unknown_value_encoding_is_an_error() {
+        let mut bytes = encode_delta(&sample()).unwrap();
+        bytes[6] = 3;
+        let err = decode_delta(&bytes).unwrap_err();
+        assert!(err.to_string().contains("value encoding"), "{err}");
     }
 
     #[test]

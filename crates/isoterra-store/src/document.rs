@@ -10,8 +10,11 @@
 //!   version 1 carry no table and open with
 //!   [`MaterialTable::side2d_default`];
 //! - chunks (layer [`ChunkLayer::FIELD`], `z = 0`, `lod = 0`): only the chunks
-//!   whose nodes differ from what the generator gives, each as an exact `f32`
-//!   chunk with material ids. Generated chunks are recomputed on open.
+//!   whose nodes differ from what the generator gives, each as a chunk with
+//!   material ids whose values are exact `f32`, or `u8`/`u16` codes when
+//!   the parameters' `storage` says so (the world then keeps every value on
+//!   that grid, so the codes are exact too). Generated chunks are
+//!   recomputed on open.
 //!   Storage chunk `(cx, cy)` of `N = chunk_cells` cells owns nodes
 //!   `[cx*N, cx*N + N)` on each axis; the last chunk on an axis also owns the
 //!   final node row/column:
@@ -21,7 +24,8 @@
 //!   chunk:      0    |     1     |     2
 //! ```
 //! - the stroke log: one row per stroke (tool name, the brush as JSON, the
-//!   sparse before/after delta), with the undo cursor.
+//!   sparse before/after delta, its values in the same encoding as the
+//!   chunks), with the undo cursor.
 //!
 //! # Acknowledgement
 //!
@@ -46,8 +50,8 @@ use std::time::Duration;
 
 use isoterra_field::{Field2, MaterialGrid, MaterialTable, NodeRect, generate_side2d};
 use isoterra_world::{
-    EditDirection, Island, RebuildReport, Side2dBrush, Side2dEdit, Side2dParams, Side2dWorld,
-    WorldError,
+    EditDirection, Island, RebuildReport, Side2dBrush, Side2dEdit, Side2dParams, Side2dStorage,
+    Side2dWorld, WorldError,
 };
 use serde::Serialize;
 
@@ -57,7 +61,7 @@ use crate::document_core::{
 };
 use crate::{
     ChunkChange, ChunkData, ChunkEncoding, ChunkKey, ChunkLayer, ChunkStore, StoreError, WorldFile,
-    WorldMeta, decode_chunk, encode_chunk, encode_delta, field2_content_hash,
+    WorldMeta, decode_chunk, encode_chunk, encode_delta_as, field2_content_hash,
 };
 
 /// The `kind` recorded in the metadata of side-view world files.
@@ -531,14 +535,35 @@ impl EditKind for Side2dKind {
     type Edit = Side2dEdit;
 
     fn encode(&self, edit: &Side2dEdit) -> Result<Vec<u8>, StoreError> {
-        encode_delta(edit)
+        encode_delta_as(edit, value_encoding(self.world.params()))
     }
 
     fn decode(&self, delta: &[u8]) -> Result<Side2dEdit, StoreError> {
         // A delta changes each node of the world at most once.
         let f = self.world.field();
         let nodes = u64::from(f.width()) * u64::from(f.height());
-        crate::delta_codec::decode_delta_within(delta, crate::delta_codec::max_delta_body(nodes))
+        let edit = crate::delta_codec::decode_delta_within(
+            delta,
+            crate::delta_codec::max_delta_body(nodes),
+        )?;
+        // A quantized world keeps every value on its grid; a stored stroke
+        // with values off it was not written by this world.
+        let storage = self.world.params().storage;
+        let off = edit
+            .before
+            .iter()
+            .chain(&edit.after)
+            .find(|v| storage.snap(**v).to_bits() != v.to_bits());
+        if let Some(v) = off {
+            return Err(StoreError::data(
+                "stroke delta",
+                format!(
+                    "value {v} is not on the world's {} storage grid",
+                    storage.name()
+                ),
+            ));
+        }
+        Ok(edit)
     }
 
     fn apply(&mut self, edit: &Side2dEdit, dir: EditDirection) -> Result<(), StoreError> {
@@ -591,7 +616,7 @@ impl EditKind for Side2dKind {
                 changes.push((key, None));
             } else {
                 let chunk = ChunkData::new(
-                    ChunkEncoding::F32,
+                    value_encoding(self.world.params()),
                     [rect.width(), rect.height(), 1],
                     values,
                     Some(ids),
@@ -600,6 +625,16 @@ impl EditKind for Side2dKind {
             }
         }
         Ok(changes)
+    }
+}
+
+/// How a world of `params` stores its values in chunk rows and stroke
+/// deltas: exact `f32`, or the codes of its quantized storage.
+fn value_encoding(params: &Side2dParams) -> ChunkEncoding {
+    match params.storage {
+        Side2dStorage::U8 => ChunkEncoding::U8,
+        Side2dStorage::U16 => ChunkEncoding::U16,
+        _ => ChunkEncoding::F32,
     }
 }
 

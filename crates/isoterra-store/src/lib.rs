@@ -105,7 +105,7 @@ pub use chunk_store::{
     BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore, ChunkVisitor, NewStroke, StrokeCounts,
     StrokeRecord, WorldMeta,
 };
-pub use delta_codec::{EditDelta, decode_delta, encode_delta};
+pub use delta_codec::{EditDelta, decode_delta, encode_delta, encode_delta_as};
 pub use document::{
     DocumentInfo, SIDE2D_FORMAT_VERSION, SIDE2D_KIND, SIDE2D_MATERIALS_KEY, Side2dDocument,
     StrokeOutcome, detect_kind, open_any,

@@ -12,7 +12,8 @@ use isoterra_store::{
     encode_chunk, field2_content_hash, open_any,
 };
 use isoterra_world::{
-    EditDirection, Side2dBrush, Side2dBrushShape, Side2dParams, Side2dTool, Side2dWorld,
+    EditDirection, Side2dBrush, Side2dBrushShape, Side2dParams, Side2dStorage, Side2dTool,
+    Side2dWorld,
 };
 use proptest::prelude::*;
 
@@ -786,10 +787,11 @@ proptest! {
         ops in prop::collection::vec(op_strategy(), 1..14),
         chunk in prop_oneof![Just(16u32), Just(24), Just(7)],
         seed in 0u64..1000,
+        storage in prop_oneof![Just(Side2dStorage::F32), Just(Side2dStorage::U16), Just(Side2dStorage::U8)],
     ) {
         let dir = temp();
         let path = dir.path().join("model.isoterra");
-        let p = params(seed, chunk);
+        let p = params(seed, chunk).with_storage(storage);
         let mut doc = Side2dDocument::create(&path, &p).unwrap();
         let mut model = Side2dWorld::generate(&p).unwrap();
         // Each recorded stroke is the list of edits the model applied for it.
@@ -844,6 +846,9 @@ proptest! {
             }
             prop_assert_eq!(bytes_of(doc.world()), bytes_of(&model));
             prop_assert_eq!(doc.content_hash(), hash_of(&model));
+            // A quantized world holds only values of its grid.
+            let off = doc.world().field().values().iter().find(|v| storage.snap(**v).to_bits() != v.to_bits());
+            prop_assert!(off.is_none(), "{:?} value off its grid: {:?}", storage, off);
             let info = doc.info();
             prop_assert_eq!(info.undo_position, done.len() as u64);
             prop_assert_eq!(info.redo_available, !undone.is_empty());
@@ -1006,4 +1011,92 @@ fn files_without_a_material_table_open_with_the_default() {
     assert_eq!(doc.world().table(), &MaterialTable::side2d_default());
     assert_eq!(doc.content_hash(), hash);
     assert!(doc.undo().unwrap().is_some());
+}
+
+/// The value encoding byte of a stored chunk payload (see the chunk codec).
+fn chunk_encodings(doc: &Side2dDocument) -> Vec<u8> {
+    let conn = rusqlite::Connection::open(doc.path()).unwrap();
+    let mut st = conn.prepare("SELECT payload FROM chunks").unwrap();
+    st.query_map([], |r| r.get::<_, Vec<u8>>(0))
+        .unwrap()
+        .map(|p| p.unwrap()[5])
+        .collect()
+}
+
+/// A quantized world stores `u8`/`u16` chunks and strokes, keeps its values
+/// on the grid, and its file is smaller than the same strokes in `f32`;
+/// undo and reopen still restore exact bytes.
+#[test]
+fn quantized_storage_is_smaller_and_still_exact() {
+    let dir = temp();
+    let big = |storage| {
+        Side2dParams::DEFAULT
+            .with_chunk_cells(32)
+            .with_storage(storage)
+            .with_generator(
+                Side2dGen::DEFAULT
+                    .with_preset(Side2dPreset::Caves)
+                    .with_seed(3)
+                    .with_size(256, 128),
+            )
+    };
+    let mut sizes = Vec::new();
+    for (storage, code) in [
+        (Side2dStorage::F32, 0u8),
+        (Side2dStorage::U16, 2),
+        (Side2dStorage::U8, 1),
+    ] {
+        let path = dir.path().join(format!("{}.isoterra", storage.name()));
+        let mut doc = Side2dDocument::create(&path, &big(storage)).unwrap();
+        let start = bytes_of(doc.world());
+        let mut after_all = None;
+        for k in 0..40 {
+            let (x, y) = (12.0 + (k * 37 % 230) as f32, 10.0 + (k * 53 % 100) as f32);
+            let b = if k % 3 == 0 {
+                fill(x, y, 6.0)
+            } else {
+                dig(x, y, 7.0).with_strength(0.6)
+            };
+            doc.stroke(&b).unwrap();
+            after_all = Some(bytes_of(doc.world()));
+        }
+        let after_all = after_all.unwrap();
+        assert!(
+            doc.world()
+                .field()
+                .values()
+                .iter()
+                .all(|v| storage.snap(*v).to_bits() == v.to_bits()),
+            "{storage:?}"
+        );
+        let encodings = chunk_encodings(&doc);
+        assert!(!encodings.is_empty());
+        assert!(
+            encodings.iter().all(|&e| e == code),
+            "{storage:?}: {encodings:?}"
+        );
+        let size = checkpointed_bytes(&doc).len();
+        sizes.push(size);
+        drop(doc);
+        let mut doc = Side2dDocument::open(&path).unwrap();
+        assert_eq!(bytes_of(doc.world()), after_all, "{storage:?} reopened");
+        while doc.undo().unwrap().is_some() {}
+        assert_eq!(bytes_of(doc.world()), start, "{storage:?} undone");
+        while doc.redo().unwrap().is_some() {}
+        assert_eq!(bytes_of(doc.world()), after_all, "{storage:?} redone");
+        drop(doc);
+        let params = WorldFile::open(&path)
+            .unwrap()
+            .meta_entry("params")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            params.contains("\"storage\""),
+            storage != Side2dStorage::F32,
+            "{params}"
+        );
+    }
+    let [f32_size, u16_size, u8_size] = [sizes[0], sizes[1], sizes[2]];
+    eprintln!("40 strokes on 256x128 caves: f32 {f32_size} B, u16 {u16_size} B, u8 {u8_size} B");
+    assert!(u8_size < u16_size && u16_size < f32_size, "{sizes:?}");
 }

@@ -105,7 +105,7 @@ pub use map_query::{
 pub use parry::{parry_oriented_polylines, parry_polylines};
 pub use side2d::{
     GRASS_RIM_CELLS, Island, RayHit, RebuildReport, Side2dBrush, Side2dBrushShape, Side2dChunk,
-    Side2dParams, Side2dTool, Side2dWorld, grass_alpha,
+    Side2dParams, Side2dStorage, Side2dTool, Side2dWorld, grass_alpha,
 };
 pub use stream::{
     CancelFlag, ChunkCoord, ChunkRequest, ChunkSource, Dim, HeightmapChunk, HeightmapEdits,

@@ -136,8 +136,8 @@ pub mod prelude {
     pub use isoterra_world::{
         EditDirection, HeightBrush, HeightTool, HeightmapParams, HeightmapWorld, MapBrush,
         MapParams, MapStroke, MapTool, MapWorld, Side2dBrush, Side2dBrushShape, Side2dEdit,
-        Side2dParams, Side2dTool, Side2dWorld, StreamViewer, VoxelBrush, VoxelParams, VoxelTool,
-        VoxelWorld,
+        Side2dParams, Side2dStorage, Side2dTool, Side2dWorld, StreamViewer, VoxelBrush,
+        VoxelParams, VoxelTool, VoxelWorld,
     };
 }
 

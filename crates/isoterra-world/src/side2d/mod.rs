@@ -17,6 +17,6 @@ pub use brush::{Side2dBrush, Side2dBrushShape, Side2dTool};
 pub use chunk::Side2dChunk;
 pub use grass::{GRASS_RIM_CELLS, grass_alpha};
 pub use islands::Island;
-pub use params::Side2dParams;
+pub use params::{Side2dParams, Side2dStorage};
 pub use query::RayHit;
 pub use world::{RebuildReport, Side2dWorld};

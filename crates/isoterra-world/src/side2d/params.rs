@@ -1,7 +1,85 @@
 //! Parameters of a side-view world.
 
 use crate::WorldError;
-use isoterra_field::Side2dGen;
+use isoterra_field::{Quantizer8, Quantizer16, Side2dGen};
+
+/// How a side-view world stores its density values: exact `f32`, or
+/// quantized to 16 or 8 bits over `[-1, 1]` (the range side-view fields
+/// hold).
+///
+/// A quantized world keeps every value on its grid in memory too: the
+/// generator's output, every brush's result and every imported field are
+/// rounded to the nearest code, so that what the file stores is exactly what
+/// the world shows, undo restores the same bytes and a reopened world hashes
+/// as it did. One `u8` step is `2 / 255 ≈ 0.0078` (256 levels, enough for
+/// smooth contours); a brush change smaller than half a step is lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "lowercase")
+)]
+pub enum Side2dStorage {
+    /// Exact 32-bit floats (4 bytes per node before compression).
+    #[default]
+    F32,
+    /// 16-bit codes (2 bytes per node, steps of `2 / 65535`).
+    U16,
+    /// 8-bit codes (1 byte per node, steps of `2 / 255`).
+    U8,
+}
+
+impl Side2dStorage {
+    /// Every storage, exact first.
+    pub const ALL: [Side2dStorage; 3] = [Side2dStorage::F32, Side2dStorage::U16, Side2dStorage::U8];
+
+    /// The name the recipe and the world file use: `f32`, `u16` or `u8`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Side2dStorage::F32 => "f32",
+            Side2dStorage::U16 => "u16",
+            Side2dStorage::U8 => "u8",
+        }
+    }
+
+    /// Whether values are stored exactly.
+    pub const fn is_exact(self) -> bool {
+        matches!(self, Side2dStorage::F32)
+    }
+
+    /// `v` as this storage keeps it: unchanged for `f32`, else the value of
+    /// its nearest code (values outside `[-1, 1]` saturate). Snapping twice
+    /// gives the same bits as snapping once.
+    #[inline]
+    pub fn snap(self, v: f32) -> f32 {
+        match self {
+            Side2dStorage::F32 => v,
+            Side2dStorage::U16 => {
+                let q = Quantizer16::DEFAULT;
+                q.dequantize(q.quantize(v))
+            }
+            Side2dStorage::U8 => {
+                let q = Quantizer8::DEFAULT;
+                q.dequantize(q.quantize(v))
+            }
+        }
+    }
+
+    /// Whether this is the default, exact storage (the world file's JSON
+    /// leaves it out).
+    pub fn is_default(&self) -> bool {
+        self.is_exact()
+    }
+
+    /// Snaps every value of `values` (see [`snap`](Self::snap)).
+    pub fn snap_all(self, values: &mut [f32]) {
+        if !self.is_exact() {
+            for v in values {
+                *v = self.snap(*v);
+            }
+        }
+    }
+}
 
 /// Parameters of a [`Side2dWorld`](crate::Side2dWorld): the generator, the
 /// chunk size, the iso level, the collider tolerance and the rim strip width.
@@ -33,6 +111,14 @@ pub struct Side2dParams {
     /// the strip off (see [`Side2dChunk::strip`](crate::Side2dChunk::strip)).
     /// Default value: `0.0`.
     pub strip_width_cells: f32,
+    /// How the density values are stored (see [`Side2dStorage`]). Default
+    /// value: [`Side2dStorage::F32`], which the world file's JSON leaves out
+    /// (files from before this field read as `f32`).
+    #[cfg_attr(
+        feature = "serde",
+        serde(skip_serializing_if = "Side2dStorage::is_default")
+    )]
+    pub storage: Side2dStorage,
 }
 
 impl Side2dParams {
@@ -47,6 +133,7 @@ impl Side2dParams {
         iso: 0.0,
         collider_tolerance_cells: 0.05,
         strip_width_cells: 0.0,
+        storage: Side2dStorage::F32,
     };
 
     /// Sets [`Side2dParams::generator`].
@@ -76,6 +163,12 @@ impl Side2dParams {
     /// Sets [`Side2dParams::strip_width_cells`].
     pub fn with_strip_width_cells(mut self, width: f32) -> Self {
         self.strip_width_cells = width;
+        self
+    }
+
+    /// Sets [`Side2dParams::storage`].
+    pub fn with_storage(mut self, storage: Side2dStorage) -> Self {
+        self.storage = storage;
         self
     }
 
@@ -162,6 +255,34 @@ mod tests {
         assert_eq!(p.iso, 0.25);
         assert_eq!(p.collider_tolerance_cells, 0.1);
         p.validate().unwrap();
+    }
+
+    #[test]
+    fn snapping_is_idempotent_saturating_and_exact_for_f32() {
+        let values = [
+            -3.0f32, -1.0, -0.73, -0.0, 0.0, 1e-9, 0.3333, 0.999, 1.0, 7.5,
+        ];
+        for storage in Side2dStorage::ALL {
+            for v in values {
+                let once = storage.snap(v);
+                assert_eq!(
+                    storage.snap(once).to_bits(),
+                    once.to_bits(),
+                    "{storage:?} {v}"
+                );
+                assert!(
+                    (-1.0..=1.0).contains(&once) || storage.is_exact(),
+                    "{storage:?} {v}"
+                );
+            }
+        }
+        for v in values {
+            assert_eq!(Side2dStorage::F32.snap(v).to_bits(), v.to_bits());
+        }
+        // A u8 step is 2/255; the nearest code is within half of it.
+        assert!((Side2dStorage::U8.snap(0.3333) - 0.3333).abs() <= 1.0 / 255.0);
+        assert!((Side2dStorage::U16.snap(0.3333) - 0.3333).abs() <= 1.0 / 65535.0);
+        assert_eq!(Side2dStorage::U8.snap(-7.0), -1.0);
     }
 
     #[test]

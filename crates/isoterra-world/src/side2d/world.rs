@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use isoterra_field::{Field2, MaterialGrid, MaterialTable, generate_side2d};
+use isoterra_field::{Field2, MaterialGrid, MaterialTable, NodeRect, generate_side2d};
 use isoterra_mesh::{CellRect, SquaresOptions};
 
 use super::brush::brush_edit;
@@ -90,7 +90,9 @@ impl Side2dWorld {
     /// Checks that the parameters are valid, that the field has
     /// `(width_cells + 1) x (height_cells + 1)` nodes with the parameters' cell
     /// size and origin zero, that the material grid has the same size and only
-    /// ids of the table, and that every border node is empty.
+    /// ids of the table, and that every border node is empty. A quantized
+    /// [`storage`](Side2dParams::storage) rounds every value to its grid
+    /// first.
     pub fn from_parts(
         params: &Side2dParams,
         field: Field2,
@@ -108,6 +110,8 @@ impl Side2dWorld {
         table: MaterialTable,
     ) -> Result<Self, WorldError> {
         params.validate()?;
+        let mut field = field;
+        params.storage.snap_all(field.values_mut());
         let [cw, ch] = params.cells();
         let (w, h) = (cw as u64 + 1, ch as u64 + 1);
         if (field.width() as u64, field.height() as u64) != (w, h) {
@@ -299,15 +303,20 @@ impl Side2dWorld {
     /// changes. Only nodes inside the brush's reach (`radius + one cell`) are
     /// visited; border nodes and nodes of indestructible materials are never
     /// changed. A brush entirely outside the world returns an empty edit.
+    /// In a quantized world the new values are rounded to the storage's grid,
+    /// and a node whose value and material come back unchanged is left out.
     pub fn apply_brush(&mut self, brush: &Side2dBrush) -> Result<Side2dEdit, WorldError> {
         brush.validate_for(&self.field, &self.table)?;
-        let edit = brush_edit(
+        let mut edit = brush_edit(
             brush,
             &self.field,
             &self.materials,
             &self.table,
             self.params.iso,
         );
+        if !self.params.storage.is_exact() {
+            snap_edit(&mut edit, self.params.storage, self.field.width());
+        }
         self.write(&edit.nodes, &edit.after, &edit.mat_after);
         Ok(edit)
     }
@@ -588,4 +597,39 @@ mod tests {
         assert_eq!(marked(10, 10), vec![[2, 2]]);
         assert_eq!(marked(9, 3), vec![[2, 0]]);
     }
+}
+
+/// Rounds an edit's new values to `storage`'s grid and drops the nodes that
+/// then change nothing; the rectangle shrinks to the nodes left (empty when
+/// none is).
+fn snap_edit(edit: &mut Side2dEdit, storage: crate::Side2dStorage, width: u32) {
+    let mats = !edit.mat_after.is_empty();
+    let mut keep = 0;
+    let mut rect = NodeRect::default();
+    for k in 0..edit.nodes.len() {
+        let after = storage.snap(edit.after[k]);
+        let same_value = after.to_bits() == edit.before[k].to_bits();
+        if same_value && (!mats || edit.mat_after[k] == edit.mat_before[k]) {
+            continue;
+        }
+        let i = edit.nodes[k];
+        edit.nodes[keep] = i;
+        edit.before[keep] = edit.before[k];
+        edit.after[keep] = after;
+        if mats {
+            edit.mat_before[keep] = edit.mat_before[k];
+            edit.mat_after[keep] = edit.mat_after[k];
+        }
+        let (x, y) = (i % width, i / width);
+        rect = rect.union(&NodeRect::new(x, y, x + 1, y + 1));
+        keep += 1;
+    }
+    edit.nodes.truncate(keep);
+    edit.before.truncate(keep);
+    edit.after.truncate(keep);
+    if mats {
+        edit.mat_before.truncate(keep);
+        edit.mat_after.truncate(keep);
+    }
+    edit.rect = rect;
 }
