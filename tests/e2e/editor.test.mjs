@@ -801,6 +801,7 @@ async function side2dScenario(ctx) {
     },
     async (page, rect, url) => {
       await twoWindows(page, rect, url, size);
+      await detailTextures(page, 'side2d');
       // crisp on HiDPI: the canvas backing store follows devicePixelRatio
       const cdp = await page.context().newCDPSession(page);
       await cdp.send('Emulation.setDeviceMetricsOverride', { ...VIEWPORT, deviceScaleFactor: 2, mobile: false });

@@ -69,6 +69,27 @@ pub(crate) fn map_texture_class(id: u8) -> usize {
     }
 }
 
+/// The detail texture class of a side-view material, by its name (tables
+/// are the user's): grass and moss are grass; rock, stone, bedrock, basalt,
+/// granite, metal and ore are rock; snow and ice are snow; dirt, sand, clay
+/// and anything else is soil.
+pub(crate) fn side2d_material_class(name: &str) -> usize {
+    use crate::frame::{SURFACE_GRASS, SURFACE_ROCK, SURFACE_SNOW, SURFACE_SOIL};
+    let name = name.to_ascii_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| name.contains(w));
+    if has(&["grass", "moss"]) {
+        SURFACE_GRASS
+    } else if has(&[
+        "rock", "stone", "basalt", "granite", "metal", "ore", "steel",
+    ]) {
+        SURFACE_ROCK
+    } else if has(&["snow", "ice"]) {
+        SURFACE_SNOW
+    } else {
+        SURFACE_SOIL
+    }
+}
+
 /// The detail texture class of voxel material `id` (the default table's
 /// order, `id % 8` past its end): earth, sand and clay are soil; stone,
 /// basalt and crystal rock.

@@ -58,12 +58,13 @@ fn welcome_describes_the_world_and_frames_parse() {
             assert!(!frames.is_empty(), "{kind:?}: initial meshes");
             let mut vertices = 0;
             let mut grass = 0usize;
+            let mut soil = 0usize;
             for f in &frames {
                 let h = parse_frame_header(f).expect("header");
                 assert_eq!(h.frame_len(), f.len());
-                // Surface weights come with the 3D kinds' terrain and the
-                // map's water; side views and lines have none.
-                let weighted = kind != Kind::Side2d && h.layer != 2 && h.vertices > 0;
+                // Surface weights come with every kind's terrain and the
+                // map's water; lines and side views' grass rims have none.
+                let weighted = h.layer != 2 && h.layer != 3 && h.vertices > 0;
                 assert_eq!(h.flags, if weighted { FLAG_SURFACE } else { 0 }, "{kind:?}");
                 if h.layer == 2 {
                     assert_eq!(h.indices % 2, 0);
@@ -79,6 +80,7 @@ fn welcome_describes_the_world_and_frames_parse() {
                         let sum: u32 = w.iter().map(|&b| u32::from(b)).sum();
                         assert_eq!(sum, 255, "{kind:?}: weights {w:?}");
                         grass += usize::from(w[0] >= 200);
+                        soil += usize::from(w[1] >= 200);
                     }
                 }
                 // Indices stay inside the vertex range.
@@ -93,6 +95,9 @@ fn welcome_describes_the_world_and_frames_parse() {
             assert!(vertices > 0, "{kind:?}: some geometry");
             if matches!(kind, Kind::Map | Kind::Heightmap) {
                 assert!(grass > 0, "{kind:?}: some ground is grass");
+            }
+            if kind == Kind::Side2d {
+                assert!(soil > 0, "side2d: some ground is soil (dirt)");
             }
             server.shutdown().await;
         }

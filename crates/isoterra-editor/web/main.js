@@ -229,10 +229,13 @@ function onWelcome(msg) {
   app.minimap = { ...app.minimap, dirty: true, image: null, rect: null };
   const bounds = world.bounds ?? null;
   const view = kind === 'side2d' ? 'side' : kind === 'map' ? 'map' : 'fly';
-  // Detail textures: one tile of ground every 8 cells, of rock every 12.
+  // Detail textures: one tile of ground every 8 cells, of rock every 12
+  // (side views, seen whole from further away: 16 and 24).
   const cell = Number(world.cell_size) > 0 ? Number(world.cell_size) : 1;
-  // Voxel ground faces every way: every class is projected from three sides.
-  app.detailUnits = [8 * cell, 12 * cell, kind === 'voxel'];
+  const tile = kind === 'side2d' ? 2 : 1;
+  // Voxel ground faces every way, and side views face the camera: every
+  // class is projected from three sides (a side view's from the front).
+  app.detailUnits = [8 * cell * tile, 12 * cell * tile, kind === 'voxel' || kind === 'side2d'];
   renderer.setDetail(DETAIL, ...app.detailUnits);
   if (msg.detail) {
     renderer

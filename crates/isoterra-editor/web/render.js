@@ -118,8 +118,12 @@ vec3 detail(vec4 surf, vec3 p, vec3 n) {
   vec4 w = max(h - best + 0.25, 0.0);
   vec3 sum = t0.rgb * w.x + t1.rgb * w.y + t2.rgb * w.z + t3.rgb * w.w;
   // A much larger, unaligned sample of the soft snow texture varies the
-  // tiles, so that their repeats do not line up into a pattern.
-  float macro = texture(uDetail, vec3(p.xz * uDetailScale.x * 0.137 + vec2(0.31, 0.57), 3.0)).g;
+  // tiles, so that their repeats do not line up into a pattern. It is
+  // taken on the plane the surface faces most (with triplanar ground; from
+  // above otherwise), so that a side view or a wall does not smear it into
+  // stripes.
+  vec2 mp = uTriplanar == 0 || a.y >= max(a.x, a.z) ? p.xz : a.z >= a.x ? p.xy : p.zy;
+  float macro = texture(uDetail, vec3(mp * uDetailScale.x * 0.137 + vec2(0.31, 0.57), 3.0)).g;
   return sum / max(w.x + w.y + w.z + w.w, 1e-4) * (1.0 + 3.0 * (macro - 0.5));
 }
 
@@ -130,8 +134,9 @@ void main() {
   float dist = length(uEye - vPos);
   if (uDetailOn == 1 && uWater == 0 && vSurf.x + vSurf.y + vSurf.z + vSurf.w > 0.5) {
     vec3 d = detail(vSurf, vPos, n);
-    // Far away the grain fades towards its mean, so it does not shimmer.
-    d = mix(d, vec3(0.5), clamp(dist / 600.0, 0.0, 0.7));
+    // Far away the grain fades towards its mean, so it does not shimmer
+    // (not in the side view: its camera is far, but seen flat and whole).
+    if (uOrtho == 0) d = mix(d, vec3(0.5), clamp(dist / 600.0, 0.0, 0.7));
     base = clamp(base * d * 2.0, 0.0, 1.0);
   }
   if (uWater == 1) {

@@ -5,7 +5,10 @@ use isoterra::store::{Side2dDocument, WorldFile};
 use serde_json::{Value, json};
 
 use crate::color;
-use crate::frame::{KIND_SIDE2D, LAYER_DECAL, LAYER_LINES, LAYER_TERRAIN, encode_frame};
+use crate::frame::{
+    KIND_SIDE2D, LAYER_DECAL, LAYER_LINES, LAYER_TERRAIN, encode_frame, encode_surface_frame,
+    surface_weights,
+};
 
 /// The kind's part of the `world` object.
 pub(super) fn world_json(d: &Side2dDocument<WorldFile>) -> Value {
@@ -35,27 +38,35 @@ pub(crate) fn side2d_frames(
     let iso = world.params().iso;
     // Each vertex blends the materials of the solid nodes around it, so
     // material borders are soft gradients across a cell instead of
-    // cell-sized stairs inside the smooth contour.
-    let colors: Vec<[u8; 4]> = mesh
+    // cell-sized stairs inside the smooth contour; the detail texture
+    // classes blend the same way.
+    let classes: Vec<usize> = world
+        .table()
+        .iter()
+        .map(|m| color::side2d_material_class(&m.name))
+        .collect();
+    let (colors, surface): (Vec<[u8; 4]>, Vec<[u8; 4]>) = mesh
         .positions
         .iter()
         .map(|p| {
-            blended_material(
+            let (c, w) = blended_material(
                 world.field(),
                 world.materials(),
                 world.table(),
+                &classes,
                 iso,
                 [p[0], p[1]],
-            )
+            );
+            (c, surface_weights(w))
         })
-        .collect();
+        .unzip();
     let coord = [chunk.coord[0] as i32, chunk.coord[1] as i32, 0];
     let normals: Vec<[f32; 3]> = if mesh.normals.len() == mesh.positions.len() {
         mesh.normals.clone()
     } else {
         vec![[0.0, 0.0, 1.0]; mesh.positions.len()]
     };
-    let terrain = encode_frame(
+    let terrain = encode_surface_frame(
         KIND_SIDE2D,
         LAYER_TERRAIN,
         0,
@@ -63,6 +74,7 @@ pub(crate) fn side2d_frames(
         &mesh.positions,
         &normals,
         &colors,
+        &surface,
         &mesh.indices,
     );
     let mut positions = Vec::new();
@@ -134,18 +146,21 @@ fn grass_frame(
 
 /// The colour at world point `p`: the bilinear blend of the material colours
 /// of the solid nodes (density `>= iso`) of the cell around it, or of all
-/// four when none is solid.
+/// four when none is solid; and the same blend of their detail texture
+/// classes (`classes[id]`, soil for an id past it) as class weights.
 fn blended_material(
     field: &isoterra::field::Field2,
     materials: &isoterra::field::MaterialGrid,
     table: &isoterra::field::MaterialTable,
+    classes: &[usize],
     iso: f32,
     p: [f32; 2],
-) -> [u8; 4] {
+) -> ([u8; 4], [f32; 4]) {
     const GREY: [u8; 4] = [128, 128, 128, 255];
+    const SOIL: [f32; 4] = [0.0, 1.0, 0.0, 0.0];
     let g = field.to_grid(p);
     if !(g[0].is_finite() && g[1].is_finite()) {
-        return GREY;
+        return (GREY, SOIL);
     }
     let max_x = field.width().saturating_sub(1) as f32;
     let max_y = field.height().saturating_sub(1) as f32;
@@ -162,6 +177,7 @@ fn blended_material(
         (x1, y1, fx * fy),
     ];
     let mut sum = [0f32; 4];
+    let mut class = [0f32; 4];
     let mut total = 0f32;
     for solid_only in [true, false] {
         for &(x, y, w) in &corners {
@@ -171,10 +187,16 @@ fn blended_material(
             // A small floor keeps a node on the far side of the cell in
             // the blend when the point sits exactly on another node.
             let w = w + 1e-3;
-            let c = table.get(materials.get(x, y)).map_or(GREY, |m| m.color);
+            let id = materials.get(x, y);
+            let c = table.get(id).map_or(GREY, |m| m.color);
             for k in 0..4 {
                 sum[k] += w * f32::from(c[k]);
             }
+            let k = classes
+                .get(usize::from(id))
+                .copied()
+                .unwrap_or(crate::frame::SURFACE_SOIL);
+            class[k] += w;
             total += w;
         }
         if total > 0.0 {
@@ -182,9 +204,12 @@ fn blended_material(
         }
     }
     if total <= 0.0 {
-        return GREY;
+        return (GREY, SOIL);
     }
-    [0, 1, 2, 3].map(|k| (sum[k] / total).round().clamp(0.0, 255.0) as u8)
+    (
+        [0, 1, 2, 3].map(|k| (sum[k] / total).round().clamp(0.0, 255.0) as u8),
+        class.map(|v| v / total),
+    )
 }
 
 #[cfg(test)]
@@ -211,34 +236,74 @@ mod tests {
     }
     use isoterra::field::{Field2, MaterialGrid, MaterialTable};
 
+    /// The default table's classes: dirt, rock, sand, bedrock, grass.
+    fn classes(table: &MaterialTable) -> Vec<usize> {
+        table
+            .iter()
+            .map(|m| color::side2d_material_class(&m.name))
+            .collect()
+    }
+
     #[test]
-    fn material_colours_blend_across_a_cell() {
+    fn material_colours_and_classes_blend_across_a_cell() {
+        use crate::frame::{SURFACE_GRASS, SURFACE_ROCK, SURFACE_SNOW, SURFACE_SOIL};
         let field = Field2::new(3, 2, 1.0).unwrap();
         let mut mats = MaterialGrid::like(&field, 0);
         mats.set(2, 0, 1).unwrap();
         mats.set(2, 1, 1).unwrap();
         let table = MaterialTable::side2d_default();
+        let k = classes(&table);
+        assert_eq!(
+            k,
+            [
+                SURFACE_SOIL,
+                SURFACE_ROCK,
+                SURFACE_SOIL,
+                SURFACE_ROCK,
+                SURFACE_GRASS
+            ]
+        );
+        assert_eq!(color::side2d_material_class("Ice sheet"), SURFACE_SNOW);
         let a = table.get(0).unwrap().color;
         let b = table.get(1).unwrap().color;
-        // On a node: that node's colour.
-        assert_eq!(blended_material(&field, &mats, &table, 0.0, [0.0, 0.0]), a);
-        assert_eq!(blended_material(&field, &mats, &table, 0.0, [2.0, 1.0]), b);
-        // Half way between materials: half way between the colours.
-        let mid = blended_material(&field, &mats, &table, 0.0, [1.5, 0.5]);
+        let at = |field: &Field2, p: [f32; 2]| blended_material(field, &mats, &table, &k, 0.0, p);
+        // On a node: that node's colour and class.
+        let (c, w) = at(&field, [0.0, 0.0]);
+        assert_eq!(c, a);
+        assert!(w[SURFACE_SOIL] > 0.99, "{w:?}");
+        let (c, w) = at(&field, [2.0, 1.0]);
+        assert_eq!(c, b);
+        assert!(w[SURFACE_ROCK] > 0.99, "{w:?}");
+        // Half way between materials: half way between the colours, and
+        // half soil, half rock.
+        let (mid, w) = at(&field, [1.5, 0.5]);
         for k in 0..3 {
             let want = (f32::from(a[k]) + f32::from(b[k])) / 2.0;
             assert!((f32::from(mid[k]) - want).abs() <= 1.5, "{mid:?}");
         }
+        assert!(
+            (w[SURFACE_SOIL] - 0.5).abs() < 0.01 && (w[SURFACE_ROCK] - 0.5).abs() < 0.01,
+            "{w:?}"
+        );
+        assert_eq!(
+            surface_weights(w)
+                .iter()
+                .map(|&v| u32::from(v))
+                .sum::<u32>(),
+            255
+        );
         // Air nodes do not tint the ground next to them.
         let mut field = field;
         field.set(2, 0, -1.0).unwrap();
         field.set(2, 1, -1.0).unwrap();
-        assert_eq!(blended_material(&field, &mats, &table, 0.0, [1.5, 0.5]), a);
-        // Outside or not finite: clamped or grey, never a panic.
-        let _ = blended_material(&field, &mats, &table, 0.0, [-5.0, 99.0]);
+        let (c, w) = at(&field, [1.5, 0.5]);
+        assert_eq!(c, a);
+        assert!(w[SURFACE_SOIL] > 0.99, "{w:?}");
+        // Outside or not finite: clamped or grey soil, never a panic.
+        let _ = at(&field, [-5.0, 99.0]);
         assert_eq!(
-            blended_material(&field, &mats, &table, 0.0, [f32::NAN, 0.0]),
-            [128, 128, 128, 255]
+            at(&field, [f32::NAN, 0.0]),
+            ([128, 128, 128, 255], [0.0, 1.0, 0.0, 0.0])
         );
     }
 }
