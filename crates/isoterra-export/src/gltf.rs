@@ -440,22 +440,84 @@ impl<'a> GlbMesh<'a> {
 }
 
 /// Builds the binary buffer, its views and accessors.
+/// The bytes of one buffer view, borrowed from the meshes until the file is
+/// written.
+enum Piece<'a> {
+    Vec3(&'a [[f32; 3]]),
+    Vec4(&'a [[f32; 4]]),
+    Vec2(&'a [[f32; 2]]),
+    Scalar(&'a [f32]),
+    /// Indices written as `u16` (every index below 65 535).
+    Index16(&'a [u32]),
+    Index32(&'a [u32]),
+}
+
+impl Piece<'_> {
+    fn byte_len(&self) -> usize {
+        match self {
+            Piece::Vec3(d) => d.len() * 12,
+            Piece::Vec4(d) => d.len() * 16,
+            Piece::Vec2(d) => d.len() * 8,
+            Piece::Scalar(d) => d.len() * 4,
+            Piece::Index16(d) => d.len() * 2,
+            Piece::Index32(d) => d.len() * 4,
+        }
+    }
+
+    /// Appends the little-endian bytes of elements `from..to` to `out`.
+    fn encode(&self, from: usize, to: usize, out: &mut Vec<u8>) {
+        let floats = |out: &mut Vec<u8>, v: &[f32]| {
+            for c in v {
+                out.extend_from_slice(&c.to_le_bytes());
+            }
+        };
+        match self {
+            Piece::Vec3(d) => d[from..to].iter().for_each(|v| floats(out, v)),
+            Piece::Vec4(d) => d[from..to].iter().for_each(|v| floats(out, v)),
+            Piece::Vec2(d) => d[from..to].iter().for_each(|v| floats(out, v)),
+            Piece::Scalar(d) => floats(out, &d[from..to]),
+            Piece::Index16(d) => {
+                for &i in &d[from..to] {
+                    out.extend_from_slice(&(i as u16).to_le_bytes());
+                }
+            }
+            Piece::Index32(d) => {
+                for &i in &d[from..to] {
+                    out.extend_from_slice(&i.to_le_bytes());
+                }
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Piece::Vec3(d) => d.len(),
+            Piece::Vec4(d) => d.len(),
+            Piece::Vec2(d) => d.len(),
+            Piece::Scalar(d) => d.len(),
+            Piece::Index16(d) | Piece::Index32(d) => d.len(),
+        }
+    }
+}
+
+/// The buffer's layout: its views (as JSON and as the pieces that fill
+/// them) and accessors. The bytes are written only when the file is.
 #[derive(Default)]
-struct Builder {
-    bin: Vec<u8>,
+struct Builder<'a> {
+    bin_len: usize,
+    pieces: Vec<Piece<'a>>,
     views: Vec<Value>,
     accessors: Vec<Value>,
 }
 
-impl Builder {
-    /// Appends `bytes` as a new buffer view (4-byte aligned) and returns its index.
-    fn view(&mut self, bytes: impl IntoIterator<Item = u8>, target: u32) -> usize {
-        let offset = self.bin.len();
-        self.bin.extend(bytes);
-        let length = self.bin.len() - offset;
-        while !self.bin.len().is_multiple_of(4) {
-            self.bin.push(0);
-        }
+impl<'a> Builder<'a> {
+    /// Lays out `piece` as a new buffer view (4-byte aligned) and returns
+    /// its index.
+    fn view(&mut self, piece: Piece<'a>, target: u32) -> usize {
+        let offset = self.bin_len;
+        let length = piece.byte_len();
+        self.bin_len = (offset + length).next_multiple_of(4);
+        self.pieces.push(piece);
         self.views.push(json!({
             "buffer": 0,
             "byteOffset": offset,
@@ -471,11 +533,8 @@ impl Builder {
         self.accessors.len() - 1
     }
 
-    fn vec3(&mut self, data: &[[f32; 3]], bounds: bool) -> usize {
-        let view = self.view(
-            data.iter().flatten().flat_map(|c| c.to_le_bytes()),
-            ARRAY_BUFFER,
-        );
+    fn vec3(&mut self, data: &'a [[f32; 3]], bounds: bool) -> usize {
+        let view = self.view(Piece::Vec3(data), ARRAY_BUFFER);
         let mut a = Map::new();
         a.insert("componentType".into(), json!(FLOAT));
         a.insert("count".into(), json!(data.len()));
@@ -496,11 +555,8 @@ impl Builder {
         self.accessor(a, view)
     }
 
-    fn vec4(&mut self, data: &[[f32; 4]]) -> usize {
-        let view = self.view(
-            data.iter().flatten().flat_map(|c| c.to_le_bytes()),
-            ARRAY_BUFFER,
-        );
+    fn vec4(&mut self, data: &'a [[f32; 4]]) -> usize {
+        let view = self.view(Piece::Vec4(data), ARRAY_BUFFER);
         let mut a = Map::new();
         a.insert("componentType".into(), json!(FLOAT));
         a.insert("count".into(), json!(data.len()));
@@ -508,8 +564,8 @@ impl Builder {
         self.accessor(a, view)
     }
 
-    fn scalar(&mut self, data: &[f32]) -> usize {
-        let view = self.view(data.iter().flat_map(|c| c.to_le_bytes()), ARRAY_BUFFER);
+    fn scalar(&mut self, data: &'a [f32]) -> usize {
+        let view = self.view(Piece::Scalar(data), ARRAY_BUFFER);
         let mut a = Map::new();
         a.insert("componentType".into(), json!(FLOAT));
         a.insert("count".into(), json!(data.len()));
@@ -517,11 +573,8 @@ impl Builder {
         self.accessor(a, view)
     }
 
-    fn vec2(&mut self, data: &[[f32; 2]]) -> usize {
-        let view = self.view(
-            data.iter().flatten().flat_map(|c| c.to_le_bytes()),
-            ARRAY_BUFFER,
-        );
+    fn vec2(&mut self, data: &'a [[f32; 2]]) -> usize {
+        let view = self.view(Piece::Vec2(data), ARRAY_BUFFER);
         let mut a = Map::new();
         a.insert("componentType".into(), json!(FLOAT));
         a.insert("count".into(), json!(data.len()));
@@ -529,21 +582,55 @@ impl Builder {
         self.accessor(a, view)
     }
 
-    fn indices(&mut self, indices: &[u32], vertices: usize) -> usize {
+    fn indices(&mut self, indices: &'a [u32], vertices: usize) -> usize {
         // 65535 is the primitive restart value for u16 indices, so u16 is used only
         // when every index is below it.
         let (view, component) = if vertices <= 65_535 {
-            let bytes = indices.iter().flat_map(|&i| (i as u16).to_le_bytes());
-            (self.view(bytes, ELEMENT_ARRAY_BUFFER), UNSIGNED_SHORT)
+            (
+                self.view(Piece::Index16(indices), ELEMENT_ARRAY_BUFFER),
+                UNSIGNED_SHORT,
+            )
         } else {
-            let bytes = indices.iter().flat_map(|&i| i.to_le_bytes());
-            (self.view(bytes, ELEMENT_ARRAY_BUFFER), UNSIGNED_INT)
+            (
+                self.view(Piece::Index32(indices), ELEMENT_ARRAY_BUFFER),
+                UNSIGNED_INT,
+            )
         };
         let mut a = Map::new();
         a.insert("componentType".into(), json!(component));
         a.insert("count".into(), json!(indices.len()));
         a.insert("type".into(), json!("SCALAR"));
         self.accessor(a, view)
+    }
+
+    /// Writes the buffer's bytes (every view, zero-padded to 4 bytes) to
+    /// `w` in blocks of about 64 KiB.
+    fn write_bin<W: std::io::Write + ?Sized>(&self, w: &mut W) -> Result<(), ExportError> {
+        const BLOCK: usize = 64 * 1024;
+        let mut buf = Vec::with_capacity(BLOCK + 64);
+        let mut written = 0usize;
+        for piece in &self.pieces {
+            let n = piece.len();
+            let per = piece.byte_len().checked_div(n).unwrap_or(1).max(1);
+            let mut from = 0;
+            while from < n {
+                // As many elements as fill the block, at least one.
+                let step = (BLOCK.saturating_sub(buf.len()) / per).max(1);
+                let to = (from + step).min(n);
+                piece.encode(from, to, &mut buf);
+                from = to;
+                if buf.len() >= BLOCK {
+                    written += buf.len();
+                    w.write_all(&buf).map_err(ExportError::Write)?;
+                    buf.clear();
+                }
+            }
+            while !(written + buf.len()).is_multiple_of(4) {
+                buf.push(0);
+            }
+        }
+        w.write_all(&buf).map_err(ExportError::Write)?;
+        Ok(())
     }
 }
 
@@ -569,7 +656,8 @@ fn material_json(m: &GlbMaterial<'_>) -> Value {
     Value::Object(o)
 }
 
-/// Writes meshes as a glTF 2.0 binary file (`.glb`) and returns its bytes.
+/// Writes meshes as a glTF 2.0 binary file (`.glb`) and returns its bytes
+/// (what [`write_glb`] writes, collected).
 ///
 /// One scene, one node per mesh (named, with its translation); meshes without
 /// triangles become nodes without a mesh. A mesh has one primitive per
@@ -582,6 +670,23 @@ fn material_json(m: &GlbMaterial<'_>) -> Value {
 /// out of range, a NaN or infinite coordinate or translation, or a file over
 /// the 4 GiB GLB limit.
 pub fn export_glb(meshes: &[GlbMesh<'_>]) -> Result<Vec<u8>, ExportError> {
+    let mut out = Vec::new();
+    write_glb(meshes, &mut out)?;
+    Ok(out)
+}
+
+/// Writes meshes as a glTF 2.0 binary file (`.glb`) to `w`, exactly the bytes
+/// [`export_glb`] returns, without holding the file in memory: the JSON
+/// chunk is laid out first (every length is known from the arrays), then
+/// the binary chunk is encoded straight from the meshes' arrays in blocks
+/// of about 64 KiB. A large mesh costs its own arrays and no second copy.
+///
+/// Errors: as [`export_glb`], checked before anything is written, and
+/// [`ExportError::Write`] when `w` fails.
+pub fn write_glb<W: std::io::Write + ?Sized>(
+    meshes: &[GlbMesh<'_>],
+    w: &mut W,
+) -> Result<(), ExportError> {
     for (k, m) in meshes.iter().enumerate() {
         m.validate(k)?;
     }
@@ -666,35 +771,43 @@ pub fn export_glb(meshes: &[GlbMesh<'_>]) -> Result<Vec<u8>, ExportError> {
         if !materials.is_empty() {
             doc.insert("materials".into(), Value::Array(materials));
         }
-        doc.insert("accessors".into(), Value::Array(b.accessors));
-        doc.insert("bufferViews".into(), Value::Array(b.views));
-        doc.insert("buffers".into(), json!([{ "byteLength": b.bin.len() }]));
+        doc.insert(
+            "accessors".into(),
+            Value::Array(std::mem::take(&mut b.accessors)),
+        );
+        doc.insert(
+            "bufferViews".into(),
+            Value::Array(std::mem::take(&mut b.views)),
+        );
+        doc.insert("buffers".into(), json!([{ "byteLength": b.bin_len }]));
     }
     // Serialising a tree of plain values cannot fail.
     let mut json_bytes = serde_json::to_vec(&Value::Object(doc)).unwrap_or_default();
     while !json_bytes.len().is_multiple_of(4) {
         json_bytes.push(b' ');
     }
-    let bin_chunk = if b.bin.is_empty() { 0 } else { 8 + b.bin.len() };
+    let bin_chunk = if b.bin_len == 0 { 0 } else { 8 + b.bin_len };
     let total = 12 + 8 + json_bytes.len() + bin_chunk;
-    let total32 = u32::try_from(total).map_err(|_| {
+    let too_large = || {
         ExportError::param(
             "meshes",
             format!("{total} bytes"),
             "a .glb file is limited to 4 GiB; export fewer or coarser chunks",
         )
-    })?;
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(&GLB_MAGIC.to_le_bytes());
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&total32.to_le_bytes());
-    out.extend_from_slice(&(json_bytes.len() as u32).to_le_bytes());
-    out.extend_from_slice(&CHUNK_JSON.to_le_bytes());
-    out.extend_from_slice(&json_bytes);
-    if !b.bin.is_empty() {
-        out.extend_from_slice(&(b.bin.len() as u32).to_le_bytes());
-        out.extend_from_slice(&CHUNK_BIN.to_le_bytes());
-        out.extend_from_slice(&b.bin);
+    };
+    let total32 = u32::try_from(total).map_err(|_| too_large())?;
+    let mut head = Vec::with_capacity(28 + json_bytes.len());
+    head.extend_from_slice(&GLB_MAGIC.to_le_bytes());
+    head.extend_from_slice(&2u32.to_le_bytes());
+    head.extend_from_slice(&total32.to_le_bytes());
+    head.extend_from_slice(&(json_bytes.len() as u32).to_le_bytes());
+    head.extend_from_slice(&CHUNK_JSON.to_le_bytes());
+    head.extend_from_slice(&json_bytes);
+    if b.bin_len > 0 {
+        // Within the total, so within u32.
+        head.extend_from_slice(&(b.bin_len as u32).to_le_bytes());
+        head.extend_from_slice(&CHUNK_BIN.to_le_bytes());
     }
-    Ok(out)
+    w.write_all(&head).map_err(ExportError::Write)?;
+    b.write_bin(w)
 }

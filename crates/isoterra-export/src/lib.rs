@@ -18,7 +18,9 @@ mod raster;
 mod svg;
 
 pub use error::ExportError;
-pub use gltf::{GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, export_glb};
+pub use gltf::{
+    GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, export_glb, write_glb,
+};
 pub use heightmap_exr::{export_exr, import_exr};
 pub use heightmap_io::{
     HeightCodes, HeightImage, RANGE_KEYWORD, check_height_range, code8_to_height, code16_to_height,
@@ -36,7 +38,7 @@ pub use map::{
     tiled_tileset_png,
 };
 pub use npy::{export_npy_f32, read_npy, read_npy_file, read_npy3, read_npy3_file};
-pub use obj::{ObjFiles, export_obj, export_obj_mtl};
+pub use obj::{ObjFiles, export_obj, export_obj_mtl, write_obj};
 pub use ply::{export_ply, write_ply};
 pub use raster::{
     GRASS_RIM_CELLS, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, PngOptions, encode_rgb_png,

@@ -71,7 +71,7 @@ pub fn export_obj_mtl(meshes: &[GlbMesh<'_>], mtl_file: &str) -> Result<ObjFiles
             "the material library needs a one-line file name, such as world.mtl",
         ));
     }
-    let obj = write_obj(meshes, Some(mtl_file))?;
+    let obj = obj_string(meshes, Some(mtl_file))?;
     let names = material_names(meshes);
     let mut mtl = String::from("# written by isoterra\n");
     let untextured = meshes
@@ -109,17 +109,56 @@ pub fn export_obj_mtl(meshes: &[GlbMesh<'_>], mtl_file: &str) -> Result<ObjFiles
 /// Errors: the same as [`export_glb`](crate::export_glb) (lengths, index range,
 /// non-finite values); nothing is produced then.
 pub fn export_obj(meshes: &[GlbMesh<'_>]) -> Result<String, ExportError> {
-    write_obj(meshes, None)
+    obj_string(meshes, None)
 }
 
-fn write_obj(meshes: &[GlbMesh<'_>], mtllib: Option<&str>) -> Result<String, ExportError> {
+/// Writes meshes as Wavefront OBJ text to `w`: exactly what [`export_obj`]
+/// returns, a block of about 64 KiB at a time, so that a large mesh costs
+/// its own arrays and no copy of the file's text.
+///
+/// Errors: as [`export_obj`], checked before anything is written, and
+/// [`ExportError::Write`] when `w` fails.
+pub fn write_obj<W: std::io::Write + ?Sized>(
+    meshes: &[GlbMesh<'_>],
+    w: &mut W,
+) -> Result<(), ExportError> {
+    obj_text(meshes, None, &mut |text: &str| {
+        w.write_all(text.as_bytes()).map_err(ExportError::Write)
+    })
+}
+
+fn obj_string(meshes: &[GlbMesh<'_>], mtllib: Option<&str>) -> Result<String, ExportError> {
+    let mut out = String::new();
+    obj_text(meshes, mtllib, &mut |text: &str| {
+        out.push_str(text);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The OBJ text of `meshes`, handed to `sink` in blocks of about 64 KiB
+/// (after every mesh has been validated).
+fn obj_text(
+    meshes: &[GlbMesh<'_>],
+    mtllib: Option<&str>,
+    sink: &mut dyn FnMut(&str) -> Result<(), ExportError>,
+) -> Result<(), ExportError> {
+    const BLOCK: usize = 64 * 1024;
     for (k, m) in meshes.iter().enumerate() {
         m.validate(k)?;
     }
+    let mut s = String::with_capacity(BLOCK + 256);
+    // Hands the buffer on once it holds a block.
+    let mut flush = |s: &mut String| -> Result<(), ExportError> {
+        if s.len() >= BLOCK {
+            sink(s)?;
+            s.clear();
+        }
+        Ok(())
+    };
     let names = material_names(meshes);
     let any_material = !names.is_empty();
     let fallback = fallback_name(&names);
-    let mut s = String::new();
     s.push_str("# written by isoterra\n");
     if let Some(lib) = mtllib {
         let _ = writeln!(s, "mtllib {lib}");
@@ -139,12 +178,15 @@ fn write_obj(meshes: &[GlbMesh<'_>], mtllib: Option<&str>) -> Result<String, Exp
         let t = m.translation.unwrap_or([0.0; 3]);
         for p in m.positions {
             let _ = writeln!(s, "v {} {} {}", p[0] + t[0], p[1] + t[1], p[2] + t[2]);
+            flush(&mut s)?;
         }
         for n in m.normals {
             let _ = writeln!(s, "vn {} {} {}", n[0], n[1], n[2]);
+            flush(&mut s)?;
         }
         for uv in m.uvs {
             let _ = writeln!(s, "vt {} {}", uv[0], uv[1]);
+            flush(&mut s)?;
         }
         let (has_n, has_t) = (!m.normals.is_empty(), !m.uvs.is_empty());
         for range in m.ranges() {
@@ -168,9 +210,10 @@ fn write_obj(meshes: &[GlbMesh<'_>], mtllib: Option<&str>) -> Result<String, Exp
                     };
                 }
                 s.push('\n');
+                flush(&mut s)?;
             }
         }
         base += m.positions.len() as u64;
     }
-    Ok(s)
+    sink(&s)
 }

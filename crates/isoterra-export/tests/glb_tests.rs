@@ -7,6 +7,7 @@ use std::process::Command;
 
 use isoterra_export::{
     ExportError, GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, export_glb,
+    write_glb,
 };
 use isoterra_mesh::{
     HeightChunkInput, HeightmapMesh, HeightmapMesher, HeightmapOptions, sample_chunk_heights,
@@ -238,6 +239,104 @@ fn chunk_meshes_round_trip_through_glb() {
     assert_eq!(glb.json["meshes"].as_array().unwrap().len(), 3);
     // Three attributes and indices per mesh.
     assert_eq!(glb.json["accessors"].as_array().unwrap().len(), 12);
+}
+
+/// A writer that keeps what it is given and the size of each write, and
+/// fails once it holds more than `fail_after` bytes.
+struct Recorder {
+    bytes: Vec<u8>,
+    writes: Vec<usize>,
+    fail_after: usize,
+}
+
+impl Write for Recorder {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + buf.len() > self.fail_after {
+            return Err(std::io::Error::other("disk full"));
+        }
+        self.bytes.extend_from_slice(buf);
+        self.writes.push(buf.len());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A grid mesh of `side`² vertices (65 536 and more take u32 indices).
+fn grid(side: u32) -> (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u32>) {
+    let positions: Vec<[f32; 3]> = (0..side * side)
+        .map(|k| {
+            [
+                (k % side) as f32,
+                ((k * 7) % 5) as f32 * 0.25,
+                (k / side) as f32,
+            ]
+        })
+        .collect();
+    let normals = vec![[0.0, 1.0, 0.0]; positions.len()];
+    let mut indices = Vec::new();
+    for z in 0..side - 1 {
+        for x in 0..side - 1 {
+            let v = z * side + x;
+            indices.extend_from_slice(&[v, v + side, v + side + 1, v, v + side + 1, v + 1]);
+        }
+    }
+    (positions, normals, indices)
+}
+
+/// `write_glb` writes what `export_glb` returns, in blocks (never the whole
+/// buffer at once), and a failing writer is an error, not a panic.
+#[test]
+fn write_glb_streams_the_bytes_export_glb_returns() {
+    let (p1, n1, i1) = grid(300);
+    let (p2, n2, i2) = grid(40);
+    // Three indices: a u16 view of 6 bytes, padded to 8 before the next.
+    let small = [[0.0f32, 0.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]];
+    let list = [
+        GlbMesh::new("big", &p1, &i1).with_normals(&n1),
+        GlbMesh::new("small", &small, &[0, 1, 2]),
+        GlbMesh::new("mid", &p2, &i2).with_normals(&n2),
+    ];
+    let whole = export_glb(&list).unwrap();
+    let mut rec = Recorder {
+        bytes: Vec::new(),
+        writes: Vec::new(),
+        fail_after: usize::MAX,
+    };
+    write_glb(&list, &mut rec).unwrap();
+    assert_eq!(rec.bytes, whole);
+    let glb = check_round_trip(&list);
+    let json_len = u32_at(&whole, 12) as usize;
+    assert!(
+        glb.bin.len() > 4 << 20,
+        "a buffer of several MiB: {}",
+        glb.bin.len()
+    );
+    let largest = rec.writes.iter().copied().max().unwrap();
+    assert!(
+        largest <= (64 << 10) + 64 + 28 + json_len,
+        "a write of {largest} bytes: the buffer was not streamed"
+    );
+    for fail_after in [0, 100, whole.len() / 2, whole.len() - 1] {
+        let mut rec = Recorder {
+            bytes: Vec::new(),
+            writes: Vec::new(),
+            fail_after,
+        };
+        let err = write_glb(&list, &mut rec).unwrap_err();
+        assert!(matches!(err, ExportError::Write(_)), "{err}");
+    }
+    // A bad mesh is refused before anything is written.
+    let bad = [GlbMesh::new("bad", &small, &[0, 1, 7])];
+    let mut rec = Recorder {
+        bytes: Vec::new(),
+        writes: Vec::new(),
+        fail_after: usize::MAX,
+    };
+    assert!(write_glb(&bad, &mut rec).is_err());
+    assert!(rec.bytes.is_empty());
 }
 
 #[test]

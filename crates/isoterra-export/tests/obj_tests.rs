@@ -1,7 +1,7 @@
 //! Wavefront OBJ export: parse the text back and compare.
 
 use isoterra_export::{
-    ExportError, GlbMaterial, GlbMesh, GlbPrimitive, export_obj, export_obj_mtl,
+    ExportError, GlbMaterial, GlbMesh, GlbPrimitive, export_obj, export_obj_mtl, write_obj,
 };
 use isoterra_mesh::{
     HeightChunkInput, HeightmapMesh, HeightmapMesher, HeightmapOptions, sample_chunk_heights,
@@ -220,4 +220,58 @@ fn materials_become_usemtl_groups_and_a_material_library() {
     assert_eq!(faces(&plain), faces(&files.obj));
     assert!(export_obj_mtl(&meshes, "").is_err());
     assert!(export_obj_mtl(&meshes, "a\nb.mtl").is_err());
+}
+
+/// `write_obj` writes the text `export_obj` returns, in blocks, and a
+/// failing writer is an error; a bad mesh writes nothing.
+#[test]
+fn write_obj_streams_the_text_export_obj_returns() {
+    let side = 200u32;
+    let positions: Vec<[f32; 3]> = (0..side * side)
+        .map(|k| {
+            [
+                (k % side) as f32 * 0.5,
+                (k % 7) as f32 * 0.1,
+                (k / side) as f32 * 0.5,
+            ]
+        })
+        .collect();
+    let normals = vec![[0.0f32, 1.0, 0.0]; positions.len()];
+    let mut indices = Vec::new();
+    for z in 0..side - 1 {
+        for x in 0..side - 1 {
+            let v = z * side + x;
+            indices.extend_from_slice(&[v, v + side, v + 1]);
+        }
+    }
+    let list = [GlbMesh::new("grid", &positions, &indices).with_normals(&normals)];
+    let whole = export_obj(&list).unwrap();
+    struct Sink(Vec<u8>, usize, usize);
+    impl std::io::Write for Sink {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if self.0.len() + b.len() > self.2 {
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.0.extend_from_slice(b);
+            self.1 = self.1.max(b.len());
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut sink = Sink(Vec::new(), 0, usize::MAX);
+    write_obj(&list, &mut sink).unwrap();
+    assert_eq!(sink.0, whole.as_bytes());
+    assert!(whole.len() > 1 << 20);
+    assert!(sink.1 <= (64 << 10) + 256, "a write of {} bytes", sink.1);
+    let mut failing = Sink(Vec::new(), 0, whole.len() / 2);
+    assert!(matches!(
+        write_obj(&list, &mut failing),
+        Err(ExportError::Write(_))
+    ));
+    let bad = [GlbMesh::new("bad", &positions[..3], &[0, 1, 9])];
+    let mut sink = Sink(Vec::new(), 0, usize::MAX);
+    assert!(write_obj(&bad, &mut sink).is_err());
+    assert!(sink.0.is_empty());
 }

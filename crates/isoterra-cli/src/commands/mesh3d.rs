@@ -6,11 +6,11 @@
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::export::{GlbMesh, export_glb, export_obj, read_npy3, write_ply};
+use isoterra::export::{GlbMesh, read_npy3, write_glb, write_obj, write_ply};
 use isoterra::mesh::{CellBox, CubesOptions, CubesOutput, MarchingCubes};
 
 use crate::args::{Mesh3dArgs, MeshFormat};
-use crate::commands::{write_atomic, write_atomic_with};
+use crate::commands::write_atomic_with;
 
 pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
     if !a.iso.is_finite() {
@@ -73,8 +73,8 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
     match a.format {
         // Written straight from the mesher's arrays: no second copy.
         MeshFormat::Ply => write_atomic_with(&a.out, |w| Ok(write_ply(&mesh, w)?))?,
-        MeshFormat::Obj => write_atomic(&a.out, export_obj(&[mesh])?.as_bytes())?,
-        MeshFormat::Glb => write_atomic(&a.out, &export_glb(&[mesh])?)?,
+        MeshFormat::Obj => write_atomic_with(&a.out, |w| Ok(write_obj(&[mesh], w)?))?,
+        MeshFormat::Glb => write_atomic_with(&a.out, |w| Ok(write_glb(&[mesh], w)?))?,
     }
     let write_ms = ms(t2);
     if a.timings {
