@@ -563,6 +563,41 @@ fn rebuild_batch(
     }
 }
 
+/// Rounds an edit's new values to `storage`'s grid and drops the nodes that
+/// then change nothing; the rectangle shrinks to the nodes left (empty when
+/// none is).
+fn snap_edit(edit: &mut Side2dEdit, storage: crate::Side2dStorage, width: u32) {
+    let mats = !edit.mat_after.is_empty();
+    let mut keep = 0;
+    let mut rect = NodeRect::default();
+    for k in 0..edit.nodes.len() {
+        let after = storage.snap(edit.after[k]);
+        let same_value = after.to_bits() == edit.before[k].to_bits();
+        if same_value && (!mats || edit.mat_after[k] == edit.mat_before[k]) {
+            continue;
+        }
+        let i = edit.nodes[k];
+        edit.nodes[keep] = i;
+        edit.before[keep] = edit.before[k];
+        edit.after[keep] = after;
+        if mats {
+            edit.mat_before[keep] = edit.mat_before[k];
+            edit.mat_after[keep] = edit.mat_after[k];
+        }
+        let (x, y) = (i % width, i / width);
+        rect = rect.union(&NodeRect::new(x, y, x + 1, y + 1));
+        keep += 1;
+    }
+    edit.nodes.truncate(keep);
+    edit.before.truncate(keep);
+    edit.after.truncate(keep);
+    if mats {
+        edit.mat_before.truncate(keep);
+        edit.mat_after.truncate(keep);
+    }
+    edit.rect = rect;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -597,39 +632,4 @@ mod tests {
         assert_eq!(marked(10, 10), vec![[2, 2]]);
         assert_eq!(marked(9, 3), vec![[2, 0]]);
     }
-}
-
-/// Rounds an edit's new values to `storage`'s grid and drops the nodes that
-/// then change nothing; the rectangle shrinks to the nodes left (empty when
-/// none is).
-fn snap_edit(edit: &mut Side2dEdit, storage: crate::Side2dStorage, width: u32) {
-    let mats = !edit.mat_after.is_empty();
-    let mut keep = 0;
-    let mut rect = NodeRect::default();
-    for k in 0..edit.nodes.len() {
-        let after = storage.snap(edit.after[k]);
-        let same_value = after.to_bits() == edit.before[k].to_bits();
-        if same_value && (!mats || edit.mat_after[k] == edit.mat_before[k]) {
-            continue;
-        }
-        let i = edit.nodes[k];
-        edit.nodes[keep] = i;
-        edit.before[keep] = edit.before[k];
-        edit.after[keep] = after;
-        if mats {
-            edit.mat_before[keep] = edit.mat_before[k];
-            edit.mat_after[keep] = edit.mat_after[k];
-        }
-        let (x, y) = (i % width, i / width);
-        rect = rect.union(&NodeRect::new(x, y, x + 1, y + 1));
-        keep += 1;
-    }
-    edit.nodes.truncate(keep);
-    edit.before.truncate(keep);
-    edit.after.truncate(keep);
-    if mats {
-        edit.mat_before.truncate(keep);
-        edit.mat_after.truncate(keep);
-    }
-    edit.rect = rect;
 }
