@@ -344,6 +344,8 @@ async function docShot(page, kind, hover, viewDistance, tool) {
   if (tool) await selectTool(page, tool);
   const dir = path.join(ROOT, 'docs', 'screenshots');
   fs.mkdirSync(dir, { recursive: true });
+  // the view distance the scenario runs with (its slider shows it)
+  const before = viewDistance ? await page.evaluate(() => Number(document.getElementById('view-distance').value)) : null;
   if (viewDistance) {
     await page.evaluate((v) => window.isoterra.setCamera({ viewDistance: v }), viewDistance);
     await page.waitForTimeout(300);
@@ -373,6 +375,13 @@ async function docShot(page, kind, hover, viewDistance, tool) {
   await page.waitForFunction(() => window.isoterra.lastRenderFull, null, { timeout: 30000 });
   await page.screenshot({ path: path.join(dir, `${kind}.png`) });
   log(`  wrote docs/screenshots/${kind}.png`);
+  // The scenario goes on with its own view: a software renderer takes
+  // seconds a frame on the far one, and strokes would wait on it.
+  if (before) {
+    await page.evaluate((v) => window.isoterra.setCamera({ viewDistance: v }), before);
+    await page.waitForTimeout(300);
+    await settle(page);
+  }
 }
 
 async function checkNoErrors(page, problems, what) {
