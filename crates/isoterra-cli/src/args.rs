@@ -147,8 +147,10 @@ pub struct InfoArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// Print, as the last line, a content hash of the current field data
-    /// and, when the file holds baked chunks, of those too.
+    /// Print, as the last line, a hash of the world: its kind, seed and
+    /// generator recipe, the current field data and, when the file holds
+    /// baked chunks, those too. Equal worlds print equal hashes whatever
+    /// their history.
     #[arg(long)]
     pub hash: bool,
     /// Print the world's generator recipe (JSON, as `isoterra recipe`

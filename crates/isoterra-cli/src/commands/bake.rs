@@ -47,11 +47,25 @@ const JOURNAL: &str = "bake-journal.jsonl";
 /// The manifest of a folder bake.
 const MANIFEST: &str = "manifest.json";
 
-/// The content hash `info --hash` prints: the world's content hash, combined
-/// with the baked chunks when there are any.
+/// The hash `info --hash` prints: 16 hex digits of FNV-1a 64 over `ITIH`,
+/// the kind, the seed, the generator (the recipe's `params` as JSON) and the
+/// world's content hash combined with its baked chunks. Two files print the
+/// same hash when they generate the same ground and hold the same edits and
+/// bakes, whatever the history; two unedited endless worlds of other seeds
+/// or recipes print different ones (their content hashes alone, which cover
+/// edits, would agree).
 pub(crate) fn stored_hash(doc: &Document) -> anyhow::Result<String> {
     let world = doc.content_hash();
-    Ok(doc.file().stored_content_hash(&world)?)
+    let stored = doc.file().stored_content_hash(&world)?;
+    let info = doc.info_json();
+    let recipe = doc.recipe().to_json_value();
+    let mut h = isoterra::field::hash::Fnv1a64::new();
+    h.write(b"ITIH");
+    h.write(doc.kind().name().as_bytes());
+    h.write(info["seed"].to_string().as_bytes());
+    h.write(serde_json::to_string(&recipe["params"])?.as_bytes());
+    h.write(stored.as_bytes());
+    Ok(h.hex())
 }
 
 /// What a worker hands back for one chunk.
