@@ -471,6 +471,35 @@ fn bench_json_lines_have_the_documented_fields() {
     assert!(v["cpus"].as_u64().unwrap() >= 1);
 }
 
+/// `bench squares` reports each contour and fill workload warm and cold
+/// (one-shot), with CPU time and page faults beside the wall time.
+#[test]
+fn bench_squares_reports_cold_and_warm() {
+    let out = ok(&["bench", "squares", "--json", "--reps", "1"]);
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v["group"] == "squares")
+        .collect();
+    for base in [
+        "contour_lines_sparse_2048",
+        "contour_lines_dense_2048",
+        "fill_and_segments_dense_2048",
+    ] {
+        for (name, cold) in [(base.to_string(), 0.0), (format!("{base}_cold"), 1.0)] {
+            let v = lines
+                .iter()
+                .find(|v| v["name"] == name.as_str())
+                .unwrap_or_else(|| panic!("no {name} line in {out}"));
+            assert_eq!(v["unit"], "ms");
+            assert!(v["value"].as_f64().unwrap() > 0.0, "{v}");
+            assert!(v["cpu_ms"].as_f64().unwrap() >= 0.0, "{v}");
+            assert!(v["minor_faults"].as_f64().unwrap() >= 0.0, "{v}");
+            assert_eq!(v["cold"].as_f64(), Some(cold), "{v}");
+        }
+    }
+}
+
 /// A ball of radius 6 around (10, 9, 8) in a (Z, Y, X) = (16, 18, 20) volume,
 /// as `1 - distance / 6` (inside where >= 0).
 fn ball_npy(path: &Path) {

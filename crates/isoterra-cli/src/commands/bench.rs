@@ -122,23 +122,64 @@ pub fn sine_field(n: u32, s: f64) -> anyhow::Result<Field2> {
     })?)
 }
 
+/// One `squares` sample from a [`Cost`]: `value` in ms of wall time, with the
+/// CPU time and page faults beside it, warm or cold as `mode` says.
+fn squares_sample(name: String, cost: &Cost, cold: bool, what: String) -> Sample {
+    let how = if cold {
+        "cold (new tracer or mesher and a new output each call, one-shot)"
+    } else {
+        "warm (tracer or mesher and output reused)"
+    };
+    Sample {
+        group: "squares",
+        name,
+        unit: "ms",
+        value: cost.wall_s * 1e3,
+        note: format!(
+            "{what}; {:.1} ms CPU, {:.0} page faults, {how}",
+            cost.cpu_s * 1e3,
+            cost.faults
+        ),
+        extra: vec![
+            ("wall_ms", cost.wall_s * 1e3),
+            ("cpu_ms", cost.cpu_s * 1e3),
+            ("minor_faults", cost.faults),
+            ("cold", if cold { 1.0 } else { 0.0 }),
+        ],
+    }
+}
+
 fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
     let pi = std::f64::consts::PI;
     let mut tracer = ContourTracer::new();
     let mut lines = Vec::new();
     for (label, s) in [("sparse", 16.0 * pi), ("dense", 128.0 * pi)] {
         let field = sine_field(2048, s)?;
-        let secs = median_secs(reps, || {
+        // Warm: one tracer and one output list reused.
+        let warm = median_cost(reps, || {
             tracer.contour_lines(&field, 0.0, &mut lines).ok();
         });
-        out.push(Sample {
-            extra: Vec::new(),
-            group: "squares",
-            name: format!("contour_lines_{label}_2048"),
-            unit: "ms",
-            value: secs * 1e3,
-            note: format!("{} polylines", lines.len()),
+        let what = format!("{} polylines", lines.len());
+        // Cold: what `isoterra contour` and a first library call do.
+        let cold = median_cost(reps, || {
+            let mut fresh = Vec::new();
+            ContourTracer::new()
+                .contour_lines(&field, 0.0, &mut fresh)
+                .ok();
+            fresh
         });
+        out.push(squares_sample(
+            format!("contour_lines_{label}_2048"),
+            &warm,
+            false,
+            what.clone(),
+        ));
+        out.push(squares_sample(
+            format!("contour_lines_{label}_2048_cold"),
+            &cold,
+            true,
+            what,
+        ));
     }
     let field = sine_field(2048, 128.0 * pi)?;
     let mut mesher = MarchingSquares::new();
@@ -149,23 +190,35 @@ fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
         x1: field.width() - 1,
         y1: field.height() - 1,
     };
-    let secs = median_secs(reps, || {
+    let warm = median_cost(reps, || {
         mesher
             .mesh(&field, None, cells, &SquaresOptions::DEFAULT, &mut buf)
             .ok();
     });
-    out.push(Sample {
-        extra: Vec::new(),
-        group: "squares",
-        name: "fill_and_segments_dense_2048".into(),
-        unit: "ms",
-        value: secs * 1e3,
-        note: format!(
-            "{} triangles, {} segments",
-            buf.fill.indices.len() / 3,
-            buf.segments.segments.len()
-        ),
+    let cold = median_cost(reps, || {
+        let mut fresh = SquaresOutput::default();
+        MarchingSquares::new()
+            .mesh(&field, None, cells, &SquaresOptions::DEFAULT, &mut fresh)
+            .ok();
+        fresh
     });
+    let what = format!(
+        "{} triangles, {} segments",
+        buf.fill.indices.len() / 3,
+        buf.segments.segments.len()
+    );
+    out.push(squares_sample(
+        "fill_and_segments_dense_2048".into(),
+        &warm,
+        false,
+        what.clone(),
+    ));
+    out.push(squares_sample(
+        "fill_and_segments_dense_2048_cold".into(),
+        &cold,
+        true,
+        what,
+    ));
     edit(reps, out)
 }
 
