@@ -64,7 +64,7 @@ fn codes_of(values: &[f32], encoding: ChunkEncoding) -> Result<Vec<u16>, StoreEr
                 let q = Quantizer8::DEFAULT.quantize(v);
                 (q, Quantizer8::DEFAULT.dequantize(q))
             }
-            _ => {
+            ChunkEncoding::U16 | ChunkEncoding::F32 => {
                 let q = Quantizer16::DEFAULT.quantize(v);
                 (q, Quantizer16::DEFAULT.dequantize(q))
             }

@@ -634,7 +634,7 @@ fn value_encoding(params: &Side2dParams) -> ChunkEncoding {
     match params.storage {
         Side2dStorage::U8 => ChunkEncoding::U8,
         Side2dStorage::U16 => ChunkEncoding::U16,
-        _ => ChunkEncoding::F32,
+        Side2dStorage::F32 => ChunkEncoding::F32,
     }
 }
 

@@ -65,12 +65,6 @@ impl Side2dStorage {
         }
     }
 
-    /// Whether this is the default, exact storage (the world file's JSON
-    /// leaves it out).
-    pub fn is_default(&self) -> bool {
-        self.is_exact()
-    }
-
     /// Snaps every value of `values` (see [`snap`](Self::snap)).
     pub fn snap_all(self, values: &mut [f32]) {
         if !self.is_exact() {
@@ -114,10 +108,7 @@ pub struct Side2dParams {
     /// How the density values are stored (see [`Side2dStorage`]). Default
     /// value: [`Side2dStorage::F32`], which the world file's JSON leaves out
     /// (files from before this field read as `f32`).
-    #[cfg_attr(
-        feature = "serde",
-        serde(skip_serializing_if = "Side2dStorage::is_default")
-    )]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "storage_is_exact"))]
     pub storage: Side2dStorage,
 }
 
@@ -230,6 +221,12 @@ impl Side2dParams {
         }
         Ok(())
     }
+}
+
+/// Whether `s` is exact `f32`, the default the world file's JSON leaves out.
+#[cfg(feature = "serde")]
+fn storage_is_exact(s: &Side2dStorage) -> bool {
+    s.is_exact()
 }
 
 impl Default for Side2dParams {
