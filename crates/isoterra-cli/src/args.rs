@@ -368,6 +368,9 @@ pub struct StrokeArgs {
     /// Map cliff-up / cliff-down: the target level (0..=15).
     #[arg(long)]
     pub level: Option<u8>,
+    /// Map ramp: cells of slope per cliff level (2..=64; default 4).
+    #[arg(long)]
+    pub length: Option<f32>,
     /// Voxel dig / add: round the crease where the brush meets the ground
     /// into a fillet this many cells wide (0..=8; default 0, a sharp edge).
     #[arg(long)]

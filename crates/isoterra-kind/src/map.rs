@@ -6,7 +6,8 @@ use isoterra_export::{
 };
 use isoterra_store::{ChunkStore, MapDocument};
 use isoterra_world::{
-    DEFAULT_COLLIDER_TOLERANCE, MapBrush, PathingRules, level_colliders, pathing_grid,
+    DEFAULT_COLLIDER_TOLERANCE, DEFAULT_RAMP_LENGTH, MapBrush, PathingRules, RAMP_LENGTH_RANGE,
+    level_colliders, pathing_grid,
 };
 use serde_json::json;
 
@@ -53,7 +54,14 @@ pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
             "#ffb300",
             '5',
             "Turns cliffs into walkable slopes between their levels.",
-            vec![],
+            vec![ParamSpec::number(
+                "length",
+                f64::from(*RAMP_LENGTH_RANGE.start()),
+                f64::from(*RAMP_LENGTH_RANGE.end()),
+                Some(f64::from(DEFAULT_RAMP_LENGTH)),
+                false,
+                "Cells of slope per cliff level (longer is gentler).",
+            )],
         ),
         tool(
             "smooth",
@@ -148,7 +156,8 @@ pub(crate) fn template<S: ChunkStore>(
             .with_shape(map_shape(shape)?)
             .with_strength(strength)
             .with_height(params.number("height")?.map(|h| h as f32))
-            .with_level(params.number("level")?.map(|l| l as u8));
+            .with_level(params.number("level")?.map(|l| l as u8))
+            .with_length(params.number("length")?.map(|l| l as f32));
         if let Some(t) = params.number("texture")? {
             brush = brush.with_texture(t as u8);
         }

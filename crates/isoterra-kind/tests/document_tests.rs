@@ -1080,6 +1080,14 @@ fn bad_specs(kind: WorldKind, tools: &[ToolSpec]) -> Vec<(StrokeSpec, &'static s
                 "height",
             ));
             v.push((
+                StrokeSpec::new("ramp", 4.0).with_param("length", 1.5),
+                "length",
+            ));
+            v.push((
+                StrokeSpec::new("ramp", 4.0).with_param("length", "long"),
+                "length",
+            ));
+            v.push((
                 StrokeSpec::new("pathing", 4.0).with_param("pathing", json!(["swim"])),
                 "pathing",
             ));

@@ -158,8 +158,13 @@ proptest! {
         prop_assert_eq!(&dirty, &brute_dirty(&before, &after, 16));
         prop_assert_eq!(world.affected(&edit), dirty.clone());
         prop_assert_eq!(edit.is_empty(), dirty.is_empty());
-        // One tool touches one layer.
-        prop_assert!(edit.layers().0.count_ones() <= 1);
+        // One tool touches one layer; a ramp its levels and softness.
+        if tool == MapTool::Ramp {
+            let allowed = LayerMask::of(MapLayer::Level).with(MapLayer::Softness);
+            prop_assert_eq!(edit.layers().0 & !allowed.0, 0);
+        } else {
+            prop_assert!(edit.layers().0.count_ones() <= 1);
+        }
         if tool == MapTool::Paint || tool == MapTool::Pathing {
             prop_assert!(!edit.layers().affects_geometry());
             prop_assert!(dirty.iter().all(|(_, m)| !m.affects_geometry()));
@@ -757,4 +762,218 @@ proptest! {
             prop_assert_eq!(m.version != before[k].0, changed, "chunk {:?} {:?}", m.coord, mask);
         }
     }
+}
+
+/// A blank 64 x 48 map whose level rises from 0 to 1 across a straight
+/// line through `(32, 24)` at `angle` (radians): `0.5 + s / 2` clamped,
+/// `s` the signed distance in cells, so the rim (`level = 0.5`) lies
+/// exactly on the line.
+fn straight_cliff(angle: f32, offset: f32) -> (MapWorld, impl Fn(f32, f32) -> f32) {
+    let params = MapParams::DEFAULT
+        .with_size(64, 48)
+        .with_chunk_cells(16)
+        .with_preset(MapPreset::Blank);
+    let mut layers = MapWorld::generate(&params).unwrap();
+    let (nx, nz) = (angle.cos(), angle.sin());
+    let signed = move |x: f32, z: f32| (x - 32.0) * nx + (z - 24.0) * nz - offset;
+    for z in 0..=48u32 {
+        for x in 0..=64u32 {
+            let i = layers.index(x, z).unwrap();
+            layers.level[i] = (0.5 + signed(x as f32, z as f32) * 0.5).clamp(0.0, 1.0);
+        }
+    }
+    (MapWorld::from_layers(&params, layers).unwrap(), signed)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A ramp across a straight cliff is one plane: every node and every
+    /// mesh vertex in the brush's full-strength core lies on
+    /// `level = 0.5 + s / length` (clamped to the two levels), and no wall
+    /// is left there.
+    #[test]
+    fn a_ramp_across_a_straight_cliff_is_one_plane(
+        angle in 0.0f32..std::f32::consts::TAU,
+        offset in -0.5f32..0.5,
+        length in 2.0f32..9.0,
+    ) {
+        let (mut world, signed) = straight_cliff(angle, offset);
+        let radius = 18.0;
+        let ramp = MapBrush::new(MapTool::Ramp, radius)
+            .with_strength(1.0)
+            .with_length(Some(length));
+        let edit = world.apply_stroke(&MapStroke::dab(ramp, [32.0, 24.0])).unwrap();
+        prop_assert_eq!(edit.layers(), LayerMask::of(MapLayer::Level).with(MapLayer::Softness));
+        let expect = |x: f32, z: f32| (0.5 + signed(x, z) / length).clamp(0.0, 1.0);
+        let core = |x: f32, z: f32| ((x - 32.0).powi(2) + (z - 24.0).powi(2)).sqrt() <= radius * 0.5 - 1.0;
+        let l = world.layers();
+        for z in 0..=48u32 {
+            for x in 0..=64u32 {
+                let (fx, fz) = (x as f32, z as f32);
+                if !core(fx, fz) {
+                    continue;
+                }
+                let i = l.index(x, z).unwrap();
+                prop_assert_eq!(l.softness[i], 1.0);
+                // Nodes within a hair of the rim stay just below it.
+                let tol = if signed(fx, fz).abs() < 0.01 { 2.0e-3 } else { 1.0e-4 };
+                prop_assert!(
+                    (l.level[i] - expect(fx, fz)).abs() <= tol,
+                    "node ({}, {}): level {} want {}", x, z, l.level[i], expect(fx, fz)
+                );
+            }
+        }
+        // The mesh: every terrain vertex of the core on the plane, and one
+        // vertex per point (no wall between the two bands).
+        let lh = world.params().mesh.level_height;
+        let mut seen: std::collections::HashMap<(u32, u32), f32> = Default::default();
+        for out in meshes(&world) {
+            for p in &out.terrain.positions {
+                if !core(p[0], p[2]) {
+                    continue;
+                }
+                let want = expect(p[0], p[2]) * lh;
+                prop_assert!(
+                    (p[1] - want).abs() <= 2.0e-3,
+                    "vertex {:?}: height {} want {}", p, p[1], want
+                );
+                if let Some(&y) = seen.get(&(p[0].to_bits(), p[2].to_bits())) {
+                    prop_assert!((y - p[1]).abs() <= 1.0e-6, "a wall at {:?}", p);
+                }
+                seen.insert((p[0].to_bits(), p[2].to_bits()), p[1]);
+            }
+        }
+    }
+
+    /// A ramp never moves a node to another cliff band, on any preset, so
+    /// the rims stay where they were.
+    #[test]
+    fn a_ramp_keeps_every_band(
+        preset in preset_strategy(),
+        seed in 0u64..4,
+        radius in 1.0f32..14.0,
+        strength in 0.0f32..=1.0,
+        length in prop::option::of(2.0f32..=64.0),
+        cliffs in prop::collection::vec((0.0f32..40.0, 0.0f32..33.0, 2.0f32..8.0, any::<bool>()), 0..4),
+        dabs in prop::collection::vec((-4.0f32..44.0, -4.0f32..37.0), 1..6),
+    ) {
+        let mut world = MapWorld::new(&small(preset, seed)).unwrap();
+        for (x, z, r, up) in cliffs {
+            let tool = if up { MapTool::CliffUp } else { MapTool::CliffDown };
+            let _ = world.apply_stroke(&MapStroke::dab(MapBrush::new(tool, r), [x, z]));
+        }
+        let n = world.layers().node_count();
+        let bands: Vec<u8> = (0..n).map(|i| world.layers().level_of(i)).collect();
+        let dabs: Vec<[f32; 2]> = dabs.into_iter().map(|(x, z)| [x, z]).collect();
+        let ramp = MapBrush::new(MapTool::Ramp, radius)
+            .with_length(length)
+            .with_strength(strength);
+        world.apply_stroke(&MapStroke::new(ramp, dabs)).unwrap();
+        let after: Vec<u8> = (0..n).map(|i| world.layers().level_of(i)).collect();
+        prop_assert_eq!(&after, &bands);
+        world.layers().validate().unwrap();
+    }
+
+    /// Painting the same ramp again over cliffs of one level (plateaus
+    /// and pits made with the cliff tools) does not creep: four more
+    /// full-strength dabs move its core by less than half a cell of slope.
+    /// (The nodes at the brush's soft edge move on toward their targets,
+    /// and a rim between one of them and a core node shifts a little with
+    /// them. Where two rims of stacked levels lie closer than a ramp
+    /// length, the slopes overlap and a rim can move by up to a cell,
+    /// never out of its band.)
+    #[test]
+    fn a_ramp_painted_again_does_not_creep(
+        radius in 2.0f32..14.0,
+        length in prop::option::of(2.0f32..=16.0),
+        cliffs in prop::collection::vec((0.0f32..40.0, 0.0f32..33.0, 2.0f32..10.0, any::<bool>()), 1..4),
+        at in (0.0f32..40.0, 0.0f32..33.0),
+    ) {
+        let mut world = MapWorld::new(&small(MapPreset::Blank, 0)).unwrap();
+        for (x, z, r, up) in cliffs {
+            let level = if up { 1 } else { 0 };
+            let cliff = MapBrush::new(MapTool::CliffUp, r).with_level(Some(level));
+            world.apply_stroke(&MapStroke::dab(cliff, [x, z])).unwrap();
+        }
+        let at = [at.0, at.1];
+        let again = MapStroke::dab(
+            MapBrush::new(MapTool::Ramp, radius).with_length(length).with_strength(1.0),
+            at,
+        );
+        world.apply_stroke(&again).unwrap();
+        let once = world.layers().level.clone();
+        for _ in 0..4 {
+            world.apply_stroke(&again).unwrap();
+        }
+        let l = world.layers();
+        let bound = 0.5 / length.unwrap_or(isoterra_world::DEFAULT_RAMP_LENGTH) + 0.01;
+        for z in 0..=33u32 {
+            for x in 0..=40u32 {
+                let d = ((x as f32 - at[0]).powi(2) + (z as f32 - at[1]).powi(2)).sqrt();
+                if d > radius * 0.5 {
+                    continue;
+                }
+                let i = l.index(x, z).unwrap();
+                prop_assert!(
+                    (once[i] - l.level[i]).abs() <= bound,
+                    "node ({}, {}) crept from {} to {}", x, z, once[i], l.level[i]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_ramp_up_a_round_cliff_is_walkable_and_climbs_one_level() {
+    let mut world = MapWorld::new(&small(MapPreset::Blank, 0)).unwrap();
+    world
+        .apply_stroke(&MapStroke::dab(
+            MapBrush::new(MapTool::CliffUp, 10.0),
+            [20.0, 16.0],
+        ))
+        .unwrap();
+    // The rim crosses x = 30 on the row z = 16; ramp it, 6 cells per level.
+    let ramp = MapBrush::new(MapTool::Ramp, 6.0)
+        .with_strength(1.0)
+        .with_length(Some(6.0));
+    world
+        .apply_stroke(&MapStroke::dab(ramp, [30.0, 16.0]))
+        .unwrap();
+    let l = world.layers();
+    let lh = world.params().mesh.level_height;
+    let surface = |x: u32, z: u32| {
+        let i = l.index(x, z).unwrap();
+        isoterra_field::map::node_surface(l.level[i], l.softness[i], l.height[i], lh)
+    };
+    // Down the ramp's middle row: from the plateau (1) to the ground (0)
+    // in even steps of at most a sixth of a level, never a wall.
+    let row: Vec<f32> = (26..=34).map(|x| surface(x, 16)).collect();
+    assert!(
+        (row[0] - lh).abs() < 1.0e-6 && row[8].abs() < 1.0e-6,
+        "{row:?}"
+    );
+    for w in row.windows(2) {
+        assert!(w[1] <= w[0] + 1.0e-6, "not downhill: {row:?}");
+        assert!(w[0] - w[1] <= lh / 6.0 * 1.15, "too steep: {row:?}");
+    }
+    // The brush's edge keeps the cliff beside the ramp.
+    assert_eq!(l.softness[l.index(30, 24).unwrap()], 0.0);
+}
+
+#[test]
+fn a_bad_ramp_length_is_refused() {
+    let mut world = MapWorld::new(&small(MapPreset::Blank, 0)).unwrap();
+    let hash = world.content_hash();
+    for bad in [f32::NAN, 1.9, 64.5, f32::INFINITY, -4.0] {
+        let b = MapBrush::new(MapTool::Ramp, 4.0).with_length(Some(bad));
+        let err = world
+            .apply_stroke(&MapStroke::dab(b, [10.0, 10.0]))
+            .unwrap_err();
+        assert!(
+            matches!(err, WorldError::InvalidParameter { name: "length", .. }),
+            "{bad}: {err}"
+        );
+    }
+    assert_eq!(world.content_hash(), hash);
 }

@@ -71,6 +71,9 @@ fn spec(a: &StrokeArgs) -> anyhow::Result<StrokeSpec> {
     if let Some(l) = a.level {
         p.insert("level".into(), json!(l));
     }
+    if let Some(l) = a.length {
+        p.insert("length".into(), finite("length", l)?);
+    }
     if let Some(b) = a.blend {
         p.insert("blend".into(), finite("blend", b)?);
     }

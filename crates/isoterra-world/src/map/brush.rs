@@ -20,6 +20,12 @@ const MAX_DAB_COORD: f32 = 1.0e6;
 /// the height and water layers are also clamped to it.
 pub const MAX_MAP_HEIGHT: f32 = 1.0e4;
 
+/// Cells of slope per cliff level of a ramp when the brush names none.
+pub const DEFAULT_RAMP_LENGTH: f32 = 4.0;
+
+/// The ramp lengths a brush accepts, in cells per cliff level.
+pub const RAMP_LENGTH_RANGE: std::ops::RangeInclusive<f32> = 2.0..=64.0;
+
 /// What a map brush does. See [`MapWorld::apply_stroke`](crate::MapWorld::apply_stroke)
 /// for the exact rule of each tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -236,6 +242,10 @@ pub struct MapBrush {
     /// [`MapTool::CliffDown`]; `None` means one above / below the level
     /// under the first dab. Default value: `None`.
     pub level: Option<u8>,
+    /// Run of a [`MapTool::Ramp`] slope: cells of ground per cliff level
+    /// it climbs, in [`RAMP_LENGTH_RANGE`] (`2..=64`); `None` means
+    /// [`DEFAULT_RAMP_LENGTH`]. Default value: `None`.
+    pub length: Option<f32>,
 }
 
 impl MapBrush {
@@ -250,6 +260,7 @@ impl MapBrush {
         pathing: PathingOverride::NO_BUILD,
         pathing_set: true,
         level: None,
+        length: None,
     };
 
     /// A brush with `tool` and `radius` (cells) and default settings.
@@ -315,6 +326,18 @@ impl MapBrush {
         self
     }
 
+    /// Sets [`length`](Self::length).
+    pub const fn with_length(mut self, length: Option<f32>) -> Self {
+        self.length = length;
+        self
+    }
+
+    /// The ramp run in cells per level: [`length`](Self::length) or
+    /// [`DEFAULT_RAMP_LENGTH`].
+    pub fn ramp_length(&self) -> f32 {
+        self.length.unwrap_or(DEFAULT_RAMP_LENGTH)
+    }
+
     /// Checks every setting.
     ///
     /// # Errors
@@ -323,7 +346,8 @@ impl MapBrush {
     /// radius that is not finite, not positive or above 1024 cells, a
     /// strength outside `0..=1` (or NaN), a height that is not finite or
     /// beyond `±1e4`, a texture of 16 or more, pathing bits other than
-    /// [`PathingOverride::ALL`]'s, or a level above 15.
+    /// [`PathingOverride::ALL`]'s, a level above 15, or a ramp length
+    /// outside [`RAMP_LENGTH_RANGE`] (or NaN).
     pub fn validate(&self) -> Result<(), WorldError> {
         if !(self.radius.is_finite() && self.radius > 0.0 && self.radius <= MAX_MAP_BRUSH_RADIUS) {
             return Err(WorldError::param(
@@ -366,6 +390,15 @@ impl MapBrush {
             && l > MAX_LEVEL
         {
             return Err(WorldError::param("level", l, "cliff levels lie in 0..=15"));
+        }
+        if let Some(l) = self.length
+            && !RAMP_LENGTH_RANGE.contains(&l)
+        {
+            return Err(WorldError::param(
+                "length",
+                l,
+                "a ramp takes 2..=64 cells per cliff level",
+            ));
         }
         Ok(())
     }

@@ -100,6 +100,25 @@ impl MapEdit {
         self.changes.iter().find(|c| c.layer == layer)
     }
 
+    /// This edit and `other`, made on the same map on other layers, as one
+    /// edit (changes kept in layer order).
+    pub(crate) fn merged(mut self, other: MapEdit) -> MapEdit {
+        if self.is_empty() {
+            return other;
+        }
+        if other.is_empty() {
+            return self;
+        }
+        debug_assert_eq!(self.cells, other.cells, "edits of two map sizes");
+        debug_assert!(
+            other.changes.iter().all(|c| self.change(c.layer).is_none()),
+            "edits of one layer"
+        );
+        self.changes.extend(other.changes);
+        self.changes.sort_by_key(|c| c.layer as u8);
+        self
+    }
+
     /// The edit that undoes this one (before and after swapped).
     pub fn inverse(&self) -> MapEdit {
         MapEdit {

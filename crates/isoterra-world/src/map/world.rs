@@ -199,7 +199,18 @@ impl MapWorld {
     ///   brush outline and a round brush makes a round cliff. Softness is
     ///   left alone: new walls are vertical wherever softness is 0 and
     ///   slopes where a ramp was painted (use `ramp` to make slopes);
-    /// - `ramp`: `softness += (1 - softness) * strength * p`;
+    /// - `ramp`: turns the cliffs under the brush into ruled slopes that
+    ///   climb one level every [`MapBrush::ramp_length`] cells `L`. For a
+    ///   node of band `b` (its [`level_index`]), with `u` and `w` the
+    ///   distances in cells to the nearest rim above (`level = b + 0.5`) and
+    ///   below (`b - 0.5`), the marching-squares lines of the level field
+    ///   before the dab, the target level is
+    ///   `b + max(0, 1/2 - u / L) - max(0, 1/2 - w / L)` (kept inside the
+    ///   band); then `level += (target - level) * strength * p` and
+    ///   `softness += (1 - softness) * strength * p`. Along a straight rim
+    ///   the ground becomes one plane across the rim, `L / 2` cells to each
+    ///   side of it, and every node keeps its band, so the rims stay where
+    ///   they were and painting the same ramp again changes nothing;
     /// - `water-raise` / `water-lower`: the water surface moves toward
     ///   [`MapBrush::height`] by `strength * p` of the way (only up for
     ///   raise, only down for lower), or by `0.5 * strength * q` world units
@@ -280,12 +291,23 @@ impl MapWorld {
             return Ok(MapEdit::default());
         };
         let mut work = Work::new(&self.layers, layer, rect);
+        // A ramp also moves the level field (the work above is its softness).
+        let stride = self.params.width_cells as usize + 1;
+        let mut levels = matches!(plan.kind, PlanKind::Ramp(_))
+            .then(|| copy_rect(&self.layers.level, stride, rect));
         for &dab in &stroke.dabs {
             if let Some(r) = self.dab_rect(dab, brush.radius) {
-                plan.dab(self, &mut work, rect, dab, r);
+                plan.dab(self, &mut work, levels.as_deref_mut(), rect, dab, r);
             }
         }
-        Ok(work.diff(&self.layers, layer, rect))
+        let edit = work.diff(&self.layers, layer, rect);
+        Ok(match levels {
+            Some(levels) => {
+                let level_edit = Work::F32(levels).diff(&self.layers, MapLayer::Level, rect);
+                level_edit.merged(edit)
+            }
+            None => edit,
+        })
     }
 
     /// Applies an edit made on this world: [`Forward`](EditDirection::Forward)
@@ -766,8 +788,12 @@ enum PlanKind {
     Smooth,
     Noise(Fbm),
     Cliff(f32),
-    Ramp,
-    Water { up: bool, target: Option<f32> },
+    /// Cells of slope per level.
+    Ramp(f32),
+    Water {
+        up: bool,
+        target: Option<f32>,
+    },
     Paint,
     Pathing,
 }
@@ -789,7 +815,7 @@ impl Plan {
             MapTool::CliffUp | MapTool::CliffDown => {
                 PlanKind::Cliff(f32::from(brush.level.unwrap_or(0)))
             }
-            MapTool::Ramp => PlanKind::Ramp,
+            MapTool::Ramp => PlanKind::Ramp(brush.ramp_length()),
             MapTool::WaterRaise | MapTool::WaterLower => PlanKind::Water {
                 up: brush.tool == MapTool::WaterRaise,
                 target: brush.height,
@@ -809,7 +835,7 @@ impl Plan {
                 MapLayer::Height
             }
             PlanKind::Cliff(_) => MapLayer::Level,
-            PlanKind::Ramp => MapLayer::Softness,
+            PlanKind::Ramp(_) => MapLayer::Softness,
             PlanKind::Water { .. } => MapLayer::Water,
             PlanKind::Paint => MapLayer::Splat,
             PlanKind::Pathing => MapLayer::Pathing,
@@ -817,8 +843,16 @@ impl Plan {
     }
 
     /// Applies one dab whose node rectangle is `r` to the work values of
-    /// the stroke rectangle `rect`.
-    fn dab(&self, world: &MapWorld, work: &mut Work, rect: [u32; 4], dab: [f32; 2], r: [u32; 4]) {
+    /// the stroke rectangle `rect` (and to its levels, for a ramp).
+    fn dab(
+        &self,
+        world: &MapWorld,
+        work: &mut Work,
+        levels: Option<&mut [f32]>,
+        rect: [u32; 4],
+        dab: [f32; 2],
+        r: [u32; 4],
+    ) {
         let b = &self.brush;
         let stride = world.params.width_cells as usize + 1;
         let [sx0, sz0, sx1, _] = rect;
@@ -891,10 +925,27 @@ impl Plan {
                 let a = ((1.0 - d) * b.radius + 0.5).clamp(0.0, 1.0);
                 v[k] = toward(v[k], *t, a).clamp(-0.5, MAX_LEVEL as f32 + 0.5);
             }),
-            (PlanKind::Ramp, Work::F32(v)) => each(&mut |x, z, d| {
-                let k = k_of(x, z);
-                v[k] = toward(v[k], 1.0, b.strength * flat(d)).clamp(0.0, 1.0);
-            }),
+            (PlanKind::Ramp(length), Work::F32(v)) => {
+                let Some(levels) = levels else {
+                    debug_assert!(false, "a ramp works on the levels too");
+                    return;
+                };
+                let rims = Rims::of(world, levels, rect, r, *length);
+                let mut new = Vec::new();
+                each(&mut |x, z, d| {
+                    let k = k_of(x, z);
+                    let target = rims.target(levels[k], x, z, *length);
+                    new.push((k, target, b.strength * flat(d)));
+                });
+                for (k, target, w) in new {
+                    let level = toward(levels[k], target, w);
+                    // (Rounding could only nudge a node off its band's top.)
+                    if level_index(level) == level_index(levels[k]) {
+                        levels[k] = level;
+                    }
+                    v[k] = toward(v[k], 1.0, w).clamp(0.0, 1.0);
+                }
+            }
             (PlanKind::Water { up, target }, Work::F32(v)) => each(&mut |x, z, d| {
                 let k = k_of(x, z);
                 let s = world.surface(z as usize * stride + x as usize);
@@ -949,6 +1000,158 @@ impl Plan {
             _ => debug_assert!(false, "work buffer does not match the tool"),
         }
     }
+}
+
+/// The cliff rims around a ramp dab: the marching-squares segments of the
+/// level field at every `k + 0.5`, per cell of a window that reaches half a
+/// ramp length (plus a cell) past the dab's nodes.
+struct Rims {
+    /// The window's cells `[x0, z0, x1, z1)` (ends exclusive).
+    window: [u32; 4],
+    /// Cells from a node to the farthest rim point that can move it.
+    reach: u32,
+    /// Per window cell (row-major), where its segments start in `segments`;
+    /// one more entry closes the last cell.
+    start: Vec<u32>,
+    /// The rim between bands `k` and `k + 1`, and its segment's ends
+    /// `[ax, az, bx, bz]` in cells.
+    segments: Vec<(u8, [f32; 4])>,
+}
+
+impl Rims {
+    /// The rims near node rectangle `r` of a ramp of `length` cells per
+    /// level; `levels` holds the stroke rectangle `rect`'s current levels.
+    fn of(world: &MapWorld, levels: &[f32], rect: [u32; 4], r: [u32; 4], length: f32) -> Self {
+        let [w, d] = [world.params.width_cells, world.params.depth_cells];
+        let stride = w as usize + 1;
+        let rw = (rect[2] - rect[0] + 1) as usize;
+        let read = |x: u32, z: u32| -> f32 {
+            if (rect[0]..=rect[2]).contains(&x) && (rect[1]..=rect[3]).contains(&z) {
+                levels[(z - rect[1]) as usize * rw + (x - rect[0]) as usize]
+            } else {
+                world.layers.level[z as usize * stride + x as usize]
+            }
+        };
+        let reach = (length * 0.5).ceil() as u32 + 1;
+        let window = [
+            r[0].saturating_sub(reach),
+            r[1].saturating_sub(reach),
+            (r[2] + reach).min(w),
+            (r[3] + reach).min(d),
+        ];
+        let cells = (window[2] - window[0]) as usize * (window[3] - window[1]) as usize;
+        let mut start = Vec::with_capacity(cells + 1);
+        let mut segments = Vec::new();
+        for cz in window[1]..window[3] {
+            for cx in window[0]..window[2] {
+                start.push(segments.len() as u32);
+                // Corners in ring order, and their positions.
+                let v = [
+                    read(cx, cz),
+                    read(cx + 1, cz),
+                    read(cx + 1, cz + 1),
+                    read(cx, cz + 1),
+                ];
+                let (fx, fz) = (cx as f32, cz as f32);
+                let p = [
+                    [fx, fz],
+                    [fx + 1.0, fz],
+                    [fx + 1.0, fz + 1.0],
+                    [fx, fz + 1.0],
+                ];
+                let bands = v.map(level_index);
+                let lo = bands.iter().copied().min().unwrap_or(0);
+                let hi = bands.iter().copied().max().unwrap_or(0);
+                for k in lo..hi {
+                    let iso = f32::from(k) + 0.5;
+                    let above = v.map(|x| x >= iso);
+                    // Where side `i` (corner `i` to `i + 1`) crosses the rim.
+                    let cross = |i: usize| -> [f32; 2] {
+                        let j = (i + 1) % 4;
+                        let t = (iso - v[i]) / (v[j] - v[i]);
+                        [
+                            p[i][0] + (p[j][0] - p[i][0]) * t,
+                            p[i][1] + (p[j][1] - p[i][1]) * t,
+                        ]
+                    };
+                    let crossed: Vec<usize> =
+                        (0..4).filter(|&i| above[i] != above[(i + 1) % 4]).collect();
+                    let mut push =
+                        |a: [f32; 2], b: [f32; 2]| segments.push((k, [a[0], a[1], b[0], b[1]]));
+                    match crossed.len() {
+                        2 => push(cross(crossed[0]), cross(crossed[1])),
+                        4 => {
+                            // A saddle: the centre (the corners' mean) decides
+                            // which corners the lines cut off, as in the mesher.
+                            let centre = (v[0] + v[1] + v[2] + v[3]) * 0.25 >= iso;
+                            for i in (0..4).filter(|&i| above[i] != centre) {
+                                push(cross((i + 3) % 4), cross(i));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        start.push(segments.len() as u32);
+        Rims {
+            window,
+            reach,
+            start,
+            segments,
+        }
+    }
+
+    /// The ramp's target level for node `(x, z)` whose level is `v` (see
+    /// [`MapWorld::apply_stroke`]), inside the node's band.
+    fn target(&self, v: f32, x: u32, z: u32, length: f32) -> f32 {
+        let band = level_index(v);
+        let (mut up, mut down) = (f32::INFINITY, f32::INFINITY);
+        let [wx0, wz0, wx1, wz1] = self.window;
+        let cols = (wx1 - wx0) as usize;
+        let (px, pz) = (x as f32, z as f32);
+        for cz in z.saturating_sub(self.reach).max(wz0)..(z + self.reach).min(wz1) {
+            for cx in x.saturating_sub(self.reach).max(wx0)..(x + self.reach).min(wx1) {
+                let c = (cz - wz0) as usize * cols + (cx - wx0) as usize;
+                let (s0, s1) = (self.start[c] as usize, self.start[c + 1] as usize);
+                for &(k, s) in &self.segments[s0..s1] {
+                    let slot = if k == band {
+                        &mut up
+                    } else if k + 1 == band {
+                        &mut down
+                    } else {
+                        continue;
+                    };
+                    *slot = slot.min(segment_distance([px, pz], s));
+                }
+            }
+        }
+        let b = f32::from(band);
+        let t = b + (0.5 - up / length).max(0.0) - (0.5 - down / length).max(0.0);
+        // A node on the rim itself would round into the band above.
+        if band < MAX_LEVEL {
+            t.min(b + 0.5 - RAMP_BAND_MARGIN)
+        } else {
+            t
+        }
+    }
+}
+
+/// How far below its band's upper rim (in levels) a ramp keeps a node.
+const RAMP_BAND_MARGIN: f32 = 1.0e-3;
+
+/// Distance from `p` to segment `s` (`[ax, az, bx, bz]`).
+fn segment_distance(p: [f32; 2], s: [f32; 4]) -> f32 {
+    let (dx, dz) = (s[2] - s[0], s[3] - s[1]);
+    let (qx, qz) = (p[0] - s[0], p[1] - s[1]);
+    let len2 = dx * dx + dz * dz;
+    let t = if len2 > 0.0 {
+        ((qx * dx + qz * dz) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let (ex, ez) = (qx - dx * t, qz - dz * t);
+    (ex * ex + ez * ez).sqrt()
 }
 
 /// Raises texture `id` of a splat by `w` (0..=1) of its missing weight and
