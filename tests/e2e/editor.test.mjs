@@ -928,6 +928,13 @@ async function voxelScenario(ctx) {
       check(blend.includes('blend'), `the dig tool has no blend parameter: ${blend}`);
       const ack = await dragStroke(page, 'dig', await terrainDrag(page, rect, 0.06), { radius: 4, strength: 1 });
       log(`  box dig: ${ack.changed_nodes} nodes changed`);
+      // the view draws only the chunks in front of the camera: the stream
+      // holds them all around it
+      await page.evaluate(() => window.isoterra.redraw());
+      const drawn = await page.evaluate(() => ({ ...window.isoterra.drawn, held: window.isoterra.meshes }));
+      log(`  culling: drew ${drawn.calls} of ${drawn.held} meshes, ${Math.round(drawn.tris)} triangles`);
+      check(drawn.calls > 0 && drawn.tris > 0, `the last frame drew nothing: ${JSON.stringify(drawn)}`);
+      check(drawn.calls < drawn.held, `every held mesh was drawn, none culled: ${JSON.stringify(drawn)}`);
     },
   );
 }
@@ -1182,8 +1189,76 @@ async function recipeScenario(ctx) {
   }
 }
 
+/** Runs `isoterra ARGS...` and waits for it; throws with its output on failure. */
+function runCli(args, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`isoterra ${args.join(' ')} failed (${code}):\n${out}`))));
+  });
+}
+
+/**
+ * The README's close-up of a War3-style map: a two-level plateau with a
+ * ramp down its front and a flooded basin, made with the command line's
+ * strokes, then shown in the editor from close by. Only with
+ * ISOTERRA_DOC_SCREENSHOTS=1 (it writes docs/screenshots/map-closeup.png).
+ */
+async function mapCloseupScenario(ctx) {
+  if (!DOC_SHOTS) {
+    log('  (only with ISOTERRA_DOC_SCREENSHOTS=1)');
+    return;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'isoterra-e2e-closeup-'));
+  const file = path.join(dir, 'closeup.isoterra');
+  // cliffs two and a half cells tall, as on a War3 map
+  const recipe = path.join(dir, 'closeup.json');
+  fs.writeFileSync(recipe, JSON.stringify({ version: 1, kind: 'map', name: 'closeup', params: { generator: 'blank', level_height: 2.5, chasm_depth: 2.0 } }));
+  await runCli(['new', file, '--kind', 'map', '--size', '96x96', '--recipe', recipe, '--seed', '3'], dir);
+  const strokes = [
+    // a plateau, and a higher one on it
+    ['--tool', 'cliff-up', '--at', '40,40', '--radius', '16', '--level', '1'],
+    ['--tool', 'cliff-up', '--at', '35,35', '--radius', '9', '--level', '2'],
+    // a ramp down the front of the lower rim, 5 cells per level
+    ['--tool', 'ramp', '--at', '50,53', '--radius', '5', '--length', '5'],
+    // a basin, flooded flat
+    ['--tool', 'lower', '--at', '64,63', '--radius', '12'],
+    ['--tool', 'lower', '--at', '64,63', '--radius', '8'],
+    ['--tool', 'water', '--at', '64,63', '--radius', '22', '--height', '-0.3'],
+    // dirt on the plateau, rock on the top, sand round the lake
+    ['--tool', 'paint', '--at', '40,40', '--radius', '15', '--texture', '1', '--strength', '0.7'],
+    ['--tool', 'paint', '--at', '35,35', '--radius', '8', '--texture', '2', '--strength', '0.9'],
+    ['--tool', 'paint', '--at', '64,63', '--radius', '13', '--texture', '3', '--strength', '0.9'],
+  ];
+  for (const s of strokes) await runCli(['stroke', file, ...s], dir);
+  const server = await Server.start(file, dir, 'closeup server');
+  const page = await ctx.newPage();
+  const problems = [];
+  watchPage(page, problems);
+  try {
+    await openEditor(page, editorUrl(server.url, {}));
+    const cam = JSON.parse(process.env.ISOTERRA_CLOSEUP_CAMERA ?? 'null') ?? { target: [53, 1, 53], yaw: 0.62, pitch: 0.55, dist: 52 };
+    await page.evaluate((c) => window.isoterra.setCamera(c), cam);
+    await page.waitForTimeout(300);
+    await settle(page);
+    await hideCursor(page);
+    await page.waitForFunction(() => window.isoterra.lastRenderFull, null, { timeout: 30000 });
+    const out = path.join(ROOT, 'docs', 'screenshots', 'map-closeup.png');
+    await page.screenshot({ path: out });
+    log('  wrote docs/screenshots/map-closeup.png');
+    await checkNoErrors(page, problems, 'closeup');
+  } finally {
+    await page.close();
+    await server.stop();
+  }
+}
+
 const SCENARIOS = [
   ['map', mapScenario],
+  ['map-closeup', mapCloseupScenario],
   ['side2d', side2dScenario],
   ['voxel', voxelScenario],
   ['heightmap', heightmapScenario],

@@ -1,17 +1,19 @@
 // Frame cost of the editor with and without detail textures, in a real
 // Chromium with software rendering (SwiftShader, what a user without a
-// usable GPU gets): `node frame-cost.mjs ISOTERRA_BIN WORLD [rounds]`.
+// usable GPU gets): `node frame-cost.mjs ISOTERRA_BIN WORLD [rounds] [query]`
+// (query: more page options, e.g. `cull=0`).
 // Prints the wall time of full-resolution frames (redraw() to the frame
-// drawn and read back), detail off and on in turns, at 1280x800.
+// drawn and read back), detail off and on in turns, at 1280x800, and
+// the meshes held and drawn.
 import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-const [bin, world, roundsArg] = process.argv.slice(2);
+const [bin, world, roundsArg, query] = process.argv.slice(2);
 if (!bin || !world) {
-  console.error('usage: node frame-cost.mjs ISOTERRA_BIN WORLD [rounds]');
+  console.error('usage: node frame-cost.mjs ISOTERRA_BIN WORLD [rounds] [query]');
   process.exit(2);
 }
 const rounds = Number(roundsArg ?? 3);
@@ -31,7 +33,7 @@ const ctx = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.t
 });
 try {
   const page = await ctx.newPage();
-  await page.goto(`${url}?adaptive=0`);
+  await page.goto(`${url}?adaptive=0${query ? `&${query}` : ''}`);
   await page.waitForFunction(() => window.isoterra && window.isoterra.ready, null, { timeout: 60000 });
   await page.evaluate(() => window.isoterra.settle(800, 120000));
   await page.mouse.move(1275, 795);
@@ -43,6 +45,8 @@ try {
       times[on ? 'on' : 'off'].push(await page.evaluate(() => window.isoterra.frameCost()));
     }
   }
+  const held = await page.evaluate(() => ({ meshes: window.isoterra.meshes, status: window.isoterra.statusText(), drawn: window.isoterra.drawn }));
+  console.log(`held: ${held.meshes} meshes (${held.status}); last frame drew ${held.drawn.calls} meshes, ${Math.round(held.drawn.tris)} triangles`);
   const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
   const fmt = (a) => a.map((v) => v.toFixed(0)).join(' ');
   console.log(`detail off: ${fmt(times.off)} ms (median ${median(times.off).toFixed(0)})`);

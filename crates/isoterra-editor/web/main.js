@@ -19,6 +19,8 @@ const urlQuery = new URLSearchParams(location.search);
 const ADAPTIVE = urlQuery.get('adaptive') !== '0';
 // `?detail=0` draws the terrain in its vertex colours only, untextured
 let DETAIL = urlQuery.get('detail') !== '0';
+/** `?cull=0` draws every held mesh, in view or not (to measure what culling saves). */
+const CULL = urlQuery.get('cull') !== '0';
 // A frame that takes longer than this lowers the resolution while the view
 // moves; once it stops, one frame at full resolution follows.
 const SLOW_FRAME_MS = 50;
@@ -31,6 +33,7 @@ const MINIMAP_EVERY_MS = 1000;
 let renderer;
 try {
   renderer = new Renderer(canvas, { antialias: urlQuery.get('aa') !== '0' });
+  renderer.cull = CULL;
 } catch (e) {
   ui.fatal(`This browser cannot draw the editor: ${e.message}`);
   throw e;
@@ -1171,6 +1174,11 @@ window.isoterra = {
   },
   get meshes() {
     return renderer.meshes.size;
+  },
+  /** Draw calls and triangles of the last frame of the main view (meshes
+   *  outside the view are not drawn). */
+  get drawn() {
+    return { ...(renderer.lastDrawn ?? { calls: 0, tris: 0 }) };
   },
   /** Bounding box of every mesh held: `{min, max}` or null. */
   meshBounds() {

@@ -286,6 +286,34 @@ function outline(shape, a) {
 
 export const chunkKey = (layer, c) => `${layer}:${c[0]},${c[1]},${c[2]}`;
 
+/**
+ * Whether the box `[min, max]` may show in the view of the column-major
+ * view-projection matrix `m`: false only when all eight corners lie
+ * beyond one side of the clip volume.
+ */
+export function boxInView(m, min, max) {
+  let outside = 0b111111;
+  for (let i = 0; i < 8; i++) {
+    const x = i & 1 ? max[0] : min[0];
+    const y = i & 2 ? max[1] : min[1];
+    const z = i & 4 ? max[2] : min[2];
+    const cx = m[0] * x + m[4] * y + m[8] * z + m[12];
+    const cy = m[1] * x + m[5] * y + m[9] * z + m[13];
+    const cz = m[2] * x + m[6] * y + m[10] * z + m[14];
+    const cw = m[3] * x + m[7] * y + m[11] * z + m[15];
+    let o = 0;
+    if (cx < -cw) o |= 1;
+    if (cx > cw) o |= 2;
+    if (cy < -cw) o |= 4;
+    if (cy > cw) o |= 8;
+    if (cz < -cw) o |= 16;
+    if (cz > cw) o |= 32;
+    outside &= o;
+    if (!outside) return true;
+  }
+  return false;
+}
+
 export class Renderer {
   constructor(canvas, { antialias = true } = {}) {
     this.canvas = canvas;
@@ -575,6 +603,8 @@ export class Renderer {
   render(cam, opts) {
     const gl = this.gl;
     this.resize();
+    this.frustum = this.cull === false ? null : cam.viewProj;
+    this.drawn = { calls: 0, tris: 0 };
     gl.viewport(0, 0, this.canvas.width, this.canvas.height);
     const side = this.view === 'side';
     const sky = side
@@ -648,6 +678,9 @@ export class Renderer {
     if (b && side) this.drawRing(cam, b, opts.worldPerPixel ?? 1);
     gl.disable(gl.BLEND);
     gl.bindVertexArray(null);
+    this.frustum = null;
+    this.lastDrawn = this.drawn;
+    this.drawn = null;
   }
 
   /**
@@ -689,13 +722,23 @@ export class Renderer {
     gl.uniform1i(t.u.uWater, 0);
   }
 
-  /** Draws every held mesh of one layer with the bound program. */
+  /**
+   * Draws every held mesh of one layer with the bound program; while a
+   * frame of the main view is drawn (`this.frustum` set), only the meshes
+   * whose box reaches into the view, counted in `this.drawn`.
+   */
   drawLayer(layer, mode) {
     const gl = this.gl;
+    const f = this.frustum;
     for (const m of this.meshes.values()) {
       if (m.layer !== layer) continue;
+      if (f && !boxInView(f, m.min, m.max)) continue;
       gl.bindVertexArray(m.vao);
       gl.drawElements(mode, m.count, gl.UNSIGNED_INT, 0);
+      if (this.drawn) {
+        this.drawn.calls++;
+        if (mode === gl.TRIANGLES) this.drawn.tris += m.count / 3;
+      }
     }
   }
 
