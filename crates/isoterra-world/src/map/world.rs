@@ -209,8 +209,10 @@ impl MapWorld {
     ///   band); then `level += (target - level) * strength * p` and
     ///   `softness += (1 - softness) * strength * p`. Along a straight rim
     ///   the ground becomes one plane across the rim, `L / 2` cells to each
-    ///   side of it, and every node keeps its band, so the rims stay where
-    ///   they were and painting the same ramp again changes nothing;
+    ///   side of it. Every node keeps its band, so the rims stay between
+    ///   the same nodes; painting the same ramp again moves them by less
+    ///   than half a cell (up to a cell where the rims of stacked levels lie
+    ///   closer than `L`, and the slopes overlap);
     /// - `water-raise` / `water-lower`: the water surface moves toward
     ///   [`MapBrush::height`] by `strength * p` of the way (only up for
     ///   raise, only down for lower), or by `0.5 * strength * q` world units
