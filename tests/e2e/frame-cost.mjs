@@ -36,6 +36,20 @@ try {
   await page.goto(`${url}?adaptive=0${query ? `&${query}` : ''}`);
   await page.waitForFunction(() => window.isoterra && window.isoterra.ready, null, { timeout: 60000 });
   await page.evaluate(() => window.isoterra.settle(800, 120000));
+  // every chunk the server means to send for this view has arrived
+  const t0 = Date.now();
+  await page
+    .waitForFunction(
+      () => {
+        const st = window.isoterra.status;
+        return st && (st.wanted === null || st.wanted === undefined || st.chunks >= st.wanted);
+      },
+      null,
+      { timeout: 600000, polling: 1000 },
+    )
+    .catch(() => console.log('(not every wanted chunk arrived)'));
+  console.log(`streamed in ${((Date.now() - t0) / 1000).toFixed(0)} s more`);
+  await page.evaluate(() => window.isoterra.settle(800, 120000));
   await page.mouse.move(1275, 795);
   const times = { off: [], on: [] };
   for (let r = 0; r < rounds; r++) {

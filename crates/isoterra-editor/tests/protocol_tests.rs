@@ -83,6 +83,13 @@ fn welcome_describes_the_world_and_frames_parse() {
                         soil += usize::from(w[1] >= 200);
                     }
                 }
+                if weighted && h.layer == 1 {
+                    // Map water: byte 0 the depth, byte 1 marks it as given.
+                    let at = 32 + 28 * h.vertices as usize;
+                    for v in 0..h.vertices as usize {
+                        assert_eq!(f[at + 4 * v + 1], 255, "{kind:?}: water depth bytes");
+                    }
+                }
                 // Indices stay inside the vertex range.
                 let idx_at = 32 + per_vertex * h.vertices as usize;
                 for k in 0..h.indices as usize {

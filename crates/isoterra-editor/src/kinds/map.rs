@@ -99,7 +99,9 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
             linear_to_srgb8(c, 0.35 + 0.5 * k)
         })
         .collect();
-    // The depth for the shoreline foam, in 1/64 units.
+    // The depth for the shoreline foam, in 1/64 units; byte 1 marks it as
+    // given, so that a depth of 0 (the shoreline) does not read as "no
+    // depth" (deep water) on the page.
     let water_depth: Vec<[u8; 4]> = (0..w.positions.len())
         .map(|i| {
             let depth = w.depth.get(i).copied().unwrap_or(0.0);
@@ -108,7 +110,7 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
             } else {
                 255
             };
-            [d, 0, 0, 0]
+            [d, 255, 0, 0]
         })
         .collect();
     let water = encode_surface_frame(

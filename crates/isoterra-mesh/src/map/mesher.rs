@@ -948,6 +948,8 @@ pub struct MapMesher {
     node_class: Vec<u8>,
     /// Water above the ground on the rectangle's nodes plus a ring, NaN where dry.
     wet: Vec<f32>,
+    /// The ground surface on the same nodes.
+    surface: Vec<f32>,
     /// Whether some cell of the rectangle may hold water (see [`wet_bound`]).
     has_water: bool,
     node_vertex: Vec<u32>,
@@ -1077,6 +1079,8 @@ impl MapMesher {
         let aw = (ax1 - ax0 + 1) as usize;
         let mut wet = std::mem::take(&mut self.wet);
         wet.clear();
+        let mut surface = std::mem::take(&mut self.surface);
+        surface.clear();
         let mut any_wet = false;
         for z in az0..=az1 {
             let base = z as usize * row;
@@ -1090,9 +1094,11 @@ impl MapMesher {
                 let is_wet = w > s;
                 any_wet |= is_wet;
                 wet.push(if is_wet { w } else { f32::NAN });
+                surface.push(s);
             }
         }
         let wet_at = |x: u32, z: u32| wet[(z - az0) as usize * aw + (x - ax0) as usize];
+        let surface_at = |x: u32, z: u32| surface[(z - az0) as usize * aw + (x - ax0) as usize];
         // The water surface's gradient; a dry neighbour (no water above its
         // ground) counts as the node's own value, so shores stay level.
         let water_grad = |x: u32, z: u32, own: f32| -> [f32; 2] {
@@ -1110,7 +1116,11 @@ impl MapMesher {
         // eight around it, so every corner of a cell with water in it has a
         // water height), so the shoreline falls where the ground rises above
         // that water rather than next to the wet node (a painted lake next
-        // to `NO_WATER`).
+        // to `NO_WATER`). It never takes more than its own ground: where the
+        // ground falls away from the water (water painted on a slope, or a
+        // basin wider than the paint), the water comes down to the ground
+        // at the dry node instead of standing over it and ending in a
+        // cell-stepped edge one node farther out.
         let effective_water = |x: u32, z: u32, own: f32| -> f32 {
             let w = wet_at(x, z);
             if !w.is_nan() {
@@ -1125,7 +1135,11 @@ impl MapMesher {
                     }
                 }
             }
-            if best.is_nan() { own } else { best }
+            if best.is_nan() {
+                own
+            } else {
+                best.min(surface_at(x, z))
+            }
         };
         let n = (r.width() as usize + 1) * (r.height() as usize + 1);
         self.nodes.reserve(n);
@@ -1191,6 +1205,7 @@ impl MapMesher {
             }
         }
         self.wet = wet;
+        self.surface = surface;
         self.has_water = wmax > wet_bound(kmin, hmin, lh);
         let n = self.nodes.len();
         self.node_vertex.clear();

@@ -53,9 +53,11 @@
 //! * **Water.** The water height is interpolated to the terrain's vertices
 //!   like the other layers. A node has water where `water` lies above its
 //!   ground surface (`node_surface`); a dry node among wet ones (any of the
-//!   eight around it) counts with the highest of their water heights, so a
-//!   lake painted next to [`NO_WATER`](isoterra_field::map::NO_WATER) ends
-//!   where the ground rises above it. The water mesh is the part of the
+//!   eight around it) counts with the highest of their water heights, but
+//!   never above its own ground, so a lake painted next to
+//!   [`NO_WATER`](isoterra_field::map::NO_WATER) ends where the ground rises
+//!   above it, and water painted where the ground falls away comes down to
+//!   the ground at the first dry node (no cell-stepped edge). The water mesh is the part of the
 //!   terrain's tops that lies under the water: every top triangle is clipped
 //!   where its depth `water - y` (linear over the triangle) crosses `0`, and
 //!   the wet part is laid at the water height. So the water ends exactly on
