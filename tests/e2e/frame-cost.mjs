@@ -2,9 +2,10 @@
 // Chromium with software rendering (SwiftShader, what a user without a
 // usable GPU gets): `node frame-cost.mjs ISOTERRA_BIN WORLD [rounds] [query]`
 // (query: more page options, e.g. `cull=0`).
-// Prints the wall time of full-resolution frames (redraw() to the frame
-// drawn and read back), detail off and on in turns, at 1280x800, and
-// the meshes held and drawn.
+// Waits until every chunk the view wants has arrived, then prints the wall
+// time of full-resolution frames (redraw() to the frame drawn and read
+// back) at 1280x800, detail off and on in turns, culled and with every held
+// mesh drawn, and the draw calls and triangles of each.
 import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -51,20 +52,27 @@ try {
   console.log(`streamed in ${((Date.now() - t0) / 1000).toFixed(0)} s more`);
   await page.evaluate(() => window.isoterra.settle(800, 120000));
   await page.mouse.move(1275, 795);
-  const times = { off: [], on: [] };
-  for (let r = 0; r < rounds; r++) {
-    for (const on of [false, true]) {
-      await page.evaluate((o) => window.isoterra.setDetail(o), on);
-      await page.evaluate(() => window.isoterra.frameCost());
-      times[on ? 'on' : 'off'].push(await page.evaluate(() => window.isoterra.frameCost()));
-    }
-  }
-  const held = await page.evaluate(() => ({ meshes: window.isoterra.meshes, status: window.isoterra.statusText(), drawn: window.isoterra.drawn }));
-  console.log(`held: ${held.meshes} meshes (${held.status}); last frame drew ${held.drawn.calls} meshes, ${Math.round(held.drawn.tris)} triangles`);
   const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
   const fmt = (a) => a.map((v) => v.toFixed(0)).join(' ');
-  console.log(`detail off: ${fmt(times.off)} ms (median ${median(times.off).toFixed(0)})`);
-  console.log(`detail on:  ${fmt(times.on)} ms (median ${median(times.on).toFixed(0)})`);
+  const held = await page.evaluate(() => ({ meshes: window.isoterra.meshes, status: window.isoterra.statusText() }));
+  console.log(`held: ${held.meshes} meshes (${held.status})`);
+  // Culled (what the editor does) and every held mesh drawn, each with the
+  // detail textures off and on, in turns.
+  for (const cull of [true, false]) {
+    await page.evaluate((c) => window.isoterra.setCull(c), cull);
+    const times = { off: [], on: [] };
+    for (let r = 0; r < rounds; r++) {
+      for (const on of [false, true]) {
+        await page.evaluate((o) => window.isoterra.setDetail(o), on);
+        await page.evaluate(() => window.isoterra.frameCost());
+        times[on ? 'on' : 'off'].push(await page.evaluate(() => window.isoterra.frameCost()));
+      }
+    }
+    const drawn = await page.evaluate(() => window.isoterra.drawn);
+    console.log(`${cull ? 'culled' : 'all drawn'}: ${drawn.calls} draw calls, ${Math.round(drawn.tris)} triangles`);
+    console.log(`  detail off: ${fmt(times.off)} ms (median ${median(times.off).toFixed(0)})`);
+    console.log(`  detail on:  ${fmt(times.on)} ms (median ${median(times.on).toFixed(0)})`);
+  }
 } finally {
   await ctx.close();
   server.kill('SIGINT');

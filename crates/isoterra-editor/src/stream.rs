@@ -330,7 +330,7 @@ mod tests {
         assert_eq!(v.id, 3);
         assert_eq!(v.velocity, [4.0, 0.0, 0.0]);
         assert_eq!(v.view_distance, MAX_VIEW_CHUNKS * 16.0);
-        assert_eq!(v.lod_distances, vec![32.0, 64.0, 96.0]);
+        assert_eq!(v.lod_distances, vec![24.0, 48.0, 72.0]);
     }
 
     #[test]

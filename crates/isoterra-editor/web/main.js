@@ -42,7 +42,7 @@ try {
 const DEFAULT_RADIUS = { side2d: 6, map: 8, heightmap: 12, voxel: 5 };
 const FLY_START = {
   heightmap: { pos: [-70, 110, -70], yaw: Math.PI / 4, pitch: -0.5 },
-  voxel: { pos: [-26, 36, -26], yaw: Math.PI / 4, pitch: -0.6, viewDistance: 256 },
+  voxel: { pos: [-26, 36, -26], yaw: Math.PI / 4, pitch: -0.6, viewDistance: 192 },
 };
 
 /** Where the free-fly camera starts: above the terrain near the origin. */
@@ -1125,6 +1125,11 @@ window.isoterra = {
   /** Whether the terrain is drawn with the detail textures now. */
   get detail() {
     return renderer.detailActive;
+  },
+  /** Culling on or off (as `?cull=0`), from the next frame. */
+  setCull(on) {
+    renderer.cull = !!on;
+    app.needsRender = true;
   },
   /** Detail textures on or off (as `?detail=0`), from the next frame. */
   setDetail(on) {

@@ -238,10 +238,10 @@ pub(crate) fn export<S: ChunkStore>(
     voxel_mesh_file(req, names, parts)
 }
 
-/// The LOD rings of a voxel stream, in chunks: LOD 1 from 2 chunks away,
-/// LOD 2 from 4, LOD 3 from 6. The editor streams voxel worlds with them,
+/// The LOD rings of a voxel stream, in chunks: LOD 1 from 1.5 chunks away,
+/// LOD 2 from 3, LOD 3 from 4.5. The editor streams voxel worlds with them,
 /// and a voxel mesh export with `--lod-rings` and no radii uses them.
-pub const VOXEL_RINGS_CHUNKS: [f32; 3] = [2.0, 4.0, 6.0];
+pub const VOXEL_RINGS_CHUNKS: [f32; 3] = [1.5, 3.0, 4.5];
 
 /// A voxel mesh file of named chunk meshes: one primitive per material
 /// (named and coloured from the voxel material table) and the per-vertex id
