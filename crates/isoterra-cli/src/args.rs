@@ -371,6 +371,10 @@ pub struct StrokeArgs {
     /// Map ramp: cells of slope per cliff level (2..=64; default 4).
     #[arg(long)]
     pub length: Option<f32>,
+    /// Map cliff-up / cliff-down: cells of slope at the rim, inside the
+    /// brush (0..=32; default 0, a vertical wall).
+    #[arg(long)]
+    pub slope: Option<f32>,
     /// Voxel dig / add: round the crease where the brush meets the ground
     /// into a fillet this many cells wide (0..=8; default 0, a sharp edge).
     #[arg(long)]

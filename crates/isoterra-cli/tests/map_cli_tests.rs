@@ -85,6 +85,9 @@ fn new_info_and_every_tool_with_undo_and_redo() {
             "--tool", "ramp", "--at", "27,47", "--radius", "4", "--length", "6",
         ],
         vec![
+            "--tool", "cliff-up", "--at", "60,20", "--radius", "6", "--slope", "3",
+        ],
+        vec![
             "--tool", "water", "--at", "10,55", "--radius", "6", "--height", "3",
         ],
         vec![

@@ -6,8 +6,8 @@ use isoterra_export::{
 };
 use isoterra_store::{ChunkStore, MapDocument};
 use isoterra_world::{
-    DEFAULT_COLLIDER_TOLERANCE, DEFAULT_RAMP_LENGTH, MapBrush, PathingRules, RAMP_LENGTH_RANGE,
-    level_colliders, pathing_grid,
+    CLIFF_SLOPE_RANGE, DEFAULT_COLLIDER_TOLERANCE, DEFAULT_RAMP_LENGTH, MapBrush, PathingRules,
+    RAMP_LENGTH_RANGE, level_colliders, pathing_grid,
 };
 use serde_json::json;
 
@@ -18,7 +18,19 @@ use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
 
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
 pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
-    let level = |d: &'static str| vec![ParamSpec::number("level", 0.0, 15.0, None, true, d)];
+    let level = |d: &'static str| {
+        vec![
+            ParamSpec::number("level", 0.0, 15.0, None, true, d),
+            ParamSpec::number(
+                "slope",
+                f64::from(*CLIFF_SLOPE_RANGE.start()),
+                f64::from(*CLIFF_SLOPE_RANGE.end()),
+                Some(0.0),
+                false,
+                "Cells of slope at the rim, inside the brush (0: a vertical wall).",
+            ),
+        ]
+    };
     let height = |d: &'static str| vec![ParamSpec::number("height", -1.0e4, 1.0e4, None, false, d)];
     vec![
         tool(
@@ -157,7 +169,8 @@ pub(crate) fn template<S: ChunkStore>(
             .with_strength(strength)
             .with_height(params.number("height")?.map(|h| h as f32))
             .with_level(params.number("level")?.map(|l| l as u8))
-            .with_length(params.number("length")?.map(|l| l as f32));
+            .with_length(params.number("length")?.map(|l| l as f32))
+            .with_slope(params.number("slope")?.map(|w| w as f32));
         if let Some(t) = params.number("texture")? {
             brush = brush.with_texture(t as u8);
         }

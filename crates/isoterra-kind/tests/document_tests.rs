@@ -1084,6 +1084,10 @@ fn bad_specs(kind: WorldKind, tools: &[ToolSpec]) -> Vec<(StrokeSpec, &'static s
                 "length",
             ));
             v.push((
+                StrokeSpec::new("cliff-up", 4.0).with_param("slope", 40),
+                "slope",
+            ));
+            v.push((
                 StrokeSpec::new("ramp", 4.0).with_param("length", "long"),
                 "length",
             ));

@@ -94,9 +94,9 @@ pub use heightmap::{
     MAX_SCULPT_HEIGHT, MeshKey, MeshReady, neighbour_lods,
 };
 pub use map::{
-    DEFAULT_RAMP_LENGTH, MAX_MAP_BRUSH_RADIUS, MAX_MAP_HEIGHT, MAX_STROKE_DABS, MapBrush,
-    MapBrushShape, MapChunkMesh, MapEdit, MapParams, MapPreset, MapStroke, MapTool, MapWorld,
-    RAMP_LENGTH_RANGE,
+    CLIFF_SLOPE_RANGE, DEFAULT_RAMP_LENGTH, MAX_MAP_BRUSH_RADIUS, MAX_MAP_HEIGHT, MAX_STROKE_DABS,
+    MapBrush, MapBrushShape, MapChunkMesh, MapEdit, MapParams, MapPreset, MapStroke, MapTool,
+    MapWorld, RAMP_LENGTH_RANGE,
 };
 pub use map_query::{
     DEFAULT_COLLIDER_TOLERANCE, LevelContour, PathingGrid, PathingRules, cell_height, find_route,

@@ -128,6 +128,7 @@ proptest! {
         pathing in 0u8..8,
         set in any::<bool>(),
         level in prop::option::of(0u8..16),
+        extra in prop::option::of(0.0f32..6.0),
         dabs in prop::collection::vec((-6.0f32..46.0, -6.0f32..40.0), 1..5),
         prior in prop::collection::vec((tool_strategy(), 0.0f32..40.0, 0.0f32..33.0), 0..3),
     ) {
@@ -140,7 +141,10 @@ proptest! {
         world.take_dirty();
         let before = world.layers().clone();
         let hash = world.content_hash();
-        let b = brush(tool, shape, radius, strength, height, texture, pathing, set, level);
+        // Cliffs get a slope of `extra` cells, ramps a length of `2 + extra`.
+        let b = brush(tool, shape, radius, strength, height, texture, pathing, set, level)
+            .with_slope(extra)
+            .with_length(extra.map(|e| 2.0 + e));
         let stroke = MapStroke::new(b, dabs.iter().map(|&(x, z)| [x, z]).collect());
         let edit = match world.apply_stroke(&stroke) {
             Ok(edit) => edit,
@@ -158,8 +162,11 @@ proptest! {
         prop_assert_eq!(&dirty, &brute_dirty(&before, &after, 16));
         prop_assert_eq!(world.affected(&edit), dirty.clone());
         prop_assert_eq!(edit.is_empty(), dirty.is_empty());
-        // One tool touches one layer; a ramp its levels and softness.
-        if tool == MapTool::Ramp {
+        // One tool touches one layer; a ramp or a sloped cliff its levels
+        // and softness.
+        let sloped = matches!(tool, MapTool::CliffUp | MapTool::CliffDown)
+            && extra.is_some_and(|e| e > 0.0);
+        if tool == MapTool::Ramp || sloped {
             let allowed = LayerMask::of(MapLayer::Level).with(MapLayer::Softness);
             prop_assert_eq!(edit.layers().0 & !allowed.0, 0);
         } else {
@@ -972,6 +979,70 @@ fn a_bad_ramp_length_is_refused() {
             .unwrap_err();
         assert!(
             matches!(err, WorldError::InvalidParameter { name: "length", .. }),
+            "{bad}: {err}"
+        );
+    }
+    assert_eq!(world.content_hash(), hash);
+}
+
+#[test]
+fn a_sloped_cliff_climbs_evenly_with_no_wall() {
+    let mut world = MapWorld::new(&small(MapPreset::Blank, 0)).unwrap();
+    let cliff = MapBrush::new(MapTool::CliffUp, 12.0)
+        .with_level(Some(1))
+        .with_slope(Some(4.0));
+    let edit = world
+        .apply_stroke(&MapStroke::dab(cliff, [20.0, 16.0]))
+        .unwrap();
+    assert_eq!(
+        edit.layers(),
+        LayerMask::of(MapLayer::Level).with(MapLayer::Softness)
+    );
+    let l = world.layers();
+    let lh = world.params().mesh.level_height;
+    // Every node: 0 outside, a straight climb over the 4 cells inside the
+    // outline, then the plateau.
+    for z in 0..=33u32 {
+        for x in 0..=40u32 {
+            let i = l.index(x, z).unwrap();
+            let r = ((x as f32 - 20.0).powi(2) + (z as f32 - 16.0).powi(2)).sqrt();
+            let want = ((12.0 - r) / 4.0).clamp(0.0, 1.0) * lh;
+            let got = isoterra_field::map::node_surface(l.level[i], l.softness[i], l.height[i], lh);
+            assert!((got - want).abs() < 1.0e-5, "({x}, {z}): {got} want {want}");
+        }
+    }
+    // The mesh has no wall: one height per point.
+    let mut seen: std::collections::HashMap<(u32, u32), f32> = Default::default();
+    for out in meshes(&world) {
+        for p in &out.terrain.positions {
+            let key = (p[0].to_bits(), p[2].to_bits());
+            if let Some(&y) = seen.get(&key) {
+                assert!((y - p[1]).abs() < 1.0e-5, "a wall at {p:?}");
+            }
+            seen.insert(key, p[1]);
+        }
+    }
+    // Without a slope the same stroke still makes a vertical wall and
+    // leaves the softness alone.
+    let steep = MapWorld::new(&small(MapPreset::Blank, 0)).unwrap();
+    for slope in [None, Some(0.0)] {
+        let cliff = MapBrush::new(MapTool::CliffUp, 12.0)
+            .with_level(Some(1))
+            .with_slope(slope);
+        let e = steep
+            .stroke_edit(&MapStroke::dab(cliff, [20.0, 16.0]))
+            .unwrap();
+        assert_eq!(e.layers(), LayerMask::of(MapLayer::Level));
+    }
+    // Bad widths are refused and change nothing.
+    let hash = world.content_hash();
+    for bad in [-1.0, 32.5, f32::NAN, f32::INFINITY] {
+        let b = MapBrush::new(MapTool::CliffDown, 4.0).with_slope(Some(bad));
+        let err = world
+            .apply_stroke(&MapStroke::dab(b, [10.0, 10.0]))
+            .unwrap_err();
+        assert!(
+            matches!(err, WorldError::InvalidParameter { name: "slope", .. }),
             "{bad}: {err}"
         );
     }

@@ -74,6 +74,9 @@ fn spec(a: &StrokeArgs) -> anyhow::Result<StrokeSpec> {
     if let Some(l) = a.length {
         p.insert("length".into(), finite("length", l)?);
     }
+    if let Some(w) = a.slope {
+        p.insert("slope".into(), finite("slope", w)?);
+    }
     if let Some(b) = a.blend {
         p.insert("blend".into(), finite("blend", b)?);
     }

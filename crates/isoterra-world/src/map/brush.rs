@@ -26,6 +26,9 @@ pub const DEFAULT_RAMP_LENGTH: f32 = 4.0;
 /// The ramp lengths a brush accepts, in cells per cliff level.
 pub const RAMP_LENGTH_RANGE: std::ops::RangeInclusive<f32> = 2.0..=64.0;
 
+/// The cliff slope widths a brush accepts, in cells (0: a vertical wall).
+pub const CLIFF_SLOPE_RANGE: std::ops::RangeInclusive<f32> = 0.0..=32.0;
+
 /// What a map brush does. See [`MapWorld::apply_stroke`](crate::MapWorld::apply_stroke)
 /// for the exact rule of each tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -246,6 +249,11 @@ pub struct MapBrush {
     /// it climbs, in [`RAMP_LENGTH_RANGE`] (`2..=64`); `None` means
     /// [`DEFAULT_RAMP_LENGTH`]. Default value: `None`.
     pub length: Option<f32>,
+    /// Width in cells of the slope that [`MapTool::CliffUp`] /
+    /// [`MapTool::CliffDown`] leave at the rim, inside the brush, in
+    /// [`CLIFF_SLOPE_RANGE`]; `None` or `0` is a vertical wall.
+    /// Default value: `None`.
+    pub slope: Option<f32>,
 }
 
 impl MapBrush {
@@ -261,6 +269,7 @@ impl MapBrush {
         pathing_set: true,
         level: None,
         length: None,
+        slope: None,
     };
 
     /// A brush with `tool` and `radius` (cells) and default settings.
@@ -332,6 +341,12 @@ impl MapBrush {
         self
     }
 
+    /// Sets [`slope`](Self::slope).
+    pub const fn with_slope(mut self, slope: Option<f32>) -> Self {
+        self.slope = slope;
+        self
+    }
+
     /// The ramp run in cells per level: [`length`](Self::length) or
     /// [`DEFAULT_RAMP_LENGTH`].
     pub fn ramp_length(&self) -> f32 {
@@ -346,8 +361,9 @@ impl MapBrush {
     /// radius that is not finite, not positive or above 1024 cells, a
     /// strength outside `0..=1` (or NaN), a height that is not finite or
     /// beyond `±1e4`, a texture of 16 or more, pathing bits other than
-    /// [`PathingOverride::ALL`]'s, a level above 15, or a ramp length
-    /// outside [`RAMP_LENGTH_RANGE`] (or NaN).
+    /// [`PathingOverride::ALL`]'s, a level above 15, a ramp length
+    /// outside [`RAMP_LENGTH_RANGE`] or a cliff slope outside
+    /// [`CLIFF_SLOPE_RANGE`] (or NaN).
     pub fn validate(&self) -> Result<(), WorldError> {
         if !(self.radius.is_finite() && self.radius > 0.0 && self.radius <= MAX_MAP_BRUSH_RADIUS) {
             return Err(WorldError::param(
@@ -398,6 +414,15 @@ impl MapBrush {
                 "length",
                 l,
                 "a ramp takes 2..=64 cells per cliff level",
+            ));
+        }
+        if let Some(w) = self.slope
+            && !CLIFF_SLOPE_RANGE.contains(&w)
+        {
+            return Err(WorldError::param(
+                "slope",
+                w,
+                "a cliff's slope is 0..=32 cells wide",
             ));
         }
         Ok(())

@@ -9,8 +9,8 @@ mod params;
 mod world;
 
 pub use brush::{
-    DEFAULT_RAMP_LENGTH, MAX_MAP_BRUSH_RADIUS, MAX_MAP_HEIGHT, MAX_STROKE_DABS, MapBrush,
-    MapBrushShape, MapStroke, MapTool, RAMP_LENGTH_RANGE,
+    CLIFF_SLOPE_RANGE, DEFAULT_RAMP_LENGTH, MAX_MAP_BRUSH_RADIUS, MAX_MAP_HEIGHT, MAX_STROKE_DABS,
+    MapBrush, MapBrushShape, MapStroke, MapTool, RAMP_LENGTH_RANGE,
 };
 pub use edit::MapEdit;
 pub use params::{MapParams, MapPreset};

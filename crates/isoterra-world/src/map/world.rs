@@ -198,7 +198,11 @@ impl MapWorld {
     ///   inside the rim), `level += (T - level) * a`, so the rim lies on the
     ///   brush outline and a round brush makes a round cliff. Softness is
     ///   left alone: new walls are vertical wherever softness is 0 and
-    ///   slopes where a ramp was painted (use `ramp` to make slopes);
+    ///   slopes where a ramp was painted (use `ramp` to make slopes).
+    ///   With a [`MapBrush::slope`] `w > 0` the cliff is a slope instead:
+    ///   `a = clamp((1 - d) * radius / w, 0, 1)` (0 on the outline, 1 from
+    ///   `w` cells inside it), and every node with `0 < a < 1` gets
+    ///   softness 1, so the ground climbs evenly across those `w` cells;
     /// - `ramp`: turns the cliffs under the brush into ruled slopes that
     ///   climb one level every [`MapBrush::ramp_length`] cells `L`. For a
     ///   node of band `b` (its [`level_index`]), with `u` and `w` the
@@ -293,22 +297,19 @@ impl MapWorld {
             return Ok(MapEdit::default());
         };
         let mut work = Work::new(&self.layers, layer, rect);
-        // A ramp also moves the level field (the work above is its softness).
+        // A ramp also moves the level field, a sloped cliff the softness.
         let stride = self.params.width_cells as usize + 1;
-        let mut levels = matches!(plan.kind, PlanKind::Ramp(_))
-            .then(|| copy_rect(&self.layers.level, stride, rect));
+        let extra_layer = plan.extra_layer();
+        let mut extra = extra_layer.map(|l| copy_rect(f32_layer(&self.layers, l), stride, rect));
         for &dab in &stroke.dabs {
             if let Some(r) = self.dab_rect(dab, brush.radius) {
-                plan.dab(self, &mut work, levels.as_deref_mut(), rect, dab, r);
+                plan.dab(self, &mut work, extra.as_deref_mut(), rect, dab, r);
             }
         }
         let edit = work.diff(&self.layers, layer, rect);
-        Ok(match levels {
-            Some(levels) => {
-                let level_edit = Work::F32(levels).diff(&self.layers, MapLayer::Level, rect);
-                level_edit.merged(edit)
-            }
-            None => edit,
+        Ok(match (extra_layer, extra) {
+            (Some(l), Some(values)) => Work::F32(values).diff(&self.layers, l, rect).merged(edit),
+            _ => edit,
         })
     }
 
@@ -789,7 +790,9 @@ enum PlanKind {
     Plateau(f32),
     Smooth,
     Noise(Fbm),
-    Cliff(f32),
+    /// The target level, and the width of the slope at the rim in cells
+    /// (0: a vertical wall).
+    Cliff(f32, f32),
     /// Cells of slope per level.
     Ramp(f32),
     Water {
@@ -814,9 +817,10 @@ impl Plan {
                     .with_octaves(3);
                 PlanKind::Noise(Fbm::new(&params, world.params.seed ^ NOISE_TOOL_SALT)?)
             }
-            MapTool::CliffUp | MapTool::CliffDown => {
-                PlanKind::Cliff(f32::from(brush.level.unwrap_or(0)))
-            }
+            MapTool::CliffUp | MapTool::CliffDown => PlanKind::Cliff(
+                f32::from(brush.level.unwrap_or(0)),
+                brush.slope.unwrap_or(0.0),
+            ),
             MapTool::Ramp => PlanKind::Ramp(brush.ramp_length()),
             MapTool::WaterRaise | MapTool::WaterLower => PlanKind::Water {
                 up: brush.tool == MapTool::WaterRaise,
@@ -836,7 +840,7 @@ impl Plan {
             PlanKind::Raise(_) | PlanKind::Plateau(_) | PlanKind::Smooth | PlanKind::Noise(_) => {
                 MapLayer::Height
             }
-            PlanKind::Cliff(_) => MapLayer::Level,
+            PlanKind::Cliff(..) => MapLayer::Level,
             PlanKind::Ramp(_) => MapLayer::Softness,
             PlanKind::Water { .. } => MapLayer::Water,
             PlanKind::Paint => MapLayer::Splat,
@@ -844,13 +848,24 @@ impl Plan {
         }
     }
 
+    /// The second layer a stroke changes, if any: the levels of a ramp
+    /// (whose work is its softness), the softness of a sloped cliff.
+    fn extra_layer(&self) -> Option<MapLayer> {
+        match self.kind {
+            PlanKind::Ramp(_) => Some(MapLayer::Level),
+            PlanKind::Cliff(_, slope) if slope > 0.0 => Some(MapLayer::Softness),
+            _ => None,
+        }
+    }
+
     /// Applies one dab whose node rectangle is `r` to the work values of
-    /// the stroke rectangle `rect` (and to its levels, for a ramp).
+    /// the stroke rectangle `rect` (and to those of its
+    /// [`extra_layer`](Self::extra_layer)).
     fn dab(
         &self,
         world: &MapWorld,
         work: &mut Work,
-        levels: Option<&mut [f32]>,
+        extra: Option<&mut [f32]>,
         rect: [u32; 4],
         dab: [f32; 2],
         r: [u32; 4],
@@ -922,13 +937,28 @@ impl Plan {
                     v[k] = clamp_h(v[k] + b.strength * quad(d) * NOISE_AMPLITUDE * n * (1.0 - s));
                 })
             }
-            (PlanKind::Cliff(t), Work::F32(v)) => each(&mut |x, z, d| {
+            (PlanKind::Cliff(t, slope), Work::F32(v)) if *slope > 0.0 => {
+                let Some(soft) = extra else {
+                    debug_assert!(false, "a sloped cliff works on the softness too");
+                    return;
+                };
+                each(&mut |x, z, d| {
+                    let k = k_of(x, z);
+                    // 0 on the outline, 1 from `slope` cells inside it.
+                    let a = ((1.0 - d) * b.radius / slope).clamp(0.0, 1.0);
+                    v[k] = toward(v[k], *t, a).clamp(-0.5, MAX_LEVEL as f32 + 0.5);
+                    if a > 0.0 && a < 1.0 {
+                        soft[k] = 1.0;
+                    }
+                })
+            }
+            (PlanKind::Cliff(t, _), Work::F32(v)) => each(&mut |x, z, d| {
                 let k = k_of(x, z);
                 let a = ((1.0 - d) * b.radius + 0.5).clamp(0.0, 1.0);
                 v[k] = toward(v[k], *t, a).clamp(-0.5, MAX_LEVEL as f32 + 0.5);
             }),
             (PlanKind::Ramp(length), Work::F32(v)) => {
-                let Some(levels) = levels else {
+                let Some(levels) = extra else {
                     debug_assert!(false, "a ramp works on the levels too");
                     return;
                 };
