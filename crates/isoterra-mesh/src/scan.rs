@@ -212,7 +212,93 @@ pub(crate) fn cell_material(case: u8, ids: [u8; 4]) -> u8 {
     best
 }
 
+/// What a scan of [`RowScratch::scan`] will emit, counted from the packed
+/// rows alone (no points are made): for sizing a fresh output once.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ScanCounts {
+    /// Nodes at or above the iso value.
+    pub solid_nodes: usize,
+    /// Edges between nodes on either side of it (horizontal and vertical).
+    pub crossed_edges: usize,
+    /// Cells whose four corners are solid.
+    pub full_cells: usize,
+    /// Cells whose corners are not all on one side (saddles included).
+    pub mixed_cells: usize,
+    /// Mixed cells with two diagonal solid corners.
+    pub saddles: usize,
+}
+
+impl ScanCounts {
+    /// Fill vertices: one per solid node and one per crossed edge.
+    pub(crate) fn fill_vertices(&self) -> usize {
+        self.solid_nodes + self.crossed_edges
+    }
+
+    /// Most fill triangles: two per full cell, at most three per mixed
+    /// cell (a pentagon) and four per saddle (a hexagon).
+    pub(crate) fn max_triangles(&self) -> usize {
+        2 * self.full_cells + 3 * (self.mixed_cells - self.saddles) + 4 * self.saddles
+    }
+
+    /// Contour segments: one per mixed cell, two per saddle.
+    pub(crate) fn segments(&self) -> usize {
+        self.mixed_cells + self.saddles
+    }
+}
+
 impl RowScratch {
+    /// Counts what [`scan`](Self::scan) emits for `input`, reading only
+    /// the packed rows.
+    pub(crate) fn count(&mut self, input: &ScanInput<'_>) -> ScanCounts {
+        let r = input.cells;
+        let mut c = ScanCounts::default();
+        if r.x1 <= r.x0 || r.y1 <= r.y0 {
+            return c;
+        }
+        let ncx = (r.x1 - r.x0) as usize;
+        let nnx = ncx + 1;
+        let words = nnx.div_ceil(64);
+        let cell_words = ncx.div_ceil(64);
+        for v in [&mut self.bot, &mut self.top] {
+            v.clear();
+            v.resize(words + 1, 0);
+        }
+        let row = |j: u32| -> &[f32] {
+            let start = j as usize * input.width + r.x0 as usize;
+            &input.values[start..start + nnx]
+        };
+        // Solid nodes and crossed horizontal edges of a node row.
+        let node_row = |bits: &[u64], c: &mut ScanCounts| {
+            for w in 0..words {
+                c.solid_nodes += (bits[w] & valid(w, nnx)).count_ones() as usize;
+            }
+            for w in 0..cell_words {
+                c.crossed_edges +=
+                    ((bits[w] ^ shr1(bits, w)) & valid(w, ncx)).count_ones() as usize;
+            }
+        };
+        pack_solid(row(r.y0), input.iso, &mut self.top[..words]);
+        node_row(&self.top, &mut c);
+        for j in r.y0..r.y1 {
+            std::mem::swap(&mut self.bot, &mut self.top);
+            pack_solid(row(j + 1), input.iso, &mut self.top[..words]);
+            node_row(&self.top, &mut c);
+            let (bot, top) = (&self.bot, &self.top);
+            for w in 0..words {
+                c.crossed_edges += ((bot[w] ^ top[w]) & valid(w, nnx)).count_ones() as usize;
+            }
+            for w in 0..cell_words {
+                // Corners 0 (x, y), 1 (x + 1, y), 2 (x + 1, y + 1), 3 (x, y + 1).
+                let (a, b, d, e) = (bot[w], shr1(bot, w), shr1(top, w), top[w]);
+                let v = valid(w, ncx);
+                c.full_cells += (a & b & d & e & v).count_ones() as usize;
+                c.mixed_cells += (((a ^ b) | (a ^ d) | (a ^ e)) & v).count_ones() as usize;
+                c.saddles += (!(a ^ d) & !(b ^ e) & (a ^ b) & v).count_ones() as usize;
+            }
+        }
+        c
+    }
+
     fn prepare(&mut self, nnx: usize, words: usize) {
         for v in [&mut self.bot, &mut self.top] {
             v.clear();

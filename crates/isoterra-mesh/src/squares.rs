@@ -371,6 +371,13 @@ impl MarchingSquares {
             });
         }
 
+        // A fresh output (no memory yet, what a one-shot call passes) is
+        // sized once from a counting pass over the packed rows, so it does
+        // not grow, copy and fault its way up as it fills; a reused one
+        // keeps the memory it has.
+        let fresh = out.fill.positions.capacity() == 0
+            && out.fill.indices.capacity() == 0
+            && out.segments.points.capacity() == 0;
         out.reset();
         let origin = field.origin();
         let input = ScanInput {
@@ -383,6 +390,23 @@ impl MarchingSquares {
             key_offset: options.key_offset,
             materials: materials.map(|m| m.ids()),
         };
+        if fresh && (options.fill || options.segments) {
+            let c = self.rows.count(&input);
+            if options.fill {
+                let n = c.fill_vertices();
+                out.fill.positions.reserve_exact(n);
+                out.fill.normals.reserve_exact(n);
+                out.fill.uvs.reserve_exact(n);
+                if materials.is_none() {
+                    out.fill.indices.reserve_exact(3 * c.max_triangles());
+                }
+            }
+            if options.segments {
+                out.segments.points.reserve_exact(c.crossed_edges);
+                out.segments.keys.reserve_exact(c.crossed_edges);
+                out.segments.segments.reserve_exact(c.segments());
+            }
+        }
         let fill = &mut out.fill;
         let segs = &mut out.segments;
         let rows = &mut self.rows;
@@ -449,6 +473,7 @@ impl MarchingSquares {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn options_setters_and_defaults() {
@@ -475,6 +500,79 @@ mod tests {
         assert!(check_cells(&f, r).is_ok());
         assert!(check_cells(&f, CellRect::new(0, 0, 5, 2)).is_err());
         assert!(check_iso(f32::NEG_INFINITY).is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// The counting pass predicts the scan: fill vertices, contour
+        /// points and segments exactly, triangles from above; and a fresh
+        /// output (sized by it) gives the same mesh as a reused one.
+        #[test]
+        fn counts_predict_the_scan_and_fresh_equals_reused(
+            (w, h, values) in (2u32..70, 2u32..12).prop_flat_map(|(w, h)| {
+                (
+                    Just(w),
+                    Just(h),
+                    prop::collection::vec(
+                        prop_oneof![3 => -1.0f32..1.0, 1 => Just(0.0f32), 1 => Just(1.0f32)],
+                        (w * h) as usize,
+                    ),
+                )
+            }),
+            fill in any::<bool>(),
+            segments in any::<bool>(),
+        ) {
+            let field = Field2::from_values(w, h, values).unwrap();
+            let cells = CellRect::whole(&field);
+            let options = SquaresOptions::DEFAULT.with_fill(fill).with_segments(segments);
+            let mut fresh = SquaresOutput::default();
+            MarchingSquares::new()
+                .mesh(&field, None, cells, &options, &mut fresh)
+                .unwrap();
+            let mut mesher = MarchingSquares::new();
+            let mut reused = SquaresOutput::default();
+            // Warm it on another field first, so its buffers hold memory.
+            let other = Field2::new(w, h, 1.0).unwrap();
+            mesher.mesh(&other, None, cells, &SquaresOptions::DEFAULT, &mut reused).unwrap();
+            mesher.mesh(&field, None, cells, &options, &mut reused).unwrap();
+            prop_assert_eq!(&fresh.fill.positions, &reused.fill.positions);
+            prop_assert_eq!(&fresh.fill.indices, &reused.fill.indices);
+            prop_assert_eq!(&fresh.fill.uvs, &reused.fill.uvs);
+            prop_assert_eq!(&fresh.segments.points, &reused.segments.points);
+            prop_assert_eq!(&fresh.segments.keys, &reused.segments.keys);
+            prop_assert_eq!(&fresh.segments.segments, &reused.segments.segments);
+
+            let input = ScanInput {
+                values: field.values(),
+                width: w as usize,
+                iso: 0.0,
+                origin: [0.0, 0.0],
+                cell_size: 1.0,
+                cells,
+                key_offset: [0, 0],
+                materials: None,
+            };
+            let c = RowScratch::default().count(&input);
+            let full = SquaresOutput::default();
+            let mut all = full;
+            MarchingSquares::new()
+                .mesh(&field, None, cells, &SquaresOptions::DEFAULT, &mut all)
+                .unwrap();
+            prop_assert_eq!(c.fill_vertices(), all.fill.positions.len());
+            prop_assert_eq!(c.crossed_edges, all.segments.points.len());
+            prop_assert_eq!(c.segments(), all.segments.segments.len());
+            prop_assert!(c.max_triangles() >= all.fill.triangle_count());
+            // The fresh output was sized once: no vertex list grew.
+            if fill {
+                prop_assert_eq!(fresh.fill.positions.capacity(), fresh.fill.positions.len());
+                prop_assert!(fresh.fill.indices.capacity() >= fresh.fill.indices.len());
+            }
+            if segments {
+                prop_assert_eq!(fresh.segments.points.capacity(), fresh.segments.points.len());
+                prop_assert_eq!(fresh.segments.segments.capacity(), fresh.segments.segments.len());
+            }
+        }
     }
 
     #[test]
