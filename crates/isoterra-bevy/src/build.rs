@@ -303,11 +303,14 @@ pub(crate) fn debris(island: &Island, color: [f32; 4]) -> Option<crate::io::Debr
 }
 
 /// The Bevy meshes of a map chunk: the terrain (colours from the splat
-/// blend, cliff walls darker, the first splat texture as
+/// blend, cliff walls darker, tops apart from the walls at the rims, the
+/// first splat texture as
 /// [`ATTRIBUTE_MATERIAL`]) and the water (colour and opacity by depth;
 /// `None` without water).
 pub(crate) fn map_meshes(chunk: &MapChunkMesh) -> (Option<Mesh>, Option<Mesh>) {
-    let t = &chunk.mesh.terrain;
+    // The tops apart from the walls at the rims: no saw-tooth of wall
+    // colour and tilted light along them.
+    let t = &chunk.mesh.terrain.tops_apart();
     let terrain = (!t.indices.is_empty()).then(|| {
         let mut colors = Vec::with_capacity(t.positions.len());
         let mut ids = Vec::with_capacity(t.positions.len());

@@ -1508,3 +1508,80 @@ proptest! {
         assert_water_over_wet_ground(&out);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `tops_apart` keeps every triangle where it was, bit for bit; every
+    /// top triangle then uses only vertices with no wall blend and upward
+    /// unit normals, walls keep their vertices, and every vertex still
+    /// carries its splat node's splat.
+    #[test]
+    fn tops_apart_keeps_the_shape_and_frees_the_tops(layers in random_map(8), options in random_options()) {
+        let out = whole(&layers, &options);
+        let t = &out.terrain;
+        let a = t.tops_apart();
+        prop_assert_eq!(a.indices.len(), t.indices.len());
+        prop_assert_eq!(a.positions.len(), a.normals.len());
+        prop_assert_eq!(a.positions.len(), a.blend.len());
+        prop_assert_eq!(a.positions.len(), a.splat.len());
+        prop_assert_eq!(a.positions.len(), a.splat_node.len());
+        let tops = t.top_normals();
+        for (new, old) in a.indices.chunks_exact(3).zip(t.indices.chunks_exact(3)) {
+            for k in 0..3 {
+                prop_assert_eq!(a.positions[new[k] as usize], t.positions[old[k] as usize]);
+            }
+            // A wall (or a degenerate sliver): its face normal lies flat.
+            let p = [0, 1, 2].map(|k| t.positions[old[k] as usize]);
+            let e1 = [p[1][0] - p[0][0], p[1][1] - p[0][1], p[1][2] - p[0][2]];
+            let e2 = [p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]];
+            let f = [
+                e1[1] * e2[2] - e1[2] * e2[1],
+                e1[2] * e2[0] - e1[0] * e2[2],
+                e1[0] * e2[1] - e1[1] * e2[0],
+            ];
+            let len = (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt();
+            if !(len > 0.0 && (f[1] / len).abs() > 1.0e-3) {
+                prop_assert_eq!(new, old);
+                continue;
+            }
+            for &v in old {
+                prop_assert!(tops[v as usize].is_some());
+            }
+            for &v in new {
+                let v = v as usize;
+                prop_assert_eq!(a.blend[v], 0.0);
+                let n = a.normals[v];
+                prop_assert!(n[1] > 0.0, "normal {:?}", n);
+                prop_assert!(((n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt() - 1.0).abs() < 1e-4);
+            }
+        }
+        for v in 0..a.positions.len() {
+            prop_assert_eq!(a.splat[v], layers.splat[a.splat_node[v] as usize]);
+        }
+    }
+}
+
+#[test]
+fn a_cliff_gets_its_rim_vertices_copied_for_the_tops() {
+    let mut layers = MapLayers::new(8, 8).unwrap();
+    for z in 3..=5 {
+        for x in 3..=5 {
+            let i = layers.index(x, z).unwrap();
+            layers.level[i] = 1.0;
+        }
+    }
+    let out = whole(&layers, &MapMeshOptions::DEFAULT);
+    let t = &out.terrain;
+    let a = t.tops_apart();
+    let rim = t.blend.iter().filter(|&&b| b > 0.0).count();
+    assert!(rim > 0);
+    // Every rim vertex with a top around it got one copy.
+    let tops = t.top_normals();
+    let shared = (0..t.positions.len())
+        .filter(|&v| t.blend[v] > 0.0 && tops[v].is_some())
+        .count();
+    assert!(shared > 0);
+    assert_eq!(a.positions.len(), t.positions.len() + shared);
+    assert_basic(&out);
+}

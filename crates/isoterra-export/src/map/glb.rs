@@ -154,6 +154,10 @@ fn rim_key(p: [f32; 3]) -> RimKey {
 }
 
 fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
+    // Ground vertices at a rim take the ground's colour and the mean normal
+    // of the ground around them; the walls get copies below with the
+    // wall's (no saw-tooth of wall colour on the ground along the rims).
+    let tops = t.top_normals();
     let mut out = TerrainParts {
         positions: t.positions.clone(),
         normals: t.normals.clone(),
@@ -178,6 +182,15 @@ fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
         }
     }
     out.ground = out.indices.len() as u32;
+    let wall_colors = out.colors.clone();
+    for (i, top) in tops.iter().enumerate() {
+        if let Some(n) = top
+            && t.blend[i] > 0.0
+        {
+            out.colors[i] = splat_color(t.splat[i], 0.0);
+            out.normals[i] = *n;
+        }
+    }
     // The rim segments the walls stand on: the two rim points of each wall
     // triangle. Walking them in key order gives every segment the distance
     // along its rim at both ends (a loop closes with a seam in u).
@@ -259,7 +272,7 @@ fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
             out.positions.push(p);
             out.normals.push(t.normals[i as usize]);
             out.uvs.push([u, p[1]]);
-            out.colors.push(out.colors[i as usize]);
+            out.colors.push(wall_colors[i as usize]);
             out.splat.push(t.splat[i as usize]);
         }
     }

@@ -181,6 +181,76 @@ pub struct MapMeshBuffers {
 }
 
 impl MapMeshBuffers {
+    /// Per vertex, the unit mean of the normals of the *top* triangles that
+    /// use it (pointing up), or `None` for a vertex no top uses. Cliff and
+    /// chasm walls are vertical (their two rows of vertices share x and
+    /// z); every other triangle is a top.
+    pub fn top_normals(&self) -> Vec<Option<[f32; 3]>> {
+        let mut sum: Vec<Option<[f32; 3]>> = vec![None; self.positions.len()];
+        for tri in self.indices.chunks_exact(3) {
+            let Some(n) = top_face_normal([0, 1, 2].map(|k| self.positions[tri[k] as usize]))
+            else {
+                continue;
+            };
+            for &v in tri {
+                let s = sum[v as usize].get_or_insert([0.0; 3]);
+                for k in 0..3 {
+                    s[k] += n[k];
+                }
+            }
+        }
+        for v in sum.iter_mut().flatten() {
+            let len = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+            *v = if len > 0.0 {
+                [v[0] / len, v[1] / len, v[2] / len]
+            } else {
+                [0.0, 1.0, 0.0]
+            };
+        }
+        sum
+    }
+
+    /// The same mesh with the tops apart from the walls at the rims.
+    ///
+    /// The mesher shares each rim vertex between a cliff wall and the top
+    /// it bounds (so there are no cracks), with the wall's blend and a
+    /// normal tilted out of the cliff. A renderer that interpolates them
+    /// over the tops' triangles that reach the rim draws wedges of wall
+    /// colour and tilted light, as irregular as those triangles: a
+    /// saw-tooth along every rim. Here every top triangle that uses a
+    /// vertex with a wall blend gets its own copy of it (same position,
+    /// splat and splat node; blend `0`; the [`top_normals`](Self::top_normals)
+    /// normal); the walls keep the shared vertices. Triangles keep their
+    /// order and positions bit for bit.
+    pub fn tops_apart(&self) -> MapMeshBuffers {
+        let n = self.positions.len();
+        let mut out = self.clone();
+        let tops = self.top_normals();
+        let mut copy: Vec<u32> = vec![u32::MAX; n];
+        for tri in out.indices.chunks_exact_mut(3) {
+            let p = [0, 1, 2].map(|k| self.positions[tri[k] as usize]);
+            if top_face_normal(p).is_none() {
+                continue;
+            }
+            for v in tri.iter_mut() {
+                let i = *v as usize;
+                if self.blend[i] <= 0.0 {
+                    continue;
+                }
+                if copy[i] == u32::MAX {
+                    copy[i] = out.positions.len() as u32;
+                    out.positions.push(self.positions[i]);
+                    out.normals.push(tops[i].unwrap_or([0.0, 1.0, 0.0]));
+                    out.splat.push(self.splat[i]);
+                    out.blend.push(0.0);
+                    out.splat_node.push(self.splat_node[i]);
+                }
+                *v = copy[i];
+            }
+        }
+        out
+    }
+
     /// Clears every buffer, keeping its memory.
     pub fn clear(&mut self) {
         self.positions.clear();
@@ -195,6 +265,24 @@ impl MapMeshBuffers {
     pub fn triangle_count(&self) -> usize {
         self.indices.len() / 3
     }
+}
+
+/// The upward unit normal of a top triangle, or `None` for a vertical
+/// (wall) or degenerate one.
+fn top_face_normal(p: [[f32; 3]; 3]) -> Option<[f32; 3]> {
+    let e1 = [p[1][0] - p[0][0], p[1][1] - p[0][1], p[1][2] - p[0][2]];
+    let e2 = [p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]];
+    let n = [
+        e1[1] * e2[2] - e1[2] * e2[1],
+        e1[2] * e2[0] - e1[0] * e2[2],
+        e1[0] * e2[1] - e1[1] * e2[0],
+    ];
+    let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+    if !(len > 0.0 && (n[1] / len).abs() > 1.0e-3) {
+        return None;
+    }
+    let s = if n[1] < 0.0 { -1.0 / len } else { 1.0 / len };
+    Some([n[0] * s, n[1] * s, n[2] * s])
 }
 
 /// The water mesh of a map: a welded triangle list at the water surface,
