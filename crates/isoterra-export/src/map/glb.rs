@@ -397,6 +397,9 @@ impl<'a> MapParts<'a> {
 ///   `(u, y)`: `u` the distance along the rim (continuous along a rim, one
 ///   seam where a loop closes), `v` the height. Both materials are opaque
 ///   white, so the vertex colours show; one world unit is one UV unit.
+///   Ground vertices on a rim take the ground's colour and the mean normal
+///   of the ground around them (the walls' copies keep the wall's), so the
+///   ground shows no wedges of wall colour along the rims.
 /// * `_SPLATk` (RGBA floats) holds the weights of textures `4k..4k + 3` of
 ///   the map's 16 (see [`MAP_PALETTE`]), normalised so that a vertex's
 ///   weights sum to 1 — a splat map an engine blends its own textures with.
