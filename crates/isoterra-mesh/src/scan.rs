@@ -269,8 +269,8 @@ impl RowScratch {
         };
         // Solid nodes and crossed horizontal edges of a node row.
         let node_row = |bits: &[u64], c: &mut ScanCounts| {
-            for w in 0..words {
-                c.solid_nodes += (bits[w] & valid(w, nnx)).count_ones() as usize;
+            for (w, &word) in bits.iter().enumerate().take(words) {
+                c.solid_nodes += (word & valid(w, nnx)).count_ones() as usize;
             }
             for w in 0..cell_words {
                 c.crossed_edges +=
@@ -284,8 +284,8 @@ impl RowScratch {
             pack_solid(row(j + 1), input.iso, &mut self.top[..words]);
             node_row(&self.top, &mut c);
             let (bot, top) = (&self.bot, &self.top);
-            for w in 0..words {
-                c.crossed_edges += ((bot[w] ^ top[w]) & valid(w, nnx)).count_ones() as usize;
+            for (w, (&b, &t)) in bot.iter().zip(top.iter()).enumerate().take(words) {
+                c.crossed_edges += ((b ^ t) & valid(w, nnx)).count_ones() as usize;
             }
             for w in 0..cell_words {
                 // Corners 0 (x, y), 1 (x + 1, y), 2 (x + 1, y + 1), 3 (x, y + 1).
