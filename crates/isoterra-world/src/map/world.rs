@@ -215,8 +215,9 @@ impl MapWorld {
     ///   the ground becomes one plane across the rim, `L / 2` cells to each
     ///   side of it. Every node keeps its band, so the rims stay between
     ///   the same nodes; painting the same ramp again moves them by less
-    ///   than half a cell (up to a cell where the rims of stacked levels lie
-    ///   closer than `L`, and the slopes overlap);
+    ///   than half a cell (up to a cell where two rims lie closer than `L`
+    ///   — a narrow gap or ridge, or stacked levels — and the slopes
+    ///   overlap);
     /// - `water-raise` / `water-lower`: the water surface moves toward
     ///   [`MapBrush::height`] by `strength * p` of the way (only up for
     ///   raise, only down for lower), or by `0.5 * strength * q` world units
@@ -1034,20 +1035,19 @@ impl Plan {
     }
 }
 
-/// The cliff rims around a ramp dab: the marching-squares segments of the
-/// level field at every `k + 0.5`, per cell of a window that reaches half a
-/// ramp length (plus a cell) past the dab's nodes.
+/// What a ramp dab needs of the cliff rims around it: for each node of the
+/// dab's rectangle, the distance to the nearest rim above its band and to
+/// the nearest one below (infinite past half a ramp length). The rims are
+/// the marching-squares segments of the level field at every `k + 0.5`;
+/// each segment updates only the nodes within half a ramp length of it, so
+/// a dab costs (segments × length²), not (nodes × length²).
 struct Rims {
-    /// The window's cells `[x0, z0, x1, z1)` (ends exclusive).
-    window: [u32; 4],
-    /// Cells from a node to the farthest rim point that can move it.
-    reach: u32,
-    /// Per window cell (row-major), where its segments start in `segments`;
-    /// one more entry closes the last cell.
-    start: Vec<u32>,
-    /// The rim between bands `k` and `k + 1`, and its segment's ends
-    /// `[ax, az, bx, bz]` in cells.
-    segments: Vec<(u8, [f32; 4])>,
+    /// The dab's node rectangle (inclusive).
+    rect: [u32; 4],
+    /// Per node of `rect` (row-major): distance to the rim above its band.
+    up: Vec<f32>,
+    /// Per node of `rect`: distance to the rim below its band.
+    down: Vec<f32>,
 }
 
 impl Rims {
@@ -1064,19 +1064,51 @@ impl Rims {
                 world.layers.level[z as usize * stride + x as usize]
             }
         };
-        let reach = (length * 0.5).ceil() as u32 + 1;
+        let (cols, rows) = ((r[2] - r[0] + 1) as usize, (r[3] - r[1] + 1) as usize);
+        let mut bands = Vec::with_capacity(cols * rows);
+        for z in r[1]..=r[3] {
+            for x in r[0]..=r[2] {
+                bands.push(level_index(read(x, z)));
+            }
+        }
+        let mut rims = Rims {
+            rect: r,
+            up: vec![f32::INFINITY; cols * rows],
+            down: vec![f32::INFINITY; cols * rows],
+        };
+        let half = length * 0.5;
+        // The cells whose rims can reach a node of `r`.
+        let reach = half.ceil() as u32 + 1;
         let window = [
             r[0].saturating_sub(reach),
             r[1].saturating_sub(reach),
             (r[2] + reach).min(w),
             (r[3] + reach).min(d),
         ];
-        let cells = (window[2] - window[0]) as usize * (window[3] - window[1]) as usize;
-        let mut start = Vec::with_capacity(cells + 1);
-        let mut segments = Vec::new();
+        let mut splat = |k: u8, s: [f32; 4]| {
+            let span = |lo: f32, hi: f32, a: u32, b: u32| {
+                let lo = (lo - half).floor().max(a as f32) as u32;
+                let hi = (hi + half).ceil().min(b as f32) as u32;
+                lo..=hi
+            };
+            let xs = span(s[0].min(s[2]), s[0].max(s[2]), r[0], r[2]);
+            let zs = span(s[1].min(s[3]), s[1].max(s[3]), r[1], r[3]);
+            for z in zs {
+                for x in xs.clone() {
+                    let i = (z - r[1]) as usize * cols + (x - r[0]) as usize;
+                    let slot = if k == bands[i] {
+                        &mut rims.up[i]
+                    } else if k + 1 == bands[i] {
+                        &mut rims.down[i]
+                    } else {
+                        continue;
+                    };
+                    *slot = slot.min(segment_distance([x as f32, z as f32], s));
+                }
+            }
+        };
         for cz in window[1]..window[3] {
             for cx in window[0]..window[2] {
-                start.push(segments.len() as u32);
                 // Corners in ring order, and their positions.
                 let v = [
                     read(cx, cz),
@@ -1091,9 +1123,9 @@ impl Rims {
                     [fx + 1.0, fz + 1.0],
                     [fx, fz + 1.0],
                 ];
-                let bands = v.map(level_index);
-                let lo = bands.iter().copied().min().unwrap_or(0);
-                let hi = bands.iter().copied().max().unwrap_or(0);
+                let corner_bands = v.map(level_index);
+                let lo = corner_bands.iter().copied().min().unwrap_or(0);
+                let hi = corner_bands.iter().copied().max().unwrap_or(0);
                 for k in lo..hi {
                     let iso = f32::from(k) + 0.5;
                     let above = v.map(|x| x >= iso);
@@ -1106,18 +1138,17 @@ impl Rims {
                             p[i][1] + (p[j][1] - p[i][1]) * t,
                         ]
                     };
+                    let segment = |a: [f32; 2], b: [f32; 2]| [a[0], a[1], b[0], b[1]];
                     let crossed: Vec<usize> =
                         (0..4).filter(|&i| above[i] != above[(i + 1) % 4]).collect();
-                    let mut push =
-                        |a: [f32; 2], b: [f32; 2]| segments.push((k, [a[0], a[1], b[0], b[1]]));
                     match crossed.len() {
-                        2 => push(cross(crossed[0]), cross(crossed[1])),
+                        2 => splat(k, segment(cross(crossed[0]), cross(crossed[1]))),
                         4 => {
                             // A saddle: the centre (the corners' mean) decides
                             // which corners the lines cut off, as in the mesher.
                             let centre = (v[0] + v[1] + v[2] + v[3]) * 0.25 >= iso;
                             for i in (0..4).filter(|&i| above[i] != centre) {
-                                push(cross((i + 3) % 4), cross(i));
+                                splat(k, segment(cross((i + 3) % 4), cross(i)));
                             }
                         }
                         _ => {}
@@ -1125,39 +1156,16 @@ impl Rims {
                 }
             }
         }
-        start.push(segments.len() as u32);
-        Rims {
-            window,
-            reach,
-            start,
-            segments,
-        }
+        rims
     }
 
-    /// The ramp's target level for node `(x, z)` whose level is `v` (see
-    /// [`MapWorld::apply_stroke`]), inside the node's band.
+    /// The ramp's target level for node `(x, z)` of the dab whose level is
+    /// `v` (see [`MapWorld::apply_stroke`]), inside the node's band.
     fn target(&self, v: f32, x: u32, z: u32, length: f32) -> f32 {
         let band = level_index(v);
-        let (mut up, mut down) = (f32::INFINITY, f32::INFINITY);
-        let [wx0, wz0, wx1, wz1] = self.window;
-        let cols = (wx1 - wx0) as usize;
-        let (px, pz) = (x as f32, z as f32);
-        for cz in z.saturating_sub(self.reach).max(wz0)..(z + self.reach).min(wz1) {
-            for cx in x.saturating_sub(self.reach).max(wx0)..(x + self.reach).min(wx1) {
-                let c = (cz - wz0) as usize * cols + (cx - wx0) as usize;
-                let (s0, s1) = (self.start[c] as usize, self.start[c + 1] as usize);
-                for &(k, s) in &self.segments[s0..s1] {
-                    let slot = if k == band {
-                        &mut up
-                    } else if k + 1 == band {
-                        &mut down
-                    } else {
-                        continue;
-                    };
-                    *slot = slot.min(segment_distance([px, pz], s));
-                }
-            }
-        }
+        let cols = (self.rect[2] - self.rect[0] + 1) as usize;
+        let i = (z - self.rect[1]) as usize * cols + (x - self.rect[0]) as usize;
+        let (up, down) = (self.up[i], self.down[i]);
         let b = f32::from(band);
         let t = b + (0.5 - up / length).max(0.0) - (0.5 - down / length).max(0.0);
         // A node on the rim itself would round into the band above.
