@@ -577,6 +577,7 @@ async function mapScenario(ctx) {
       await editorBasics(page, rect, size);
       await pathingOverlay(page, rect, size);
       await swatchPaint(page, rect, size);
+      await rampAcrossTheCliff(page, rect, size);
       await minimapChecks(page, size);
       await detailTextures(page, 'map');
       await newWorldCancel(page);
@@ -682,6 +683,40 @@ async function swatchPaint(page, rect, size) {
   log(`  snow swatch: mean brightness ${l0.toFixed(1)} -> ${l1.toFixed(1)}`);
   check(l1 > l0 + 25, `painting with the snow swatch did not lighten the ground (${l0.toFixed(1)} -> ${l1.toFixed(1)})`);
   await pressHistory(page, 'Control+z', 1);
+}
+
+/**
+ * The ramp tool offers its `length` (2..64, default 4); a ramp drawn with
+ * length 6 across the rim of the scenario's cliff changes the picture there,
+ * and is undone.
+ */
+async function rampAcrossTheCliff(page, rect, size) {
+  const info = await page.evaluate(() => window.isoterra.toolInfo('ramp'));
+  const length = (info?.params ?? []).find((p) => p.name === 'length');
+  check(
+    length && length.min === 2 && length.max === 64 && length.default === 4,
+    `the ramp tool has no length parameter 2..64 with default 4: ${JSON.stringify(info?.params)}`,
+  );
+  await selectTool(page, 'ramp');
+  await page.evaluate(() => window.isoterra.setParam('length', 6));
+  const [w, d] = size;
+  // close to that cliff: one level is one world unit high
+  await page.evaluate((t) => window.isoterra.setCamera({ target: t, dist: 45 }), [w * 0.5, 0, d * 0.62 + 6]);
+  await settle(page);
+  await hideCursor(page);
+  const before = await shot(page, 'map-ramp-0');
+  // across the rim of the cliff-up stroke (radius 6 about the line z = 0.62 d)
+  const pts = await screenPoints(page, [2, 5, 8, 11].map((dz) => [w * 0.5, 0, d * 0.62 + dz]));
+  await requireHits(page, pts, 'ramp');
+  const pad = (await radiusPx(page, pts[1], 4)) * 0.8;
+  const ack = await dragStroke(page, 'ramp', pts, { radius: 4, strength: 1 });
+  check(ack.changed_nodes > 0, `the ramp changed nothing: ${JSON.stringify(ack)}`);
+  await hideCursor(page);
+  const after = await shot(page, 'map-ramp-1');
+  expectChanged(before, after, boxAround(pts, pad, rect), 'ramp across the cliff');
+  await pressHistory(page, 'Control+z', 1);
+  await page.keyboard.press('Home');
+  await settle(page);
 }
 
 /**
