@@ -330,6 +330,8 @@ export class Renderer {
     this.sky = program(gl, SKY_VS, SKY_FS);
     this.emptyVao = gl.createVertexArray();
     this.meshes = new Map();
+    /** Whether the main view skips meshes outside it (see `drawLayer`). */
+    this.cull = true;
     this.view = 'map';
     this.overlay = { vao: gl.createVertexArray(), vbo: gl.createBuffer(), count: 0 };
     this.bounds = null;
@@ -603,7 +605,7 @@ export class Renderer {
   render(cam, opts) {
     const gl = this.gl;
     this.resize();
-    this.frustum = this.cull === false ? null : cam.viewProj;
+    this.frustum = this.cull ? cam.viewProj : null;
     this.drawn = { calls: 0, tris: 0 };
     gl.viewport(0, 0, this.canvas.width, this.canvas.height);
     const side = this.view === 'side';

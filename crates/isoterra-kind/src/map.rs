@@ -18,7 +18,7 @@ use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
 
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
 pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
-    let level = |d: &'static str| {
+    let cliff = |d: &'static str| {
         vec![
             ParamSpec::number("level", 0.0, 15.0, None, true, d),
             ParamSpec::number(
@@ -52,14 +52,14 @@ pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
             "#f44336",
             '3',
             "Raises the cliff level by one (or to the chosen level).",
-            level("The target level (default: one above the level under the first dab)."),
+            cliff("The target level (default: one above the level under the first dab)."),
         ),
         tool(
             "cliff-down",
             "#b71c1c",
             '4',
             "Lowers the cliff level by one (or to the chosen level).",
-            level("The target level (default: one below the level under the first dab)."),
+            cliff("The target level (default: one below the level under the first dab)."),
         ),
         tool(
             "ramp",

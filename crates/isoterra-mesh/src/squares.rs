@@ -554,8 +554,7 @@ mod tests {
                 materials: None,
             };
             let c = RowScratch::default().count(&input);
-            let full = SquaresOutput::default();
-            let mut all = full;
+            let mut all = SquaresOutput::default();
             MarchingSquares::new()
                 .mesh(&field, None, cells, &SquaresOptions::DEFAULT, &mut all)
                 .unwrap();

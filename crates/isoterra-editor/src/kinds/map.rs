@@ -41,14 +41,11 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
     let out = &chunk.mesh;
     let coord = [chunk.coord[0] as i32, 0, chunk.coord[1] as i32];
     let t = out.terrain.tops_apart();
-    let (positions, normals, blend, splats, indices) =
-        (&t.positions, &t.normals, &t.blend, &t.splat, &t.indices);
     // Each vertex's colour (splat colours, walls darker so that cliffs read
     // from above) and detail classes (the splat's textures, rock on walls).
-    let (colors, surface): (Vec<[u8; 4]>, Vec<[u8; 4]>) = (0..positions.len())
+    let (colors, surface): (Vec<[u8; 4]>, Vec<[u8; 4]>) = (0..t.positions.len())
         .map(|i| {
-            let splat = splats[i];
-            let blend = blend[i];
+            let (splat, blend) = (t.splat[i], t.blend[i]);
             let c = isoterra::export::splat_color(splat, blend);
             let wall = blend.clamp(0.0, 1.0);
             let dark = 1.0 - 0.3 * wall;
@@ -66,11 +63,11 @@ pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
         LAYER_TERRAIN,
         0,
         coord,
-        positions,
-        normals,
+        &t.positions,
+        &t.normals,
         &colors,
         &surface,
-        indices,
+        &t.indices,
     );
     let w = &out.water;
     let shallow = [0.16f32, 0.55, 0.62];

@@ -182,7 +182,6 @@ fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
         }
     }
     out.ground = out.indices.len() as u32;
-    let wall_colors = out.colors.clone();
     for (i, top) in tops.iter().enumerate() {
         if let Some(n) = top
             && t.blend[i] > 0.0
@@ -272,7 +271,8 @@ fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
             out.positions.push(p);
             out.normals.push(t.normals[i as usize]);
             out.uvs.push([u, p[1]]);
-            out.colors.push(wall_colors[i as usize]);
+            out.colors
+                .push(splat_color(t.splat[i as usize], t.blend[i as usize]));
             out.splat.push(t.splat[i as usize]);
         }
     }

@@ -186,10 +186,17 @@ impl MapMeshBuffers {
     /// chasm walls are vertical (their two rows of vertices share x and
     /// z); every other triangle is a top.
     pub fn top_normals(&self) -> Vec<Option<[f32; 3]>> {
+        self.tops().1
+    }
+
+    /// Which triangles are tops, and [`top_normals`](Self::top_normals).
+    fn tops(&self) -> (Vec<bool>, Vec<Option<[f32; 3]>>) {
+        let mut is_top = Vec::with_capacity(self.indices.len() / 3);
         let mut sum: Vec<Option<[f32; 3]>> = vec![None; self.positions.len()];
         for tri in self.indices.chunks_exact(3) {
-            let Some(n) = top_face_normal([0, 1, 2].map(|k| self.positions[tri[k] as usize]))
-            else {
+            let n = top_face_normal([0, 1, 2].map(|k| self.positions[tri[k] as usize]));
+            is_top.push(n.is_some());
+            let Some(n) = n else {
                 continue;
             };
             for &v in tri {
@@ -207,7 +214,7 @@ impl MapMeshBuffers {
                 [0.0, 1.0, 0.0]
             };
         }
-        sum
+        (is_top, sum)
     }
 
     /// The same mesh with the tops apart from the walls at the rims.
@@ -223,13 +230,11 @@ impl MapMeshBuffers {
     /// normal); the walls keep the shared vertices. Triangles keep their
     /// order and positions bit for bit.
     pub fn tops_apart(&self) -> MapMeshBuffers {
-        let n = self.positions.len();
         let mut out = self.clone();
-        let tops = self.top_normals();
-        let mut copy: Vec<u32> = vec![u32::MAX; n];
-        for tri in out.indices.chunks_exact_mut(3) {
-            let p = [0, 1, 2].map(|k| self.positions[tri[k] as usize]);
-            if top_face_normal(p).is_none() {
+        let (is_top, tops) = self.tops();
+        let mut copy: Vec<u32> = vec![u32::MAX; self.positions.len()];
+        for (tri, top) in out.indices.chunks_exact_mut(3).zip(is_top) {
+            if !top {
                 continue;
             }
             for v in tri.iter_mut() {

@@ -791,9 +791,11 @@ enum PlanKind {
     Plateau(f32),
     Smooth,
     Noise(Fbm),
-    /// The target level, and the width of the slope at the rim in cells
-    /// (0: a vertical wall).
-    Cliff(f32, f32),
+    /// `slope`: the width of the slope at the rim in cells (0: a vertical wall).
+    Cliff {
+        level: f32,
+        slope: f32,
+    },
     /// Cells of slope per level.
     Ramp(f32),
     Water {
@@ -818,10 +820,10 @@ impl Plan {
                     .with_octaves(3);
                 PlanKind::Noise(Fbm::new(&params, world.params.seed ^ NOISE_TOOL_SALT)?)
             }
-            MapTool::CliffUp | MapTool::CliffDown => PlanKind::Cliff(
-                f32::from(brush.level.unwrap_or(0)),
-                brush.slope.unwrap_or(0.0),
-            ),
+            MapTool::CliffUp | MapTool::CliffDown => PlanKind::Cliff {
+                level: f32::from(brush.level.unwrap_or(0)),
+                slope: brush.slope.unwrap_or(0.0),
+            },
             MapTool::Ramp => PlanKind::Ramp(brush.ramp_length()),
             MapTool::WaterRaise | MapTool::WaterLower => PlanKind::Water {
                 up: brush.tool == MapTool::WaterRaise,
@@ -841,7 +843,7 @@ impl Plan {
             PlanKind::Raise(_) | PlanKind::Plateau(_) | PlanKind::Smooth | PlanKind::Noise(_) => {
                 MapLayer::Height
             }
-            PlanKind::Cliff(..) => MapLayer::Level,
+            PlanKind::Cliff { .. } => MapLayer::Level,
             PlanKind::Ramp(_) => MapLayer::Softness,
             PlanKind::Water { .. } => MapLayer::Water,
             PlanKind::Paint => MapLayer::Splat,
@@ -854,7 +856,7 @@ impl Plan {
     fn extra_layer(&self) -> Option<MapLayer> {
         match self.kind {
             PlanKind::Ramp(_) => Some(MapLayer::Level),
-            PlanKind::Cliff(_, slope) if slope > 0.0 => Some(MapLayer::Softness),
+            PlanKind::Cliff { slope, .. } if slope > 0.0 => Some(MapLayer::Softness),
             _ => None,
         }
     }
@@ -938,7 +940,7 @@ impl Plan {
                     v[k] = clamp_h(v[k] + b.strength * quad(d) * NOISE_AMPLITUDE * n * (1.0 - s));
                 })
             }
-            (PlanKind::Cliff(t, slope), Work::F32(v)) if *slope > 0.0 => {
+            (PlanKind::Cliff { level: t, slope }, Work::F32(v)) if *slope > 0.0 => {
                 let Some(soft) = extra else {
                     debug_assert!(false, "a sloped cliff works on the softness too");
                     return;
@@ -953,7 +955,7 @@ impl Plan {
                     }
                 })
             }
-            (PlanKind::Cliff(t, _), Work::F32(v)) => each(&mut |x, z, d| {
+            (PlanKind::Cliff { level: t, .. }, Work::F32(v)) => each(&mut |x, z, d| {
                 let k = k_of(x, z);
                 let a = ((1.0 - d) * b.radius + 0.5).clamp(0.0, 1.0);
                 v[k] = toward(v[k], *t, a).clamp(-0.5, MAX_LEVEL as f32 + 0.5);
@@ -966,9 +968,7 @@ impl Plan {
                 let rims = Rims::of(world, levels, rect, r, *length);
                 let mut new = Vec::new();
                 each(&mut |x, z, d| {
-                    let k = k_of(x, z);
-                    let target = rims.target(levels[k], x, z, *length);
-                    new.push((k, target, b.strength * flat(d)));
+                    new.push((k_of(x, z), rims.target(x, z), b.strength * flat(d)));
                 });
                 for (k, target, w) in new {
                     let level = toward(levels[k], target, w);
@@ -1044,6 +1044,10 @@ impl Plan {
 struct Rims {
     /// The dab's node rectangle (inclusive).
     rect: [u32; 4],
+    /// Cells of slope per level.
+    length: f32,
+    /// Per node of `rect` (row-major): its band.
+    bands: Vec<u8>,
     /// Per node of `rect` (row-major): distance to the rim above its band.
     up: Vec<f32>,
     /// Per node of `rect`: distance to the rim below its band.
@@ -1071,11 +1075,8 @@ impl Rims {
                 bands.push(level_index(read(x, z)));
             }
         }
-        let mut rims = Rims {
-            rect: r,
-            up: vec![f32::INFINITY; cols * rows],
-            down: vec![f32::INFINITY; cols * rows],
-        };
+        let mut up = vec![f32::INFINITY; cols * rows];
+        let mut down = vec![f32::INFINITY; cols * rows];
         let half = length * 0.5;
         // The cells whose rims can reach a node of `r`.
         let reach = half.ceil() as u32 + 1;
@@ -1097,9 +1098,9 @@ impl Rims {
                 for x in xs.clone() {
                     let i = (z - r[1]) as usize * cols + (x - r[0]) as usize;
                     let slot = if k == bands[i] {
-                        &mut rims.up[i]
+                        &mut up[i]
                     } else if k + 1 == bands[i] {
-                        &mut rims.down[i]
+                        &mut down[i]
                     } else {
                         continue;
                     };
@@ -1139,9 +1140,12 @@ impl Rims {
                         ]
                     };
                     let segment = |a: [f32; 2], b: [f32; 2]| [a[0], a[1], b[0], b[1]];
-                    let crossed: Vec<usize> =
-                        (0..4).filter(|&i| above[i] != above[(i + 1) % 4]).collect();
-                    match crossed.len() {
+                    let (mut crossed, mut n) = ([0usize; 4], 0);
+                    for i in (0..4).filter(|&i| above[i] != above[(i + 1) % 4]) {
+                        crossed[n] = i;
+                        n += 1;
+                    }
+                    match n {
                         2 => splat(k, segment(cross(crossed[0]), cross(crossed[1]))),
                         4 => {
                             // A saddle: the centre (the corners' mean) decides
@@ -1156,16 +1160,21 @@ impl Rims {
                 }
             }
         }
-        rims
+        Rims {
+            rect: r,
+            length,
+            bands,
+            up,
+            down,
+        }
     }
 
-    /// The ramp's target level for node `(x, z)` of the dab whose level is
-    /// `v` (see [`MapWorld::apply_stroke`]), inside the node's band.
-    fn target(&self, v: f32, x: u32, z: u32, length: f32) -> f32 {
-        let band = level_index(v);
+    /// The ramp's target level for node `(x, z)` of the dab (see
+    /// [`MapWorld::apply_stroke`]), inside the node's band.
+    fn target(&self, x: u32, z: u32) -> f32 {
         let cols = (self.rect[2] - self.rect[0] + 1) as usize;
         let i = (z - self.rect[1]) as usize * cols + (x - self.rect[0]) as usize;
-        let (up, down) = (self.up[i], self.down[i]);
+        let (band, up, down, length) = (self.bands[i], self.up[i], self.down[i], self.length);
         let b = f32::from(band);
         let t = b + (0.5 - up / length).max(0.0) - (0.5 - down / length).max(0.0);
         // A node on the rim itself would round into the band above.
