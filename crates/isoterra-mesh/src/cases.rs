@@ -118,9 +118,12 @@ pub(crate) fn table_index(case: u8, connected: bool) -> usize {
     }
 }
 
-/// The saddle rule: the centre (average of the four corners) is solid.
+/// The saddle rule every contour of this crate follows: a cell whose
+/// diagonal corners lie on the same side of `iso` joins its solid corners
+/// when its centre (the average of the four corner values) is at or above
+/// `iso`. Exact: the sum is taken in `f64`.
 #[inline]
-pub(crate) fn centre_is_solid(v0: f32, v1: f32, v2: f32, v3: f32, iso: f32) -> bool {
+pub fn centre_is_solid(v0: f32, v1: f32, v2: f32, v3: f32, iso: f32) -> bool {
     // f64 cannot overflow for four f32 values; `sum / 4 >= iso` is exact as `sum >= 4 iso`.
     (v0 as f64 + v1 as f64 + v2 as f64 + v3 as f64) >= 4.0 * iso as f64
 }

@@ -46,6 +46,7 @@ mod tracer;
 #[cfg(feature = "parallel")]
 mod tracer_bands;
 
+pub use cases::centre_is_solid;
 pub use cells::{CellGrid, CellRect};
 pub use contour::{ContourJoiner, Polyline, signed_area};
 pub use cubes::{

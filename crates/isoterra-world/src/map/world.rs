@@ -5,7 +5,7 @@ use isoterra_field::map::node_surface;
 use isoterra_field::{
     Fbm, FbmParams, LayerMask, MAX_LEVEL, MapLayer, MapLayers, NO_WATER, Noise2, Splat, level_index,
 };
-use isoterra_mesh::{CellRect, MapMeshOutput, MapMesher};
+use isoterra_mesh::{CellRect, MapMeshOutput, MapMesher, centre_is_solid};
 
 use super::brush::{MAX_MAP_HEIGHT, MapBrush, MapStroke, MapTool};
 use super::edit::{LayerChange, MapEdit, read_raw, write_raw};
@@ -1150,7 +1150,7 @@ impl Rims {
                         4 => {
                             // A saddle: the centre (the corners' mean) decides
                             // which corners the lines cut off, as in the mesher.
-                            let centre = (v[0] + v[1] + v[2] + v[3]) * 0.25 >= iso;
+                            let centre = centre_is_solid(v[0], v[1], v[2], v[3], iso);
                             for i in (0..4).filter(|&i| above[i] != centre) {
                                 splat(k, segment(cross((i + 3) % 4), cross(i)));
                             }
