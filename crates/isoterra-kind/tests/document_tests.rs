@@ -587,6 +587,24 @@ fn map_cliff_drags_with_the_default_level() {
 
 // ----- 3. two strokes open at once -----
 
+/// The dabs of `a` and `b` in the order `draw_interleaved` places them
+/// (true: a dab of `a`): `order` repeated, and once one stroke has no dabs
+/// left, the rest of the other.
+fn interleaving(kind: WorldKind, a: &Drawn, b: &Drawn, order: &[bool]) -> Vec<(bool, [f64; 3])> {
+    let mut da = live_dabs(kind, &a.spec, &a.dabs).into_iter().peekable();
+    let mut db = live_dabs(kind, &b.spec, &b.dabs).into_iter().peekable();
+    let mut turn = order.iter().cycle();
+    let mut out = Vec::new();
+    while da.peek().is_some() || db.peek().is_some() {
+        let pick_a = *turn.next().unwrap();
+        out.push(match (pick_a, da.peek().is_some(), db.peek().is_some()) {
+            (true, true, _) | (false, true, false) => (true, da.next().unwrap()),
+            _ => (false, db.next().unwrap()),
+        });
+    }
+    out
+}
+
 /// Draws `a` and `b` with both open, dabs interleaved as `order` says
 /// (true: the next dab of `a`), then ends `a` and then `b`.
 fn draw_interleaved<S: ChunkStore>(
@@ -599,16 +617,8 @@ fn draw_interleaved<S: ChunkStore>(
     let sa = doc.begin_stroke(&a.spec)?;
     let sb = doc.begin_stroke(&b.spec)?;
     assert_eq!(doc.open_strokes(), 2);
-    let mut da = live_dabs(kind, &a.spec, &a.dabs).into_iter().peekable();
-    let mut db = live_dabs(kind, &b.spec, &b.dabs).into_iter().peekable();
-    let mut turn = order.iter().cycle();
-    while da.peek().is_some() || db.peek().is_some() {
-        let pick_a = *turn.next().unwrap();
-        let (s, p) = match (pick_a, da.peek().is_some(), db.peek().is_some()) {
-            (true, true, _) | (false, true, false) => (sa, da.next().unwrap()),
-            _ => (sb, db.next().unwrap()),
-        };
-        doc.dab(s, p)?;
+    for (of_a, p) in interleaving(kind, a, b, order) {
+        doc.dab(if of_a { sa } else { sb }, p)?;
     }
     let ca = doc.end_stroke(sa)?;
     assert!(doc.is_open(sb) && !doc.is_open(sa));
@@ -616,17 +626,74 @@ fn draw_interleaved<S: ChunkStore>(
     Ok((ca, cb))
 }
 
+/// Whether `spec` takes a target from the world under its first dab: map
+/// cliff tools without a level.
+fn takes_level(kind: WorldKind, spec: &StrokeSpec) -> bool {
+    kind == WorldKind::Map
+        && matches!(spec.tool.as_str(), "cliff-up" | "cliff-down")
+        && !spec.params.contains_key("level")
+}
+
+/// The level a map cliff stroke of `spec` takes when its first dab lands
+/// at `first` on the world `doc` shows.
+fn level_under<S: ChunkStore>(doc: &Document<S>, spec: &StrokeSpec, first: [f64; 3]) -> i64 {
+    let AnyDocument::Map(map) = doc.typed() else {
+        panic!("a map document expected");
+    };
+    let cell_size = f64::from(map.params().mesh.cell_size);
+    let cell = [(first[0] / cell_size) as f32, (first[2] / cell_size) as f32];
+    let brush = MapBrush::new(spec.tool.parse().unwrap(), spec.radius as f32);
+    let level = map
+        .world()
+        .resolve_brush(&brush, cell)
+        .unwrap()
+        .level
+        .unwrap();
+    i64::from(level)
+}
+
+/// `a` and `b` with the targets their first dabs fix in
+/// `draw_interleaved` made explicit: a map cliff takes its level from the
+/// world as shown at its first dab, which may hold the other stroke's
+/// earlier dabs. Drawn one after the other with these, the two strokes
+/// make what the interleaved ones make.
+fn fixed_in_interleaving(
+    kind: WorldKind,
+    a: &Drawn,
+    b: &Drawn,
+    order: &[bool],
+) -> (StrokeSpec, StrokeSpec) {
+    let mut fixed = [a.spec.clone(), b.spec.clone()];
+    if !takes_level(kind, &a.spec) && !takes_level(kind, &b.spec) {
+        return (a.spec.clone(), b.spec.clone());
+    }
+    let mut doc = memory_doc(kind);
+    let ids = [
+        doc.begin_stroke(&a.spec).unwrap(),
+        doc.begin_stroke(&b.spec).unwrap(),
+    ];
+    let mut started = [false; 2];
+    for (of_a, p) in interleaving(kind, a, b, order) {
+        let i = usize::from(!of_a);
+        if !started[i] {
+            started[i] = true;
+            if takes_level(kind, &fixed[i]) {
+                let level = level_under(&doc, &fixed[i], p);
+                fixed[i] = fixed[i].clone().with_param("level", level);
+            }
+        }
+        doc.dab(ids[i], p).unwrap();
+    }
+    let [fa, fb] = fixed;
+    (fa, fb)
+}
+
 /// B's spec with the targets its first dab fixes made explicit, as
 /// `undo_while_a_stroke_is_open_keeps_its_preview` draws A and B: B's
 /// first dab comes at the first `false` of `order` (after all of A when
-/// there is none), on the world showing A's dabs placed before it. Only
-/// map cliff tools without a level take a target from the world.
+/// there is none), on the world showing A's dabs placed before it.
 fn fixed_at_first_dab(kind: WorldKind, a: &Drawn, b: &Drawn, order: &[bool]) -> StrokeSpec {
-    let tool = b.spec.tool.as_str();
-    let takes_level = kind == WorldKind::Map
-        && matches!(tool, "cliff-up" | "cliff-down")
-        && !b.spec.params.contains_key("level");
-    if !takes_level {
+    if !takes_level(kind, &b.spec) {
         return b.spec.clone();
     }
     let a_dabs = live_dabs(kind, &a.spec, &a.dabs);
@@ -640,19 +707,8 @@ fn fixed_at_first_dab(kind: WorldKind, a: &Drawn, b: &Drawn, order: &[bool]) -> 
     for &p in &a_dabs[..before] {
         doc.dab(sa, p).unwrap();
     }
-    let AnyDocument::Map(map) = doc.typed() else {
-        panic!("a map document expected");
-    };
     let first = live_dabs(kind, &b.spec, &b.dabs)[0];
-    let cell_size = f64::from(map.params().mesh.cell_size);
-    let cell = [(first[0] / cell_size) as f32, (first[2] / cell_size) as f32];
-    let brush = MapBrush::new(tool.parse().unwrap(), b.spec.radius as f32);
-    let level = map
-        .world()
-        .resolve_brush(&brush, cell)
-        .unwrap()
-        .level
-        .unwrap();
+    let level = level_under(&doc, &b.spec, first);
     b.spec.clone().with_param("level", level)
 }
 
@@ -667,8 +723,11 @@ proptest! {
         let mut once = memory_doc(kind);
         let r = draw_interleaved(&mut live, kind, &a, &b, &order);
         let (ca, cb) = r.map_err(|e| TestCaseError::fail(format!("interleaved: {e}")))?;
-        let oa = once.stroke(&a.spec, &a.dabs).unwrap();
-        let ob = once.stroke(&b.spec, &b.dabs).unwrap();
+        // One after the other, each with the level its first dab took
+        // among the other's dabs.
+        let (fa, fb) = fixed_in_interleaving(kind, &a, &b, &order);
+        let oa = once.stroke(&fa, &a.dabs).unwrap();
+        let ob = once.stroke(&fb, &b.dabs).unwrap();
         prop_assert_eq!(live.content_hash(), once.content_hash());
         prop_assert_eq!(live.history(), once.history());
         prop_assert_eq!(ca.changed_nodes, oa.changed_nodes);
@@ -830,6 +889,38 @@ fn a_cliff_begun_on_an_open_cliff_keeps_its_level_when_that_one_is_undone() {
     let spec = StrokeSpec::new("cliff-up", 2.0).with_param("level", base + 2);
     alone.stroke(&spec, &[c]).unwrap();
     assert_eq!(doc.content_hash(), alone.content_hash());
+}
+
+#[test]
+fn two_open_cliffs_keep_the_levels_their_first_dabs_took() {
+    // B is begun second but dabs first, so B takes the level above the
+    // ground and A, dabbing on B's preview, the one above that. Ended A
+    // then B, the log holds A (two up) then B (one up): drawn one after the
+    // other with those levels, the strokes make the same world.
+    let kind = WorldKind::Map;
+    let c = surface_point(kind);
+    let cliff = Drawn {
+        spec: StrokeSpec::new("cliff-up", 1.0),
+        dabs: vec![c],
+    };
+    let order = [false; 12];
+    let mut live = memory_doc(kind);
+    let base = level_under(&live, &cliff.spec, c) - 1;
+    draw_interleaved(&mut live, kind, &cliff, &cliff, &order).unwrap();
+    let (fa, fb) = fixed_in_interleaving(kind, &cliff, &cliff, &order);
+    assert_eq!(fa.params["level"], base + 2);
+    assert_eq!(fb.params["level"], base + 1);
+    let mut once = memory_doc(kind);
+    once.stroke(&fa, &cliff.dabs).unwrap();
+    once.stroke(&fb, &cliff.dabs).unwrap();
+    assert_eq!(live.content_hash(), once.content_hash());
+    assert_eq!(live.history(), once.history());
+    // Without the levels, one after the other climbs A one up and B one
+    // more: another world, which the interleaved strokes did not make.
+    let mut plain = memory_doc(kind);
+    plain.stroke(&cliff.spec, &cliff.dabs).unwrap();
+    plain.stroke(&cliff.spec, &cliff.dabs).unwrap();
+    assert_ne!(live.content_hash(), plain.content_hash());
 }
 
 // ----- 4. reopening a world file -----
