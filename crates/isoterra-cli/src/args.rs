@@ -168,6 +168,11 @@ pub struct RecipeArgs {
     /// preset; see `new --preset`).
     #[arg(long)]
     pub preset: Option<String>,
+    /// Heightmaps: add the default erosion step (hydraulic erosion of the
+    /// 512-unit square around the origin, run once when the world is
+    /// created), to edit before `new --recipe`.
+    #[arg(long)]
+    pub erosion: bool,
     /// Write the recipe to this file instead of standard output.
     #[arg(short = 'o', long = "out")]
     pub out: Option<PathBuf>,

@@ -135,9 +135,16 @@ export class RecipeEditor {
     this.refreshWhen();
   }
 
-  /** Shows the fields whose condition holds. */
+  /** Shows the fields whose condition holds, and those of the optional
+   *  parts (toggles) that are on. */
   refreshWhen() {
     for (const { field, row } of this.rows.values()) {
+      if (field.within) {
+        const on = getPath(this.recipe.params, field.within) != null;
+        row.el.hidden = !on;
+        if (on) row.show();
+        continue;
+      }
       if (!field.when) continue;
       const on = getPath(this.recipe.params, field.when[0]) === field.when[1];
       row.el.hidden = !on;
@@ -170,6 +177,17 @@ export class RecipeEditor {
       sel.addEventListener('change', () => this.changed(f.path, sel.value));
       show();
       return { el: el('label', { class: 'rf-row' }, label, sel), show };
+    }
+    if (c.type === 'toggle') {
+      const box = el('input', { id, type: 'checkbox', title: f.help });
+      const show = () => {
+        box.checked = getPath(this.recipe.params, f.path) != null;
+      };
+      box.addEventListener('change', () =>
+        this.changed(f.path, box.checked ? structuredClone(c.initial) : undefined),
+      );
+      show();
+      return { el: el('label', { class: 'rf-row' }, label, box), show };
     }
     if (c.type === 'curve') return this.curveControl(f, label);
     const integer = c.type === 'integer';

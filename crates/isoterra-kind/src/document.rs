@@ -107,6 +107,26 @@ pub struct Document<S: ChunkStore = WorldFile> {
     stroke_nodes: Option<u64>,
 }
 
+/// The eroded starting heights of a new heightmap world whose recipe has
+/// an erosion step (see [`HeightErosion`](isoterra_world::HeightErosion)),
+/// computed before anything is created.
+fn start_erosion(
+    params: &isoterra_world::HeightmapParams,
+) -> Result<Option<crate::ErodedRegion>, KindError> {
+    let Some(e) = &params.erosion else {
+        return Ok(None);
+    };
+    let world = isoterra_world::HeightmapWorld::new(params)?;
+    let spec = crate::ErodeSpec {
+        region: e.region,
+        hydraulic: e.hydraulic(),
+        thermal: e.thermal(),
+        seed: None,
+        feather: e.feather,
+    };
+    crate::erode_region(&world, &spec).map(Some)
+}
+
 fn store_kind_error(e: StoreError) -> KindError {
     KindError::Store(e)
 }
@@ -148,7 +168,12 @@ impl Document<WorldFile> {
                 AnyDocument::Side2d(Box::new(Side2dDocument::create(path, &p)?))
             }
             WorldParams::Heightmap(p) => {
-                AnyDocument::Heightmap(Box::new(HeightmapDocument::create(path, &p)?))
+                AnyDocument::Heightmap(Box::new(match start_erosion(&p)? {
+                    Some(e) => HeightmapDocument::create_from_heights(
+                        path, &p, e.first, e.dims, &e.heights,
+                    )?,
+                    None => HeightmapDocument::create(path, &p)?,
+                }))
             }
             WorldParams::Voxel(p) => AnyDocument::Voxel(Box::new(VoxelDocument::create(path, &p)?)),
             WorldParams::Map(p) => AnyDocument::Map(Box::new(MapDocument::create(path, &p)?)),
@@ -224,7 +249,12 @@ impl<S: ChunkStore> Document<S> {
                 AnyDocument::Side2d(Box::new(Side2dDocument::create_in(store, &p)?))
             }
             WorldParams::Heightmap(p) => {
-                AnyDocument::Heightmap(Box::new(HeightmapDocument::create_in(store, &p)?))
+                AnyDocument::Heightmap(Box::new(match start_erosion(&p)? {
+                    Some(e) => HeightmapDocument::create_from_heights_in(
+                        store, &p, e.first, e.dims, &e.heights,
+                    )?,
+                    None => HeightmapDocument::create_in(store, &p)?,
+                }))
             }
             WorldParams::Voxel(p) => {
                 AnyDocument::Voxel(Box::new(VoxelDocument::create_in(store, &p)?))

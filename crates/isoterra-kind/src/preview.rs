@@ -5,7 +5,9 @@
 //! - side2d: the whole world, as the PNG export draws it (materials, sky,
 //!   cave background, grass rim), scaled to fit;
 //! - heightmap: a square of `area` world units around the origin, shaded
-//!   relief (a light from the north-west) over an elevation ramp;
+//!   relief (a light from the north-west) over an elevation ramp, with a
+//!   recipe's erosion sketched on the preview's own samples (the world
+//!   erodes at full resolution when it is created);
 //! - voxel: a vertical slice through `z = 0` (mesas: `z = rock_size / 2`,
 //!   through a row of rock cells), `area` units wide: sky, grass,
 //!   dirt and stone by depth under the top surface, and caves in shadow
@@ -20,9 +22,10 @@
 use isoterra_export::{
     PngOptions, encode_rgb_png, export_side2d_png, linear_to_srgb8, splat_color,
 };
+use isoterra_field::erosion::{hydraulic_erosion, thermal_erosion};
 use isoterra_field::map::node_surface;
-use isoterra_field::{HeightGen, MaterialTable, VoxelPreset, generate_side2d};
-use isoterra_world::MapWorld;
+use isoterra_field::{Field2, HeightGen, MaterialTable, VoxelPreset, generate_side2d};
+use isoterra_world::{HeightErosion, MapWorld};
 
 use crate::create::WorldParams;
 use crate::{KindError, NewWorld};
@@ -145,7 +148,7 @@ pub fn preview(new: &NewWorld, options: &PreviewOptions) -> Result<Preview, Kind
         WorldParams::Heightmap(p) => {
             let area = options.area.unwrap_or(1024.0);
             let heights = HeightGen::new(&p.generator, p.seed)?;
-            let rgb = relief(&heights, area, n)?;
+            let rgb = relief(&heights, area, n, p.erosion.as_ref(), p.seed)?;
             finish(rgb, n, n, area)
         }
         WorldParams::Voxel(p) => {
@@ -261,8 +264,15 @@ fn mix(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
 }
 
 /// Shaded relief of an `n x n` square of `area` units centred on the
-/// origin (sRGB colours).
-fn relief(heights: &HeightGen, area: f32, n: u32) -> Result<Vec<u8>, KindError> {
+/// origin (sRGB colours), with a sketch of `erosion` (see
+/// [`sketch_erosion`]).
+fn relief(
+    heights: &HeightGen,
+    area: f32,
+    n: u32,
+    erosion: Option<&HeightErosion>,
+    seed: u64,
+) -> Result<Vec<u8>, KindError> {
     let step = area / n as f32;
     // One sample more on each axis, for the slope of the last pixels.
     let m = n + 1;
@@ -271,6 +281,9 @@ fn relief(heights: &HeightGen, area: f32, n: u32) -> Result<Vec<u8>, KindError> 
     heights.fill_heights([origin, origin], [step, step], [m, m], &mut h)?;
     let [lo, hi] = heights.range();
     let span = (hi - lo).max(f32::MIN_POSITIVE);
+    if let Some(e) = erosion {
+        sketch_erosion(&mut h, m, origin, step, span, e, seed)?;
+    }
     // Slopes are exaggerated so that a flat-looking world still shows its
     // relief at this scale; the light comes from the north-west.
     let exaggerate = 1.5;
@@ -315,6 +328,67 @@ fn relief(heights: &HeightGen, area: f32, n: u32) -> Result<Vec<u8>, KindError> 
         }
     }
     Ok(rgb)
+}
+
+/// Erodes the samples of `h` (`m x m`, sample `(i, j)` at world
+/// `origin + (i, j) * step`) that lie in `e`'s region, on the sample grid:
+/// a sketch of the erosion a world runs at full resolution when it is
+/// created, quick enough to redraw while a slider moves. Droplets and
+/// thermal slumping work in samples instead of cells (so a coarse preview
+/// carves wider channels than the world will); the feather fades the change
+/// in from the region's edge as in the world.
+fn sketch_erosion(
+    h: &mut [f32],
+    m: u32,
+    origin: f32,
+    step: f32,
+    span: f32,
+    e: &HeightErosion,
+    seed: u64,
+) -> Result<(), KindError> {
+    let r = e.region;
+    let first = |v: f64| ((v - f64::from(origin)) / f64::from(step)).ceil().max(0.0);
+    let last = |v: f64| {
+        ((v - f64::from(origin)) / f64::from(step))
+            .floor()
+            .min(f64::from(m - 1))
+    };
+    let (i0, j0, i1, j1) = (first(r[0]), first(r[1]), last(r[2]), last(r[3]));
+    if i1 < i0 + 1.0 || j1 < j0 + 1.0 {
+        return Ok(());
+    }
+    let (i0, j0) = (i0 as u32, j0 as u32);
+    let (w, d) = (i1 as u32 - i0 + 1, j1 as u32 - j0 + 1);
+    let idx = |i: u32, j: u32| ((j0 + j) * m + i0 + i) as usize;
+    let mut block = Field2::new(w, d, 0.0)?.with_cell_size(step)?;
+    for j in 0..d {
+        for i in 0..w {
+            block.values_mut()[(j * w + i) as usize] = h[idx(i, j)] / span;
+        }
+    }
+    if let Some(hydraulic) = e.hydraulic() {
+        hydraulic_erosion(&mut block, [i64::from(i0), i64::from(j0)], &hydraulic, seed)?;
+    }
+    for v in block.values_mut() {
+        *v *= span;
+    }
+    if let Some(thermal) = e.thermal() {
+        thermal_erosion(&mut block, &thermal)?;
+    }
+    let feather = (e.feather / f64::from(step)) as f32;
+    for j in 0..d {
+        for i in 0..w {
+            let edge = i.min(j).min(w - 1 - i).min(d - 1 - j) as f32;
+            let t = if feather > 0.0 {
+                (edge / feather).min(1.0)
+            } else {
+                1.0
+            };
+            let old = h[idx(i, j)];
+            h[idx(i, j)] = old + t * (block.values()[(j * w + i) as usize] - old);
+        }
+    }
+    Ok(())
 }
 
 /// A side view of `w x h` pixels, each solid or not (sRGB colours). Air

@@ -28,7 +28,7 @@
 
 use isoterra_field::{Basis, FractalKind, FractalParams, HeightCurve};
 use isoterra_field::{HeightParams, Side2dPreset, VoxelGen, VoxelPreset};
-use isoterra_world::{MapPreset, Side2dStorage};
+use isoterra_world::{HeightErosion, MapPreset, Side2dStorage};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -149,6 +149,14 @@ pub struct HeightmapRecipe {
     pub curve: Vec<[f32; 2]>,
     /// Multiplier applied last, in world units, `(0, 1e6]`.
     pub height_scale: f32,
+    /// An erosion of one region of the generated ground, run once when the
+    /// world is created (see [`HeightErosion`]: the region, the hydraulic
+    /// passes and droplet settings, thermal iterations and talus, and the
+    /// feather; the same settings as `isoterra erode`). Optional: recipes
+    /// without it (all written before it existed) make uneroded worlds,
+    /// and a recipe prints it only when it is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erosion: Option<HeightErosion>,
 }
 
 /// The generator of a voxel world (see [`VoxelGen`] for the formula).
@@ -292,6 +300,28 @@ impl Recipe {
             .find(|name| Recipe::preset(kind, name).is_ok_and(|r| r.params == params))
             .map(|name| name.to_string());
         Recipe { name, params }
+    }
+
+    /// This heightmap recipe with the default erosion step
+    /// ([`HeightErosion::DEFAULT`]) added, unnamed (it is no preset's any
+    /// more); a recipe that already erodes keeps its step.
+    ///
+    /// # Errors
+    ///
+    /// [`KindError::Invalid`] for a recipe of another kind: only
+    /// heightmaps erode.
+    pub fn with_default_erosion(mut self) -> Result<Recipe, KindError> {
+        let RecipeParams::Heightmap(h) = &mut self.params else {
+            return Err(KindError::invalid(format!(
+                "only heightmap recipes have an erosion step; this one makes {} worlds",
+                self.kind()
+            )));
+        };
+        if h.erosion.is_none() {
+            h.erosion = Some(HeightErosion::DEFAULT);
+            self.name = None;
+        }
+        Ok(self)
     }
 
     /// The kind of world this recipe makes.
@@ -449,6 +479,7 @@ impl Recipe {
             }
             (RecipeParams::Heightmap(r), WorldParams::Heightmap(p)) => {
                 p.generator = r.height_params()?;
+                p.erosion = r.erosion;
             }
             (RecipeParams::Voxel(r), WorldParams::Voxel(p)) => {
                 p.generator = VoxelGen::new(r.generator, p.generator.seed)
@@ -520,6 +551,7 @@ impl RecipeParams {
                     warp: NoiseRecipe::of(&g.warp),
                     curve: g.curve.points().to_vec(),
                     height_scale: g.height_scale,
+                    erosion: p.erosion,
                 })
             }
             WorldParams::Voxel(p) => {
@@ -665,6 +697,9 @@ impl HeightmapRecipe {
             }
         }
         bounds::HEIGHT_SCALE.check("params.height_scale", self.height_scale)?;
+        if let Some(e) = &self.erosion {
+            validate_erosion(e)?;
+        }
         self.height_params().map(|_| ())
     }
 }
@@ -689,4 +724,60 @@ impl MapRecipe {
         bounds::LEVEL_HEIGHT.check("params.level_height", self.level_height)?;
         bounds::CHASM_DEPTH.check("params.chasm_depth", self.chasm_depth)
     }
+}
+
+/// Checks a heightmap recipe's erosion, naming the bad field
+/// (`params.erosion.passes`).
+fn validate_erosion(e: &HeightErosion) -> Result<(), KindError> {
+    let at = |name: &str| format!("params.erosion.{name}");
+    let r = e.region;
+    let reach = f64::from(bounds::EROSION_REGION.max);
+    for (i, v) in r.iter().enumerate() {
+        if !(v.is_finite() && v.abs() <= reach) {
+            return Err(bad(
+                format!("params.erosion.region.{i}"),
+                format!("must be a finite number of world units within ±{reach:e}, got {v}"),
+            ));
+        }
+    }
+    if r[0] >= r[2] || r[1] >= r[3] {
+        return Err(bad(
+            at("region"),
+            format!("must be [x0, z0, x1, z1] with x0 < x1 and z0 < z1, got {r:?}"),
+        ));
+    }
+    let whole = |name: &str, v: u32, lo: u32, hi: u32| {
+        if (lo..=hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(bad(at(name), format!("must be {lo}..={hi}, got {v}")))
+        }
+    };
+    whole("passes", e.passes, 0, bounds::EROSION_PASSES)?;
+    whole("lifetime", e.lifetime, 1, bounds::EROSION_LIFETIME)?;
+    whole("radius", e.radius, 1, bounds::EROSION_RADIUS)?;
+    whole("thermal", e.thermal, 0, bounds::EROSION_THERMAL)?;
+    bounds::EROSION_DENSITY.check(&at("density"), e.density)?;
+    bounds::EROSION_CAPACITY.check(&at("capacity"), e.capacity)?;
+    bounds::EROSION_TALUS.check(&at("talus"), e.talus)?;
+    if !(e.feather.is_finite() && (0.0..=bounds::EROSION_FEATHER).contains(&e.feather)) {
+        return Err(bad(
+            at("feather"),
+            format!(
+                "must be a finite number in [0, {}], got {}",
+                bounds::EROSION_FEATHER,
+                e.feather
+            ),
+        ));
+    }
+    if e.passes == 0 && e.thermal == 0 {
+        return Err(bad(
+            "params.erosion",
+            "erodes nothing: give hydraulic passes or thermal iterations (or both), \
+             or leave the erosion out",
+        ));
+    }
+    // Whatever is left is a combination the erosion itself refuses.
+    e.validate()
+        .map_err(|err| bad("params.erosion", err.to_string()))
 }

@@ -9,6 +9,7 @@
 //! anywhere in the hard range.
 
 use isoterra_field::{HeightCurve, Side2dGen, VoxelGen};
+use isoterra_world::HeightErosion;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -121,6 +122,16 @@ pub(crate) mod bounds {
     pub const ROCK_DENSITY: Bounds = Bounds::closed(0.0, 1.0);
     pub const ROCK_SIZE: Bounds = Bounds::closed(4.0, M);
 
+    pub const EROSION_REGION: Bounds = Bounds::closed(-1.0e9, 1.0e9);
+    pub const EROSION_PASSES: u32 = 64;
+    pub const EROSION_LIFETIME: u32 = 256;
+    pub const EROSION_RADIUS: u32 = 8;
+    pub const EROSION_THERMAL: u32 = 10_000;
+    pub const EROSION_DENSITY: Bounds = Bounds::open_min(0.0, 1.0);
+    pub const EROSION_CAPACITY: Bounds = Bounds::open_min(0.0, 1.0e6);
+    pub const EROSION_TALUS: Bounds = Bounds::closed(0.0, 1.0e6);
+    pub const EROSION_FEATHER: f64 = 1.0e6;
+
     pub const LEVEL_HEIGHT: Bounds = Bounds::open_min(0.0, 1.0e6);
     pub const CHASM_DEPTH: Bounds = Bounds::open_min(0.0, 1.0e6);
 }
@@ -157,6 +168,13 @@ pub enum FieldControl {
         /// The names, in the order to offer them.
         options: &'static [&'static str],
     },
+    /// An optional part of the recipe, on or off: on, the value at the
+    /// field's path is `initial` (then edited through the fields
+    /// [`within`](RecipeField::within) it); off, it is left out.
+    Toggle {
+        /// The value the part takes when it is turned on.
+        initial: Value,
+    },
     /// A curve of `[x, y]` points, `x` strictly increasing.
     Curve {
         /// Fewest and most points.
@@ -186,6 +204,9 @@ pub struct RecipeField {
     pub when: Option<[String; 2]>,
     /// The value it takes when it appears (for a field with a `when`).
     pub initial: Option<Value>,
+    /// The field exists only while the optional part at this path (a
+    /// [`FieldControl::Toggle`]) is on; `None`: always.
+    pub within: Option<String>,
 }
 
 fn field(
@@ -203,6 +224,7 @@ fn field(
         control,
         when: None,
         initial: None,
+        within: None,
     }
 }
 
@@ -291,6 +313,121 @@ fn noise_fields(out: &mut Vec<RecipeField>, key: &str, group: &'static str) {
         "Amplitude factor from one octave to the next: higher is rougher.",
         number(PERSISTENCE, [0.1, 0.9], false),
     ));
+}
+
+/// The erosion step of a heightmap recipe: a toggle and, while it is on,
+/// the region and the settings of `isoterra erode`.
+fn erosion_fields(out: &mut Vec<RecipeField>) {
+    use bounds::*;
+    const G: &str = "Erosion";
+    let initial = serde_json::to_value(HeightErosion::DEFAULT).unwrap_or(Value::Null);
+    out.push(field(
+        "erosion",
+        G,
+        "Erode a region",
+        "Erode one region of the ground once, when the world is created (the preview sketches it on its own coarser samples).",
+        FieldControl::Toggle { initial },
+    ));
+    let within = |f: RecipeField| RecipeField {
+        within: Some("erosion".to_string()),
+        ..f
+    };
+    let integer = |min: u32, max: u32, slider: [u32; 2]| FieldControl::Integer { min, max, slider };
+    // The sliders keep the low edges left of the origin and the high ones
+    // right of it, so no slider end inverts the default region.
+    let (low, high) = ([-1024.0, 0.0], [0.0, 1024.0]);
+    let region = [
+        (
+            "erosion.region.0",
+            "Region x0",
+            "West edge of the eroded region, in world units.",
+            low,
+        ),
+        (
+            "erosion.region.1",
+            "Region z0",
+            "North edge of the eroded region, in world units.",
+            low,
+        ),
+        (
+            "erosion.region.2",
+            "Region x1",
+            "East edge of the eroded region (greater than x0).",
+            high,
+        ),
+        (
+            "erosion.region.3",
+            "Region z1",
+            "South edge of the eroded region (greater than z0).",
+            high,
+        ),
+    ];
+    for (path, label, help, slider) in region {
+        out.push(within(field(
+            path,
+            G,
+            label,
+            help,
+            number(EROSION_REGION, slider, false),
+        )));
+    }
+    let fields = [
+        (
+            "erosion.passes",
+            "Droplet passes",
+            "Hydraulic passes; each reads the ground the one before left (0: no hydraulic erosion).",
+            integer(0, EROSION_PASSES, [1, 16]),
+        ),
+        (
+            "erosion.density",
+            "Droplets per node",
+            "Droplets spawned per node and pass.",
+            number(EROSION_DENSITY, [0.02, 1.0], true),
+        ),
+        (
+            "erosion.lifetime",
+            "Droplet lifetime",
+            "Most steps, one cell each, of one droplet.",
+            integer(1, EROSION_LIFETIME, [4, 64]),
+        ),
+        (
+            "erosion.radius",
+            "Droplet radius",
+            "Radius in cells of the ground a droplet wears and fills.",
+            integer(1, EROSION_RADIUS, [1, 8]),
+        ),
+        (
+            "erosion.capacity",
+            "Sediment capacity",
+            "How much sediment a droplet carries: higher cuts deeper channels.",
+            number(EROSION_CAPACITY, [0.5, 16.0], true),
+        ),
+        (
+            "erosion.thermal",
+            "Thermal iterations",
+            "Slumping of slopes steeper than the talus, after the droplets (0: none).",
+            integer(0, EROSION_THERMAL, [0, 200]),
+        ),
+        (
+            "erosion.talus",
+            "Talus",
+            "The steepest slope (rise over run) thermal erosion leaves standing.",
+            number(EROSION_TALUS, [0.1, 2.0], false),
+        ),
+        (
+            "erosion.feather",
+            "Feather",
+            "World units over which the change fades in from the region's edge.",
+            number(
+                Bounds::closed(0.0, EROSION_FEATHER as f32),
+                [0.0, 64.0],
+                false,
+            ),
+        ),
+    ];
+    for (path, label, help, control) in fields {
+        out.push(within(field(path, G, label, help, control)));
+    }
 }
 
 /// Every generator parameter of `kind`'s recipe, in the order an editor
@@ -386,6 +523,7 @@ pub fn recipe_fields(kind: WorldKind) -> Vec<RecipeField> {
                 "World units the curve's 1 stands for.",
                 number(HEIGHT_SCALE, [4.0, 1024.0], true),
             ));
+            erosion_fields(&mut out);
         }
         WorldKind::Voxel => {
             out.push(field(

@@ -441,19 +441,61 @@ fn heightmap_params() -> impl Strategy<Value = Value> {
         0.0f32..=100.0,
         prop::collection::vec((0.01f32..0.2, -2.0f32..2.0), 1..15),
         0.01f32..=1000.0,
+        prop::option::of(erosion()),
     )
         .prop_map(
-            |([base, mountains, mask, warp], t, b, s, a, steps, scale)| {
+            |([base, mountains, mask, warp], t, b, s, a, steps, scale, erosion)| {
                 let mut x = 0.0f32;
                 let mut curve = vec![json!([0.0, 0.0])];
                 for (dx, y) in steps {
                     x += dx;
                     curve.push(json!([x, y]));
                 }
-                json!({
+                let mut p = json!({
                     "base": base, "mountains": mountains, "mask": mask,
                     "mask_threshold": t, "mask_blend": b, "mountain_strength": s,
                     "warp_amplitude": a, "warp": warp, "curve": curve, "height_scale": scale,
+                });
+                if let Some(e) = erosion {
+                    p["erosion"] = e;
+                }
+                p
+            },
+        )
+}
+
+/// A heightmap recipe's erosion step from valid ranges (some hydraulic
+/// passes or thermal iterations, or both).
+fn erosion() -> impl Strategy<Value = Value> {
+    (
+        (
+            -1.0e6f64..1.0e6,
+            -1.0e6f64..1.0e6,
+            1.0f64..1.0e5,
+            1.0f64..1.0e5,
+        ),
+        (
+            0u32..=64,
+            0.001f32..=1.0,
+            1u32..=256,
+            1u32..=8,
+            0.01f32..1.0e5,
+        ),
+        (0u32..=10_000, 0.0f32..10.0, 0.0f64..1.0e6),
+    )
+        .prop_filter("erodes something", |(_, (passes, ..), (thermal, ..))| {
+            *passes > 0 || *thermal > 0
+        })
+        .prop_map(
+            |(
+                (x, z, w, d),
+                (passes, density, lifetime, radius, capacity),
+                (thermal, talus, feather),
+            )| {
+                json!({
+                    "region": [x, z, x + w, z + d], "passes": passes, "density": density,
+                    "lifetime": lifetime, "radius": radius, "capacity": capacity,
+                    "thermal": thermal, "talus": talus, "feather": feather,
                 })
             },
         )
@@ -529,7 +571,10 @@ proptest! {
 fn set(recipe: &mut Value, path: &str, value: Value) {
     let mut v = &mut recipe["params"];
     for k in path.split('.') {
-        v = &mut v[k];
+        v = match k.parse::<usize>() {
+            Ok(i) if v.is_array() => &mut v[i],
+            _ => &mut v[k],
+        };
     }
     *v = value;
 }
@@ -557,6 +602,15 @@ fn recipe_fields_agree_with_validation() {
         for f in &fields {
             let path = format!("params.{}", f.path);
             let mut doc = doc.clone();
+            if let Some(part) = &f.within {
+                // The optional part turned on, as its toggle does.
+                let toggle = fields.iter().find(|g| &g.path == part).unwrap();
+                let FieldControl::Toggle { initial } = &toggle.control else {
+                    panic!("{path}: {part} is not a toggle");
+                };
+                set(&mut doc, part, initial.clone());
+                assert_eq!(error_path(&doc), None, "{path}: the part's initial value");
+            }
             if let Some([cond, value]) = &f.when {
                 // The condition, and every field that comes with it at
                 // its initial value (as the editor does).
@@ -598,7 +652,8 @@ fn recipe_fields_agree_with_validation() {
                     for v in slider {
                         assert_eq!(with(json!(v)), None, "{path}: slider end {v}");
                     }
-                    assert_eq!(with(json!(min - 1)).as_deref(), Some(path.as_str()));
+                    let below = i64::from(*min) - 1;
+                    assert_eq!(with(json!(below)).as_deref(), Some(path.as_str()));
                     assert_eq!(with(json!(max + 1)).as_deref(), Some(path.as_str()));
                 }
                 FieldControl::Choice { options } => {
@@ -616,6 +671,14 @@ fn recipe_fields_agree_with_validation() {
                     let long: Vec<[f32; 2]> = (0..n).map(|i| [i as f32, 0.0]).collect();
                     assert_eq!(with(json!(long)).as_deref(), Some(path.as_str()));
                     assert!(with(json!([[0.0, f32::next_up(y.max)], [1.0, 1.0]])).is_some());
+                }
+                FieldControl::Toggle { initial } => {
+                    // On (its initial value) and off (left out) are both
+                    // valid; a value of the wrong shape names the part.
+                    assert_eq!(with(initial.clone()), None, "{path}: on");
+                    assert_eq!(with(Value::Null), None, "{path}: off");
+                    let wrong = with(json!("yes")).unwrap_or_default();
+                    assert!(wrong.starts_with(&path), "{path}: {wrong}");
                 }
                 other => panic!("{path}: no check for {other:?}"),
             }
@@ -637,10 +700,22 @@ fn recipe_fields_agree_with_validation() {
             }
         }
         let mut all = Vec::new();
+        let mut doc = doc.clone();
+        // With every optional part on, its fields too.
+        for f in &fields {
+            if let FieldControl::Toggle { initial } = &f.control {
+                set(&mut doc, &f.path, initial.clone());
+            }
+        }
         leaves(&doc["params"], String::new(), &mut all);
         for leaf in all {
+            // An array is one control (the curve) or one per element
+            // (the erosion region's four edges).
+            let element = format!("{leaf}.");
             assert!(
-                fields.iter().any(|f| f.path == leaf),
+                fields
+                    .iter()
+                    .any(|f| f.path == leaf || f.path.starts_with(&element)),
                 "{kind}: params.{leaf} has no control"
             );
         }

@@ -140,6 +140,19 @@ pub struct HeightmapDocument<S: ChunkStore = WorldFile> {
     core: DocumentCore<S, HeightmapKind>,
 }
 
+/// Refuses parameters with an erosion where no eroded heights are given.
+fn refuse_erosion(params: &HeightmapParams) -> Result<(), StoreError> {
+    if params.erosion.is_some() {
+        return Err(StoreError::World(isoterra_world::WorldError::param(
+            "erosion",
+            "set",
+            "an eroded world starts with its eroded heights: create it with \
+             create_from_heights (isoterra_kind::Document::create runs the erosion)",
+        )));
+    }
+    Ok(())
+}
+
 /// What the shared document core needs to know about heightmap worlds.
 #[derive(Debug)]
 struct HeightmapKind {
@@ -154,7 +167,13 @@ impl HeightmapDocument<WorldFile> {
     ///
     /// [`StoreError::World`] for invalid parameters, and the errors of
     /// [`WorldFile::create`]; nothing is created then.
+    ///
+    /// Parameters with an [`erosion`](HeightmapParams::erosion) are refused
+    /// here: an eroded world starts with its eroded heights, given to
+    /// [`create_from_heights`](Self::create_from_heights) (what
+    /// `isoterra_kind::Document::create` does).
     pub fn create(path: impl AsRef<Path>, params: &HeightmapParams) -> Result<Self, StoreError> {
+        refuse_erosion(params)?;
         Self::create_with(params, |meta| WorldFile::create(path.as_ref(), meta))
     }
 
@@ -179,15 +198,8 @@ impl HeightmapDocument<WorldFile> {
         heights: &[f32],
     ) -> Result<Self, StoreError> {
         let path = path.as_ref();
-        let mut doc = Self::create(path, params)?;
-        let written = (|| {
-            let kind = &mut doc.core.kind;
-            let chunks = kind.world.import_heights(first, dims, heights)?;
-            kind.world.take_dirty();
-            let changes = kind.layer_changes(&chunks)?;
-            doc.core.put_chunks(&changes)
-        })();
-        if let Err(e) = written {
+        let mut doc = Self::create_with(params, |meta| WorldFile::create(path, meta))?;
+        if let Err(e) = doc.lay_start_heights(first, dims, heights) {
             drop(doc);
             let _ = std::fs::remove_file(path);
             return Err(e);
@@ -222,7 +234,44 @@ impl<S: ChunkStore> HeightmapDocument<S> {
     /// [`StoreError::World`] for invalid parameters,
     /// [`StoreError::AlreadyExists`] when the store holds a world.
     pub fn create_in(store: S, params: &HeightmapParams) -> Result<Self, StoreError> {
+        refuse_erosion(params)?;
         Self::create_with(params, |meta| in_new_world(store, meta, &[]))
+    }
+
+    /// Creates a new heightmap world in `store` whose ground starts as the
+    /// given heights, like
+    /// [`create_from_heights`](HeightmapDocument::create_from_heights).
+    /// On error the store is dropped.
+    ///
+    /// # Errors
+    ///
+    /// As [`create_in`](Self::create_in) and
+    /// [`create_from_heights`](HeightmapDocument::create_from_heights).
+    pub fn create_from_heights_in(
+        store: S,
+        params: &HeightmapParams,
+        first: [i64; 2],
+        dims: [u32; 2],
+        heights: &[f32],
+    ) -> Result<Self, StoreError> {
+        let mut doc = Self::create_with(params, |meta| in_new_world(store, meta, &[]))?;
+        doc.lay_start_heights(first, dims, heights)?;
+        Ok(doc)
+    }
+
+    /// Lays `heights` into a new world's edit layer and stores the chunks
+    /// (no stroke).
+    fn lay_start_heights(
+        &mut self,
+        first: [i64; 2],
+        dims: [u32; 2],
+        heights: &[f32],
+    ) -> Result<(), StoreError> {
+        let kind = &mut self.core.kind;
+        let chunks = kind.world.import_heights(first, dims, heights)?;
+        kind.world.take_dirty();
+        let changes = kind.layer_changes(&chunks)?;
+        self.core.put_chunks(&changes)
     }
 
     /// Opens the heightmap world held in `store`; fails like

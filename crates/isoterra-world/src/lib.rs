@@ -89,9 +89,9 @@ mod voxel;
 pub use edit::{EditDirection, Side2dEdit};
 pub use error::WorldError;
 pub use heightmap::{
-    Frustum, HeightBrush, HeightEdit, HeightExtent, HeightHit, HeightOutside, HeightTool,
-    HeightmapParams, HeightmapWorld, MAX_BRUSH_RADIUS_NODES, MAX_EXTENT_SIDE, MAX_NODE_COORD,
-    MAX_SCULPT_HEIGHT, MeshKey, MeshReady, neighbour_lods,
+    Frustum, HeightBrush, HeightEdit, HeightErosion, HeightExtent, HeightHit, HeightOutside,
+    HeightTool, HeightmapParams, HeightmapWorld, MAX_BRUSH_RADIUS_NODES, MAX_EXTENT_SIDE,
+    MAX_NODE_COORD, MAX_SCULPT_HEIGHT, MeshKey, MeshReady, neighbour_lods,
 };
 pub use map::{
     CLIFF_SLOPE_RANGE, DEFAULT_RAMP_LENGTH, MAX_MAP_BRUSH_RADIUS, MAX_MAP_HEIGHT, MAX_STROKE_DABS,

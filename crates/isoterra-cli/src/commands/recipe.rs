@@ -13,7 +13,10 @@ pub fn run(a: &RecipeArgs) -> anyhow::Result<()> {
         .preset
         .as_deref()
         .unwrap_or(NewWorld::defaults(kind).preset);
-    let recipe = Recipe::preset(kind, preset)?;
+    let mut recipe = Recipe::preset(kind, preset)?;
+    if a.erosion {
+        recipe = recipe.with_default_erosion()?;
+    }
     let text = recipe.to_json_pretty();
     match &a.out {
         Some(out) => super::write_atomic(out, text.as_bytes())?,

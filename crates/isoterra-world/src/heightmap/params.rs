@@ -5,6 +5,7 @@ use isoterra_mesh::HeightmapOptions;
 
 use crate::WorldError;
 
+use super::erosion::HeightErosion;
 use super::extent::HeightExtent;
 
 /// Largest `|node index|` a heightmap world addresses on either axis (`2^30`).
@@ -78,6 +79,13 @@ pub struct HeightmapParams {
     /// nodes, its height range and what lies outside it (see
     /// [`HeightExtent`]). Default value: `None` (generated everywhere).
     pub extent: Option<HeightExtent>,
+    /// The erosion the world's starting ground was made with, if any (see
+    /// [`HeightErosion`]: it is run once when the world is created, and
+    /// kept here so that its recipe can be printed again; the world itself
+    /// does not erode). Left out of the stored JSON when `None`, so worlds
+    /// without one store what they always did. Default value: `None`.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub erosion: Option<HeightErosion>,
 }
 
 impl HeightmapParams {
@@ -94,6 +102,7 @@ impl HeightmapParams {
         unload_hysteresis: 64.0,
         mesh: HeightmapOptions::DEFAULT,
         extent: None,
+        erosion: None,
     };
 
     /// Sets [`generator`](Self::generator).
@@ -153,6 +162,12 @@ impl HeightmapParams {
     /// Sets [`mesh`](Self::mesh).
     pub const fn with_mesh(mut self, mesh: HeightmapOptions) -> Self {
         self.mesh = mesh;
+        self
+    }
+
+    /// Sets [`erosion`](Self::erosion).
+    pub const fn with_erosion(mut self, erosion: Option<HeightErosion>) -> Self {
+        self.erosion = erosion;
         self
     }
 
@@ -256,6 +271,9 @@ impl HeightmapParams {
         }
         self.check_view_distance(self.view_distance + self.unload_hysteresis)?;
         if let Some(e) = &self.extent {
+            e.validate()?;
+        }
+        if let Some(e) = &self.erosion {
             e.validate()?;
         }
         Ok(())
