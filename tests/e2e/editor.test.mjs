@@ -1101,7 +1101,7 @@ async function recipeScenario(ctx) {
     await page.waitForFunction(() => window.isoterra.recipe.preset === 'hills' && document.getElementById('rf-mountain_strength'), null, { timeout: 30000 });
     let r = await previewsAtLeast(page, 1, 'heightmap hills');
     const groups = await page.locator('#nw-fields legend').allInnerTexts();
-    check(groups.join(',') === 'Base noise,Mountains,Mountain mask,Domain warp,Height', `unexpected groups: ${groups}`);
+    check(groups.join(',') === 'Base noise,Mountains,Mountain mask,Domain warp,Height,Erosion', `unexpected groups: ${groups}`);
     const sliders = await page.locator('#nw-fields input[type=range]').count();
     check(sliders >= 20, `only ${sliders} sliders for the heightmap recipe`);
     const p0 = await previewBytes(page);
@@ -1184,6 +1184,45 @@ async function recipeScenario(ctx) {
       log('  wrote docs/screenshots/new-world-recipe.png');
     }
 
+    // The erosion step: off at first; its toggle brings its fields and
+    // redraws the preview with the region eroded. A small region and light
+    // settings keep the creation quick in a debug build.
+    check(!(await page.locator('#rf-erosion-passes').isVisible()), 'erosion fields shown while erosion is off');
+    await page.locator('#rf-erosion').scrollIntoViewIfNeeded();
+    const e0 = await previewBytes(page);
+    r = await page.evaluate(() => window.isoterra.recipe);
+    await page.check('#rf-erosion');
+    check(await page.locator('#rf-erosion-passes').isVisible(), 'no erosion fields after the toggle');
+    if (DOC_SHOTS) {
+      // The default step, close by (the preview inside its region).
+      const d = path.join(ROOT, 'docs', 'screenshots');
+      const k = (await page.evaluate(() => window.isoterra.recipe)).previews;
+      await page.selectOption('#nw-area', '256');
+      await previewsAtLeast(page, k + 1, 'preview area 256');
+      await page.waitForTimeout(500);
+      await previewBytes(page);
+      await page.locator('#rf-erosion').evaluate((e) => e.closest('fieldset').scrollIntoView({ block: 'start' }));
+      await page.locator('#new-world-dialog').screenshot({ path: path.join(d, 'new-world-erosion.png') });
+      log('  wrote docs/screenshots/new-world-erosion.png');
+      await page.selectOption('#nw-area', 'auto');
+    }
+    await page.fill('#rf-erosion-region-0', '-96');
+    await page.fill('#rf-erosion-region-1', '-96');
+    await page.fill('#rf-erosion-region-2', '96');
+    await page.fill('#rf-erosion-region-3', '96');
+    await page.fill('#rf-erosion-passes', '2');
+    await page.fill('#rf-erosion-lifetime', '16');
+    await previewsAtLeast(page, r.previews + 1, 'erosion on');
+    await page.waitForFunction(() => !document.getElementById('nw-preview-info').textContent.startsWith('drawing'), null, { timeout: 20000 });
+    await page.waitForTimeout(500);
+    const e1 = await previewBytes(page);
+    r = await page.evaluate(() => window.isoterra.recipe);
+    const erosion = r.current.params.erosion;
+    check(r.lastError === null, `the eroding recipe was refused: ${r.lastError}`);
+    check(e1.hash !== e0.hash, 'the preview did not change with erosion on');
+    check(JSON.stringify(erosion.region) === '[-96,-96,96,96]' && erosion.passes === 2 && erosion.lifetime === 16, `the erosion fields did not reach the recipe: ${JSON.stringify(erosion)}`);
+    log(`  erosion on: region ${JSON.stringify(erosion.region)}, ${erosion.passes} passes; preview ${Math.round(r.lastMs)} ms`);
+
     // Create: the world is made from exactly this recipe.
     const wanted = r.current;
     const w0 = await page.evaluate(() => window.isoterra.welcomes);
@@ -1195,9 +1234,16 @@ async function recipeScenario(ctx) {
     await page.waitForFunction(([w]) => window.isoterra.welcomes > w && window.isoterra.kind === 'heightmap' && window.isoterra.ready, [w0], { timeout: 60000 });
     const info = await page.evaluate(async () => (await fetch('api/info')).json());
     // Parameters are f32 in the world: compare at that precision.
-    const f32 = (v) => JSON.stringify(v, (_, x) => (typeof x === 'number' ? Math.fround(x) : x));
+    // Keys sorted: the server writes them in its order, the page in the
+    // order the fields were turned on.
+    const sorted = (x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sorted(x[k])])) : Array.isArray(x) ? x.map(sorted) : x);
+    const f32 = (v) => JSON.stringify(sorted(v), (_, x) => (typeof x === 'number' ? Math.fround(x) : x));
     check(f32(info.recipe.params) === f32(wanted.params), `the world's recipe is not the edited one:\n${JSON.stringify(info.recipe.params)}\n${JSON.stringify(wanted.params)}`);
-    log('  created: the world file holds exactly the edited recipe');
+    // The erosion ran: the file stores the eroded ground as chunks (a new
+    // uneroded heightmap stores none), and there is nothing to undo.
+    const stored = JSON.parse(await runCli(['info', file, '--json'], dir));
+    check(stored.chunks_stored > 0 && stored.strokes_total === 0, `the eroded world stores no eroded ground: ${JSON.stringify(stored)}`);
+    log(`  created: the world file holds exactly the edited recipe, and ${stored.chunks_stored} chunks of eroded ground`);
 
     // side2d: the size is part of the preview; the fill slider redraws it.
     await page.click('#new-world');

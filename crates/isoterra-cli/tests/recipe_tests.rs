@@ -572,3 +572,114 @@ fn preview_draws_presets_and_recipes_without_creating_a_world() {
         assert!(!c.exists());
     }
 }
+
+/// A heightmap recipe's erosion step through the real binary: `recipe
+/// --erosion` prints the default step, `new --recipe` makes a world whose
+/// region is what `isoterra erode` of the same region with the same
+/// settings makes of the plain world (compared through a float EXR
+/// export), with no stroke to undo; `info --recipe` prints the step back,
+/// and only heightmap recipes take one.
+#[test]
+fn an_eroding_recipe_makes_a_world_that_starts_eroded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    let recipe = path("eroded.json");
+    ok(&[
+        "recipe",
+        "--kind",
+        "heightmap",
+        "--erosion",
+        "-o",
+        s(&recipe),
+    ]);
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&recipe).unwrap()).unwrap();
+    assert!(v.get("name").is_none(), "an edited preset is unnamed: {v}");
+    assert_eq!(
+        v["params"]["erosion"]["region"],
+        json!([-256.0, -256.0, 256.0, 256.0])
+    );
+    assert_eq!(v["params"]["erosion"]["passes"], 8);
+    // Lighter settings, so that the test stays quick.
+    let e = &mut v["params"]["erosion"];
+    e["region"] = json!([-24.0, -20.0, 24.0, 28.0]);
+    e["passes"] = json!(2);
+    e["lifetime"] = json!(12);
+    e["thermal"] = json!(5);
+    std::fs::write(&recipe, v.to_string()).unwrap();
+
+    let eroded = path("eroded.isoterra");
+    let out = ok(&[
+        "new",
+        s(&eroded),
+        "--kind",
+        "heightmap",
+        "--recipe",
+        s(&recipe),
+    ]);
+    assert!(out.contains("created"), "{out}");
+    let plain = path("plain.isoterra");
+    ok(&["new", s(&plain), "--kind", "heightmap"]);
+    let by_hand = path("by-hand.isoterra");
+    ok(&["new", s(&by_hand), "--kind", "heightmap"]);
+    ok(&[
+        "erode",
+        s(&by_hand),
+        "--region",
+        "-24,-20,24,28",
+        "--passes",
+        "2",
+        "--lifetime",
+        "12",
+        "--thermal",
+        "5",
+        "--feather",
+        "16",
+    ]);
+    let exr = |file: &Path| {
+        let out = dir.path().join(format!(
+            "{}.exr",
+            file.file_name().unwrap().to_string_lossy()
+        ));
+        ok(&[
+            "export",
+            s(file),
+            "--format",
+            "exr",
+            "--region",
+            "-40,-40,40,40",
+            "-o",
+            s(&out),
+        ]);
+        std::fs::read(out).unwrap()
+    };
+    assert_eq!(
+        exr(&eroded),
+        exr(&by_hand),
+        "the step is the region's erosion"
+    );
+    assert_ne!(exr(&eroded), exr(&plain), "the step changed the ground");
+
+    let printed = ok(&["info", s(&eroded), "--recipe"]);
+    let back: Value = serde_json::from_str(&printed).unwrap();
+    assert_eq!(back["params"]["erosion"], v["params"]["erosion"]);
+    let undo = ok(&["undo", s(&eroded)]);
+    assert!(undo.contains("nothing to undo"), "{undo}");
+    assert_ne!(hash(&eroded), hash(&plain));
+
+    let err = fails(&["recipe", "--kind", "map", "--erosion"]);
+    assert!(err.contains("only heightmap recipes"), "{err}");
+    // A step that erodes too much is refused, and no file is made.
+    v["params"]["erosion"]["region"] = json!([0.0, 0.0, 5000.0, 5000.0]);
+    std::fs::write(&recipe, v.to_string()).unwrap();
+    let big = path("big.isoterra");
+    let err = fails(&[
+        "new",
+        s(&big),
+        "--kind",
+        "heightmap",
+        "--recipe",
+        s(&recipe),
+    ]);
+    assert!(err.contains("at most"), "{err}");
+    assert!(!big.exists());
+}

@@ -320,7 +320,12 @@ fn noise_fields(out: &mut Vec<RecipeField>, key: &str, group: &'static str) {
 fn erosion_fields(out: &mut Vec<RecipeField>) {
     use bounds::*;
     const G: &str = "Erosion";
-    let initial = serde_json::to_value(HeightErosion::DEFAULT).unwrap_or(Value::Null);
+    // Through text, so that an f32 is its shortest decimal (0.8, not the
+    // f64 widening 0.800000011920929).
+    let initial = serde_json::to_string(&HeightErosion::DEFAULT)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
     out.push(field(
         "erosion",
         G,
