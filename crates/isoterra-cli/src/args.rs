@@ -255,6 +255,11 @@ pub struct ErodeArgs {
     /// Thermal talus: the steepest stable slope, rise over run (default 0.8).
     #[arg(long)]
     pub talus: Option<f32>,
+    /// A Gaussian blur of this radius in nodes after the erosion, 0..=64
+    /// (default 0: none); with `--passes 0` and no `--thermal`, a blur of
+    /// the region alone.
+    #[arg(long, default_value_t = 0)]
+    pub blur: u32,
     /// Droplet seed (default: the world's seed).
     #[arg(long)]
     pub seed: Option<u64>,

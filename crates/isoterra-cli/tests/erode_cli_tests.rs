@@ -59,6 +59,23 @@ fn erode_is_one_undoable_stroke_on_a_region() {
         "8",
     ]);
     assert!(text.starts_with("stroke 2 (erode): "), "{text}");
+    // A blur alone: no droplets, no thermal pass.
+    let out = ok(&[
+        "erode",
+        f,
+        "--region",
+        "20,20,40,40",
+        "--passes",
+        "0",
+        "--blur",
+        "3",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["stroke"], 3, "{v}");
+    assert_eq!(v["erosion"]["blur"], 3);
+    assert!(v["erosion"]["hydraulic"].is_null(), "{v}");
+    assert!(v["changed_nodes"].as_u64().unwrap() > 100, "{v}");
 }
 
 #[test]
@@ -94,6 +111,7 @@ fn bad_erosions_are_refused_and_change_nothing() {
             "--passes 0",
         ),
         (vec!["--region", "0,0,10,10", "--feather", "-1"], "feather"),
+        (vec!["--region", "0,0,10,10", "--blur", "65"], "blur radius"),
     ] {
         let mut all = vec!["erode", f];
         all.extend(args.iter().copied());

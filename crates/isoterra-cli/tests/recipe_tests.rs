@@ -605,6 +605,7 @@ fn an_eroding_recipe_makes_a_world_that_starts_eroded() {
     e["passes"] = json!(2);
     e["lifetime"] = json!(12);
     e["thermal"] = json!(5);
+    e["blur"] = json!(2);
     std::fs::write(&recipe, v.to_string()).unwrap();
 
     let eroded = path("eroded.isoterra");
@@ -632,6 +633,8 @@ fn an_eroding_recipe_makes_a_world_that_starts_eroded() {
         "12",
         "--thermal",
         "5",
+        "--blur",
+        "2",
         "--feather",
         "16",
     ]);

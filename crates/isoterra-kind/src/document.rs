@@ -121,6 +121,7 @@ fn start_erosion(
         region: e.region,
         hydraulic: e.hydraulic(),
         thermal: e.thermal(),
+        blur: e.blur,
         seed: None,
         feather: e.feather,
     };

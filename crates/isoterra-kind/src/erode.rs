@@ -2,6 +2,7 @@
 //! ([`Document::erode`](crate::Document::erode), `isoterra erode`).
 
 use isoterra_field::erosion::{HydraulicParams, ThermalParams, erode_tile, thermal_tile};
+use isoterra_field::{BlurKind, Field2, blur};
 use isoterra_world::HeightmapWorld;
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +43,11 @@ pub struct ErodeSpec {
     /// Thermal erosion (slumping of slopes steeper than the talus), run
     /// after the hydraulic passes, or none.
     pub thermal: Option<ThermalParams>,
+    /// A Gaussian blur of this radius in nodes (`0..=64`, `0`: none), run
+    /// last: softens what the droplets left, or the whole region on its
+    /// own. Left out of stroke records written before it existed: `0`.
+    #[serde(default)]
+    pub blur: u32,
     /// The droplet seed (the world's seed unless given).
     pub seed: Option<u64>,
     /// World units over which the change fades in from the region's edge.
@@ -62,6 +68,7 @@ impl ErodeSpec {
             region,
             hydraulic: Some(Self::DEFAULT_HYDRAULIC),
             thermal: None,
+            blur: 0,
             seed: None,
             feather: 8.0,
         }
@@ -106,10 +113,17 @@ pub fn erode_region(world: &HeightmapWorld, spec: &ErodeSpec) -> Result<ErodedRe
             spec.feather
         )));
     }
-    if spec.hydraulic.is_none() && spec.thermal.is_none() {
+    if spec.hydraulic.is_none() && spec.thermal.is_none() && spec.blur == 0 {
         return Err(KindError::invalid(
-            "nothing to do: ask for hydraulic or thermal erosion (or both)",
+            "nothing to do: ask for hydraulic or thermal erosion or a blur",
         ));
+    }
+    if spec.blur > BlurKind::MAX_RADIUS {
+        return Err(KindError::invalid(format!(
+            "blur radius {}: must be 0..={} nodes",
+            spec.blur,
+            BlurKind::MAX_RADIUS
+        )));
     }
     if let Some(h) = &spec.hydraulic {
         h.validate().map_err(|e| param("hydraulic erosion", e))?;
@@ -152,11 +166,15 @@ pub fn erode_region(world: &HeightmapWorld, spec: &ErodeSpec) -> Result<ErodedRe
         )));
     }
     let dims = [dims[0] as u32, dims[1] as u32];
+    let bm = spec.blur;
     let tm = spec.thermal.map_or(0, |t| t.margin());
     let hm = spec.hydraulic.map_or(0, |h| h.margin());
-    // The thermal block: the region grown by the thermal margin.
-    let t_first = [first[0] - i64::from(tm), first[1] - i64::from(tm)];
-    let t_dims = [dims[0] + 2 * tm, dims[1] + 2 * tm];
+    // The blurred block: the region grown by the blur's radius; the
+    // thermal block: that grown by the thermal margin.
+    let b_first = [first[0] - i64::from(bm), first[1] - i64::from(bm)];
+    let b_dims = [dims[0] + 2 * bm, dims[1] + 2 * bm];
+    let t_first = [b_first[0] - i64::from(tm), b_first[1] - i64::from(tm)];
+    let t_dims = [b_dims[0] + 2 * tm, b_dims[1] + 2 * tm];
     // Everything read: the thermal block grown by the hydraulic margin.
     let read_first = [t_first[0] - i64::from(hm), t_first[1] - i64::from(hm)];
     let read_dims = [t_dims[0] + 2 * hm, t_dims[1] + 2 * hm];
@@ -195,7 +213,7 @@ pub fn erode_region(world: &HeightmapWorld, spec: &ErodeSpec) -> Result<ErodedRe
             (out, cell)
         }
     };
-    // The region's eroded heights.
+    // The blurred block's eroded heights.
     let (eroded, scale) = match &spec.thermal {
         Some(t) => {
             let to_cells = scale / cell;
@@ -203,10 +221,30 @@ pub fn erode_region(world: &HeightmapWorld, spec: &ErodeSpec) -> Result<ErodedRe
             let at = |x: i64, z: i64| {
                 block[(z - t_first[1]) as usize * tw + (x - t_first[0]) as usize] * to_cells
             };
-            let v = thermal_tile(t, first, dims, at).map_err(|e| param("thermal erosion", e))?;
+            let v =
+                thermal_tile(t, b_first, b_dims, at).map_err(|e| param("thermal erosion", e))?;
             (v, cell)
         }
         None => (block, scale),
+    };
+    // The blur, on the block grown by its radius: every node of the region
+    // reads only nodes of that block (its clamped edge is never reached),
+    // so the region does not depend on where the block starts. Then the
+    // region is cut out.
+    let eroded = if bm > 0 {
+        let mut f = Field2::new(b_dims[0], b_dims[1], 0.0).map_err(|e| param("blur", e))?;
+        f.values_mut().copy_from_slice(&eroded);
+        blur(&mut f, BlurKind::Gaussian, bm).map_err(|e| param("blur", e))?;
+        let bw = b_dims[0] as usize;
+        let m = bm as usize;
+        let mut out = Vec::with_capacity(dims[0] as usize * dims[1] as usize);
+        for j in 0..dims[1] as usize {
+            let row = (j + m) * bw + m;
+            out.extend_from_slice(&f.values()[row..row + dims[0] as usize]);
+        }
+        out
+    } else {
+        eroded
     };
     let feather = spec.feather / cs;
     let mut heights = Vec::with_capacity(dims[0] as usize * dims[1] as usize);

@@ -24,7 +24,9 @@ use isoterra_export::{
 };
 use isoterra_field::erosion::{hydraulic_erosion, thermal_erosion};
 use isoterra_field::map::node_surface;
-use isoterra_field::{Field2, HeightGen, MaterialTable, VoxelPreset, generate_side2d};
+use isoterra_field::{
+    BlurKind, Field2, HeightGen, MaterialTable, VoxelPreset, blur, generate_side2d,
+};
 use isoterra_world::{HeightErosion, MapWorld};
 
 use crate::create::WorldParams;
@@ -148,7 +150,8 @@ pub fn preview(new: &NewWorld, options: &PreviewOptions) -> Result<Preview, Kind
         WorldParams::Heightmap(p) => {
             let area = options.area.unwrap_or(1024.0);
             let heights = HeightGen::new(&p.generator, p.seed)?;
-            let rgb = relief(&heights, area, n, p.erosion.as_ref(), p.seed)?;
+            let sketch = p.erosion.as_ref().map(|e| (e, p.cell_size));
+            let rgb = relief(&heights, area, n, sketch, p.seed)?;
             finish(rgb, n, n, area)
         }
         WorldParams::Voxel(p) => {
@@ -270,7 +273,7 @@ fn relief(
     heights: &HeightGen,
     area: f32,
     n: u32,
-    erosion: Option<&HeightErosion>,
+    erosion: Option<(&HeightErosion, f32)>,
     seed: u64,
 ) -> Result<Vec<u8>, KindError> {
     let step = area / n as f32;
@@ -281,8 +284,8 @@ fn relief(
     heights.fill_heights([origin, origin], [step, step], [m, m], &mut h)?;
     let [lo, hi] = heights.range();
     let span = (hi - lo).max(f32::MIN_POSITIVE);
-    if let Some(e) = erosion {
-        sketch_erosion(&mut h, m, origin, step, span, e, seed)?;
+    if let Some((e, cell)) = erosion {
+        sketch_erosion(&mut h, m, [origin, step, span, cell], e, seed)?;
     }
     // Slopes are exaggerated so that a flat-looking world still shows its
     // relief at this scale; the light comes from the north-west.
@@ -335,17 +338,17 @@ fn relief(
 /// a sketch of the erosion a world runs at full resolution when it is
 /// created, quick enough to redraw while a slider moves. Droplets and
 /// thermal slumping work in samples instead of cells (so a coarse preview
-/// carves wider channels than the world will); the feather fades the change
-/// in from the region's edge as in the world.
+/// carves wider channels than the world will); the blur's radius is scaled
+/// to samples; the feather fades the change in from the region's edge as in
+/// the world. `frame` is `[origin, step, span of the heights, cell size]`.
 fn sketch_erosion(
     h: &mut [f32],
     m: u32,
-    origin: f32,
-    step: f32,
-    span: f32,
+    frame: [f32; 4],
     e: &HeightErosion,
     seed: u64,
 ) -> Result<(), KindError> {
+    let [origin, step, span, cell] = frame;
     let r = e.region;
     let first = |v: f64| ((v - f64::from(origin)) / f64::from(step)).ceil().max(0.0);
     let last = |v: f64| {
@@ -375,6 +378,12 @@ fn sketch_erosion(
     if let Some(thermal) = e.thermal() {
         thermal_erosion(&mut block, &thermal)?;
     }
+    let radius = (e.blur as f32 * cell / step).round() as u32;
+    blur(
+        &mut block,
+        BlurKind::Gaussian,
+        radius.min(BlurKind::MAX_RADIUS),
+    )?;
     let feather = (e.feather / f64::from(step)) as f32;
     for j in 0..d {
         for i in 0..w {

@@ -757,6 +757,7 @@ fn validate_erosion(e: &HeightErosion) -> Result<(), KindError> {
     whole("lifetime", e.lifetime, 1, bounds::EROSION_LIFETIME)?;
     whole("radius", e.radius, 1, bounds::EROSION_RADIUS)?;
     whole("thermal", e.thermal, 0, bounds::EROSION_THERMAL)?;
+    whole("blur", e.blur, 0, bounds::EROSION_BLUR)?;
     bounds::EROSION_DENSITY.check(&at("density"), e.density)?;
     bounds::EROSION_CAPACITY.check(&at("capacity"), e.capacity)?;
     bounds::EROSION_TALUS.check(&at("talus"), e.talus)?;
@@ -770,10 +771,10 @@ fn validate_erosion(e: &HeightErosion) -> Result<(), KindError> {
             ),
         ));
     }
-    if e.passes == 0 && e.thermal == 0 {
+    if e.passes == 0 && e.thermal == 0 && e.blur == 0 {
         return Err(bad(
             "params.erosion",
-            "erodes nothing: give hydraulic passes or thermal iterations (or both), \
+            "does nothing: give hydraulic passes, thermal iterations or a blur, \
              or leave the erosion out",
         ));
     }

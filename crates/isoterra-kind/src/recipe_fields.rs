@@ -127,6 +127,7 @@ pub(crate) mod bounds {
     pub const EROSION_LIFETIME: u32 = 256;
     pub const EROSION_RADIUS: u32 = 8;
     pub const EROSION_THERMAL: u32 = 10_000;
+    pub const EROSION_BLUR: u32 = isoterra_field::BlurKind::MAX_RADIUS;
     pub const EROSION_DENSITY: Bounds = Bounds::open_min(0.0, 1.0);
     pub const EROSION_CAPACITY: Bounds = Bounds::open_min(0.0, 1.0e6);
     pub const EROSION_TALUS: Bounds = Bounds::closed(0.0, 1.0e6);
@@ -418,6 +419,12 @@ fn erosion_fields(out: &mut Vec<RecipeField>) {
             "Talus",
             "The steepest slope (rise over run) thermal erosion leaves standing.",
             number(EROSION_TALUS, [0.1, 2.0], false),
+        ),
+        (
+            "erosion.blur",
+            "Blur",
+            "Radius in nodes of a Gaussian blur run last, softening what the droplets left (0: none).",
+            integer(0, EROSION_BLUR, [0, 16]),
         ),
         (
             "erosion.feather",

@@ -39,23 +39,34 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(8))]
 
     /// Two halves of a region eroded in two worlds equal the whole region
-    /// eroded in a third, bit for bit, with and without thermal passes.
+    /// eroded in a third, bit for bit, with and without droplets, thermal
+    /// passes and a blur.
     #[test]
     fn a_region_eroded_in_parts_equals_it_eroded_whole(
         x0 in -80i32..40, z0 in -80i32..40, w in 8i32..40, d in 8i32..40,
-        cut in 2i32..6, thermal in any::<bool>(),
+        cut in 2i32..6, thermal in any::<bool>(), droplets in any::<bool>(),
+        blur in 0u32..5,
     ) {
         let split = x0 + w * cut / 8;
         let whole = [x0, z0, x0 + w, z0 + d].map(f64::from);
         let left = [x0, z0, split, z0 + d].map(f64::from);
         let right = [split + 1, z0, x0 + w, z0 + d].map(f64::from);
+        let spec = |region| {
+            let mut s = light(region, thermal);
+            s.blur = blur;
+            if !droplets {
+                s.hydraulic = None;
+                s.blur = blur.max(2);
+            }
+            s
+        };
         let mut all = world();
         let mut a = world();
         let mut b = world();
-        let done = all.erode(&light(whole, thermal)).unwrap();
+        let done = all.erode(&spec(whole)).unwrap();
         prop_assert!(done.changed_nodes > 0);
-        a.erode(&light(left, thermal)).unwrap();
-        b.erode(&light(right, thermal)).unwrap();
+        a.erode(&spec(left)).unwrap();
+        b.erode(&spec(right)).unwrap();
         for z in z0..=z0 + d {
             for x in x0..=x0 + w {
                 let g = [i64::from(x), i64::from(z)];
@@ -121,6 +132,42 @@ fn hydraulic_erosion_carves_and_thermal_erosion_flattens_steep_slopes() {
     assert!(done.changed_nodes > 65 * 65 / 2, "{done:?}");
 }
 
+/// A blur alone smooths the region: the summed squared curvature (the
+/// discrete Laplacian) drops by more than 30 % (a radius-6 Gaussian halves
+/// it on the hills preset), and the mean height stays within a hair.
+#[test]
+fn a_blur_alone_smooths_the_region() {
+    let mut doc = world();
+    let fresh = world();
+    let mut spec = ErodeSpec::new([-40.0, -40.0, 40.0, 40.0]);
+    spec.hydraulic = None;
+    spec.blur = 6;
+    spec.feather = 0.0;
+    let done = doc.erode(&spec).unwrap();
+    assert!(done.changed_nodes > 70 * 70, "{done:?}");
+    let rough = |d: &Document<MemoryStore>| {
+        let mut sum = 0.0f64;
+        let mut mean = 0.0f64;
+        for z in -39i64..40 {
+            for x in -39i64..40 {
+                let h = |g| f64::from(f32::from_bits(height(d, g)));
+                let lap =
+                    h([x + 1, z]) + h([x - 1, z]) + h([x, z + 1]) + h([x, z - 1]) - 4.0 * h([x, z]);
+                sum += lap * lap;
+                mean += h([x, z]);
+            }
+        }
+        (sum, mean / (79.0 * 79.0))
+    };
+    let (r0, m0) = rough(&fresh);
+    let (r1, m1) = rough(&doc);
+    assert!(r1 < r0 * 0.7, "curvature {r0} -> {r1}");
+    assert!(
+        (m1 - m0).abs() < 0.05 * (1.0 + m0.abs()),
+        "mean {m0} -> {m1}"
+    );
+}
+
 #[test]
 fn bad_erosions_are_refused_and_change_nothing() {
     let mut doc = world();
@@ -142,6 +189,7 @@ fn bad_erosions_are_refused_and_change_nothing() {
         bad(&|s| s.hydraulic = Some(HydraulicParams::DEFAULT.with_passes(0))),
         bad(&|s| s.hydraulic = Some(HydraulicParams::DEFAULT.with_density(f32::NAN))),
         bad(&|s| s.thermal = Some(ThermalParams::DEFAULT.with_talus(-1.0))),
+        bad(&|s| s.blur = 65),
     ];
     for spec in &cases {
         let err = doc.erode(spec).unwrap_err();

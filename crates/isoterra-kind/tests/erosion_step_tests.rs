@@ -20,6 +20,7 @@ fn step(region: [f64; 4]) -> HeightErosion {
         .with_region(region)
         .with_passes(2)
         .with_thermal(3)
+        .with_blur(2)
         .with_feather(6.0);
     e.lifetime = 12;
     e.radius = 2;
@@ -71,6 +72,7 @@ fn spec(e: &HeightErosion) -> ErodeSpec {
     let mut s = ErodeSpec::new(e.region);
     s.hydraulic = e.hydraulic();
     s.thermal = e.thermal();
+    s.blur = e.blur;
     s.feather = e.feather;
     s
 }
@@ -218,6 +220,7 @@ fn bad_erosion_steps_are_refused_before_anything_is_made() {
             HeightErosion::DEFAULT.with_thermal(20_000),
             "params.erosion.thermal",
         ),
+        (HeightErosion::DEFAULT.with_blur(65), "params.erosion.blur"),
     ];
     for (e, want) in bad {
         let text = recipe_with(Some(e)).to_json_pretty();

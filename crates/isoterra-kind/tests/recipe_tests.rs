@@ -481,21 +481,22 @@ fn erosion() -> impl Strategy<Value = Value> {
             1u32..=8,
             0.01f32..1.0e5,
         ),
-        (0u32..=10_000, 0.0f32..10.0, 0.0f64..1.0e6),
+        (0u32..=10_000, 0.0f32..10.0, 0u32..=64, 0.0f64..1.0e6),
     )
-        .prop_filter("erodes something", |(_, (passes, ..), (thermal, ..))| {
-            *passes > 0 || *thermal > 0
-        })
+        .prop_filter(
+            "does something",
+            |(_, (passes, ..), (thermal, _, blur, _))| *passes > 0 || *thermal > 0 || *blur > 0,
+        )
         .prop_map(
             |(
                 (x, z, w, d),
                 (passes, density, lifetime, radius, capacity),
-                (thermal, talus, feather),
+                (thermal, talus, blur, feather),
             )| {
                 json!({
                     "region": [x, z, x + w, z + d], "passes": passes, "density": density,
                     "lifetime": lifetime, "radius": radius, "capacity": capacity,
-                    "thermal": thermal, "talus": talus, "feather": feather,
+                    "thermal": thermal, "talus": talus, "blur": blur, "feather": feather,
                 })
             },
         )

@@ -196,6 +196,7 @@ pub fn erode(a: &ErodeArgs) -> anyhow::Result<()> {
                 .with_talus(a.talus.unwrap_or(ThermalParams::DEFAULT.talus)),
         ),
     };
+    spec.blur = a.blur;
     spec.seed = a.seed;
     spec.feather = a.feather;
     let mut doc = open(&a.file)?;

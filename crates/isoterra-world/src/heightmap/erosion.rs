@@ -57,6 +57,9 @@ pub struct HeightErosion {
     /// The steepest slope thermal erosion leaves standing (rise over run),
     /// finite and `>= 0`. Default value: `0.8`.
     pub talus: f32,
+    /// Radius in nodes of a Gaussian blur run last, `0..=64` (`0`: none).
+    /// Default value: `0`.
+    pub blur: u32,
     /// World units over which the change fades in from the region's edge,
     /// finite and `>= 0`. Default value: `16.0`.
     pub feather: f64,
@@ -66,6 +69,8 @@ pub struct HeightErosion {
 const MAX_PASSES: u32 = 64;
 /// Most thermal iterations of a [`HeightErosion`].
 const MAX_THERMAL: u32 = 10_000;
+/// Largest blur radius of a [`HeightErosion`], in nodes.
+const MAX_BLUR: u32 = isoterra_field::BlurKind::MAX_RADIUS;
 
 impl HeightErosion {
     /// The defaults (see the field docs): the hydraulic erosion of
@@ -79,6 +84,7 @@ impl HeightErosion {
         capacity: 4.0,
         thermal: 0,
         talus: 0.8,
+        blur: 0,
         feather: 16.0,
     };
 
@@ -97,6 +103,12 @@ impl HeightErosion {
     /// Sets [`thermal`](Self::thermal).
     pub const fn with_thermal(mut self, thermal: u32) -> Self {
         self.thermal = thermal;
+        self
+    }
+
+    /// Sets [`blur`](Self::blur).
+    pub const fn with_blur(mut self, blur: u32) -> Self {
+        self.blur = blur;
         self
     }
 
@@ -158,11 +170,18 @@ impl HeightErosion {
                 "must be 0..=10000",
             ));
         }
-        if self.passes == 0 && self.thermal == 0 {
+        if self.blur > MAX_BLUR {
+            return Err(WorldError::param(
+                "erosion.blur",
+                self.blur,
+                "must be 0..=64",
+            ));
+        }
+        if self.passes == 0 && self.thermal == 0 && self.blur == 0 {
             return Err(WorldError::param(
                 "erosion",
                 "no passes",
-                "needs hydraulic passes or thermal iterations (or both)",
+                "needs hydraulic passes, thermal iterations or a blur",
             ));
         }
         if !(self.feather.is_finite() && self.feather >= 0.0) {
@@ -217,6 +236,7 @@ mod tests {
             (e.with_passes(65), "erosion.passes"),
             (e.with_thermal(10_001), "erosion.thermal"),
             (e.with_passes(0), "erosion"),
+            (e.with_blur(65), "erosion.blur"),
             (e.with_feather(-1.0), "erosion.feather"),
             (
                 HeightErosion {
@@ -241,6 +261,7 @@ mod tests {
                 other => panic!("{b:?}: {other:?}"),
             }
         }
+        e.with_passes(0).with_blur(3).validate().unwrap();
         let thermal_only = e.with_passes(0).with_thermal(20);
         thermal_only.validate().unwrap();
         assert!(thermal_only.hydraulic().is_none());
