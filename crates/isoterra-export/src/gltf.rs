@@ -671,7 +671,8 @@ fn material_json(m: &GlbMaterial<'_>) -> Value {
 /// the 4 GiB GLB limit.
 pub fn export_glb(meshes: &[GlbMesh<'_>]) -> Result<Vec<u8>, ExportError> {
     let mut out = Vec::new();
-    write_glb(meshes, &mut out)?;
+    // The file's size is known before its first byte: reserve it once.
+    write_glb_sized(meshes, &mut out, |v, total| v.reserve_exact(total))?;
     Ok(out)
 }
 
@@ -686,6 +687,16 @@ pub fn export_glb(meshes: &[GlbMesh<'_>]) -> Result<Vec<u8>, ExportError> {
 pub fn write_glb<W: std::io::Write + ?Sized>(
     meshes: &[GlbMesh<'_>],
     w: &mut W,
+) -> Result<(), ExportError> {
+    write_glb_sized(meshes, w, |_, _| {})
+}
+
+/// [`write_glb`], telling `sized` the file's length in bytes before the
+/// first one is written.
+fn write_glb_sized<W: std::io::Write + ?Sized>(
+    meshes: &[GlbMesh<'_>],
+    w: &mut W,
+    sized: impl FnOnce(&mut W, usize),
 ) -> Result<(), ExportError> {
     for (k, m) in meshes.iter().enumerate() {
         m.validate(k)?;
@@ -796,6 +807,7 @@ pub fn write_glb<W: std::io::Write + ?Sized>(
         )
     };
     let total32 = u32::try_from(total).map_err(|_| too_large())?;
+    sized(w, total);
     let mut head = Vec::with_capacity(28 + json_bytes.len());
     head.extend_from_slice(&GLB_MAGIC.to_le_bytes());
     head.extend_from_slice(&2u32.to_le_bytes());

@@ -35,7 +35,7 @@ pub use map::{
     export_map_obj, export_pathing_png, export_png_layers, export_tiled, export_tiled_tmx,
     import_tiled, import_tiled_with, load_png_layers, pathing_color, quantize_for_png,
     read_png_layers_sidecar, read_tiled_layer, splat_color, tiled_cells_per_tile,
-    tiled_tileset_png,
+    tiled_tileset_png, write_map_glb,
 };
 pub use npy::{export_npy_f32, read_npy, read_npy_file, read_npy3, read_npy3_file};
 pub use obj::{ObjFiles, export_obj, export_obj_mtl, write_obj};

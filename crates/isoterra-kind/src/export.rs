@@ -2,6 +2,7 @@
 //! request type, and the files an export makes.
 
 use std::fmt;
+use std::io::Write as _;
 use std::str::FromStr;
 
 use isoterra_export::{GlbMesh, export_glb, export_obj, export_obj_mtl};
@@ -462,6 +463,59 @@ impl<S: ChunkStore> Document<S> {
     /// [`KindError::Invalid`] for a format or option that does not apply to
     /// this kind, a bad region or one that is too large; export errors.
     pub fn export(&mut self, req: &ExportRequest) -> Result<Exported, KindError> {
+        self.check_export(req)?;
+        self.with_previews_lifted(|doc| match doc {
+            AnyDocument::Side2d(d) => crate::side2d::export(d, req),
+            AnyDocument::Heightmap(d) => crate::heightmap::export(d, req),
+            AnyDocument::Voxel(d) => crate::voxel::export(d, req),
+            AnyDocument::Map(d) => crate::map::export(d, req),
+        })
+    }
+
+    /// Exports the world like [`export`](Self::export), writing the main
+    /// file to `main` instead of returning it; the other files (sidecars,
+    /// materials) are returned.
+    ///
+    /// A map's glb is encoded straight into `main` from the split mesh, so
+    /// the file is never held whole in memory (a 4096 x 4096 map's 1.9 GB
+    /// glb); every other export is made as by `export` and then written.
+    ///
+    /// # Errors
+    ///
+    /// As [`export`](Self::export), and [`KindError::Export`] when writing
+    /// to `main` fails (what was written before is left there).
+    pub fn export_to(
+        &mut self,
+        req: &ExportRequest,
+        main: &mut dyn std::io::Write,
+    ) -> Result<StreamedExport, KindError> {
+        self.check_export(req)?;
+        let mut out = Counting { inner: main, n: 0 };
+        let streamed = self.with_previews_lifted(|doc| match doc {
+            AnyDocument::Map(d) => crate::map::export_to(d, req, &mut out),
+            _ => Ok(None),
+        })?;
+        if let Some(s) = streamed {
+            return Ok(StreamedExport {
+                main_bytes: out.n,
+                ..s
+            });
+        }
+        let mut e = self.export(req)?;
+        let first = e.files.remove(0);
+        out.write_all(&first.bytes)
+            .map_err(isoterra_export::ExportError::Write)?;
+        Ok(StreamedExport {
+            main_bytes: out.n,
+            content_type: first.content_type,
+            file_name: first.file_name,
+            others: e.files,
+            counts: e.counts,
+        })
+    }
+
+    /// Refuses a format or an option that does not apply to this world.
+    fn check_export(&self, req: &ExportRequest) -> Result<(), KindError> {
         let kind = self.kind();
         if !self.exports().contains(&req.format) {
             let names: Vec<&str> = self.exports().iter().map(|f| f.name()).collect();
@@ -495,12 +549,41 @@ impl<S: ChunkStore> Document<S> {
                 req.format
             )));
         }
-        self.with_previews_lifted(|doc| match doc {
-            AnyDocument::Side2d(d) => crate::side2d::export(d, req),
-            AnyDocument::Heightmap(d) => crate::heightmap::export(d, req),
-            AnyDocument::Voxel(d) => crate::voxel::export(d, req),
-            AnyDocument::Map(d) => crate::map::export(d, req),
-        })
+        Ok(())
+    }
+}
+
+/// What [`Document::export_to`] wrote and returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamedExport {
+    /// Bytes of the main file, written to the writer.
+    pub main_bytes: u64,
+    /// The main file's media type.
+    pub content_type: &'static str,
+    /// A file name for the main file.
+    pub file_name: &'static str,
+    /// The other files, in the order [`Exported::files`] lists them after
+    /// the main one.
+    pub others: Vec<ExportFile>,
+    /// What the export holds.
+    pub counts: Map<String, Value>,
+}
+
+/// A writer that counts the bytes passed on.
+struct Counting<'a> {
+    inner: &'a mut dyn std::io::Write,
+    n: u64,
+}
+
+impl std::io::Write for Counting<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let k = self.inner.write(buf)?;
+        self.n += k as u64;
+        Ok(k)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 

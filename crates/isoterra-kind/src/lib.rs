@@ -62,7 +62,7 @@ pub use erode::{ErodeSpec, ErodedRegion, MAX_ERODE_NODES, erode_region};
 pub use error::KindError;
 pub use export::{
     ExportFile, ExportFormat, ExportRequest, Exported, FileRole, LodRings, MAX_EXPORT_CHUNKS,
-    MAX_EXPORT_NODES,
+    MAX_EXPORT_NODES, StreamedExport,
 };
 pub use isoterra_store::Followed;
 pub use kind::WorldKind;

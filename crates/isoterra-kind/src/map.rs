@@ -2,7 +2,7 @@
 
 use isoterra_export::{
     PngLayersMesh, TiledExport, export_map_glb, export_map_obj, export_pathing_png,
-    export_png_layers, export_tiled, export_tiled_tmx, tiled_tileset_png,
+    export_png_layers, export_tiled, export_tiled_tmx, tiled_tileset_png, write_map_glb,
 };
 use isoterra_store::{ChunkStore, MapDocument};
 use isoterra_world::{
@@ -11,7 +11,7 @@ use isoterra_world::{
 };
 use serde_json::json;
 
-use crate::export::{ExportFile, FileRole};
+use crate::export::{ExportFile, FileRole, StreamedExport};
 use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, map_shape, map_tool, pathing_bits};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
@@ -195,15 +195,43 @@ pub(crate) fn template<S: ChunkStore>(
 }
 
 /// Exports a map world.
-pub(crate) fn export<S: ChunkStore>(
-    d: &mut MapDocument<S>,
-    req: &ExportRequest,
-) -> Result<Exported, KindError> {
+/// Refuses what does not apply to a map export.
+fn check_map_export(req: &ExportRequest) -> Result<(), KindError> {
     if req.region.is_some() || req.lod != 0 || req.range.is_some() {
         return Err(KindError::invalid(
             "--region, --lod and --range do not apply to map worlds; a map export covers the whole map",
         ));
     }
+    Ok(())
+}
+
+/// The exports written straight to `w` (the glb), or `None` for those made
+/// whole by [`export`].
+pub(crate) fn export_to<S: ChunkStore>(
+    d: &mut MapDocument<S>,
+    req: &ExportRequest,
+    w: &mut dyn std::io::Write,
+) -> Result<Option<StreamedExport>, KindError> {
+    check_map_export(req)?;
+    if req.format != ExportFormat::Glb {
+        return Ok(None);
+    }
+    let params = *d.params();
+    write_map_glb(d.world().layers(), &params.mesh, w)?;
+    Ok(Some(StreamedExport {
+        main_bytes: 0,
+        content_type: "model/gltf-binary",
+        file_name: "map.glb",
+        others: Vec::new(),
+        counts: serde_json::Map::new(),
+    }))
+}
+
+pub(crate) fn export<S: ChunkStore>(
+    d: &mut MapDocument<S>,
+    req: &ExportRequest,
+) -> Result<Exported, KindError> {
+    check_map_export(req)?;
     let params = *d.params();
     let layers = d.world().layers();
     let rules = PathingRules::DEFAULT.with_level_height(params.mesh.level_height);

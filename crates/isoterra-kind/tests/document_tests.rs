@@ -1505,6 +1505,18 @@ fn every_kind_exports_every_format_it_offers() {
             let again = doc.export(&export_request(kind, format)).unwrap();
             assert_eq!(again, out, "{kind} {format}");
             assert_eq!(state(&doc), before, "{kind} {format}");
+            // Written to a writer (a map's glb straight from its mesh), the
+            // main file has the same bytes, and the others come back.
+            let mut main = Vec::new();
+            let streamed = doc
+                .export_to(&export_request(kind, format), &mut main)
+                .unwrap();
+            assert_eq!(main, out.main().bytes, "{kind} {format}: streamed");
+            assert_eq!(streamed.main_bytes, main.len() as u64);
+            assert_eq!(streamed.file_name, out.main().file_name);
+            assert_eq!(streamed.content_type, out.main().content_type);
+            assert_eq!(streamed.others, out.files[1..], "{kind} {format}");
+            assert_eq!(streamed.counts, out.counts, "{kind} {format}");
         }
         for format in ExportFormat::ALL {
             if doc.exports().contains(&format) {
@@ -1958,5 +1970,42 @@ fn a_huge_export_region_on_a_fine_heightmap_is_refused_not_overflowed() {
                 "{format:?} {region}: {err}"
             );
         }
+    }
+}
+
+/// A writer that takes `room` bytes, then fails.
+struct Full {
+    room: usize,
+}
+
+impl std::io::Write for Full {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(std::io::Error::other("disk full"));
+        }
+        let k = buf.len().min(self.room);
+        self.room -= k;
+        Ok(k)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failing_writer_fails_the_streamed_export_and_changes_nothing() {
+    for kind in [WorldKind::Map, WorldKind::Side2d] {
+        let mut doc = memory_doc(kind);
+        let before = state(&doc);
+        let err = doc
+            .export_to(
+                &export_request(kind, ExportFormat::Glb),
+                &mut Full { room: 100 },
+            )
+            .unwrap_err();
+        assert!(matches!(err, KindError::Export(_)), "{kind}: {err}");
+        assert!(err.to_string().contains("disk full"), "{kind}: {err}");
+        assert_eq!(state(&doc), before);
     }
 }

@@ -10,7 +10,7 @@ use isoterra_mesh::{
 
 use crate::{
     ExportError, GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, ObjFiles,
-    export_glb, export_obj_mtl,
+    export_glb, export_obj_mtl, write_glb,
 };
 
 /// The fixed colour of each of the 16 splat textures (linear RGB), used for
@@ -158,30 +158,47 @@ fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
     // of the ground around them; the walls get copies below with the
     // wall's (no saw-tooth of wall colour on the ground along the rims).
     let tops = t.top_normals();
-    let mut out = TerrainParts {
-        positions: t.positions.clone(),
-        normals: t.normals.clone(),
-        uvs: t.positions.iter().map(|p| [p[0], p[2]]).collect(),
-        colors: t
-            .splat
-            .iter()
-            .zip(&t.blend)
-            .map(|(&s, &b)| splat_color(s, b))
-            .collect(),
-        splat: t.splat.clone(),
-        indices: Vec::with_capacity(t.indices.len()),
-        ground: 0,
-    };
     let mut walls: Vec<[u32; 3]> = Vec::new();
+    let mut ground: Vec<u32> = Vec::with_capacity(t.indices.len());
     for tri in t.indices.chunks_exact(3) {
         let p = [0, 1, 2].map(|k| t.positions[tri[k] as usize]);
         if is_wall(p) {
             walls.push([tri[0], tri[1], tri[2]]);
         } else {
-            out.indices.extend_from_slice(tri);
+            ground.extend_from_slice(tri);
         }
     }
-    out.ground = out.indices.len() as u32;
+    // Every list at its final size: the vertices plus a copy of each wall
+    // vertex (a map of millions of vertices grows no list by doubling).
+    let n = t.positions.len() + 3 * walls.len();
+    let exact = |v: &[[f32; 3]]| {
+        let mut out = Vec::with_capacity(n);
+        out.extend_from_slice(v);
+        out
+    };
+    let mut splat = Vec::with_capacity(n);
+    splat.extend_from_slice(&t.splat);
+    let mut uvs = Vec::with_capacity(n);
+    uvs.extend(t.positions.iter().map(|p| [p[0], p[2]]));
+    let mut colors = Vec::with_capacity(n);
+    colors.extend(
+        t.splat
+            .iter()
+            .zip(&t.blend)
+            .map(|(&s, &b)| splat_color(s, b)),
+    );
+    let ground_len = ground.len();
+    let mut indices = ground;
+    indices.reserve_exact(3 * walls.len());
+    let mut out = TerrainParts {
+        positions: exact(&t.positions),
+        normals: exact(&t.normals),
+        uvs,
+        colors,
+        splat,
+        indices,
+        ground: ground_len as u32,
+    };
     for (i, top) in tops.iter().enumerate() {
         if let Some(n) = top
             && t.blend[i] > 0.0
@@ -293,8 +310,10 @@ struct MapParts<'a> {
 const SPLAT_NAMES: [&str; 4] = ["_SPLAT0", "_SPLAT1", "_SPLAT2", "_SPLAT3"];
 
 impl<'a> MapParts<'a> {
-    fn new(mesh: &'a MapMeshOutput) -> Result<Self, ExportError> {
-        let t = &mesh.terrain;
+    /// The parts of a map mesh: `t` is only read (a caller that owns the
+    /// mesh may drop its terrain as soon as this returns), `water` is lent
+    /// on to the mesh file.
+    fn new(t: &MapMeshBuffers, water: &'a WaterBuffers) -> Result<Self, ExportError> {
         if t.splat.len() != t.positions.len() || t.blend.len() != t.positions.len() {
             return Err(ExportError::InvalidMesh {
                 mesh: 0,
@@ -309,31 +328,32 @@ impl<'a> MapParts<'a> {
             });
         }
         let terrain = split_terrain(t);
-        let weights: Vec<[f32; MAX_TEXTURES as usize]> =
-            terrain.splat.iter().map(|&s| texture_weights(s)).collect();
-        let used = weights
+        // The highest texture any vertex weighs, then the weights four
+        // textures at a time, each computed where it is stored (a map of
+        // millions of vertices holds no 16-weight array per vertex).
+        let used = terrain
+            .splat
             .iter()
-            .flat_map(|w| {
-                w.iter()
-                    .enumerate()
-                    .filter(|(_, v)| **v > 0.0)
-                    .map(|(k, _)| k)
-            })
+            .filter_map(|&s| texture_weights(s).iter().rposition(|v| *v > 0.0))
             .max()
             .unwrap_or(0);
         let splat_groups = (0..=used / 4)
             .map(|g| {
-                weights
+                terrain
+                    .splat
                     .iter()
-                    .map(|w| [w[4 * g], w[4 * g + 1], w[4 * g + 2], w[4 * g + 3]])
+                    .map(|&s| {
+                        let w = texture_weights(s);
+                        [w[4 * g], w[4 * g + 1], w[4 * g + 2], w[4 * g + 3]]
+                    })
                     .collect()
             })
             .collect();
-        let water_uvs = mesh.water.positions.iter().map(|p| [p[0], p[2]]).collect();
+        let water_uvs = water.positions.iter().map(|p| [p[0], p[2]]).collect();
         Ok(MapParts {
             terrain,
             splat_groups,
-            water: &mesh.water,
+            water,
             water_uvs,
         })
     }
@@ -410,10 +430,24 @@ impl<'a> MapParts<'a> {
 ///
 /// Errors as [`export_glb`].
 pub fn export_map_mesh_glb(mesh: &MapMeshOutput) -> Result<Vec<u8>, ExportError> {
-    let parts = MapParts::new(mesh)?;
+    map_glb(&MapParts::new(&mesh.terrain, &mesh.water)?)
+}
+
+/// The `.glb` of [`export_map_mesh_glb`] from the split parts.
+fn map_glb(parts: &MapParts<'_>) -> Result<Vec<u8>, ExportError> {
     let primitives = parts.primitives();
     let attributes = parts.attributes();
     export_glb(&parts.meshes(&primitives, &attributes))
+}
+
+/// [`map_glb`], written to `w` as it is encoded.
+fn map_glb_to<W: std::io::Write + ?Sized>(
+    parts: &MapParts<'_>,
+    w: &mut W,
+) -> Result<(), ExportError> {
+    let primitives = parts.primitives();
+    let attributes = parts.attributes();
+    write_glb(&parts.meshes(&primitives, &attributes), w)
 }
 
 /// Writes meshes of a map as Wavefront OBJ with its material library
@@ -426,7 +460,12 @@ pub fn export_map_mesh_glb(mesh: &MapMeshOutput) -> Result<Vec<u8>, ExportError>
 ///
 /// Errors as [`export_obj_mtl`].
 pub fn export_map_mesh_obj(mesh: &MapMeshOutput, mtl_file: &str) -> Result<ObjFiles, ExportError> {
-    let parts = MapParts::new(mesh)?;
+    let parts = MapParts::new(&mesh.terrain, &mesh.water)?;
+    map_obj(&parts, mtl_file)
+}
+
+/// The OBJ files of [`export_map_mesh_obj`] from the split parts.
+fn map_obj(parts: &MapParts<'_>, mtl_file: &str) -> Result<ObjFiles, ExportError> {
     let t = &parts.terrain;
     let walls = t.indices.len() as u32 - t.ground;
     let ground = mean_color(&t.colors[..]);
@@ -462,13 +501,45 @@ fn mean_color(colors: &[[f32; 4]]) -> [f32; 4] {
 /// [`export_map_mesh_glb`]).
 ///
 /// Errors: invalid layers or options (from the mesher), or as [`export_glb`].
+///
+/// Memory: the terrain mesh is dropped as soon as it is split into ground
+/// and walls (the mesher's scratch before that), so the peak holds the
+/// split parts, the water and the file, not the mesh twice.
 pub fn export_map_glb(map: &MapLayers, options: &MapMeshOptions) -> Result<Vec<u8>, ExportError> {
+    let out = whole_map_mesh(map, options)?;
+    let water = out.water;
+    let parts = MapParts::new(&out.terrain, &water)?;
+    drop(out.terrain);
+    map_glb(&parts)
+}
+
+/// Meshes the whole map with `options` and writes it as `.glb` to `w`: the
+/// bytes of [`export_map_glb`], encoded straight from the split mesh
+/// without holding the file in memory.
+///
+/// Errors: as [`export_map_glb`], and [`ExportError::Write`] when `w`
+/// fails.
+pub fn write_map_glb<W: std::io::Write + ?Sized>(
+    map: &MapLayers,
+    options: &MapMeshOptions,
+    w: &mut W,
+) -> Result<(), ExportError> {
+    let out = whole_map_mesh(map, options)?;
+    let water = out.water;
+    let parts = MapParts::new(&out.terrain, &water)?;
+    drop(out.terrain);
+    map_glb_to(&parts, w)
+}
+
+/// The whole map meshed with `options` (the mesher and its scratch are gone
+/// when this returns).
+fn whole_map_mesh(map: &MapLayers, options: &MapMeshOptions) -> Result<MapMeshOutput, ExportError> {
     let mut mesher = MapMesher::new();
     let mut out = MapMeshOutput::default();
     mesher
         .mesh(map, CellRect::whole(map), options, &mut out)
         .map_err(|e| ExportError::param("map mesh", e, "the map cannot be meshed"))?;
-    export_map_mesh_glb(&out)
+    Ok(out)
 }
 
 /// Meshes the whole map with `options` and writes it as Wavefront OBJ with
@@ -481,10 +552,9 @@ pub fn export_map_obj(
     options: &MapMeshOptions,
     mtl_file: &str,
 ) -> Result<ObjFiles, ExportError> {
-    let mut mesher = MapMesher::new();
-    let mut out = MapMeshOutput::default();
-    mesher
-        .mesh(map, CellRect::whole(map), options, &mut out)
-        .map_err(|e| ExportError::param("map mesh", e, "the map cannot be meshed"))?;
-    export_map_mesh_obj(&out, mtl_file)
+    let out = whole_map_mesh(map, options)?;
+    let water = out.water;
+    let parts = MapParts::new(&out.terrain, &water)?;
+    drop(out.terrain);
+    map_obj(&parts, mtl_file)
 }
