@@ -153,60 +153,59 @@ fn rim_key(p: [f32; 3]) -> RimKey {
     (p[0].to_bits(), p[2].to_bits())
 }
 
-fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
+/// Splits a terrain mesh into ground and walls, in place: its vertex lists
+/// become the parts' (wall vertices get copies appended), its triangle list
+/// is reordered ground first, and only the UVs and colours are new, so a
+/// whole map's mesh is never held twice.
+fn split_terrain(t: MapMeshBuffers) -> TerrainParts {
     // Ground vertices at a rim take the ground's colour and the mean normal
     // of the ground around them; the walls get copies below with the
     // wall's (no saw-tooth of wall colour on the ground along the rims).
+    // The copies are made first, from the mesh's own normals and blends;
+    // the ground's are changed after.
     let tops = t.top_normals();
+    let MapMeshBuffers {
+        mut positions,
+        mut normals,
+        mut splat,
+        blend,
+        mut indices,
+        ..
+    } = t;
+    // Ground triangles moved to the front of the list, walls set aside.
     let mut walls: Vec<[u32; 3]> = Vec::new();
-    let mut ground: Vec<u32> = Vec::with_capacity(t.indices.len());
-    for tri in t.indices.chunks_exact(3) {
-        let p = [0, 1, 2].map(|k| t.positions[tri[k] as usize]);
-        if is_wall(p) {
-            walls.push([tri[0], tri[1], tri[2]]);
+    let mut ground = 0;
+    for k in 0..indices.len() / 3 {
+        let tri = [indices[3 * k], indices[3 * k + 1], indices[3 * k + 2]];
+        if is_wall(tri.map(|i| positions[i as usize])) {
+            walls.push(tri);
         } else {
-            ground.extend_from_slice(tri);
+            indices[ground..ground + 3].copy_from_slice(&tri);
+            ground += 3;
         }
     }
+    indices.truncate(ground);
     // Every list at its final size: the vertices plus a copy of each wall
     // vertex (a map of millions of vertices grows no list by doubling).
-    let n = t.positions.len() + 3 * walls.len();
-    let exact = |v: &[[f32; 3]]| {
-        let mut out = Vec::with_capacity(n);
-        out.extend_from_slice(v);
-        out
-    };
-    let mut splat = Vec::with_capacity(n);
-    splat.extend_from_slice(&t.splat);
+    let copies = 3 * walls.len();
+    let n = positions.len() + copies;
     let mut uvs = Vec::with_capacity(n);
-    uvs.extend(t.positions.iter().map(|p| [p[0], p[2]]));
+    uvs.extend(positions.iter().map(|p| [p[0], p[2]]));
     let mut colors = Vec::with_capacity(n);
-    colors.extend(
-        t.splat
-            .iter()
-            .zip(&t.blend)
-            .map(|(&s, &b)| splat_color(s, b)),
-    );
-    let ground_len = ground.len();
-    let mut indices = ground;
-    indices.reserve_exact(3 * walls.len());
+    colors.extend(splat.iter().zip(&blend).map(|(&s, &b)| splat_color(s, b)));
+    positions.reserve_exact(copies);
+    normals.reserve_exact(copies);
+    splat.reserve_exact(copies);
+    indices.reserve_exact(copies);
     let mut out = TerrainParts {
-        positions: exact(&t.positions),
-        normals: exact(&t.normals),
+        positions,
+        normals,
         uvs,
         colors,
         splat,
         indices,
-        ground: ground_len as u32,
+        ground: ground as u32,
     };
-    for (i, top) in tops.iter().enumerate() {
-        if let Some(n) = top
-            && t.blend[i] > 0.0
-        {
-            out.colors[i] = splat_color(t.splat[i], 0.0);
-            out.normals[i] = *n;
-        }
-    }
     // The rim segments the walls stand on: the two rim points of each wall
     // triangle. Walking them in key order gives every segment the distance
     // along its rim at both ends (a loop closes with a seam in u).
@@ -216,10 +215,10 @@ fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
     for w in &walls {
         let mut keys: Vec<RimKey> = w
             .iter()
-            .map(|&i| rim_key(t.positions[i as usize]))
+            .map(|&i| rim_key(out.positions[i as usize]))
             .collect();
         for (k, &i) in keys.iter().zip(w) {
-            let p = t.positions[i as usize];
+            let p = out.positions[i as usize];
             point.insert(*k, [p[0], p[2]]);
         }
         keys.sort_unstable();
@@ -274,7 +273,7 @@ fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
     }
     for (w, seg) in walls.iter().zip(&segment_of) {
         for &i in w {
-            let p = t.positions[i as usize];
+            let p = out.positions[i as usize];
             let k = rim_key(p);
             let u = match seg {
                 Some((a, b)) => {
@@ -284,13 +283,22 @@ fn split_terrain(t: &MapMeshBuffers) -> TerrainParts {
                 // Not a strip between two rim points: the distance along x + z.
                 None => p[0] + p[2],
             };
+            let i = i as usize;
             out.indices.push(out.positions.len() as u32);
             out.positions.push(p);
-            out.normals.push(t.normals[i as usize]);
+            out.normals.push(out.normals[i]);
             out.uvs.push([u, p[1]]);
-            out.colors
-                .push(splat_color(t.splat[i as usize], t.blend[i as usize]));
-            out.splat.push(t.splat[i as usize]);
+            out.colors.push(splat_color(out.splat[i], blend[i]));
+            out.splat.push(out.splat[i]);
+        }
+    }
+    // Now the ground's rim vertices (the original vertices only).
+    for (i, top) in tops.iter().enumerate() {
+        if let Some(n) = top
+            && blend[i] > 0.0
+        {
+            out.colors[i] = splat_color(out.splat[i], 0.0);
+            out.normals[i] = *n;
         }
     }
     out
@@ -310,10 +318,9 @@ struct MapParts<'a> {
 const SPLAT_NAMES: [&str; 4] = ["_SPLAT0", "_SPLAT1", "_SPLAT2", "_SPLAT3"];
 
 impl<'a> MapParts<'a> {
-    /// The parts of a map mesh: `t` is only read (a caller that owns the
-    /// mesh may drop its terrain as soon as this returns), `water` is lent
-    /// on to the mesh file.
-    fn new(t: &MapMeshBuffers, water: &'a WaterBuffers) -> Result<Self, ExportError> {
+    /// The parts of a map mesh: the terrain `t` is split in place (see
+    /// [`split_terrain`]), `water` is lent on to the mesh file.
+    fn new(t: MapMeshBuffers, water: &'a WaterBuffers) -> Result<Self, ExportError> {
         if t.splat.len() != t.positions.len() || t.blend.len() != t.positions.len() {
             return Err(ExportError::InvalidMesh {
                 mesh: 0,
@@ -430,7 +437,7 @@ impl<'a> MapParts<'a> {
 ///
 /// Errors as [`export_glb`].
 pub fn export_map_mesh_glb(mesh: &MapMeshOutput) -> Result<Vec<u8>, ExportError> {
-    map_glb(&MapParts::new(&mesh.terrain, &mesh.water)?)
+    map_glb(&MapParts::new(mesh.terrain.clone(), &mesh.water)?)
 }
 
 /// The `.glb` of [`export_map_mesh_glb`] from the split parts.
@@ -460,7 +467,7 @@ fn map_glb_to<W: std::io::Write + ?Sized>(
 ///
 /// Errors as [`export_obj_mtl`].
 pub fn export_map_mesh_obj(mesh: &MapMeshOutput, mtl_file: &str) -> Result<ObjFiles, ExportError> {
-    let parts = MapParts::new(&mesh.terrain, &mesh.water)?;
+    let parts = MapParts::new(mesh.terrain.clone(), &mesh.water)?;
     map_obj(&parts, mtl_file)
 }
 
@@ -502,14 +509,13 @@ fn mean_color(colors: &[[f32; 4]]) -> [f32; 4] {
 ///
 /// Errors: invalid layers or options (from the mesher), or as [`export_glb`].
 ///
-/// Memory: the terrain mesh is dropped as soon as it is split into ground
-/// and walls (the mesher's scratch before that), so the peak holds the
-/// split parts, the water and the file, not the mesh twice.
+/// Memory: the terrain mesh is split into ground and walls in place (the
+/// mesher's scratch is gone before that), so the peak holds the split
+/// mesh, the water and the file, not the mesh twice.
 pub fn export_map_glb(map: &MapLayers, options: &MapMeshOptions) -> Result<Vec<u8>, ExportError> {
     let out = whole_map_mesh(map, options)?;
     let water = out.water;
-    let parts = MapParts::new(&out.terrain, &water)?;
-    drop(out.terrain);
+    let parts = MapParts::new(out.terrain, &water)?;
     map_glb(&parts)
 }
 
@@ -526,8 +532,7 @@ pub fn write_map_glb<W: std::io::Write + ?Sized>(
 ) -> Result<(), ExportError> {
     let out = whole_map_mesh(map, options)?;
     let water = out.water;
-    let parts = MapParts::new(&out.terrain, &water)?;
-    drop(out.terrain);
+    let parts = MapParts::new(out.terrain, &water)?;
     map_glb_to(&parts, w)
 }
 
@@ -554,7 +559,6 @@ pub fn export_map_obj(
 ) -> Result<ObjFiles, ExportError> {
     let out = whole_map_mesh(map, options)?;
     let water = out.water;
-    let parts = MapParts::new(&out.terrain, &water)?;
-    drop(out.terrain);
+    let parts = MapParts::new(out.terrain, &water)?;
     map_obj(&parts, mtl_file)
 }
