@@ -1533,7 +1533,10 @@ fn welcome_names_textures_materials_and_parameters() {
 }
 
 fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
-    path.split('.').try_fold(v, |v, k| v.get(k))
+    path.split('.').try_fold(v, |v, k| {
+        v.get(k)
+            .or_else(|| k.parse::<usize>().ok().and_then(|i| v.get(i)))
+    })
 }
 
 #[test]
@@ -1556,7 +1559,17 @@ fn recipe_fields_previews_and_worlds_made_from_an_edited_recipe() {
             assert!(!fields.is_empty(), "{kind}");
             for f in fields {
                 let p = f["path"].as_str().unwrap();
-                if f["when"].is_null() {
+                if let Some(part) = f["within"].as_str() {
+                    // A field of an optional part (off in the presets): it
+                    // is in the value the part's toggle turns it on with.
+                    let toggle = fields.iter().find(|g| g["path"] == part).unwrap();
+                    assert_eq!(toggle["control"]["type"], "toggle", "{kind}: {part}");
+                    let rest = &p[part.len() + 1..];
+                    let initial = &toggle["control"]["initial"];
+                    assert!(lookup(initial, rest).is_some(), "{kind}: {p} is not in {part}");
+                } else if f["control"]["type"] == "toggle" {
+                    assert!(lookup(params, p).is_none(), "{kind}: {p} is on in a preset");
+                } else if f["when"].is_null() {
                     assert!(lookup(params, p).is_some(), "{kind}: {p} is not in the recipe");
                 }
             }
