@@ -640,6 +640,21 @@ impl DensitySampler {
         (d * self.inv_falloff).clamp(-1.0, 1.0)
     }
 
+    /// Caves: whether every node of a row at height `y` over the ground
+    /// `heights` is air by the ground alone, so that [`combine`](Self::combine)
+    /// gives exactly `-1` whatever the cave noise (the tunnels only carve:
+    /// `min(ground, tunnels) <= ground`, and the ground is already at or
+    /// below `-falloff`). The row's noise is then not computed: most
+    /// chunks above the ground cost their heights only. A NaN ground is
+    /// never air here (the noise decides it).
+    #[inline]
+    fn row_is_air(&self, heights: &[f32], y: f32) -> bool {
+        self.generator.preset == VoxelPreset::Caves
+            && heights
+                .iter()
+                .all(|&h| self.ground(h, y) * self.inv_falloff <= -1.0)
+    }
+
     #[inline]
     fn needs_height(&self) -> bool {
         self.generator.preset != VoxelPreset::Planet
@@ -687,14 +702,24 @@ impl DensitySampler {
         for k in 0..d {
             let z = origin[2] + k as f32 * step;
             if self.needs_height() {
-                for (i, hv) in heights.iter_mut().enumerate() {
-                    *hv = self.height.height_at(origin[0] + i as f32 * step, z);
-                }
+                // The batched heights (eight at a time), bit for bit
+                // `height_at` of each node; the grid was checked above, so
+                // this row's cannot fail.
+                self.height.fill_heights(
+                    [origin[0], z],
+                    [step, step],
+                    [w as u32, 1],
+                    &mut heights,
+                )?;
             }
             for j in 0..h {
                 let y = origin[1] + j as f32 * step;
-                self.cave.fill_row3(origin[0], step, y, z, &mut row);
                 let base = (k * h + j) * w;
+                if self.row_is_air(&heights, y) {
+                    out[base..base + w].fill(-1.0);
+                    continue;
+                }
+                self.cave.fill_row3(origin[0], step, y, z, &mut row);
                 for i in 0..w {
                     let x = origin[0] + i as f32 * step;
                     let v = self.combine([x, y, z], heights[i], row[i]);

@@ -271,3 +271,53 @@ fn generator_round_trips_through_json() {
     let partial: VoxelGen = serde_json::from_str("{\"preset\":\"planet\"}").unwrap();
     assert_eq!(partial, VoxelGen::DEFAULT.with_preset(VoxelPreset::Planet));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The batch fill skips the cave noise of rows that the ground alone
+    /// makes air; it still gives the point API's bits everywhere, on grids
+    /// above, across and below the ground, with and without tunnels.
+    #[test]
+    fn caves_rows_of_air_skip_the_noise_with_the_same_bits(
+        seed in any::<u64>(),
+        x in -300.0f32..300.0,
+        y in -120.0f32..160.0,
+        z in -300.0f32..300.0,
+        step in prop::sample::select(vec![0.5f32, 1.0, 2.0, 4.0]),
+        threshold in prop::sample::select(vec![0.0f32, 0.05, 0.2]),
+        falloff in 0.5f32..8.0,
+    ) {
+        let g = VoxelGen::new(VoxelPreset::Caves, seed)
+            .with_cave_threshold(threshold)
+            .with_falloff(falloff);
+        let s = g.sampler().unwrap();
+        let dims = [9u32, 11, 6];
+        let origin = [x.floor(), y.floor(), z.floor()];
+        let mut out = vec![0.0; 9 * 11 * 6];
+        s.fill(origin, step, dims, &mut out).unwrap();
+        for k in 0..6 {
+            for j in 0..11 {
+                for i in 0..9 {
+                    let p = [
+                        origin[0] + i as f32 * step,
+                        origin[1] + j as f32 * step,
+                        origin[2] + k as f32 * step,
+                    ];
+                    let v = out[(k * 11 + j) * 9 + i];
+                    prop_assert_eq!(s.density(p).to_bits(), v.to_bits(), "at {:?}", p);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_grid_high_above_the_caves_ground_is_air() {
+    let s = VoxelGen::new(VoxelPreset::Caves, 3).sampler().unwrap();
+    let mut out = vec![0.0; 16 * 16 * 16];
+    s.fill([0.0, 400.0, 0.0], 1.0, [16, 16, 16], &mut out)
+        .unwrap();
+    assert!(out.iter().all(|v| v.to_bits() == (-1.0f32).to_bits()));
+    assert_eq!(s.density([5.0, 405.0, 5.0]), -1.0);
+}
