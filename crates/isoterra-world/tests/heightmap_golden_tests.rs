@@ -172,3 +172,41 @@ fn chunk_heights_equal_node_heights_at_every_lod_and_cell_size() {
         }
     }
 }
+
+#[test]
+fn region_heights_equal_node_heights_at_every_cell_size() {
+    // Region heights may come from the generator's batch fill too: the
+    // same bits as the per-node path, edits included, where the batch
+    // applies (cells of 1, 0.5 and 2) and where it does not (0.3).
+    for cell_size in [1.0f32, 0.5, 2.0, 0.3] {
+        let params = HeightmapParams::DEFAULT
+            .with_generator(HeightParams::preset(HeightPreset::Mountains))
+            .with_seed(7)
+            .with_chunk_cells(16)
+            .with_cell_size(cell_size);
+        let mut w = HeightmapWorld::new(&params).unwrap();
+        let brush = HeightBrush::new(HeightTool::Raise, [4.0 * cell_size, 6.0 * cell_size], 7.0)
+            .with_strength(1.0);
+        assert!(!w.apply_brush(&brush).unwrap().is_empty());
+        let mut out = Vec::new();
+        for (first, dims) in [
+            ([-7i64, -3i64], [29u32, 17u32]),
+            ([100, -250], [9, 40]),
+            ([-1_000_000, 999_990], [13, 3]),
+        ] {
+            w.region_heights(first, dims, &mut out).unwrap();
+            assert_eq!(out.len(), (dims[0] * dims[1]) as usize);
+            for j in 0..i64::from(dims[1]) {
+                for i in 0..i64::from(dims[0]) {
+                    let g = [first[0] + i, first[1] + j];
+                    let got = out[(j * i64::from(dims[0]) + i) as usize];
+                    assert_eq!(
+                        got.to_bits(),
+                        w.height(g).to_bits(),
+                        "cell size {cell_size}, node {g:?}"
+                    );
+                }
+            }
+        }
+    }
+}

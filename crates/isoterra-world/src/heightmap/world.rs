@@ -155,15 +155,37 @@ impl HeightSource {
     }
 
     /// The heights of [`sample_chunk_heights`] through the generator's batch
-    /// fill (eight samples at a time), when that gives the same bits:
-    /// the batch takes sample `i` at `origin + i as f32 * step`, which must
-    /// equal [`HeightmapParams::node_coord`] of every node on both axes (true
-    /// for unit cells, and whenever the products are exact). Returns
-    /// `Ok(false)`, writing nothing, when it does not apply.
+    /// fill (see [`block_heights_batch`](Self::block_heights_batch)).
     fn chunk_heights_batch(
         &self,
         chunk: [i32; 2],
         lod: u8,
+        out: &mut Vec<f32>,
+    ) -> Result<bool, WorldError> {
+        let cells = i64::from(self.params.chunk_cells);
+        let step = 1i64 << lod;
+        let side = ((cells >> lod) + 3) as u32;
+        let g0 = [
+            i64::from(chunk[0]) * cells - step,
+            i64::from(chunk[1]) * cells - step,
+        ];
+        self.block_heights_batch(g0, step, [side, side], out)
+    }
+
+    /// The heights of the nodes `g0 + (i, j) * step` for `i < dims[0]`,
+    /// `j < dims[1]` (row-major, x fastest) through the generator's batch
+    /// fill (eight samples at a time), when that gives the same bits as
+    /// [`height`](Self::height): the batch takes sample `i` at
+    /// `origin + i as f32 * step`, which must equal
+    /// [`HeightmapParams::node_coord`] of every node on both axes (true for
+    /// unit cells, and whenever the products are exact). Returns
+    /// `Ok(false)`, writing nothing, when it does not apply (an imported
+    /// extent whose outside is its edge, or inexact coordinates).
+    fn block_heights_batch(
+        &self,
+        g0: [i64; 2],
+        step: i64,
+        dims: [u32; 2],
         out: &mut Vec<f32>,
     ) -> Result<bool, WorldError> {
         if self
@@ -174,17 +196,10 @@ impl HeightSource {
         {
             return Ok(false);
         }
-        let cells = i64::from(self.params.chunk_cells);
-        let step = 1i64 << lod;
-        let side = (cells >> lod) + 3;
-        let g0 = [
-            i64::from(chunk[0]) * cells - step,
-            i64::from(chunk[1]) * cells - step,
-        ];
         let origin = [self.params.node_coord(g0[0]), self.params.node_coord(g0[1])];
         let st = self.params.node_coord(step);
         let exact = |a: usize| {
-            (0..side).all(|i| {
+            (0..i64::from(dims[a])).all(|i| {
                 let batch = origin[a] + i as f32 * st;
                 batch.to_bits() == self.params.node_coord(g0[a] + i * step).to_bits()
             })
@@ -192,11 +207,10 @@ impl HeightSource {
         if !(exact(0) && exact(1)) {
             return Ok(false);
         }
-        let n = side as usize;
+        let n = dims[0] as usize;
         out.clear();
-        out.resize(n * n, 0.0);
-        self.generator
-            .fill_heights(origin, [st, st], [side as u32, side as u32], out)?;
+        out.resize(n * dims[1] as usize, 0.0);
+        self.generator.fill_heights(origin, [st, st], dims, out)?;
         if !self.layer.is_empty() {
             for (j, row) in out.chunks_exact_mut(n).enumerate() {
                 let gz = g0[1] + j as i64 * step;
@@ -509,6 +523,10 @@ impl HeightmapWorld {
                     "nodes must stay within +-2^30",
                 ));
             }
+        }
+        // Eight generated heights at a time where that gives the same bits.
+        if self.src.block_heights_batch(first, 1, dims, out)? {
+            return Ok(());
         }
         out.clear();
         out.reserve(count as usize);
