@@ -117,15 +117,7 @@ fn start_erosion(
         return Ok(None);
     };
     let world = isoterra_world::HeightmapWorld::new(params)?;
-    let spec = crate::ErodeSpec {
-        region: e.region,
-        hydraulic: e.hydraulic(),
-        thermal: e.thermal(),
-        blur: e.blur,
-        seed: None,
-        feather: e.feather,
-    };
-    crate::erode_region(&world, &spec).map(Some)
+    crate::erode_region(&world, &crate::ErodeSpec::from(*e)).map(Some)
 }
 
 fn store_kind_error(e: StoreError) -> KindError {

@@ -3,7 +3,7 @@
 
 use isoterra_field::erosion::{HydraulicParams, ThermalParams, erode_tile, thermal_tile};
 use isoterra_field::{BlurKind, Field2, blur};
-use isoterra_world::HeightmapWorld;
+use isoterra_world::{HeightErosion, HeightmapWorld};
 use serde::{Deserialize, Serialize};
 
 use crate::KindError;
@@ -71,6 +71,20 @@ impl ErodeSpec {
             blur: 0,
             seed: None,
             feather: 8.0,
+        }
+    }
+}
+
+impl From<HeightErosion> for ErodeSpec {
+    /// The region erosion a recipe's erosion step runs (the world's seed).
+    fn from(e: HeightErosion) -> Self {
+        ErodeSpec {
+            region: e.region,
+            hydraulic: e.hydraulic(),
+            thermal: e.thermal(),
+            blur: e.blur,
+            seed: None,
+            feather: e.feather,
         }
     }
 }

@@ -8,6 +8,7 @@
 //! range is only where a slider starts and ends; a number typed in may go
 //! anywhere in the hard range.
 
+use isoterra_field::erosion::{HydraulicParams, ThermalParams};
 use isoterra_field::{HeightCurve, Side2dGen, VoxelGen};
 use isoterra_world::HeightErosion;
 use serde::Serialize;
@@ -123,10 +124,10 @@ pub(crate) mod bounds {
     pub const ROCK_SIZE: Bounds = Bounds::closed(4.0, M);
 
     pub const EROSION_REGION: Bounds = Bounds::closed(-1.0e9, 1.0e9);
-    pub const EROSION_PASSES: u32 = 64;
-    pub const EROSION_LIFETIME: u32 = 256;
-    pub const EROSION_RADIUS: u32 = 8;
-    pub const EROSION_THERMAL: u32 = 10_000;
+    pub const EROSION_PASSES: u32 = HydraulicParams::MAX_PASSES;
+    pub const EROSION_LIFETIME: u32 = HydraulicParams::MAX_LIFETIME;
+    pub const EROSION_RADIUS: u32 = HydraulicParams::MAX_RADIUS;
+    pub const EROSION_THERMAL: u32 = ThermalParams::MAX_ITERATIONS;
     pub const EROSION_BLUR: u32 = isoterra_field::BlurKind::MAX_RADIUS;
     pub const EROSION_DENSITY: Bounds = Bounds::open_min(0.0, 1.0);
     pub const EROSION_CAPACITY: Bounds = Bounds::open_min(0.0, 1.0e6);

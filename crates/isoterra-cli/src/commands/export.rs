@@ -110,14 +110,7 @@ fn streamed(
     load_ms: f64,
 ) -> anyhow::Result<()> {
     let t1 = Instant::now();
-    let mut done = None;
-    write_atomic_with(&a.out, |w| {
-        done = Some(doc.export_to(req, w).context("export refused")?);
-        Ok(())
-    })?;
-    let Some(done) = done else {
-        anyhow::bail!("the export wrote nothing");
-    };
+    let done = write_atomic_with(&a.out, |w| doc.export_to(req, w).context("export refused"))?;
     if a.timings {
         let mut line = serde_json::json!({
             "load_ms": load_ms, "mesh_ms": ms(t1), "write_ms": 0.0, "bytes": done.main_bytes

@@ -93,12 +93,13 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> 
 }
 
 /// As [`write_atomic`], with the file's bytes written by `write` into a
-/// buffered writer, so a large output is never held whole in memory. If
-/// `write` fails, nothing is left at `path` (the temporary file goes).
-pub fn write_atomic_with(
+/// buffered writer, so a large output is never held whole in memory; what
+/// `write` returns is returned. If `write` fails, nothing is left at `path`
+/// (the temporary file goes).
+pub fn write_atomic_with<T>(
     path: &std::path::Path,
-    write: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
+    write: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     use anyhow::Context;
     use std::io::Write;
     let dir = path
@@ -142,19 +143,20 @@ pub fn write_atomic_with(
     let mut tmp = builder
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    {
+    let value = {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
-        write(&mut w).with_context(|| format!("cannot write {}", path.display()))?;
+        let value = write(&mut w).with_context(|| format!("cannot write {}", path.display()))?;
         w.flush()
             .with_context(|| format!("cannot write {}", path.display()))?;
-    }
+        value
+    };
     tmp.as_file()
         .sync_all()
         .with_context(|| format!("cannot write {}", tmp.path().display()))?;
     tmp.persist(path)
         .map_err(|e| e.error)
         .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    Ok(value)
 }
 
 /// Builds a new world file with `build` in a hidden folder beside `out` and

@@ -58,6 +58,13 @@ pub struct HydraulicParams {
 }
 
 impl HydraulicParams {
+    /// Most [`passes`](Self::passes).
+    pub const MAX_PASSES: u32 = 64;
+    /// Most [`lifetime`](Self::lifetime) steps.
+    pub const MAX_LIFETIME: u32 = 256;
+    /// Largest [`radius`](Self::radius) in cells.
+    pub const MAX_RADIUS: u32 = 8;
+
     /// The defaults (see the field docs).
     pub const DEFAULT: Self = HydraulicParams {
         density: 0.25,
@@ -161,9 +168,9 @@ impl HydraulicParams {
             ));
         }
         let counts = [
-            ("passes", self.passes, 64),
-            ("lifetime", self.lifetime, 256),
-            ("radius", self.radius, 8),
+            ("passes", self.passes, Self::MAX_PASSES),
+            ("lifetime", self.lifetime, Self::MAX_LIFETIME),
+            ("radius", self.radius, Self::MAX_RADIUS),
         ];
         for (name, v, max) in counts {
             if v == 0 || v > max {

@@ -29,6 +29,9 @@ pub struct ThermalParams {
 }
 
 impl ThermalParams {
+    /// Most [`iterations`](Self::iterations).
+    pub const MAX_ITERATIONS: u32 = 10_000;
+
     /// The defaults (see the field docs).
     pub const DEFAULT: Self = ThermalParams {
         talus: 0.8,
@@ -70,7 +73,7 @@ impl ThermalParams {
                 "must be greater than zero and at most one",
             ));
         }
-        if self.iterations == 0 || self.iterations > 10_000 {
+        if self.iterations == 0 || self.iterations > Self::MAX_ITERATIONS {
             return Err(FieldError::param(
                 "iterations",
                 self.iterations,

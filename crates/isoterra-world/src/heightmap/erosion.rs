@@ -66,9 +66,9 @@ pub struct HeightErosion {
 }
 
 /// Most hydraulic passes of a [`HeightErosion`].
-const MAX_PASSES: u32 = 64;
+const MAX_PASSES: u32 = HydraulicParams::MAX_PASSES;
 /// Most thermal iterations of a [`HeightErosion`].
-const MAX_THERMAL: u32 = 10_000;
+const MAX_THERMAL: u32 = ThermalParams::MAX_ITERATIONS;
 /// Largest blur radius of a [`HeightErosion`], in nodes.
 const MAX_BLUR: u32 = isoterra_field::BlurKind::MAX_RADIUS;
 

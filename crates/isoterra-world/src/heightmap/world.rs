@@ -976,9 +976,9 @@ impl HeightmapWorld {
         use isoterra_field::erosion::{erode_tile, thermal_tile};
         let p = &self.src.params;
         let dims = [(hi[0] - lo[0] + 1) as u32, (hi[1] - lo[1] + 1) as u32];
-        // The block the erosion reads (the square grown by its margin),
-        // eight generated heights at a time where that gives the same bits
-        // (`None`: read node by node).
+        // The block the erosion reads (the square grown by its margin), read
+        // once: eight generated heights at a time where that gives the same
+        // bits (see `region_heights`).
         let margin = if brush.tool == HeightTool::Erode {
             HeightTool::ERODE_PARAMS.margin()
         } else {
@@ -987,14 +987,10 @@ impl HeightmapWorld {
         let first = [lo[0] - i64::from(margin), lo[1] - i64::from(margin)];
         let grown = [dims[0] + 2 * margin, dims[1] + 2 * margin];
         let mut block = Vec::new();
-        let batched = self.src.block_heights_batch(first, 1, grown, &mut block)?;
+        self.region_heights(first, grown, &mut block)?;
         let height = |x: i64, z: i64| {
-            if batched {
-                let (i, j) = ((x - first[0]) as usize, (z - first[1]) as usize);
-                block[j * grown[0] as usize + i]
-            } else {
-                self.src.height([x, z])
-            }
+            let (i, j) = ((x - first[0]) as usize, (z - first[1]) as usize);
+            block[j * grown[0] as usize + i]
         };
         // Heights in erosion units (see the tools), scaled back after.
         let (out, unit) = if brush.tool == HeightTool::Erode {
