@@ -20,7 +20,8 @@ use isoterra::export::{
     TiledEncoding, TiledExport, TiledImport, decode_png16_codes, decode_r16_codes, export_exr,
     export_npy_f32, export_png_layers, export_png16, export_r16, export_tiled, export_tiled_tmx,
     import_exr, import_png8, import_png16, import_r16, import_tiled, import_tiled_with,
-    load_png_layers, parse_polylines_json, read_npy, read_npy3, read_png_layers_sidecar,
+    load_png_layers, parse_polylines_json, read_npy, read_npy_from, read_npy3, read_npy3_from,
+    read_png_layers_sidecar,
 };
 use isoterra::field::Field2;
 use isoterra::field::map::MapLayers;
@@ -32,6 +33,29 @@ use isoterra::store::{
     decode_height_edit, decode_map_chunk, decode_map_edit, encode_baked,
 };
 use isoterra::world::Side2dStorage;
+
+/// Bytes handed out a few at a time (1 to 61 per read, varying), with no
+/// length known up front: what a reader sees from a pipe.
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    step: usize,
+}
+
+impl<'a> Trickle<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Trickle { bytes, step: 1 }
+    }
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.step = self.step * 7 % 61 + 1;
+        let n = buf.len().min(self.step).min(self.bytes.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
 
 /// One reader under test.
 pub struct Target {
@@ -63,7 +87,14 @@ pub fn targets() -> Vec<Target> {
             name: "npy2",
             what: ".npy 2D arrays (contour input)",
             run: |b| {
-                let _ = read_npy(b);
+                // Read whole, and as a pipe would hand it over: the same answer.
+                let whole = read_npy(b);
+                let streamed = read_npy_from(Trickle::new(b), None);
+                match (whole, streamed) {
+                    (Ok(a), Ok(b)) => assert_eq!(a, b, "streamed .npy differs"),
+                    (Err(_), Err(_)) => {}
+                    (a, b) => panic!("whole {a:?} but streamed {b:?}"),
+                }
             },
             seeds: seeds_npy2,
         },
@@ -71,7 +102,13 @@ pub fn targets() -> Vec<Target> {
             name: "npy3",
             what: ".npy 3D arrays (mesh3d input)",
             run: |b| {
-                let _ = read_npy3(b);
+                let whole = read_npy3(b);
+                let streamed = read_npy3_from(Trickle::new(b), None);
+                match (whole, streamed) {
+                    (Ok(a), Ok(b)) => assert_eq!(a, b, "streamed .npy differs"),
+                    (Err(_), Err(_)) => {}
+                    (a, b) => panic!("whole {a:?} but streamed {b:?}"),
+                }
             },
             seeds: seeds_npy3,
         },

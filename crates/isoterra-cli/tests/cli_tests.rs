@@ -702,6 +702,28 @@ fn mesh3d_bad_input_gets_clear_errors() {
     ]);
     assert!(err.contains("dtype"), "{err}");
 
+    // 700^3 nodes (above the old 2^28 cap) pass the size check, so a header
+    // without its data is reported as truncated; 2^31 nodes do not.
+    let big = dir.path().join("big.npy");
+    std::fs::write(&big, npy_bytes("<f4", "(700, 700, 700)", &[])).unwrap();
+    fn args<'a>(npy: &'a std::path::Path, out: &'a std::path::Path) -> Vec<&'a str> {
+        let mut a = vec!["mesh3d", "--npy", s(npy)];
+        a.extend(["--iso", "0", "--format", "ply", "-o", s(out)]);
+        a
+    }
+    let err = fails(&args(&big, &out));
+    assert!(
+        err.contains("truncated") && err.contains("1372000000 bytes"),
+        "{err}"
+    );
+    let huge = dir.path().join("huge.npy");
+    std::fs::write(&huge, npy_bytes("<f4", "(2048, 1024, 1024)", &[])).unwrap();
+    let err = fails(&args(&huge, &out));
+    assert!(err.contains("1024x1024x2048 nodes"), "{err}");
+    let err = fails(&args(dir.path(), &out));
+    assert!(err.contains("folder"), "{err}");
+    assert!(!out.exists(), "a failed mesh3d wrote its output");
+
     let bytes = dir.path().join("u1.npy");
     std::fs::write(&bytes, npy_bytes("|u1", "(2, 3, 4)", &[200; 24])).unwrap();
     ok(&[
@@ -741,6 +763,90 @@ fn mesh3d_bad_input_gets_clear_errors() {
     ]);
     assert!(err.contains("ply") && err.contains("glb"), "{err}");
     assert!(!dir.path().join("missing").exists());
+}
+
+/// `mesh3d` reads a volume from a pipe, whose length nobody knows up front,
+/// and meshes what it would mesh from the file.
+#[cfg(unix)]
+#[test]
+fn mesh3d_reads_a_volume_from_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 12usize;
+    let data: Vec<u8> = (0..n * n * n)
+        .flat_map(|i| {
+            let (x, y, z) = (i % n, i / n % n, i / (n * n));
+            let d = |a: usize| a as f32 - 5.5;
+            ((d(x).powi(2) + d(y).powi(2) + d(z).powi(2)).sqrt() - 4.0).to_le_bytes()
+        })
+        .collect();
+    let bytes = npy_bytes("<f4", &format!("({n}, {n}, {n})"), &data);
+    let file = dir.path().join("ball.npy");
+    std::fs::write(&file, &bytes).unwrap();
+    let pipe = dir.path().join("ball.pipe");
+    let made = std::process::Command::new("mkfifo").arg(&pipe).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED: mkfifo is not available");
+        return;
+    }
+    let feed = |pipe: PathBuf, bytes: Vec<u8>| {
+        // A reader that gives up early breaks the pipe: not an error here.
+        std::thread::spawn(move || {
+            let _ = std::fs::write(&pipe, &bytes);
+        })
+    };
+    let (from_file, from_pipe) = (dir.path().join("f.ply"), dir.path().join("p.ply"));
+    let writer = feed(pipe.clone(), bytes);
+    ok(&[
+        "mesh3d",
+        "--npy",
+        s(&pipe),
+        "--iso",
+        "0",
+        "--format",
+        "ply",
+        "-o",
+        s(&from_pipe),
+    ]);
+    writer.join().unwrap();
+    ok(&[
+        "mesh3d",
+        "--npy",
+        s(&file),
+        "--iso",
+        "0",
+        "--format",
+        "ply",
+        "-o",
+        s(&from_file),
+    ]);
+    let (a, b) = (
+        std::fs::read(&from_file).unwrap(),
+        std::fs::read(&from_pipe).unwrap(),
+    );
+    assert!(a.len() > 1000);
+    assert_eq!(a, b);
+
+    // A pipe that announces 700^3 values (1.37 GB of f32) to a process that
+    // may map only about 1 GB: the allocation fails and is reported, with no
+    // abort and no output.
+    let writer = feed(pipe.clone(), npy_bytes("<f4", "(700, 700, 700)", &[]));
+    let out = dir.path().join("o.ply");
+    let run = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1000000 && exec \"$0\" mesh3d --npy \"$1\" --iso 0 --format ply -o \"$2\"")
+        .arg(env!("CARGO_BIN_EXE_isoterra"))
+        .arg(&pipe)
+        .arg(&out)
+        .output()
+        .unwrap();
+    writer.join().unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("343000000 values need 1309 MiB of memory"),
+        "{err}"
+    );
+    assert!(!out.exists());
 }
 
 #[test]

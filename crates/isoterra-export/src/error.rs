@@ -19,6 +19,20 @@ pub enum ExportError {
     /// Writing an output stream failed.
     #[error("cannot write the output: {0}")]
     Write(#[source] std::io::Error),
+    /// Reading an input stream failed.
+    #[error("cannot read the input: {0}")]
+    Read(#[source] std::io::Error),
+    /// An array's values do not fit in the memory this process can allocate.
+    #[error(
+        "the array's {nodes} values need {} MiB of memory, which could not be allocated",
+        bytes.div_ceil(1 << 20)
+    )]
+    OutOfMemory {
+        /// Number of values.
+        nodes: u64,
+        /// Bytes they need.
+        bytes: u64,
+    },
     /// The bytes are not a `.npy` file (the magic string is missing).
     #[error("not a .npy file: it does not start with the \\x93NUMPY magic string")]
     NpyMagic,
@@ -41,10 +55,16 @@ pub enum ExportError {
         got: u64,
     },
     /// The data is longer than the header's shape says.
-    #[error(".npy file has {extra} unexpected bytes after the array data (corrupt or wrong shape)")]
+    #[error(
+        ".npy file has {}{extra} unexpected bytes after the array data (corrupt or wrong shape)",
+        if *more { "more than " } else { "" }
+    )]
     NpyTrailingBytes {
-        /// Number of extra bytes.
+        /// Number of extra bytes (counted up to a limit on a stream whose
+        /// length is not known).
         extra: u64,
+        /// True when a stream held more than `extra` bytes and counting stopped.
+        more: bool,
     },
     /// The header dictionary cannot be parsed or misses a key.
     #[error("malformed .npy header: {0}")]

@@ -37,7 +37,10 @@ pub use map::{
     read_png_layers_sidecar, read_tiled_layer, splat_color, tiled_cells_per_tile,
     tiled_tileset_png, write_map_glb,
 };
-pub use npy::{export_npy_f32, read_npy, read_npy_file, read_npy3, read_npy3_file};
+pub use npy::{
+    export_npy_f32, read_npy, read_npy_file, read_npy_from, read_npy3, read_npy3_file,
+    read_npy3_from,
+};
 pub use obj::{ObjFiles, export_obj, export_obj_mtl, write_obj};
 pub use ply::{export_ply, write_ply};
 pub use raster::{

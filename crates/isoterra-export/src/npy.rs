@@ -5,6 +5,7 @@
 //! origin `[0, 0]`. Coordinates are therefore sample indices, as the
 //! command line documents for arrays.
 
+use std::io::Read;
 use std::path::Path;
 
 use isoterra_field::{Field2, Field3};
@@ -15,14 +16,12 @@ const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// Nesting limit of the header parser (real headers nest at most twice).
 const MAX_DEPTH: usize = 16;
 
-/// Reads a `.npy` file into a field (see [`read_npy`]).
+/// Reads a `.npy` file into a field (see [`read_npy`]). The file is read a
+/// block at a time straight into the field's values: the memory it takes is
+/// the field's, not the file's bytes as well.
 pub fn read_npy_file(path: impl AsRef<Path>) -> Result<Field2, ExportError> {
-    let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|source| ExportError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    read_npy(&bytes)
+    let (file, len) = open(path.as_ref())?;
+    read_npy_from(file, len)
 }
 
 /// Parses the bytes of a `.npy` file into a field.
@@ -32,21 +31,45 @@ pub fn read_npy_file(path: impl AsRef<Path>) -> Result<Field2, ExportError> {
 /// finite (the error names the first bad one as `[row, col]`), and `f8`
 /// values must fit in `f32`. Any other input gives a typed error, never a panic.
 pub fn read_npy(bytes: &[u8]) -> Result<Field2, ExportError> {
-    let (header, data) = parse_file(bytes)?;
+    read_npy_from(bytes, Some(bytes.len() as u64))
+}
+
+/// Reads a 2D `.npy` array from a stream, as [`read_npy`] does from bytes.
+///
+/// `len` is the stream's length when it is known (a file's size): the data's
+/// length is then checked before anything is allocated. Either way, no more
+/// is read than the header announces plus what it takes to report trailing
+/// bytes, and the values are decoded a block at a time into a buffer
+/// allocated once at the field's size ([`ExportError::OutOfMemory`] when it
+/// cannot be).
+pub fn read_npy_from(r: impl Read, len: Option<u64>) -> Result<Field2, ExportError> {
+    let mut input = Input::new(r, len);
+    let header = input.header()?;
     if header.dtype_is_integer() {
         return Err(ExportError::NpyDtype(header.descr.clone()));
     }
-    decode(&header, data)
+    if header.dims.len() != 2 {
+        return Err(ExportError::NpyShape(header.shape_text.clone()));
+    }
+    let (rows, cols) = (header.dims[0], header.dims[1]);
+    // Size checks (zero, overflow, node cap) come before any allocation.
+    let n = Field2::check_size(cols, rows)? as u64;
+    let values = input.values(&header, n, |i, value, what| {
+        let (row, col) = (i / cols, i % cols);
+        if what == NOT_FINITE {
+            ExportError::NpyNonFinite { row, col, value }
+        } else {
+            ExportError::NpyOutOfRange { row, col, value }
+        }
+    })?;
+    Ok(Field2::from_values(cols as u32, rows as u32, values)?)
 }
 
-/// Reads a 3D `.npy` file into a [`Field3`] (see [`read_npy3`]).
+/// Reads a 3D `.npy` file into a [`Field3`] (see [`read_npy3`]), a block at
+/// a time, as [`read_npy_file`] does.
 pub fn read_npy3_file(path: impl AsRef<Path>) -> Result<Field3, ExportError> {
-    let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|source| ExportError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    read_npy3(&bytes)
+    let (file, len) = open(path.as_ref())?;
+    read_npy3_from(file, len)
 }
 
 /// Parses a 3D `.npy` array of shape `(Z, Y, X)` (C order, so x is the fastest
@@ -57,67 +80,227 @@ pub fn read_npy3_file(path: impl AsRef<Path>) -> Result<Field3, ExportError> {
 /// become exact `f32` values). Every value must be finite (the error names the
 /// first bad one as `[z, y, x]`) and `f8` values must fit in `f32`.
 pub fn read_npy3(bytes: &[u8]) -> Result<Field3, ExportError> {
-    let (header, data) = parse_file(bytes)?;
+    read_npy3_from(bytes, Some(bytes.len() as u64))
+}
+
+/// Reads a 3D `.npy` array from a stream, as [`read_npy3`] does from bytes
+/// (see [`read_npy_from`] for `len` and memory).
+pub fn read_npy3_from(r: impl Read, len: Option<u64>) -> Result<Field3, ExportError> {
+    let mut input = Input::new(r, len);
+    let header = input.header()?;
     if header.dims.len() != 3 {
         return Err(ExportError::NpyShape3(header.shape_text.clone()));
     }
     let (d, h, w) = (header.dims[0], header.dims[1], header.dims[2]);
     let n = Field3::check_size(w, h, d)? as u64;
-    check_data_len(&header, n, data)?;
-    let values = decode_values(header.dtype, data, n as usize, |i, value, what| {
-        let i = i as u64;
-        ExportError::NpyBadValue3 {
-            index: [i / (w * h), i / w % h, i % w],
-            value,
-            what,
-        }
+    let values = input.values(&header, n, |i, value, what| ExportError::NpyBadValue3 {
+        index: [i / (w * h), i / w % h, i % w],
+        value,
+        what,
     })?;
     Ok(Field3::from_values(w as u32, h as u32, d as u32, values)?)
 }
 
-/// Splits a `.npy` file into its parsed header and its data bytes.
-fn parse_file(bytes: &[u8]) -> Result<(Header, &[u8]), ExportError> {
-    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-        if bytes.len() < MAGIC.len() && MAGIC.starts_with(bytes) {
-            return Err(truncated("header", 10, bytes.len()));
+/// Opens a file to read, with its length when it is a regular file (a pipe
+/// or a device has none).
+fn open(path: &Path) -> Result<(std::fs::File, Option<u64>), ExportError> {
+    let io = |source| ExportError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "a folder, not an input file",
+        )));
+    }
+    Ok((file, meta.is_file().then_some(meta.len())))
+}
+
+/// Bytes decoded per block: a multiple of every dtype's size.
+const BLOCK: usize = 1 << 20;
+/// How far trailing bytes are counted on a stream of unknown length.
+const TRAILING_COUNT_LIMIT: u64 = 1 << 20;
+
+/// A `.npy` stream being read, with the count of bytes taken from it.
+struct Input<R> {
+    r: R,
+    /// Bytes read so far.
+    read: u64,
+    /// The stream's whole length, when known.
+    len: Option<u64>,
+}
+
+impl<R: Read> Input<R> {
+    fn new(r: R, len: Option<u64>) -> Self {
+        Input { r, read: 0, len }
+    }
+
+    /// Fills `buf` as far as the stream goes; returns how many bytes came.
+    fn fill(&mut self, buf: &mut [u8]) -> Result<usize, ExportError> {
+        let mut n = 0;
+        while n < buf.len() {
+            match self.r.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(ExportError::Read(e)),
+            }
         }
-        return Err(ExportError::NpyMagic);
+        self.read += n as u64;
+        Ok(n)
     }
-    if bytes.len() < 8 {
-        return Err(truncated("header", 10, bytes.len()));
+
+    /// Reads exactly `buf.len()` bytes, or reports the `what` part truncated:
+    /// it needs `needed` bytes from the start of the stream.
+    fn exact(
+        &mut self,
+        buf: &mut [u8],
+        what: &'static str,
+        needed: u64,
+    ) -> Result<(), ExportError> {
+        if self.fill(buf)? < buf.len() {
+            return Err(ExportError::NpyTruncated {
+                what,
+                needed,
+                got: self.read,
+            });
+        }
+        Ok(())
     }
-    let (major, minor) = (bytes[6], bytes[7]);
-    let (len_bytes, utf8) = match (major, minor) {
-        (1, 0) => (2usize, false),
-        (2, 0) => (4, false),
-        (3, 0) => (4, true),
-        _ => return Err(ExportError::NpyVersion { major, minor }),
-    };
-    let prefix = 8 + len_bytes;
-    if bytes.len() < prefix {
-        return Err(truncated("header", prefix as u64, bytes.len()));
+
+    /// Reads the magic string, the version and the header dictionary.
+    fn header(&mut self) -> Result<Header, ExportError> {
+        let mut head = [0u8; 8];
+        let got = self.fill(&mut head)?;
+        let magic_len = got.min(MAGIC.len());
+        if head[..magic_len] != MAGIC[..magic_len] {
+            return Err(ExportError::NpyMagic);
+        }
+        if got < head.len() {
+            return Err(ExportError::NpyTruncated {
+                what: "header",
+                needed: 10,
+                got: got as u64,
+            });
+        }
+        let (major, minor) = (head[6], head[7]);
+        let (len_bytes, utf8) = match (major, minor) {
+            (1, 0) => (2usize, false),
+            (2, 0) => (4, false),
+            (3, 0) => (4, true),
+            _ => return Err(ExportError::NpyVersion { major, minor }),
+        };
+        let prefix = 8 + len_bytes as u64;
+        let mut len = [0u8; 4];
+        self.exact(&mut len[..len_bytes], "header", prefix)?;
+        let header_len = if len_bytes == 2 {
+            u16::from_le_bytes([len[0], len[1]]) as u64
+        } else {
+            u32::from_le_bytes(len) as u64
+        };
+        let data_start = prefix + header_len;
+        if self.len.is_some_and(|total| total < data_start) {
+            return Err(ExportError::NpyTruncated {
+                what: "header",
+                needed: data_start,
+                got: self.len.unwrap_or(0),
+            });
+        }
+        // Read in steps, so that a header length from a short stream
+        // allocates no more than what arrives.
+        let mut raw = Vec::new();
+        let mut step = [0u8; 4096];
+        while (raw.len() as u64) < header_len {
+            let want = (header_len - raw.len() as u64).min(step.len() as u64) as usize;
+            self.exact(&mut step[..want], "header", data_start)?;
+            raw.extend_from_slice(&step[..want]);
+        }
+        let text = if utf8 {
+            String::from_utf8(raw)
+                .map_err(|_| ExportError::NpyHeader("the header is not valid UTF-8".into()))?
+        } else {
+            // Versions 1 and 2 use latin-1; anything outside ASCII is not part of
+            // a valid header dictionary anyway.
+            raw.iter().map(|&b| b as char).collect()
+        };
+        Header::parse(&text)
     }
-    let header_len = if len_bytes == 2 {
-        u16::from_le_bytes([bytes[8], bytes[9]]) as u64
-    } else {
-        u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as u64
-    };
-    let data_start = prefix as u64 + header_len;
-    if (bytes.len() as u64) < data_start {
-        return Err(truncated("header", data_start, bytes.len()));
+
+    /// Reads the `n` values the header announces, then checks that nothing
+    /// follows them. `bad(flat_index, value, what)` names the first value that
+    /// is not finite or does not fit in `f32`.
+    fn values(
+        &mut self,
+        header: &Header,
+        n: u64,
+        bad: impl Fn(u64, f64, &'static str) -> ExportError,
+    ) -> Result<Vec<f32>, ExportError> {
+        let size = header.dtype.size();
+        // n is below every field's node cap (2^32), so this cannot overflow.
+        let needed = n * size;
+        if let Some(total) = self.len {
+            let data = total.saturating_sub(self.read);
+            if data < needed {
+                return Err(ExportError::NpyTruncated {
+                    what: "data",
+                    needed,
+                    got: data,
+                });
+            }
+            if data > needed {
+                return Err(ExportError::NpyTrailingBytes {
+                    extra: data - needed,
+                    more: false,
+                });
+            }
+        }
+        let mut values = Vec::new();
+        values
+            .try_reserve_exact(n as usize)
+            .map_err(|_| ExportError::OutOfMemory {
+                nodes: n,
+                bytes: n * 4,
+            })?;
+        let data_start = self.read;
+        let mut block = vec![0u8; BLOCK.min(needed as usize)];
+        let mut done = 0u64;
+        while done < needed {
+            let want = (needed - done).min(BLOCK as u64) as usize;
+            let got = self.fill(&mut block[..want])?;
+            if got < want {
+                return Err(ExportError::NpyTruncated {
+                    what: "data",
+                    needed,
+                    got: self.read - data_start,
+                });
+            }
+            decode_block(header.dtype, &block[..want], done / size, &mut values, &bad)?;
+            done += want as u64;
+        }
+        // Whatever follows the data is an error; on a stream of unknown
+        // length it is counted up to a limit.
+        let mut extra = 0u64;
+        let mut more = false;
+        let mut probe = [0u8; 4096];
+        loop {
+            let got = self.fill(&mut probe)? as u64;
+            if got == 0 {
+                break;
+            }
+            extra += got;
+            if extra >= TRAILING_COUNT_LIMIT {
+                more = true;
+                break;
+            }
+        }
+        if extra > 0 {
+            return Err(ExportError::NpyTrailingBytes { extra, more });
+        }
+        Ok(values)
     }
-    let raw = &bytes[prefix..data_start as usize];
-    let text = if utf8 {
-        std::str::from_utf8(raw)
-            .map_err(|_| ExportError::NpyHeader("the header is not valid UTF-8".into()))?
-            .to_owned()
-    } else {
-        // Versions 1 and 2 use latin-1; anything outside ASCII is not part of
-        // a valid header dictionary anyway.
-        raw.iter().map(|&b| b as char).collect()
-    };
-    let header = Header::parse(&text)?;
-    Ok((header, &bytes[data_start as usize..]))
 }
 
 /// Encodes a field as a version 1.0 `.npy` file of dtype `<f4` and shape
@@ -141,14 +324,6 @@ pub fn export_npy_f32(field: &Field2) -> Vec<u8> {
         out.extend_from_slice(&v.to_le_bytes());
     }
     out
-}
-
-fn truncated(what: &'static str, needed: u64, got: usize) -> ExportError {
-    ExportError::NpyTruncated {
-        what,
-        needed,
-        got: got as u64,
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -435,25 +610,6 @@ impl Header {
     }
 }
 
-fn decode(header: &Header, data: &[u8]) -> Result<Field2, ExportError> {
-    if header.dims.len() != 2 {
-        return Err(ExportError::NpyShape(header.shape_text.clone()));
-    }
-    let (rows, cols) = (header.dims[0], header.dims[1]);
-    // Size checks (zero, overflow, node cap) come before any allocation.
-    let n = Field2::check_size(cols, rows)? as u64;
-    check_data_len(header, n, data)?;
-    let values = decode_values(header.dtype, data, n as usize, |i, value, what| {
-        let (row, col) = (i as u64 / cols, i as u64 % cols);
-        if what == NOT_FINITE {
-            ExportError::NpyNonFinite { row, col, value }
-        } else {
-            ExportError::NpyOutOfRange { row, col, value }
-        }
-    })?;
-    Ok(Field2::from_values(cols as u32, rows as u32, values)?)
-}
-
 const NOT_FINITE: &str = "not finite";
 const OUT_OF_RANGE: &str = "outside the f32 range";
 
@@ -463,30 +619,18 @@ impl Header {
     }
 }
 
-/// Checks that `data` holds exactly `n` values of the header's dtype.
-fn check_data_len(header: &Header, n: u64, data: &[u8]) -> Result<(), ExportError> {
-    let needed = n * header.dtype.size(); // n <= 2^28, so this cannot overflow
-    let got = data.len() as u64;
-    if got < needed {
-        return Err(truncated("data", needed, data.len()));
-    }
-    if got > needed {
-        return Err(ExportError::NpyTrailingBytes {
-            extra: got - needed,
-        });
-    }
-    Ok(())
-}
-
-/// Converts `n` values of `dtype` to `f32`, calling `bad(flat_index, value, what)`
-/// for the first value that is not finite or does not fit in `f32`.
-fn decode_values(
+/// Converts one block of `dtype` values, the first of which has flat index
+/// `first`, to `f32`, appending them to `values`; calls `bad(flat_index,
+/// value, what)` for the first value that is not finite or does not fit in
+/// `f32`.
+fn decode_block(
     dtype: Dtype,
     data: &[u8],
-    n: usize,
-    bad: impl Fn(usize, f64, &'static str) -> ExportError,
-) -> Result<Vec<f32>, ExportError> {
-    let mut values = Vec::with_capacity(n);
+    first: u64,
+    values: &mut Vec<f32>,
+    bad: &impl Fn(u64, f64, &'static str) -> ExportError,
+) -> Result<(), ExportError> {
+    let at = |i: usize| first + i as u64;
     match dtype {
         Dtype::F4 { little } => {
             for (i, c) in data.chunks_exact(4).enumerate() {
@@ -497,7 +641,7 @@ fn decode_values(
                     f32::from_be_bytes(b)
                 };
                 if !v.is_finite() {
-                    return Err(bad(i, v as f64, NOT_FINITE));
+                    return Err(bad(at(i), v as f64, NOT_FINITE));
                 }
                 values.push(v);
             }
@@ -511,10 +655,10 @@ fn decode_values(
                     f64::from_be_bytes(b)
                 };
                 if !v.is_finite() {
-                    return Err(bad(i, v, NOT_FINITE));
+                    return Err(bad(at(i), v, NOT_FINITE));
                 }
                 if v.abs() > f32::MAX as f64 {
-                    return Err(bad(i, v, OUT_OF_RANGE));
+                    return Err(bad(at(i), v, OUT_OF_RANGE));
                 }
                 values.push(v as f32);
             }
@@ -537,7 +681,7 @@ fn decode_values(
             }) as f32
         })),
     }
-    Ok(values)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -570,9 +714,13 @@ mod tests {
             Header::parse("{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4)}"),
             Err(ExportError::NpyFortranOrder)
         ));
-        let h = Header::parse("{'descr': '<f4', 'fortran_order': False, 'shape': (12,)}").unwrap();
+        let dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (12,)}";
+        let mut file = b"\x93NUMPY\x01\x00".to_vec();
+        file.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        file.extend_from_slice(dict.as_bytes());
+        file.extend_from_slice(&[0; 48]);
         assert!(matches!(
-            decode(&h, &[0; 48]),
+            read_npy(&file),
             Err(ExportError::NpyShape(s)) if s == "(12,)"
         ));
         assert!(matches!(

@@ -225,7 +225,10 @@ fn corrupt_files_get_clear_errors() {
     long.extend_from_slice(&[0, 0, 0, 0]);
     assert!(matches!(
         read_npy(&long),
-        Err(ExportError::NpyTrailingBytes { extra: 4 })
+        Err(ExportError::NpyTrailingBytes {
+            extra: 4,
+            more: false
+        })
     ));
 
     // Malformed header dictionaries.
@@ -399,4 +402,178 @@ fn three_d_errors_name_the_index_and_the_shape() {
     // Integer dtypes are for 3D volumes only; a 2D field asks for floats.
     let err = isoterra_export::read_npy(&npy_bytes("|u1", "(2, 3)", &[0; 6])).unwrap_err();
     assert!(matches!(err, ExportError::NpyDtype(_)), "{err:?}");
+}
+
+/// A reader that hands out at most `step` bytes per call (as a pipe does),
+/// with no length known up front.
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    step: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.step).min(self.bytes.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+fn trickle(bytes: &[u8], step: usize) -> Trickle<'_> {
+    Trickle { bytes, step }
+}
+
+/// An array of every dtype, 2D or 3D, of random size, as `.npy` bytes.
+fn any_npy() -> impl Strategy<Value = (Vec<u8>, bool)> {
+    (
+        prop::sample::select(vec!["<f4", ">f4", "<f8", ">f8", "|u1", "<i2", ">u2"]),
+        2usize..7,
+        2usize..7,
+        2usize..5,
+        any::<bool>(),
+        any::<u64>(),
+    )
+        .prop_map(|(descr, a, b, c, three, seed)| {
+            let n = if three { a * b * c } else { a * b };
+            let shape = if three {
+                format!("({c}, {b}, {a})")
+            } else {
+                format!("({b}, {a})")
+            };
+            let size = match descr {
+                "<f8" | ">f8" => 8,
+                "|u1" => 1,
+                "<i2" | ">u2" => 2,
+                _ => 4,
+            };
+            let data: Vec<u8> = (0..n * size)
+                .map(|i| {
+                    let k = seed
+                        .wrapping_add(i as u64)
+                        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    // Exponent bytes stay small, so most floats are finite.
+                    if size >= 4 && (i % size == 0 || i % size == size - 1) {
+                        (k >> 60) as u8
+                    } else {
+                        (k >> 56) as u8
+                    }
+                })
+                .collect();
+            (npy_bytes(descr, &shape, &data), three)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Reading a stream a few bytes at a time, with or without its length,
+    /// gives what reading the bytes gives: the same field, or an error.
+    #[test]
+    fn streams_read_as_bytes_do(
+        (bytes, three) in any_npy(),
+        step in 1usize..300,
+        cut in any::<prop::sample::Index>(),
+        whole in any::<bool>(),
+    ) {
+        let bytes = if whole { bytes.clone() } else { bytes[..cut.index(bytes.len())].to_vec() };
+        for len in [None, Some(bytes.len() as u64)] {
+            if three {
+                let want = isoterra_export::read_npy3(&bytes);
+                let got = isoterra_export::read_npy3_from(trickle(&bytes, step), len);
+                match (want, got) {
+                    (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+                    (Err(_), Err(_)) => {}
+                    (a, b) => prop_assert!(false, "bytes {a:?}, stream {b:?}"),
+                }
+            } else {
+                let want = read_npy(&bytes);
+                let got = isoterra_export::read_npy_from(trickle(&bytes, step), len);
+                match (want, got) {
+                    (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+                    (Err(_), Err(_)) => {}
+                    (a, b) => prop_assert!(false, "bytes {a:?}, stream {b:?}"),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn streams_of_unknown_length_report_what_they_hold() {
+    let data: Vec<u8> = (0..24).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let good = npy_bytes("<f4", "(2, 3, 4)", &data);
+    let f = isoterra_export::read_npy3_from(trickle(&good, 5), None).unwrap();
+    assert_eq!((f.dims(), f.values()[23]), ([4, 3, 2], 23.0));
+    // Cut short: the data present is counted.
+    let cut = &good[..good.len() - 10];
+    match isoterra_export::read_npy3_from(trickle(cut, 7), None) {
+        Err(ExportError::NpyTruncated {
+            what: "data",
+            needed: 96,
+            got: 86,
+        }) => {}
+        other => panic!("expected a truncated data error, got {other:?}"),
+    }
+    // A few trailing bytes are counted exactly ...
+    let mut long = good.clone();
+    long.extend_from_slice(&[0; 5]);
+    match isoterra_export::read_npy3_from(trickle(&long, 3), None) {
+        Err(ExportError::NpyTrailingBytes {
+            extra: 5,
+            more: false,
+        }) => {}
+        other => panic!("expected 5 trailing bytes, got {other:?}"),
+    }
+    // ... and an endless tail is counted up to a limit, then reported.
+    let endless = std::io::Read::chain(&good[..], std::io::repeat(0));
+    let err = isoterra_export::read_npy3_from(endless, None).unwrap_err();
+    assert!(
+        matches!(err, ExportError::NpyTrailingBytes { more: true, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("more than"), "{err}");
+    // A header that announces 4 GiB of dictionary on a short stream is
+    // truncated, not allocated.
+    let mut huge = b"\x93NUMPY\x02\x00".to_vec();
+    huge.extend_from_slice(&u32::MAX.to_le_bytes());
+    huge.extend_from_slice(b"{'descr': '<f4'");
+    match isoterra_export::read_npy3_from(trickle(&huge, 64), None) {
+        Err(ExportError::NpyTruncated { what: "header", .. }) => {}
+        other => panic!("expected a truncated header, got {other:?}"),
+    }
+    // An endless stream of zeros is not an array.
+    let err = isoterra_export::read_npy3_from(std::io::repeat(0), None).unwrap_err();
+    assert!(matches!(err, ExportError::NpyMagic), "{err:?}");
+}
+
+/// Volumes above the old 2^28-node cap are taken (the header is checked,
+/// nothing of that size is allocated here); past 2^30 nodes the error names
+/// the three axes.
+#[test]
+fn large_volumes_are_checked_against_the_3d_cap() {
+    // 700^3 nodes announced, no data: the size passes, the data is missing.
+    let err = isoterra_export::read_npy3(&npy_bytes("<f4", "(700, 700, 700)", &[])).unwrap_err();
+    match err {
+        ExportError::NpyTruncated {
+            what: "data",
+            needed,
+            got: 0,
+        } => assert_eq!(needed, 700 * 700 * 700 * 4),
+        other => panic!("expected a truncated data error, got {other:?}"),
+    }
+    let err = isoterra_export::read_npy3(&npy_bytes("<f4", "(2048, 1024, 1024)", &[])).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ExportError::Field(FieldError::TooLarge {
+                width: 1024,
+                height: 1024,
+                depth: 2048,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("1024x1024x2048 nodes"), "{err}");
 }

@@ -14,15 +14,20 @@ pub enum FieldError {
         /// What is wrong and how to fix it.
         reason: &'static str,
     },
-    /// The node count overflows or exceeds [`Field2::MAX_NODES`](crate::Field2::MAX_NODES).
+    /// The node count overflows or exceeds the cap of the field's type
+    /// ([`Field2::MAX_NODES`](crate::Field2::MAX_NODES) or
+    /// [`Field3::MAX_NODES`](crate::Field3::MAX_NODES)).
     #[error(
-        "field of {width}x{height} nodes is too large: at most {max} nodes are allowed (about {max_mib} MiB of f32); use chunks or a smaller size"
+        "field of {} nodes is too large: at most {max} nodes are allowed (about {max_mib} MiB of f32); use chunks or a smaller size",
+        size_text(*width, *height, *depth)
     )]
     TooLarge {
         /// Requested width in nodes.
         width: u64,
         /// Requested height in nodes.
         height: u64,
+        /// Requested depth in nodes (1 for a 2D field).
+        depth: u64,
         /// The cap on the node count.
         max: u64,
         /// The cap expressed in MiB of f32 storage.
@@ -64,5 +69,14 @@ impl FieldError {
             value: value.to_string(),
             reason,
         }
+    }
+}
+
+/// `WxH` for a 2D size, `WxHxD` for a 3D one.
+fn size_text(width: u64, height: u64, depth: u64) -> String {
+    if depth == 1 {
+        format!("{width}x{height}")
+    } else {
+        format!("{width}x{height}x{depth}")
     }
 }

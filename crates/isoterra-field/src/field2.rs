@@ -106,6 +106,7 @@ impl Field2 {
             _ => Err(FieldError::TooLarge {
                 width,
                 height,
+                depth: 1,
                 max: Self::MAX_NODES,
                 max_mib: Self::MAX_NODES * 4 / (1024 * 1024),
             }),

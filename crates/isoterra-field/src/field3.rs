@@ -1,4 +1,4 @@
-use crate::{Field2, FieldError};
+use crate::FieldError;
 
 /// A corner-sampled 3D grid of `f32` densities.
 ///
@@ -16,8 +16,8 @@ use crate::{Field2, FieldError};
 /// ```
 ///
 /// Every value is finite: the validated constructors reject NaN and infinities,
-/// and [`Field3::set`] refuses them too. The node count is capped by the same
-/// [`Field2::MAX_NODES`] as 2D fields.
+/// and [`Field3::set`] refuses them too. The node count is capped by
+/// [`Field3::MAX_NODES`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field3 {
     width: u32,
@@ -29,6 +29,13 @@ pub struct Field3 {
 }
 
 impl Field3 {
+    /// The largest number of nodes a 3D field may hold: 2^30 (1,073,741,824
+    /// nodes, 1024^3, 4 GiB of `f32`). This is what a whole-volume mesh with
+    /// 32-bit vertex ids can take (fewer than four vertices per node); whether
+    /// a field this large fits in memory is up to the machine, and the
+    /// readers report an allocation that fails.
+    pub const MAX_NODES: u64 = 1 << 30;
+
     /// Checks a size and returns the node count.
     ///
     /// # Errors
@@ -36,8 +43,7 @@ impl Field3 {
     /// [`FieldError::InvalidSize`] when an axis has fewer than 2 nodes (its
     /// `width` / `height` carry x / y; the reason names the axis), and
     /// [`FieldError::TooLarge`] when the node count overflows or exceeds
-    /// [`Field2::MAX_NODES`] (its `height` carries `height * depth`, saturated,
-    /// so that `width * height` is the node count).
+    /// [`Field3::MAX_NODES`].
     pub fn check_size(width: u64, height: u64, depth: u64) -> Result<usize, FieldError> {
         if width < 2 || height < 2 {
             return Err(FieldError::InvalidSize {
@@ -55,14 +61,15 @@ impl Field3 {
         }
         let fits = |n: u64| n <= u32::MAX as u64;
         match width.checked_mul(height).and_then(|n| n.checked_mul(depth)) {
-            Some(n) if n <= Field2::MAX_NODES && fits(width) && fits(height) && fits(depth) => {
+            Some(n) if n <= Self::MAX_NODES && fits(width) && fits(height) && fits(depth) => {
                 Ok(n as usize)
             }
             _ => Err(FieldError::TooLarge {
                 width,
-                height: height.saturating_mul(depth),
-                max: Field2::MAX_NODES,
-                max_mib: Field2::MAX_NODES * 4 / (1024 * 1024),
+                height,
+                depth,
+                max: Self::MAX_NODES,
+                max_mib: Self::MAX_NODES * 4 / (1024 * 1024),
             }),
         }
     }
@@ -366,16 +373,30 @@ mod tests {
             Field3::new(u32::MAX, u32::MAX, u32::MAX, 0.0),
             Err(FieldError::TooLarge { .. })
         ));
-        // 2^10 * 2^10 * 2^9 = 2^29 > 2^28.
-        match Field3::new(1 << 10, 1 << 10, 1 << 9, 0.0) {
-            Err(FieldError::TooLarge {
-                width, height, max, ..
-            }) => {
-                assert_eq!((width, height, max), (1 << 10, 1 << 19, Field2::MAX_NODES));
+        // 2^10 * 2^10 * 2^11 = 2^31 > 2^30; checked before any allocation.
+        match Field3::new(1 << 10, 1 << 10, 1 << 11, 0.0) {
+            Err(
+                e @ FieldError::TooLarge {
+                    width,
+                    height,
+                    depth,
+                    max,
+                    ..
+                },
+            ) => {
+                assert_eq!(
+                    (width, height, depth, max),
+                    (1 << 10, 1 << 10, 1 << 11, Field3::MAX_NODES)
+                );
+                assert!(e.to_string().contains("1024x1024x2048 nodes"), "{e}");
             }
             other => panic!("expected TooLarge, got {other:?}"),
         }
-        assert!(Field3::check_size(1 << 10, 1 << 10, 1 << 8).is_ok());
+        // 700^3 (above the old 2^28 cap) and 1024^3 (the cap) are sizes a
+        // user may mesh.
+        assert_eq!(Field3::check_size(700, 700, 700), Ok(343_000_000));
+        assert_eq!(Field3::check_size(1 << 10, 1 << 10, 1 << 10), Ok(1 << 30));
+        assert!(Field3::check_size(1 << 10, 1 << 10, (1 << 10) + 1).is_err());
         assert!(matches!(
             Field3::check_size(2, 2, u64::MAX),
             Err(FieldError::TooLarge { .. })

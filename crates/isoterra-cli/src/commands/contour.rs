@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::export::{export_polylines_json, export_polylines_svg, read_npy};
+use isoterra::export::{export_polylines_json, export_polylines_svg, read_npy_file};
 use isoterra::mesh::{ContourTracer, Polyline, simplify_rdp};
 
 use crate::args::{ContourArgs, ContourFormat};
@@ -21,8 +21,8 @@ pub fn run(a: &ContourArgs) -> anyhow::Result<()> {
     let threads = super::worker_threads(a.threads)?;
     let pool = super::worker_pool(threads)?;
     let t0 = Instant::now();
-    let field = read_npy(&super::read_input(&a.npy, super::MAX_DOCUMENT_INPUT)?)
-        .with_context(|| format!("cannot read {}", a.npy.display()))?;
+    let field =
+        read_npy_file(&a.npy).with_context(|| format!("cannot read {}", a.npy.display()))?;
     let load_ms = ms(t0);
 
     let t1 = Instant::now();

@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::export::{GlbMesh, read_npy3, write_glb, write_obj, write_ply};
+use isoterra::export::{GlbMesh, read_npy3_file, write_glb, write_obj, write_ply};
 use isoterra::mesh::{CellBox, CubesOptions, CubesOutput, MarchingCubes};
 
 use crate::args::{Mesh3dArgs, MeshFormat};
@@ -33,17 +33,16 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
     let threads = super::worker_threads(a.threads)?;
     let pool = super::worker_pool(threads)?;
     let t0 = Instant::now();
-    let field = read_npy3(&super::read_input(&a.npy, super::MAX_DOCUMENT_INPUT)?)
-        .with_context(|| format!("cannot read {}", a.npy.display()))?;
+    let field =
+        read_npy3_file(&a.npy).with_context(|| format!("cannot read {}", a.npy.display()))?;
     let load_ms = ms(t0);
 
     let t1 = Instant::now();
     let options = CubesOptions::DEFAULT
         .with_iso(iso)
         .with_normals(!a.no_normals);
-    // A fresh output: the mesher counts first and allocates it once, exactly.
-    // One thread meshes straight into it; several mesh slabs that are then
-    // joined, which holds the output twice for a moment.
+    // A fresh output: the mesher counts first and allocates it once, exactly;
+    // one thread meshes straight into it, several fill their slabs' parts.
     let mut out = CubesOutput::default();
     pool.install(|| {
         MarchingCubes::new().with_parallel(threads > 1).mesh(

@@ -214,7 +214,8 @@ pub fn create_in_place(
 /// The most bytes an image (PNG or R16) to import may hold: far more than
 /// the most heights one import may store (about 11 million, 22 MB as R16).
 pub const MAX_IMAGE_INPUT: u64 = 256 << 20;
-/// The most bytes a Tiled map or a `.npy` array may hold.
+/// The most bytes a Tiled map may hold. (A `.npy` array is read as far as
+/// its header announces, straight into the field: see `read_npy3_file`.)
 pub const MAX_DOCUMENT_INPUT: u64 = 1 << 30;
 
 /// Reads an input file of at most `limit` bytes. Whatever the path is (a

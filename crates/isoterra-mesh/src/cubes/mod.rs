@@ -284,9 +284,11 @@ pub struct MarchingCubes {
     parallel: bool,
 }
 
-/// Largest node count of a box, so that vertex ids fit `u32` (three edges per node
-/// at most, plus cell centres).
-const MAX_BOX_NODES: u64 = (u32::MAX / 4) as u64;
+/// Largest node count of a box, so that vertex ids fit `u32`: a box of `n`
+/// nodes has fewer than `3n` edges and fewer than `n` cells (one centre vertex
+/// each at most), so fewer than `4n <= 2^32` vertices. 1024^3 nodes, the
+/// same as [`Field3::MAX_NODES`](isoterra_field::Field3::MAX_NODES).
+const MAX_BOX_NODES: u64 = 1 << 30;
 
 fn check_iso(iso: f32) -> Result<(), MeshError> {
     if !iso.is_finite() {
@@ -368,7 +370,7 @@ impl MarchingCubes {
     /// # Errors
     ///
     /// [`MeshError::InvalidParameter`] for a non-finite `iso` or a box of more
-    /// than about 2^30 nodes, [`MeshError::BoxOutOfBounds`] when `cells` does not
+    /// than 2^30 nodes (1024^3), [`MeshError::BoxOutOfBounds`] when `cells` does not
     /// fit the field. On error `out` is left untouched.
     pub fn mesh(
         &mut self,
@@ -412,7 +414,7 @@ impl MarchingCubes {
     ///
     /// [`MeshError::LengthMismatch`] when `values` does not hold one value per
     /// node, [`MeshError::InvalidParameter`] for a non-finite `iso`, a `dims`
-    /// whose node count overflows or a box of more than about 2^30 nodes,
+    /// whose node count overflows or a box of more than 2^30 nodes (1024^3),
     /// [`MeshError::BoxOutOfBounds`] when `cells` does not fit `dims`. On error
     /// `out` is left untouched.
     pub fn mesh_slice(

@@ -1,7 +1,12 @@
-//! A whole-map mesh export holds the split mesh and the file, not the mesh
-//! twice: the terrain is split in place, the lists and the glb are
-//! allocated once at their final size, and the splat weights are computed
-//! where they are stored (no 16-weight array per vertex).
+//! What exports and readers hold on the heap.
+//!
+//! * A whole-map mesh export holds the split mesh and the file, not the mesh
+//!   twice: the terrain is split in place, the lists and the glb are
+//!   allocated once at their final size, and the splat weights are computed
+//!   where they are stored (no 16-weight array per vertex).
+//! * A `.npy` volume read from a file holds the field, not the file's bytes
+//!   as well: the data is decoded a block at a time into values allocated
+//!   once.
 //!
 //! Alone in its test binary because it measures the heap with its own
 //! allocator.
@@ -9,7 +14,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use isoterra_export::{export_map_glb, export_map_obj};
+use isoterra_export::{export_map_glb, export_map_obj, read_npy3_file};
 use isoterra_field::map::{MapLayers, Splat};
 use isoterra_mesh::MapMeshOptions;
 
@@ -61,6 +66,13 @@ fn terraced_map() -> MapLayers {
     m
 }
 
+/// One test at a time: the tests of this binary share the counters, and
+/// one's frees would hide the other's allocations.
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The peak heap above the start while `f` runs, and what it returned.
 fn peak_of<T>(f: impl FnOnce() -> T) -> (usize, T) {
     let base = NOW.load(Ordering::Relaxed);
@@ -71,6 +83,7 @@ fn peak_of<T>(f: impl FnOnce() -> T) -> (usize, T) {
 
 #[test]
 fn whole_map_exports_hold_little_more_than_their_file() {
+    let _alone = alone();
     let map = terraced_map();
     let options = MapMeshOptions::DEFAULT;
     let (peak, glb) = peak_of(|| export_map_glb(&map, &options).unwrap());
@@ -94,4 +107,38 @@ fn whole_map_exports_hold_little_more_than_their_file() {
     );
     // 4.6x before; 3.4x now (the text still grows by doubling).
     assert!(ratio < 4.0, "the obj export peaked at {ratio:.2}x its file");
+}
+
+#[test]
+fn a_volume_read_from_a_file_holds_the_field_not_the_file() {
+    let _alone = alone();
+    let n = 128usize;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("volume.npy");
+    let mut header =
+        format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n}, {n}, {n}), }}")
+            .into_bytes();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(&header);
+    for i in 0..n * n * n {
+        bytes.extend_from_slice(&((i % 1000) as f32 - 500.0).to_le_bytes());
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    drop(bytes);
+
+    let field_bytes = n * n * n * 4;
+    let (peak, field) = peak_of(|| read_npy3_file(&path).unwrap());
+    assert_eq!(field.values()[1001], 1.0 - 500.0);
+    eprintln!("npy3 read: field {field_bytes} bytes, peak {peak} bytes");
+    // The field, one 1 MiB block of file bytes and a little bookkeeping;
+    // reading the whole file first would hold twice the field.
+    assert!(
+        peak <= field_bytes + (1 << 20) + (64 << 10),
+        "peak {peak} bytes for a {field_bytes}-byte field"
+    );
 }
