@@ -9,9 +9,15 @@ to float32 (the values isoterra meshes), contoured at level 0.0.
 Times `ContourGenerator.lines(0.0)` (the generator is built once, like a reused
 Rust tracer) and prints one JSON object per line:
 {"group": "squares", "name": ..., "unit": "ms", "value": median, ...}.
+
+`--n 8192` contours an 8192 x 8192 grid with S scaled by n / 2048 (the same
+contours per cell); `--save-npy DIR` also writes each field as a float32
+`.npy` (`DIR/{sparse,dense}_{n}.npy`) for `isoterra contour --npy`.
 """
 
+import argparse
 import json
+import os
 import math
 import platform
 import statistics
@@ -46,8 +52,18 @@ def count(lines, line_type):
 
 
 def main():
+    global N, RUNS
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=N, help="nodes per side (default 2048)")
+    ap.add_argument("--runs", type=int, default=RUNS, help="timed runs (median)")
+    ap.add_argument("--save-npy", default=None, help="folder to write the fields to")
+    args = ap.parse_args()
+    scale = args.n / N
+    N, RUNS = args.n, args.runs
     for name, s in WORKLOADS:
-        x, y, z = sine_field(N, s)
+        x, y, z = sine_field(N, s * scale)
+        if args.save_npy:
+            np.save(os.path.join(args.save_npy, f"{name}_{N}.npy"), z.astype(np.float32))
         for line_type in LINE_TYPES:
             gen = contourpy.contour_generator(x, y, z, name="serial", line_type=line_type)
             lines = gen.lines(0.0)

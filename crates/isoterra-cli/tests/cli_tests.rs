@@ -484,6 +484,7 @@ fn bench_squares_reports_cold_and_warm() {
     for base in [
         "contour_lines_sparse_2048",
         "contour_lines_dense_2048",
+        "contour_lines_dense_8192",
         "fill_and_segments_dense_2048",
     ] {
         for (name, cold) in [(base.to_string(), 0.0), (format!("{base}_cold"), 1.0)] {

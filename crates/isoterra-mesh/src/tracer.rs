@@ -4,7 +4,7 @@ use isoterra_field::Field2;
 
 use crate::MeshError;
 use crate::cells::CellRect;
-use crate::contour::{PolyWriter, Polyline, walk_chains};
+use crate::contour::{LaneScratch, PolyWriter, Polyline, walk_chains};
 use crate::key::EdgeKey;
 use crate::scan::{NONE, NoTris, RowScratch, ScanInput, SegSink};
 use crate::squares::{check_cells, check_iso};
@@ -44,6 +44,7 @@ pub struct ContourTracer {
     next: Vec<u32>,
     has_prev: Vec<bool>,
     no_positions: Vec<[f32; 3]>,
+    lanes: LaneScratch,
     #[cfg(feature = "parallel")]
     parallel: bool,
     #[cfg(feature = "parallel")]
@@ -144,7 +145,15 @@ impl ContourTracer {
         };
         self.link(&input);
         let mut w = PolyWriter::new(out);
-        walk_chains(&self.points, &mut self.next, &self.has_prev, &mut w);
+        // Marching squares links each crossing to at most one successor and
+        // from at most one predecessor.
+        walk_chains(
+            &self.points,
+            &mut self.next,
+            &self.has_prev,
+            Some(&mut self.lanes),
+            &mut w,
+        );
         w.finish();
         Ok(())
     }

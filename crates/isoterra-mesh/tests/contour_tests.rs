@@ -309,3 +309,35 @@ proptest! {
         prop_assert!(rel_close(total, fill, 1e-4, 1e-6 * scale));
     }
 }
+
+/// A field large enough for the tracer to follow its open chains several at
+/// a time (more than 2^21 crossings): 1,100 columns of alternating sign give
+/// open chains from the bottom row to the top, and bumps on the right give
+/// closed loops. The tracer still gives exactly what mesh + join gives
+/// (which follows one chain at a time).
+#[test]
+fn a_large_field_traces_as_mesh_and_join() {
+    let f = Field2::from_fn(1200, 2049, |x, y| {
+        if x < 1100 {
+            let s = if x % 2 == 0 { 1.0 } else { -1.0 };
+            s * (1.0 + 0.5 * (y as f32 * 0.1 + x as f32).sin())
+        } else {
+            (x as f32 * 0.4).sin() + (y as f32 * 0.4).sin() - 0.5
+        }
+    })
+    .unwrap();
+    let mut traced = Vec::new();
+    ContourTracer::new()
+        .contour_lines(&f, 0.0, &mut traced)
+        .unwrap();
+    let points: usize = traced.iter().map(|l| l.points.len()).sum();
+    assert!(points > 1 << 21, "{points} points");
+    let open = traced.iter().filter(|l| !l.closed).count();
+    assert!(
+        open >= 1099 && traced.len() > open,
+        "{open} open of {}",
+        traced.len()
+    );
+    let joined = join(&[&mesh_whole(&f).segments]);
+    assert!(traced == joined, "the tracer and mesh + join differ");
+}

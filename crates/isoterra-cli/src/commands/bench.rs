@@ -153,8 +153,13 @@ fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
     let pi = std::f64::consts::PI;
     let mut tracer = ContourTracer::new();
     let mut lines = Vec::new();
-    for (label, s) in [("sparse", 16.0 * pi), ("dense", 128.0 * pi)] {
-        let field = sine_field(2048, s)?;
+    // The same contours per cell at 8192^2: S grows with the side.
+    for (label, s, n) in [
+        ("sparse", 16.0 * pi, 2048),
+        ("dense", 128.0 * pi, 2048),
+        ("dense", 512.0 * pi, 8192),
+    ] {
+        let field = sine_field(n, s)?;
         // Warm: one tracer and one output list reused.
         let warm = median_cost(reps, || {
             tracer.contour_lines(&field, 0.0, &mut lines).ok();
@@ -169,13 +174,13 @@ fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
             fresh
         });
         out.push(squares_sample(
-            format!("contour_lines_{label}_2048"),
+            format!("contour_lines_{label}_{n}"),
             &warm,
             false,
             what.clone(),
         ));
         out.push(squares_sample(
-            format!("contour_lines_{label}_2048_cold"),
+            format!("contour_lines_{label}_{n}_cold"),
             &cold,
             true,
             what,
