@@ -35,13 +35,13 @@ pub use map::{
     export_map_obj, export_pathing_png, export_png_layers, export_tiled, export_tiled_tmx,
     import_tiled, import_tiled_with, load_png_layers, pathing_color, quantize_for_png,
     read_png_layers_sidecar, read_tiled_layer, splat_color, tiled_cells_per_tile,
-    tiled_tileset_png, write_map_glb,
+    tiled_tileset_png, write_map_glb, write_map_obj,
 };
 pub use npy::{
     export_npy_f32, read_npy, read_npy_file, read_npy_from, read_npy3, read_npy3_file,
     read_npy3_from,
 };
-pub use obj::{ObjFiles, export_obj, export_obj_mtl, write_obj};
+pub use obj::{ObjFiles, export_obj, export_obj_mtl, write_obj, write_obj_mtl};
 pub use ply::{export_ply, write_ply};
 pub use raster::{
     GRASS_RIM_CELLS, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, PngOptions, encode_rgb_png,

@@ -64,6 +64,33 @@ fn fallback_name(names: &[(GlbMaterial<'_>, String)]) -> String {
 ///
 /// Errors as [`export_obj`]; nothing is produced then.
 pub fn export_obj_mtl(meshes: &[GlbMesh<'_>], mtl_file: &str) -> Result<ObjFiles, ExportError> {
+    check_mtl_file(mtl_file)?;
+    let obj = obj_string(meshes, Some(mtl_file))?;
+    Ok(ObjFiles {
+        obj,
+        mtl: mtl_text(meshes),
+    })
+}
+
+/// Writes the OBJ of [`export_obj_mtl`] to `w` a block of about 64 KiB at a
+/// time (see [`write_obj`]) and returns its material library, which is
+/// small: a large mesh costs its own arrays and no copy of the file's text.
+///
+/// Errors: as [`export_obj_mtl`], checked before anything is written, and
+/// [`ExportError::Write`] when `w` fails.
+pub fn write_obj_mtl<W: std::io::Write + ?Sized>(
+    meshes: &[GlbMesh<'_>],
+    mtl_file: &str,
+    w: &mut W,
+) -> Result<String, ExportError> {
+    check_mtl_file(mtl_file)?;
+    obj_text(meshes, Some(mtl_file), &mut |text: &str| {
+        w.write_all(text.as_bytes()).map_err(ExportError::Write)
+    })?;
+    Ok(mtl_text(meshes))
+}
+
+fn check_mtl_file(mtl_file: &str) -> Result<(), ExportError> {
     if mtl_file.is_empty() || mtl_file.contains(['\n', '\r']) {
         return Err(ExportError::param(
             "mtl file",
@@ -71,7 +98,11 @@ pub fn export_obj_mtl(meshes: &[GlbMesh<'_>], mtl_file: &str) -> Result<ObjFiles
             "the material library needs a one-line file name, such as world.mtl",
         ));
     }
-    let obj = obj_string(meshes, Some(mtl_file))?;
+    Ok(())
+}
+
+/// The material library of `meshes` (see [`export_obj_mtl`]).
+fn mtl_text(meshes: &[GlbMesh<'_>]) -> String {
     let names = material_names(meshes);
     let mut mtl = String::from("# written by isoterra\n");
     let untextured = meshes
@@ -93,7 +124,7 @@ pub fn export_obj_mtl(meshes: &[GlbMesh<'_>], mtl_file: &str) -> Result<ObjFiles
         let _ = writeln!(mtl, "d {a}");
         let _ = writeln!(mtl, "illum 1");
     }
-    Ok(ObjFiles { obj, mtl })
+    mtl
 }
 
 /// Writes meshes as Wavefront OBJ text: one `o` object per mesh, then its

@@ -3,6 +3,7 @@
 use isoterra_export::{
     PngLayersMesh, TiledExport, export_map_glb, export_map_obj, export_pathing_png,
     export_png_layers, export_tiled, export_tiled_tmx, tiled_tileset_png, write_map_glb,
+    write_map_obj,
 };
 use isoterra_store::{ChunkStore, MapDocument};
 use isoterra_world::{
@@ -205,26 +206,47 @@ fn check_map_export(req: &ExportRequest) -> Result<(), KindError> {
     Ok(())
 }
 
-/// The exports written straight to `w` (the glb), or `None` for those made
-/// whole by [`export`].
+/// The exports written straight to `w` (the glb, and the OBJ, whose
+/// material library is returned), or `None` for those made whole by
+/// [`export`].
 pub(crate) fn export_to<S: ChunkStore>(
     d: &mut MapDocument<S>,
     req: &ExportRequest,
     w: &mut dyn std::io::Write,
 ) -> Result<Option<StreamedExport>, KindError> {
     check_map_export(req)?;
-    if req.format != ExportFormat::Glb {
-        return Ok(None);
-    }
     let params = *d.params();
-    write_map_glb(d.world().layers(), &params.mesh, w)?;
+    let layers = d.world().layers();
+    let (content_type, file_name, others) = match req.format {
+        ExportFormat::Glb => {
+            write_map_glb(layers, &params.mesh, w)?;
+            ("model/gltf-binary", "map.glb", Vec::new())
+        }
+        ExportFormat::Obj => {
+            let mtl = write_map_obj(layers, &params.mesh, &obj_mtl_name(req), w)?;
+            let text = "text/plain; charset=utf-8";
+            let mtl = ExportFile {
+                role: FileRole::Materials,
+                bytes: mtl.into_bytes(),
+                content_type: text,
+                file_name: "map.mtl",
+            };
+            (text, "map.obj", vec![mtl])
+        }
+        _ => return Ok(None),
+    };
     Ok(Some(StreamedExport {
         main_bytes: 0,
-        content_type: "model/gltf-binary",
-        file_name: "map.glb",
-        others: Vec::new(),
+        content_type,
+        file_name,
+        others,
         counts: serde_json::Map::new(),
     }))
+}
+
+/// The name the OBJ's `mtllib` line gives its material library.
+fn obj_mtl_name(req: &ExportRequest) -> String {
+    format!("{}.mtl", req.stem.as_deref().unwrap_or("map"))
 }
 
 pub(crate) fn export<S: ChunkStore>(
@@ -298,8 +320,7 @@ pub(crate) fn export<S: ChunkStore>(
         ),
         ExportFormat::Obj => {
             // `usemtl terrain|cliff|water` groups and the `.mtl` they name.
-            let mtl = format!("{}.mtl", req.stem.as_deref().unwrap_or("map"));
-            let files = export_map_obj(layers, &params.mesh, &mtl)?;
+            let files = export_map_obj(layers, &params.mesh, &obj_mtl_name(req))?;
             let mut out = Exported::one(
                 files.obj.into_bytes(),
                 "text/plain; charset=utf-8",

@@ -1995,17 +1995,24 @@ impl std::io::Write for Full {
 
 #[test]
 fn a_failing_writer_fails_the_streamed_export_and_changes_nothing() {
-    for kind in [WorldKind::Map, WorldKind::Side2d] {
+    for (kind, format) in [
+        (WorldKind::Map, ExportFormat::Glb),
+        (WorldKind::Map, ExportFormat::Obj),
+        (WorldKind::Side2d, ExportFormat::Glb),
+    ] {
         let mut doc = memory_doc(kind);
         let before = state(&doc);
         let err = doc
-            .export_to(
-                &export_request(kind, ExportFormat::Glb),
-                &mut Full { room: 100 },
-            )
+            .export_to(&export_request(kind, format), &mut Full { room: 100 })
             .unwrap_err();
-        assert!(matches!(err, KindError::Export(_)), "{kind}: {err}");
-        assert!(err.to_string().contains("disk full"), "{kind}: {err}");
+        assert!(
+            matches!(err, KindError::Export(_)),
+            "{kind} {format}: {err}"
+        );
+        assert!(
+            err.to_string().contains("disk full"),
+            "{kind} {format}: {err}"
+        );
         assert_eq!(state(&doc), before);
     }
 }

@@ -61,7 +61,7 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
             "the layer image needs a .png output name; its sidecar is written beside it as .json"
         );
     }
-    if doc.kind() == WorldKind::Map && req.format == Format::Glb {
+    if doc.kind() == WorldKind::Map && matches!(req.format, Format::Glb | Format::Obj) {
         return streamed(a, &mut doc, &req, load_ms);
     }
     let t1 = Instant::now();
@@ -100,9 +100,10 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A map's glb, encoded straight into the output file (a 4096 x 4096 map's
-/// is 1.9 GB; it is never held whole). It has no other files; `mesh_ms`
-/// covers meshing and writing together.
+/// A map's glb or OBJ, encoded straight into the output file (a 4096 x 4096
+/// map's glb is 1.9 GB, its OBJ 5 GB; neither is held whole). The OBJ's
+/// material library is made with it, so it is written after it. `mesh_ms`
+/// covers meshing and writing the main file together.
 fn streamed(
     a: &ExportArgs,
     doc: &mut isoterra::kind::Document,
@@ -111,16 +112,29 @@ fn streamed(
 ) -> anyhow::Result<()> {
     let t1 = Instant::now();
     let done = write_atomic_with(&a.out, |w| doc.export_to(req, w).context("export refused"))?;
+    let mesh_ms = ms(t1);
+    let t2 = Instant::now();
+    let mut written = vec![(a.out.clone(), done.main_bytes as usize)];
+    for f in &done.others {
+        let path = match f.role.extension() {
+            None => a.out.clone(),
+            Some(ext) => a.out.with_extension(ext),
+        };
+        write_atomic(&path, &f.bytes)?;
+        written.push((path, f.bytes.len()));
+    }
     if a.timings {
         let mut line = serde_json::json!({
-            "load_ms": load_ms, "mesh_ms": ms(t1), "write_ms": 0.0, "bytes": done.main_bytes
+            "load_ms": load_ms, "mesh_ms": mesh_ms, "write_ms": ms(t2), "bytes": done.main_bytes
         });
         if let Some(obj) = line.as_object_mut() {
             obj.extend(done.counts);
         }
         eprintln!("{line}");
     }
-    println!("wrote {} ({} bytes)", a.out.display(), done.main_bytes);
+    for (path, n) in &written {
+        println!("wrote {} ({n} bytes)", path.display());
+    }
     Ok(())
 }
 

@@ -10,7 +10,7 @@ use isoterra_mesh::{
 
 use crate::{
     ExportError, GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, ObjFiles,
-    export_glb, export_obj_mtl, write_glb,
+    export_glb, export_obj_mtl, write_glb, write_obj_mtl,
 };
 
 /// The fixed colour of each of the 16 splat textures (linear RGB), used for
@@ -473,15 +473,21 @@ pub fn export_map_mesh_obj(mesh: &MapMeshOutput, mtl_file: &str) -> Result<ObjFi
 
 /// The OBJ files of [`export_map_mesh_obj`] from the split parts.
 fn map_obj(parts: &MapParts<'_>, mtl_file: &str) -> Result<ObjFiles, ExportError> {
+    let primitives = obj_primitives(parts);
+    export_obj_mtl(&parts.meshes(&primitives, &[]), mtl_file)
+}
+
+/// The terrain's OBJ material groups: the mean ground colour and the cliff
+/// colour (OBJ has no vertex colours).
+fn obj_primitives(parts: &MapParts<'_>) -> [GlbPrimitive<'static>; 2] {
     let t = &parts.terrain;
     let walls = t.indices.len() as u32 - t.ground;
     let ground = mean_color(&t.colors[..]);
     let cliff = [CLIFF_COLOR[0], CLIFF_COLOR[1], CLIFF_COLOR[2], 1.0];
-    let primitives = [
+    [
         GlbPrimitive::new(0, t.ground, Some(GlbMaterial::new("terrain", ground))),
         GlbPrimitive::new(t.ground, walls, Some(GlbMaterial::new("cliff", cliff))),
-    ];
-    export_obj_mtl(&parts.meshes(&primitives, &[]), mtl_file)
+    ]
 }
 
 /// The mean of vertex colours (white for none).
@@ -545,6 +551,24 @@ fn whole_map_mesh(map: &MapLayers, options: &MapMeshOptions) -> Result<MapMeshOu
         .mesh(map, CellRect::whole(map), options, &mut out)
         .map_err(|e| ExportError::param("map mesh", e, "the map cannot be meshed"))?;
     Ok(out)
+}
+
+/// Meshes the whole map with `options` and writes its OBJ to `w` as it is
+/// encoded: the OBJ of [`export_map_obj`] without holding its text, which
+/// is several times the size of the glb. Returns the material library.
+///
+/// Errors: as [`export_map_obj`], and [`ExportError::Write`] when `w` fails.
+pub fn write_map_obj<W: std::io::Write + ?Sized>(
+    map: &MapLayers,
+    options: &MapMeshOptions,
+    mtl_file: &str,
+    w: &mut W,
+) -> Result<String, ExportError> {
+    let out = whole_map_mesh(map, options)?;
+    let water = out.water;
+    let parts = MapParts::new(out.terrain, &water)?;
+    let primitives = obj_primitives(&parts);
+    write_obj_mtl(&parts.meshes(&primitives, &[]), mtl_file, w)
 }
 
 /// Meshes the whole map with `options` and writes it as Wavefront OBJ with

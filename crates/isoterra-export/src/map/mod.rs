@@ -10,7 +10,7 @@ mod tmx;
 
 pub use glb::{
     CLIFF_COLOR, MAP_PALETTE, MAP_TEXTURE_NAMES, WATER_COLOR, export_map_glb, export_map_mesh_glb,
-    export_map_mesh_obj, export_map_obj, splat_color, write_map_glb,
+    export_map_mesh_obj, export_map_obj, splat_color, write_map_glb, write_map_obj,
 };
 pub use pathing_png::{export_pathing_png, pathing_color};
 pub use png_layers::{
