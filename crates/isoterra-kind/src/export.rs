@@ -5,7 +5,9 @@ use std::fmt;
 use std::io::Write as _;
 use std::str::FromStr;
 
-use isoterra_export::{GlbMesh, export_glb, export_obj, export_obj_mtl};
+use isoterra_export::{
+    GlbMesh, export_glb, export_obj, export_obj_mtl, write_glb, write_obj, write_obj_mtl,
+};
 use isoterra_field::MaterialTable;
 use isoterra_store::ChunkStore;
 use serde_json::{Map, Value};
@@ -464,22 +466,18 @@ impl<S: ChunkStore> Document<S> {
     /// this kind, a bad region or one that is too large; export errors.
     pub fn export(&mut self, req: &ExportRequest) -> Result<Exported, KindError> {
         self.check_export(req)?;
-        self.with_previews_lifted(|doc| match doc {
-            AnyDocument::Side2d(d) => crate::side2d::export(d, req),
-            AnyDocument::Heightmap(d) => crate::heightmap::export(d, req),
-            AnyDocument::Voxel(d) => crate::voxel::export(d, req),
-            AnyDocument::Map(d) => crate::map::export(d, req),
-        })
+        self.with_previews_lifted(|doc| export_any(doc, req, &mut MainOut::bytes()))
     }
 
     /// Exports the world like [`export`](Self::export), writing the main
     /// file to `main` instead of returning it; the other files (sidecars,
     /// materials) are returned.
     ///
-    /// A map's glb and OBJ are encoded straight into `main` from the split
-    /// mesh, so the file is never held whole in memory (a 4096 x 4096 map's
-    /// 1.9 GB glb, 5.3 GB OBJ); the OBJ's material library comes back in
-    /// `others`. Every other export is made as by `export` and then written.
+    /// Mesh files (glb, OBJ) of every kind are encoded straight into
+    /// `main` from the meshes, so the file is never held whole in memory
+    /// (a 4096 x 4096 map's 1.9 GB glb, 5.3 GB OBJ); an OBJ's material
+    /// library comes back in `others`. Every other export is made as by
+    /// `export` and then written.
     ///
     /// # Errors
     ///
@@ -492,20 +490,14 @@ impl<S: ChunkStore> Document<S> {
     ) -> Result<StreamedExport, KindError> {
         self.check_export(req)?;
         let mut out = Counting { inner: main, n: 0 };
-        let streamed = self.with_previews_lifted(|doc| match doc {
-            AnyDocument::Map(d) => crate::map::export_to(d, req, &mut out),
-            _ => Ok(None),
-        })?;
-        if let Some(s) = streamed {
-            return Ok(StreamedExport {
-                main_bytes: out.n,
-                ..s
-            });
-        }
-        let mut e = self.export(req)?;
+        let mut to = MainOut::to(&mut out);
+        let mut e = self.with_previews_lifted(|doc| export_any(doc, req, &mut to))?;
+        let written = to.written;
         let first = e.files.remove(0);
-        out.write_all(&first.bytes)
-            .map_err(isoterra_export::ExportError::Write)?;
+        if !written {
+            out.write_all(&first.bytes)
+                .map_err(isoterra_export::ExportError::Write)?;
+        }
         Ok(StreamedExport {
             main_bytes: out.n,
             content_type: first.content_type,
@@ -551,6 +543,55 @@ impl<S: ChunkStore> Document<S> {
             )));
         }
         Ok(())
+    }
+}
+
+/// The export of any kind's document, its main file returned or written to
+/// `main`.
+fn export_any<S: ChunkStore>(
+    doc: &mut AnyDocument<S>,
+    req: &ExportRequest,
+    main: &mut MainOut<'_>,
+) -> Result<Exported, KindError> {
+    match doc {
+        AnyDocument::Side2d(d) => crate::side2d::export(d, req, main),
+        AnyDocument::Heightmap(d) => crate::heightmap::export(d, req, main),
+        AnyDocument::Voxel(d) => crate::voxel::export(d, req, main),
+        AnyDocument::Map(d) => crate::map::export(d, req, main),
+    }
+}
+
+/// Where an export's main file goes: into the returned [`Exported`], or,
+/// for files encoded as they are written (meshes), into a writer.
+pub(crate) struct MainOut<'a> {
+    writer: Option<&'a mut dyn std::io::Write>,
+    /// True once the main file went to the writer; the returned
+    /// [`Exported`]'s main file is then empty.
+    written: bool,
+}
+
+impl<'a> MainOut<'a> {
+    /// The main file is returned as bytes.
+    pub(crate) fn bytes() -> Self {
+        MainOut {
+            writer: None,
+            written: false,
+        }
+    }
+
+    fn to(w: &'a mut dyn std::io::Write) -> Self {
+        MainOut {
+            writer: Some(w),
+            written: false,
+        }
+    }
+
+    /// The writer to encode the main file into, if there is one; the file
+    /// counts as written from then on.
+    pub(crate) fn writer(&mut self) -> Option<&mut dyn std::io::Write> {
+        let w = self.writer.as_mut()?;
+        self.written = true;
+        Some(&mut **w)
     }
 }
 
@@ -661,12 +702,14 @@ pub(crate) fn group_by_material(
 }
 
 /// A glb or OBJ file of `meshes`, named `stem` (`voxel`, `heightmap`,
-/// `world`): an OBJ of meshes with materials comes with its `.mtl`.
+/// `world`): an OBJ of meshes with materials comes with its `.mtl`. With a
+/// writer in `main`, the file is encoded into it as it is made.
 pub(crate) fn mesh_file(
     meshes: &[GlbMesh],
     req: &ExportRequest,
     stem: &'static str,
     counts: Value,
+    main: &mut MainOut<'_>,
 ) -> Result<Exported, KindError> {
     let (glb, obj, mtl) = match stem {
         "voxel" => ("voxel.glb", "voxel.obj", "voxel.mtl"),
@@ -674,36 +717,42 @@ pub(crate) fn mesh_file(
         _ => ("world.glb", "world.obj", "world.mtl"),
     };
     if req.format == ExportFormat::Glb {
-        return Ok(Exported::one(
-            export_glb(meshes)?,
-            "model/gltf-binary",
-            glb,
-            counts,
-        ));
+        let bytes = match main.writer() {
+            Some(w) => {
+                write_glb(meshes, w)?;
+                Vec::new()
+            }
+            None => export_glb(meshes)?,
+        };
+        return Ok(Exported::one(bytes, "model/gltf-binary", glb, counts));
     }
+    let text = "text/plain; charset=utf-8";
     let textured = meshes
         .iter()
         .any(|m| m.material.is_some() || !m.primitives.is_empty());
     if !textured {
-        return Ok(Exported::one(
-            export_obj(meshes)?.into_bytes(),
-            "text/plain; charset=utf-8",
-            obj,
-            counts,
-        ));
+        let bytes = match main.writer() {
+            Some(w) => {
+                write_obj(meshes, w)?;
+                Vec::new()
+            }
+            None => export_obj(meshes)?.into_bytes(),
+        };
+        return Ok(Exported::one(bytes, text, obj, counts));
     }
     let lib = format!("{}.mtl", req.stem.as_deref().unwrap_or(stem));
-    let files = export_obj_mtl(meshes, &lib)?;
-    let mut out = Exported::one(
-        files.obj.into_bytes(),
-        "text/plain; charset=utf-8",
-        obj,
-        counts,
-    );
+    let (bytes, library) = match main.writer() {
+        Some(w) => (Vec::new(), write_obj_mtl(meshes, &lib, w)?),
+        None => {
+            let files = export_obj_mtl(meshes, &lib)?;
+            (files.obj.into_bytes(), files.mtl)
+        }
+    };
+    let mut out = Exported::one(bytes, text, obj, counts);
     out.files.push(ExportFile {
         role: FileRole::Materials,
-        bytes: files.mtl.into_bytes(),
-        content_type: "text/plain; charset=utf-8",
+        bytes: library.into_bytes(),
+        content_type: text,
         file_name: mtl,
     });
     Ok(out)

@@ -7,7 +7,7 @@ use isoterra_world::{HeightBrush, HeightmapSource, MeshKey, chunk_requests};
 use serde_json::json;
 use std::sync::Arc;
 
-use crate::export::{MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, mesh_file, region};
+use crate::export::{MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, MainOut, mesh_file, region};
 use crate::schema::{ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, height_tool, round_shape};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, LodRings, Template};
@@ -252,9 +252,10 @@ fn crop(mesh: &HeightmapMesh, lo: [f32; 2], hi: [f32; 2]) -> Option<HeightmapMes
 pub(crate) fn export<S: ChunkStore>(
     d: &mut HeightmapDocument<S>,
     req: &ExportRequest,
+    main: &mut MainOut<'_>,
 ) -> Result<Exported, KindError> {
     if let Some(rings) = &req.lod_rings {
-        return export_rings(d, req, rings);
+        return export_rings(d, req, rings, main);
     }
     let (first, last, text) = export_nodes(d, req)?;
     let text = text.as_str();
@@ -407,7 +408,7 @@ pub(crate) fn export<S: ChunkStore>(
                 "triangles": triangles,
                 "nodes": [(last[0] - first[0]) / step + 1, (last[1] - first[1]) / step + 1],
             });
-            mesh_file(&glb, req, "heightmap", counts)
+            mesh_file(&glb, req, "heightmap", counts, main)
         }
     }
 }
@@ -420,6 +421,7 @@ fn export_rings<S: ChunkStore>(
     d: &mut HeightmapDocument<S>,
     req: &ExportRequest,
     rings: &LodRings,
+    main: &mut MainOut<'_>,
 ) -> Result<Exported, KindError> {
     let p = d.params().clone();
     let mut unskirted = p.clone();
@@ -449,7 +451,7 @@ fn export_rings<S: ChunkStore>(
         "triangles": triangles,
         "chunks_per_lod": per_lod,
     });
-    mesh_file(&glb, req, "heightmap", counts)
+    mesh_file(&glb, req, "heightmap", counts, main)
 }
 
 /// The base colour of the `ground` material of heightmap mesh exports

@@ -12,7 +12,7 @@ use isoterra_world::{
 };
 use serde_json::json;
 
-use crate::export::{ExportFile, FileRole, StreamedExport};
+use crate::export::{ExportFile, FileRole, MainOut};
 use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, map_shape, map_tool, pathing_bits};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
@@ -206,44 +206,6 @@ fn check_map_export(req: &ExportRequest) -> Result<(), KindError> {
     Ok(())
 }
 
-/// The exports written straight to `w` (the glb, and the OBJ, whose
-/// material library is returned), or `None` for those made whole by
-/// [`export`].
-pub(crate) fn export_to<S: ChunkStore>(
-    d: &mut MapDocument<S>,
-    req: &ExportRequest,
-    w: &mut dyn std::io::Write,
-) -> Result<Option<StreamedExport>, KindError> {
-    check_map_export(req)?;
-    let params = *d.params();
-    let layers = d.world().layers();
-    let (content_type, file_name, others) = match req.format {
-        ExportFormat::Glb => {
-            write_map_glb(layers, &params.mesh, w)?;
-            ("model/gltf-binary", "map.glb", Vec::new())
-        }
-        ExportFormat::Obj => {
-            let mtl = write_map_obj(layers, &params.mesh, &obj_mtl_name(req), w)?;
-            let text = "text/plain; charset=utf-8";
-            let mtl = ExportFile {
-                role: FileRole::Materials,
-                bytes: mtl.into_bytes(),
-                content_type: text,
-                file_name: "map.mtl",
-            };
-            (text, "map.obj", vec![mtl])
-        }
-        _ => return Ok(None),
-    };
-    Ok(Some(StreamedExport {
-        main_bytes: 0,
-        content_type,
-        file_name,
-        others,
-        counts: serde_json::Map::new(),
-    }))
-}
-
 /// The name the OBJ's `mtllib` line gives its material library.
 fn obj_mtl_name(req: &ExportRequest) -> String {
     format!("{}.mtl", req.stem.as_deref().unwrap_or("map"))
@@ -252,6 +214,7 @@ fn obj_mtl_name(req: &ExportRequest) -> String {
 pub(crate) fn export<S: ChunkStore>(
     d: &mut MapDocument<S>,
     req: &ExportRequest,
+    main: &mut MainOut<'_>,
 ) -> Result<Exported, KindError> {
     check_map_export(req)?;
     let params = *d.params();
@@ -312,25 +275,34 @@ pub(crate) fn export<S: ChunkStore>(
             let bytes = serde_json::to_vec(&doc).map_err(|e| KindError::invalid(e.to_string()))?;
             Exported::one(bytes, "application/json", "map.colliders.json", count)
         }
-        ExportFormat::Glb => Exported::one(
-            export_map_glb(layers, &params.mesh)?,
-            "model/gltf-binary",
-            "map.glb",
-            json!({}),
-        ),
+        // Mesh files are encoded into the writer when there is one: the
+        // whole map's file is never held.
+        ExportFormat::Glb => {
+            let bytes = match main.writer() {
+                Some(w) => {
+                    write_map_glb(layers, &params.mesh, w)?;
+                    Vec::new()
+                }
+                None => export_map_glb(layers, &params.mesh)?,
+            };
+            Exported::one(bytes, "model/gltf-binary", "map.glb", json!({}))
+        }
         ExportFormat::Obj => {
             // `usemtl terrain|cliff|water` groups and the `.mtl` they name.
-            let files = export_map_obj(layers, &params.mesh, &obj_mtl_name(req))?;
-            let mut out = Exported::one(
-                files.obj.into_bytes(),
-                "text/plain; charset=utf-8",
-                "map.obj",
-                json!({}),
-            );
+            let lib = obj_mtl_name(req);
+            let (bytes, mtl) = match main.writer() {
+                Some(w) => (Vec::new(), write_map_obj(layers, &params.mesh, &lib, w)?),
+                None => {
+                    let files = export_map_obj(layers, &params.mesh, &lib)?;
+                    (files.obj.into_bytes(), files.mtl)
+                }
+            };
+            let text = "text/plain; charset=utf-8";
+            let mut out = Exported::one(bytes, text, "map.obj", json!({}));
             out.files.push(ExportFile {
                 role: FileRole::Materials,
-                bytes: files.mtl.into_bytes(),
-                content_type: "text/plain; charset=utf-8",
+                bytes: mtl.into_bytes(),
+                content_type: text,
                 file_name: "map.mtl",
             });
             out

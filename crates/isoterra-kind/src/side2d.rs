@@ -8,7 +8,7 @@ use isoterra_store::{ChunkStore, Side2dDocument};
 use isoterra_world::Side2dBrush;
 use serde_json::json;
 
-use crate::export::{ExportFile, FileRole, material_list, mesh_file};
+use crate::export::{ExportFile, FileRole, MainOut, material_list, mesh_file};
 use crate::schema::{ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, plain_shape, side2d_tool};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
@@ -74,6 +74,7 @@ pub(crate) fn template<S: ChunkStore>(
 pub(crate) fn export<S: ChunkStore>(
     d: &mut Side2dDocument<S>,
     req: &ExportRequest,
+    main: &mut MainOut<'_>,
 ) -> Result<Exported, KindError> {
     if req.region.is_some() || req.lod != 0 || req.range.is_some() {
         return Err(KindError::invalid(
@@ -166,7 +167,7 @@ pub(crate) fn export<S: ChunkStore>(
                 "contours": contours.len(),
                 "colliders": colliders.len(),
             });
-            let mut out = mesh_file(&meshes, req, "world", counts)?;
+            let mut out = mesh_file(&meshes, req, "world", counts, main)?;
             out.files.push(ExportFile {
                 role: FileRole::Colliders,
                 bytes: export_polylines_json(&colliders).into_bytes(),

@@ -10,8 +10,8 @@ use isoterra_world::{
 use serde_json::json;
 
 use crate::export::{
-    MAX_EXPORT_CHUNKS, MaterialRanges, MeshParts, group_by_material, material_list, mesh_file,
-    region,
+    MAX_EXPORT_CHUNKS, MainOut, MaterialRanges, MeshParts, group_by_material, material_list,
+    mesh_file, region,
 };
 use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, voxel_shape, voxel_tool};
@@ -150,6 +150,7 @@ pub(crate) fn template<S: ChunkStore>(
 pub(crate) fn export<S: ChunkStore>(
     d: &mut VoxelDocument<S>,
     req: &ExportRequest,
+    main: &mut MainOut<'_>,
 ) -> Result<Exported, KindError> {
     const FORM: &str = "X0,Y0,Z0,X1,Y1,Z1";
     let mut names = Vec::new();
@@ -173,7 +174,7 @@ pub(crate) fn export<S: ChunkStore>(
                 parts.push((m.positions, m.normals, m.materials, m.indices));
             }
         }
-        return voxel_mesh_file(req, names, parts);
+        return voxel_mesh_file(req, names, parts, main);
     }
     let text = req.region.as_deref().ok_or_else(|| {
         KindError::invalid(
@@ -235,7 +236,7 @@ pub(crate) fn export<S: ChunkStore>(
             }
         }
     }
-    voxel_mesh_file(req, names, parts)
+    voxel_mesh_file(req, names, parts, main)
 }
 
 /// The LOD rings of a voxel stream, in chunks: LOD 1 from 1.5 chunks away,
@@ -250,6 +251,7 @@ fn voxel_mesh_file(
     req: &ExportRequest,
     names: Vec<String>,
     parts: Vec<MeshParts>,
+    main: &mut MainOut<'_>,
 ) -> Result<Exported, KindError> {
     let table = material_list(&MaterialTable::voxel_default());
     let grouped: Vec<(Vec<u32>, MaterialRanges, Vec<f32>)> = parts
@@ -306,5 +308,5 @@ fn voxel_mesh_file(
         "triangles": triangles,
         "materials": materials.len(),
     });
-    mesh_file(&glb, req, "voxel", counts)
+    mesh_file(&glb, req, "voxel", counts, main)
 }

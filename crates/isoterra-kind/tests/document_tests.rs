@@ -1999,6 +1999,11 @@ fn a_failing_writer_fails_the_streamed_export_and_changes_nothing() {
         (WorldKind::Map, ExportFormat::Glb),
         (WorldKind::Map, ExportFormat::Obj),
         (WorldKind::Side2d, ExportFormat::Glb),
+        (WorldKind::Side2d, ExportFormat::Obj),
+        (WorldKind::Heightmap, ExportFormat::Glb),
+        (WorldKind::Heightmap, ExportFormat::Obj),
+        (WorldKind::Voxel, ExportFormat::Glb),
+        (WorldKind::Voxel, ExportFormat::Obj),
     ] {
         let mut doc = memory_doc(kind);
         let before = state(&doc);

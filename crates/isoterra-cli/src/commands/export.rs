@@ -61,7 +61,7 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
             "the layer image needs a .png output name; its sidecar is written beside it as .json"
         );
     }
-    if doc.kind() == WorldKind::Map && matches!(req.format, Format::Glb | Format::Obj) {
+    if matches!(req.format, Format::Glb | Format::Obj) {
         return streamed(a, &mut doc, &req, load_ms);
     }
     let t1 = Instant::now();
@@ -100,10 +100,11 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A map's glb or OBJ, encoded straight into the output file (a 4096 x 4096
-/// map's glb is 1.9 GB, its OBJ 5 GB; neither is held whole). The OBJ's
-/// material library is made with it, so it is written after it. `mesh_ms`
-/// covers meshing and writing the main file together.
+/// A glb or OBJ, encoded straight into the output file as it is made (a
+/// 4096 x 4096 map's glb is 1.9 GB, its OBJ 5 GB; neither is held whole).
+/// The other files (an OBJ's material library, a side view's colliders)
+/// are written after it. `mesh_ms` covers meshing and writing the main file
+/// together.
 fn streamed(
     a: &ExportArgs,
     doc: &mut isoterra::kind::Document,
