@@ -57,6 +57,19 @@ impl std::io::Read for Trickle<'_> {
     }
 }
 
+/// Panics unless a file read whole and the same file read as a stream
+/// (see [`Trickle`]) give the same answer: the same value, or both an error.
+fn agree<T: PartialEq + std::fmt::Debug, E: std::fmt::Debug>(
+    whole: Result<T, E>,
+    streamed: Result<T, E>,
+) {
+    match (whole, streamed) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "the streamed read differs"),
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!("whole {a:?} but streamed {b:?}"),
+    }
+}
+
 /// One reader under test.
 pub struct Target {
     /// Its name on the command line.
@@ -86,30 +99,13 @@ pub fn targets() -> Vec<Target> {
         Target {
             name: "npy2",
             what: ".npy 2D arrays (contour input)",
-            run: |b| {
-                // Read whole, and as a pipe would hand it over: the same answer.
-                let whole = read_npy(b);
-                let streamed = read_npy_from(Trickle::new(b), None);
-                match (whole, streamed) {
-                    (Ok(a), Ok(b)) => assert_eq!(a, b, "streamed .npy differs"),
-                    (Err(_), Err(_)) => {}
-                    (a, b) => panic!("whole {a:?} but streamed {b:?}"),
-                }
-            },
+            run: |b| agree(read_npy(b), read_npy_from(Trickle::new(b), None)),
             seeds: seeds_npy2,
         },
         Target {
             name: "npy3",
             what: ".npy 3D arrays (mesh3d input)",
-            run: |b| {
-                let whole = read_npy3(b);
-                let streamed = read_npy3_from(Trickle::new(b), None);
-                match (whole, streamed) {
-                    (Ok(a), Ok(b)) => assert_eq!(a, b, "streamed .npy differs"),
-                    (Err(_), Err(_)) => {}
-                    (a, b) => panic!("whole {a:?} but streamed {b:?}"),
-                }
-            },
+            run: |b| agree(read_npy3(b), read_npy3_from(Trickle::new(b), None)),
             seeds: seeds_npy3,
         },
         Target {
