@@ -795,6 +795,15 @@ fn mesh3d_reads_a_volume_from_a_pipe() {
             let _ = std::fs::write(&pipe, &bytes);
         })
     };
+    // Lets a writer still waiting for a reader finish (if the command
+    // failed before it opened the pipe), so that joining it cannot hang.
+    let release = |pipe: &Path| {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(pipe);
+    };
     let (from_file, from_pipe) = (dir.path().join("f.ply"), dir.path().join("p.ply"));
     let writer = feed(pipe.clone(), bytes);
     ok(&[
@@ -808,6 +817,7 @@ fn mesh3d_reads_a_volume_from_a_pipe() {
         "-o",
         s(&from_pipe),
     ]);
+    release(&pipe);
     writer.join().unwrap();
     ok(&[
         "mesh3d",
@@ -834,12 +844,15 @@ fn mesh3d_reads_a_volume_from_a_pipe() {
     let out = dir.path().join("o.ply");
     let run = Command::new("sh")
         .arg("-c")
-        .arg("ulimit -v 1000000 && exec \"$0\" mesh3d --npy \"$1\" --iso 0 --format ply -o \"$2\"")
+        // One thread: on a machine with many cores, the address space each
+        // worker's allocator arena reserves would count against the limit.
+        .arg("ulimit -v 1000000 && exec \"$0\" mesh3d --npy \"$1\" --iso 0 --format ply --threads 1 -o \"$2\"")
         .arg(env!("CARGO_BIN_EXE_isoterra"))
         .arg(&pipe)
         .arg(&out)
         .output()
         .unwrap();
+    release(&pipe);
     writer.join().unwrap();
     let err = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{err}");
