@@ -69,5 +69,89 @@ export async function checkFrameParser(root) {
   version[4] = 2;
   expectThrow(() => parseFrame(version.buffer), 'an unknown version');
   expectThrow(() => parseFrame(frame({ ...good, indices: [0, 1, 3] })), 'an index past the vertices');
-  return 'frame parser: header, positions, normals, colours, indices, empty and line frames, 5 kinds of bad frame';
+  const fuzzed = fuzzFrameParser(parseFrame, [frame(good), withSurface(frame(good)), bytes.buffer], 50000);
+  return `frame parser: header, positions, normals, colours, indices, empty and line frames, 5 kinds of bad frame; ${fuzzed}`;
+}
+
+/** `buf` (a frame without surface weights) with FLAG_SURFACE and a weight block. */
+function withSurface(buf) {
+  const dv = new DataView(buf);
+  const V = dv.getUint32(20, true);
+  const I = dv.getUint32(24, true);
+  const out = new Uint8Array(buf.byteLength + 4 * V);
+  const src = new Uint8Array(buf);
+  out.set(src.subarray(0, 32 + 28 * V), 0);
+  for (let i = 0; i < 4 * V; i++) out[32 + 28 * V + i] = (i * 37) & 255;
+  out.set(src.subarray(32 + 28 * V, 32 + 28 * V + 4 * I), 32 + 32 * V);
+  new DataView(out.buffer).setUint32(28, 1, true);
+  return out.buffer;
+}
+
+/**
+ * Feeds the parser `n` frames mutated from `seeds` (flipped bytes, counts and
+ * flags set to edge values, cuts, random tails) and random buffers, with a
+ * fixed-seed generator. Every frame must either throw the parser's own
+ * error ("mesh frame ...") or parse into views that lie inside the buffer,
+ * with every index below the vertex count. Throws on the first frame that
+ * does neither; returns a one-line summary.
+ */
+export function fuzzFrameParser(parseFrame, seeds, n) {
+  let x = 0x2545f491;
+  const next = () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return x >>> 0;
+  };
+  const edges = [0, 1, 2, 3, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff, 1 << 20];
+  let accepted = 0;
+  let refused = 0;
+  for (let k = 0; k < n; k++) {
+    let bytes;
+    if (k % 10 === 9) {
+      bytes = new Uint8Array(next() % 96);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = next() & 255;
+      if (bytes.length >= 5 && next() % 2) bytes.set([0x49, 0x54, 0x4d, 0x46, 1]);
+    } else {
+      bytes = new Uint8Array(seeds[next() % seeds.length]).slice();
+      const dv = new DataView(bytes.buffer);
+      for (let m = 1 + (next() % 3); m > 0; m--) {
+        const what = next() % 5;
+        if (what === 0 && bytes.length) bytes[next() % bytes.length] ^= 1 << (next() % 8);
+        else if (what === 1 && bytes.length >= 32) dv.setUint32(20 + 4 * (next() % 3), edges[next() % edges.length] + (next() % 3), true);
+        else if (what === 2) bytes = bytes.slice(0, next() % (bytes.length + 1));
+        else if (what === 3) {
+          const tail = new Uint8Array(bytes.length + 1 + (next() % 64));
+          tail.set(bytes);
+          for (let i = bytes.length; i < tail.length; i++) tail[i] = next() & 255;
+          bytes = tail;
+        } else if (bytes.length >= 32) dv.setUint32(24, next() % 16, true);
+      }
+    }
+    const buf = bytes.buffer.byteLength === bytes.length ? bytes.buffer : bytes.slice().buffer;
+    let f;
+    try {
+      f = parseFrame(buf);
+    } catch (e) {
+      if (!(e instanceof Error) || !e.message.startsWith('mesh frame')) {
+        throw new Error(`frame fuzz: input ${k} threw something not the parser's own: ${e}`);
+      }
+      refused++;
+      continue;
+    }
+    const V = f.vertexCount;
+    const inside = (view) => view.byteOffset + view.byteLength <= buf.byteLength && view.buffer === buf;
+    const ok =
+      f.positions.length === 3 * V &&
+      f.normals.length === 3 * V &&
+      f.colors.length === 4 * V &&
+      (f.surface === null || f.surface.length === 4 * V) &&
+      f.indices.length === f.indexCount &&
+      [f.positions, f.normals, f.colors, f.indices].every(inside) &&
+      (f.surface === null || inside(f.surface)) &&
+      f.indices.every((i) => i < V);
+    if (!ok) throw new Error(`frame fuzz: input ${k} parsed into views that do not fit: ${JSON.stringify({ V, I: f.indexCount })}`);
+    accepted++;
+  }
+  return `${n} fuzzed frames (${accepted} parsed, ${refused} refused with the parser's error)`;
 }
