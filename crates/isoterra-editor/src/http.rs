@@ -23,7 +23,7 @@ use serde_json::json;
 
 use crate::MAX_MESSAGE_BYTES;
 use crate::assets;
-use crate::kinds::reject;
+use crate::kinds::{DownloadBody, reject};
 use crate::outbox::Outbox;
 use crate::protocol::{Reject, error_json};
 use crate::state::check_new_world;
@@ -376,7 +376,15 @@ async fn export_handler(
             {
                 headers.insert(header::CONTENT_DISPOSITION, v);
             }
-            (headers, Body::from(d.bytes)).into_response()
+            let body = match d.body {
+                DownloadBody::Bytes(bytes) => Body::from(bytes),
+                DownloadBody::Stream(rx) => {
+                    Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
+                        rx.recv().await.map(|block| (block, rx))
+                    }))
+                }
+            };
+            (headers, body).into_response()
         }
         Ok(Err(r)) => bad_request(&r),
         Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response(),

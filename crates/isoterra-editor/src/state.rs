@@ -305,11 +305,15 @@ impl World {
                 let spawned = std::thread::Builder::new()
                     .name("isoterra-export".into())
                     .spawn(move || {
-                        let result = Doc::open(&path).map_err(kinds::reject).and_then(|mut doc| {
-                            kinds::export(&mut doc, &format, region.as_deref())
-                        });
+                        match Doc::open(&path) {
+                            Ok(mut doc) => {
+                                kinds::download(&mut doc, &format, region.as_deref(), reply);
+                            }
+                            Err(e) => {
+                                let _ = reply.send(Err(kinds::reject(e)));
+                            }
+                        }
                         running.fetch_sub(1, Ordering::AcqRel);
-                        let _ = reply.send(result);
                     });
                 if spawned.is_err() {
                     self.exports.fetch_sub(1, Ordering::AcqRel);

@@ -133,6 +133,77 @@ impl ExportFormat {
     }
 }
 
+impl ExportFormat {
+    /// The media type and file name of a mesh export's main file (glb or
+    /// OBJ) for a world of `kind`; `None` for the other formats. They are
+    /// known before the export runs, so that a download can name the file
+    /// it is about to stream.
+    pub const fn mesh_file(self, kind: WorldKind) -> Option<(&'static str, &'static str)> {
+        let names = mesh_names(kind);
+        match self {
+            ExportFormat::Glb => Some(("model/gltf-binary", names.glb)),
+            ExportFormat::Obj => Some((OBJ_MEDIA_TYPE, names.obj)),
+            _ => None,
+        }
+    }
+}
+
+/// The media type of OBJ files and their material libraries.
+const OBJ_MEDIA_TYPE: &str = "text/plain; charset=utf-8";
+
+/// The file names of a kind's mesh exports.
+struct MeshNames {
+    /// The default stem of the material library a mesh OBJ names.
+    stem: &'static str,
+    glb: &'static str,
+    obj: &'static str,
+    mtl: &'static str,
+}
+
+const fn mesh_names(kind: WorldKind) -> MeshNames {
+    match kind {
+        WorldKind::Side2d => MeshNames {
+            stem: "world",
+            glb: "world.glb",
+            obj: "world.obj",
+            mtl: "world.mtl",
+        },
+        WorldKind::Heightmap => MeshNames {
+            stem: "heightmap",
+            glb: "heightmap.glb",
+            obj: "heightmap.obj",
+            mtl: "heightmap.mtl",
+        },
+        WorldKind::Voxel => MeshNames {
+            stem: "voxel",
+            glb: "voxel.glb",
+            obj: "voxel.obj",
+            mtl: "voxel.mtl",
+        },
+        WorldKind::Map => MeshNames {
+            stem: "map",
+            glb: "map.glb",
+            obj: "map.obj",
+            mtl: "map.mtl",
+        },
+    }
+}
+
+/// The name the `mtllib` line of a mesh OBJ of a `kind` world gives its
+/// material library (the request's stem, or the kind's).
+pub(crate) fn mtl_library_name(req: &ExportRequest, kind: WorldKind) -> String {
+    format!(
+        "{}.mtl",
+        req.stem.as_deref().unwrap_or(mesh_names(kind).stem)
+    )
+}
+
+/// The media type and name of a mesh OBJ's material library for a `kind`
+/// world.
+pub(crate) const fn mtl_file(kind: WorldKind) -> (&'static str, &'static str) {
+    (OBJ_MEDIA_TYPE, mesh_names(kind).mtl)
+}
+
 impl fmt::Display for ExportFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -701,21 +772,21 @@ pub(crate) fn group_by_material(
     (out, ranges)
 }
 
-/// A glb or OBJ file of `meshes`, named `stem` (`voxel`, `heightmap`,
-/// `world`): an OBJ of meshes with materials comes with its `.mtl`. With a
-/// writer in `main`, the file is encoded into it as it is made.
+/// A glb or OBJ file of `meshes` of a `kind` world (named by
+/// [`ExportFormat::mesh_file`]): an OBJ of meshes with materials comes with
+/// its `.mtl`. With a writer in `main`, the file is encoded into it as it is
+/// made.
 pub(crate) fn mesh_file(
     meshes: &[GlbMesh],
     req: &ExportRequest,
-    stem: &'static str,
+    kind: WorldKind,
     counts: Value,
     main: &mut MainOut<'_>,
 ) -> Result<Exported, KindError> {
-    let (glb, obj, mtl) = match stem {
-        "voxel" => ("voxel.glb", "voxel.obj", "voxel.mtl"),
-        "heightmap" => ("heightmap.glb", "heightmap.obj", "heightmap.mtl"),
-        _ => ("world.glb", "world.obj", "world.mtl"),
-    };
+    let (media, name) = req
+        .format
+        .mesh_file(kind)
+        .ok_or_else(|| KindError::invalid(format!("{} is not a mesh format", req.format)))?;
     if req.format == ExportFormat::Glb {
         let bytes = match main.writer() {
             Some(w) => {
@@ -724,9 +795,8 @@ pub(crate) fn mesh_file(
             }
             None => export_glb(meshes)?,
         };
-        return Ok(Exported::one(bytes, "model/gltf-binary", glb, counts));
+        return Ok(Exported::one(bytes, media, name, counts));
     }
-    let text = "text/plain; charset=utf-8";
     let textured = meshes
         .iter()
         .any(|m| m.material.is_some() || !m.primitives.is_empty());
@@ -738,9 +808,9 @@ pub(crate) fn mesh_file(
             }
             None => export_obj(meshes)?.into_bytes(),
         };
-        return Ok(Exported::one(bytes, text, obj, counts));
+        return Ok(Exported::one(bytes, media, name, counts));
     }
-    let lib = format!("{}.mtl", req.stem.as_deref().unwrap_or(stem));
+    let lib = mtl_library_name(req, kind);
     let (bytes, library) = match main.writer() {
         Some(w) => (Vec::new(), write_obj_mtl(meshes, &lib, w)?),
         None => {
@@ -748,12 +818,13 @@ pub(crate) fn mesh_file(
             (files.obj.into_bytes(), files.mtl)
         }
     };
-    let mut out = Exported::one(bytes, text, obj, counts);
+    let mut out = Exported::one(bytes, media, name, counts);
+    let (mtl_media, mtl_name) = mtl_file(kind);
     out.files.push(ExportFile {
         role: FileRole::Materials,
         bytes: library.into_bytes(),
-        content_type: text,
-        file_name: mtl,
+        content_type: mtl_media,
+        file_name: mtl_name,
     });
     Ok(out)
 }

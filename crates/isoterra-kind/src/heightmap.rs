@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::export::{MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, MainOut, mesh_file, region};
 use crate::schema::{ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, height_tool, round_shape};
-use crate::{ExportFormat, ExportRequest, Exported, KindError, LodRings, Template};
+use crate::{ExportFormat, ExportRequest, Exported, KindError, LodRings, Template, WorldKind};
 
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
 pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
@@ -408,7 +408,7 @@ pub(crate) fn export<S: ChunkStore>(
                 "triangles": triangles,
                 "nodes": [(last[0] - first[0]) / step + 1, (last[1] - first[1]) / step + 1],
             });
-            mesh_file(&glb, req, "heightmap", counts, main)
+            mesh_file(&glb, req, WorldKind::Heightmap, counts, main)
         }
     }
 }
@@ -451,7 +451,7 @@ fn export_rings<S: ChunkStore>(
         "triangles": triangles,
         "chunks_per_lod": per_lod,
     });
-    mesh_file(&glb, req, "heightmap", counts, main)
+    mesh_file(&glb, req, WorldKind::Heightmap, counts, main)
 }
 
 /// The base colour of the `ground` material of heightmap mesh exports

@@ -12,10 +12,10 @@ use isoterra_world::{
 };
 use serde_json::json;
 
-use crate::export::{ExportFile, FileRole, MainOut};
+use crate::export::{ExportFile, FileRole, MainOut, mtl_file, mtl_library_name};
 use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, map_shape, map_tool, pathing_bits};
-use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
+use crate::{ExportFormat, ExportRequest, Exported, KindError, Template, WorldKind};
 
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
 pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
@@ -206,11 +206,6 @@ fn check_map_export(req: &ExportRequest) -> Result<(), KindError> {
     Ok(())
 }
 
-/// The name the OBJ's `mtllib` line gives its material library.
-fn obj_mtl_name(req: &ExportRequest) -> String {
-    format!("{}.mtl", req.stem.as_deref().unwrap_or("map"))
-}
-
 pub(crate) fn export<S: ChunkStore>(
     d: &mut MapDocument<S>,
     req: &ExportRequest,
@@ -277,19 +272,23 @@ pub(crate) fn export<S: ChunkStore>(
         }
         // Mesh files are encoded into the writer when there is one: the
         // whole map's file is never held.
-        ExportFormat::Glb => {
-            let bytes = match main.writer() {
-                Some(w) => {
-                    write_map_glb(layers, &params.mesh, w)?;
-                    Vec::new()
-                }
-                None => export_map_glb(layers, &params.mesh)?,
-            };
-            Exported::one(bytes, "model/gltf-binary", "map.glb", json!({}))
-        }
-        ExportFormat::Obj => {
+        ExportFormat::Glb | ExportFormat::Obj => {
+            let (media, name) = req
+                .format
+                .mesh_file(WorldKind::Map)
+                .expect("glb and obj are mesh formats");
+            if req.format == ExportFormat::Glb {
+                let bytes = match main.writer() {
+                    Some(w) => {
+                        write_map_glb(layers, &params.mesh, w)?;
+                        Vec::new()
+                    }
+                    None => export_map_glb(layers, &params.mesh)?,
+                };
+                return Ok(Exported::one(bytes, media, name, json!({})));
+            }
             // `usemtl terrain|cliff|water` groups and the `.mtl` they name.
-            let lib = obj_mtl_name(req);
+            let lib = mtl_library_name(req, WorldKind::Map);
             let (bytes, mtl) = match main.writer() {
                 Some(w) => (Vec::new(), write_map_obj(layers, &params.mesh, &lib, w)?),
                 None => {
@@ -297,13 +296,13 @@ pub(crate) fn export<S: ChunkStore>(
                     (files.obj.into_bytes(), files.mtl)
                 }
             };
-            let text = "text/plain; charset=utf-8";
-            let mut out = Exported::one(bytes, text, "map.obj", json!({}));
+            let mut out = Exported::one(bytes, media, name, json!({}));
+            let (mtl_media, mtl_name) = mtl_file(WorldKind::Map);
             out.files.push(ExportFile {
                 role: FileRole::Materials,
                 bytes: mtl.into_bytes(),
-                content_type: text,
-                file_name: "map.mtl",
+                content_type: mtl_media,
+                file_name: mtl_name,
             });
             out
         }

@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::export::{ExportFile, FileRole, MainOut, material_list, mesh_file};
 use crate::schema::{ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, plain_shape, side2d_tool};
-use crate::{ExportFormat, ExportRequest, Exported, KindError, Template};
+use crate::{ExportFormat, ExportRequest, Exported, KindError, Template, WorldKind};
 
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
 pub(crate) fn tools(materials: usize) -> Vec<ToolSpec> {
@@ -167,7 +167,7 @@ pub(crate) fn export<S: ChunkStore>(
                 "contours": contours.len(),
                 "colliders": colliders.len(),
             });
-            let mut out = mesh_file(&meshes, req, "world", counts, main)?;
+            let mut out = mesh_file(&meshes, req, WorldKind::Side2d, counts, main)?;
             out.files.push(ExportFile {
                 role: FileRole::Colliders,
                 bytes: export_polylines_json(&colliders).into_bytes(),

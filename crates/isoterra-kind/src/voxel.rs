@@ -15,7 +15,7 @@ use crate::export::{
 };
 use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, Stamp, voxel_shape, voxel_tool};
-use crate::{ExportRequest, Exported, KindError, Template};
+use crate::{ExportRequest, Exported, KindError, Template, WorldKind};
 
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
 pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
@@ -308,5 +308,5 @@ fn voxel_mesh_file(
         "triangles": triangles,
         "materials": materials.len(),
     });
-    mesh_file(&glb, req, "voxel", counts, main)
+    mesh_file(&glb, req, WorldKind::Voxel, counts, main)
 }

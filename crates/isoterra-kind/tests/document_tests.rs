@@ -1517,6 +1517,18 @@ fn every_kind_exports_every_format_it_offers() {
             assert_eq!(streamed.content_type, out.main().content_type);
             assert_eq!(streamed.others, out.files[1..], "{kind} {format}");
             assert_eq!(streamed.counts, out.counts, "{kind} {format}");
+            // A mesh file's name and type are known before it is made.
+            match format.mesh_file(kind) {
+                Some(named) => assert_eq!(
+                    named,
+                    (out.main().content_type, out.main().file_name),
+                    "{kind} {format}"
+                ),
+                None => assert!(
+                    !matches!(format, ExportFormat::Glb | ExportFormat::Obj),
+                    "{kind} {format}"
+                ),
+            }
         }
         for format in ExportFormat::ALL {
             if doc.exports().contains(&format) {

@@ -11,6 +11,9 @@ mod voxel;
 use std::io::{Cursor, Write};
 use std::path::Path;
 
+use axum::body::Bytes;
+use tokio::sync::{mpsc, oneshot};
+
 use isoterra::kind::{
     AnyDocument, Document, ExportFile, ExportFormat, ExportRequest, FileRole, KindError, NewWorld,
     WorldKind,
@@ -38,10 +41,23 @@ pub(crate) const VIEW_DISTANCE: [f64; 2] = [1.0, 4000.0];
 
 /// A download.
 pub(crate) struct Download {
-    pub bytes: Vec<u8>,
+    pub body: DownloadBody,
     pub content_type: &'static str,
     pub file_name: String,
 }
+
+/// A download's bytes: made whole, or streamed as the export encodes them
+/// (mesh files: a large world's glb is never held whole). An `Err` in the
+/// stream means the export failed after the response began.
+pub(crate) enum DownloadBody {
+    Bytes(Vec<u8>),
+    Stream(mpsc::Receiver<Result<Bytes, std::io::Error>>),
+}
+
+/// Bytes a streamed download sends at a time, and how many such blocks may
+/// wait for a slow client before the export waits too.
+const STREAM_BLOCK: usize = 256 << 10;
+const STREAM_QUEUE: usize = 4;
 
 /// The protocol's error of a kind-layer error.
 pub(crate) fn reject(e: KindError) -> Reject {
@@ -163,12 +179,61 @@ fn default_region(kind: WorldKind) -> Option<&'static str> {
 }
 
 /// A download of the open world in `format`; `region` is the optional
-/// `region` query value.
-pub(crate) fn export(
+/// `region` query value. The answer goes to `reply`: at once for a file made
+/// whole, or, for a mesh file, as soon as its first bytes are encoded (an
+/// export refused before that is answered with its error).
+pub(crate) fn download(
     doc: &mut Doc,
     format: &str,
     region: Option<&str>,
-) -> Result<Download, Reject> {
+    reply: oneshot::Sender<Result<Download, Reject>>,
+) {
+    let (req, part) = match plan(doc, format, region) {
+        Ok(p) => p,
+        Err(r) => {
+            let _ = reply.send(Err(r));
+            return;
+        }
+    };
+    let streamed = match part {
+        Part::File(FileRole::Main) => req.format.mesh_file(doc.kind()),
+        _ => None,
+    };
+    let Some((content_type, file_name)) = streamed else {
+        let _ = reply.send(export(doc, &req, part));
+        return;
+    };
+    let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+    let mut w = StreamWriter {
+        block: Vec::with_capacity(STREAM_BLOCK),
+        tx,
+        start: Some((
+            reply,
+            Download {
+                body: DownloadBody::Stream(rx),
+                content_type,
+                file_name: file_name.to_string(),
+            },
+        )),
+    };
+    match doc.export_to(&req, &mut w) {
+        Ok(_) => {
+            let _ = w.send_block();
+        }
+        Err(e) => match w.start.take() {
+            Some((reply, _)) => {
+                let _ = reply.send(Err(reject(e)));
+            }
+            None => {
+                let _ =
+                    w.tx.blocking_send(Err(std::io::Error::other(e.to_string())));
+            }
+        },
+    }
+}
+
+/// The request and the part of its files that the download `format` names.
+fn plan(doc: &Doc, format: &str, region: Option<&str>) -> Result<(ExportRequest, Part), Reject> {
     let listed = downloads(doc);
     let Some(&(_, parsed, part)) = listed.iter().find(|(n, _, _)| n == format) else {
         let names: Vec<&str> = listed.iter().map(|(n, _, _)| n.as_str()).collect();
@@ -183,14 +248,21 @@ pub(crate) fn export(
     let region = region
         .or_else(|| default_region(doc.kind()).filter(|_| !imported))
         .filter(|_| !doc.kind().is_bounded());
-    let req = ExportRequest::new(parsed).with_region(region.map(str::to_string));
-    let out = doc.export(&req).map_err(reject)?;
+    Ok((
+        ExportRequest::new(parsed).with_region(region.map(str::to_string)),
+        part,
+    ))
+}
+
+/// A download made whole.
+fn export(doc: &mut Doc, req: &ExportRequest, part: Part) -> Result<Download, Reject> {
+    let out = doc.export(req).map_err(reject)?;
     let role = match part {
         Part::File(role) => role,
         Part::Zip => {
             let stem = out.main().file_name.split('.').next().unwrap_or("world");
             return Ok(Download {
-                bytes: zip_files(&out.files)?,
+                body: DownloadBody::Bytes(zip_files(&out.files)?),
                 content_type: "application/zip",
                 file_name: format!("{stem}.zip"),
             });
@@ -202,8 +274,49 @@ pub(crate) fn export(
         .find(|f| f.role == role)
         .ok_or_else(|| Reject::new("storage", "the export made no such file"))?;
     Ok(Download {
-        bytes: file.bytes,
+        body: DownloadBody::Bytes(file.bytes),
         content_type: file.content_type,
         file_name: file.file_name.to_string(),
     })
+}
+
+/// Hands an export's bytes to a streamed download in blocks, and the
+/// download itself to the waiting request with the first block.
+struct StreamWriter {
+    block: Vec<u8>,
+    tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
+    start: Option<(oneshot::Sender<Result<Download, Reject>>, Download)>,
+}
+
+impl StreamWriter {
+    /// Answers the request if that is still to do, then sends the block
+    /// (waiting while the client is behind); fails when the client is gone.
+    fn send_block(&mut self) -> std::io::Result<()> {
+        if let Some((reply, download)) = self.start.take()
+            && reply.send(Ok(download)).is_err()
+        {
+            return Err(std::io::Error::other("the request is gone"));
+        }
+        if !self.block.is_empty() {
+            let full = std::mem::replace(&mut self.block, Vec::with_capacity(STREAM_BLOCK));
+            self.tx
+                .blocking_send(Ok(Bytes::from(full)))
+                .map_err(|_| std::io::Error::other("the download was closed"))?;
+        }
+        Ok(())
+    }
+}
+
+impl Write for StreamWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.block.extend_from_slice(buf);
+        if self.block.len() >= STREAM_BLOCK {
+            self.send_block()?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

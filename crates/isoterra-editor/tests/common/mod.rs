@@ -282,7 +282,32 @@ async fn http_request(
         .position(|w| w == b"\r\n\r\n")
         .map(|p| p + 4)
         .unwrap_or(buf.len());
-    (status, buf[body_at..].to_vec())
+    let head = String::from_utf8_lossy(&buf[..body_at]).to_ascii_lowercase();
+    let body = &buf[body_at..];
+    if head.contains("transfer-encoding: chunked") {
+        return (status, dechunk(body));
+    }
+    (status, body.to_vec())
+}
+
+/// The bytes of a chunked HTTP/1.1 body (a streamed download).
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = raw
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("chunk size line");
+        let size_text = std::str::from_utf8(&raw[..line_end]).expect("chunk size");
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16)
+            .expect("hex chunk size");
+        raw = &raw[line_end + 2..];
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&raw[..size]);
+        raw = &raw[size + 2..];
+    }
 }
 
 /// `/api/info` as JSON, with the server's own Host.
