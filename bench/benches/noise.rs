@@ -1,4 +1,6 @@
-//! Noise benchmarks, side by side with `fastnoise-lite` and `noise`.
+//! Noise benchmarks, side by side with `fastnoise-lite`, `noise` and
+//! `simdnoise` (a SIMD peer: it fills a whole grid at once, with AVX2 picked
+//! at run time, as isoterra's batch fills do).
 //!
 //! Workloads (single thread, every contender on the same grid in the same run):
 //!
@@ -8,7 +10,9 @@
 //!
 //! isoterra runs its batch fills (`fill_fbm2` / `fill_fbm3` for Perlin,
 //! `fill2` / `fill3` with a `Fractal` for OpenSimplex2); the peers run their
-//! point APIs in the same loop order. Throughput is reported in elements, so
+//! point APIs in the same loop order, except `simdnoise`, whose grid call
+//! allocates and returns a new buffer each time (its only API; simplex
+//! noise, which is what it has). Throughput is reported in elements, so
 //! criterion's `Kelem/s` converts to ns/sample as `1e6 / (Kelem/s)`.
 //!
 //! Run: `cargo bench -p isoterra-bench --bench noise -- --warm-up-time 1 --measurement-time 3`
@@ -82,6 +86,19 @@ fn fbm2d(c: &mut Criterion) {
             })
         });
     }
+    g.bench_function("simdnoise_simplex", |b| {
+        b.iter(|| {
+            black_box(
+                simdnoise::NoiseBuilder::fbm_2d(n, n)
+                    .with_seed(7)
+                    .with_freq(FREQ)
+                    .with_octaves(4)
+                    .with_gain(0.5)
+                    .with_lacunarity(2.0)
+                    .generate(),
+            )
+        })
+    });
     let peer = noise_rs();
     g.bench_function("noise_rs_perlin", |b| {
         b.iter(|| {
@@ -131,6 +148,19 @@ fn fbm3d(c: &mut Criterion) {
             })
         });
     }
+    g.bench_function("simdnoise_simplex", |b| {
+        b.iter(|| {
+            black_box(
+                simdnoise::NoiseBuilder::fbm_3d(n, n, n)
+                    .with_seed(7)
+                    .with_freq(FREQ)
+                    .with_octaves(4)
+                    .with_gain(0.5)
+                    .with_lacunarity(2.0)
+                    .generate(),
+            )
+        })
+    });
     let peer = noise_rs();
     g.bench_function("noise_rs_perlin", |b| {
         b.iter(|| {
