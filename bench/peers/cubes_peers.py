@@ -33,6 +33,7 @@ Setup and run (from the repository root):
     python3 -m venv bench/peers/.venv
     bench/peers/.venv/bin/pip install numpy scikit-image vtk
     bench/peers/.venv/bin/python bench/peers/cubes_peers.py [--runs 7] [--only NAME]
+        [--vtk-threads 2]   # VTK on its STDThread backend; no scikit-image
 """
 
 import argparse
@@ -130,16 +131,18 @@ def bench_skimage(name, vol, runs):
     report(name, "skimage_lewiner", sec, vol.shape[0], len(faces), len(verts))
 
 
-def bench_vtk(name, vol, runs):
+def bench_vtk(name, vol, runs, threads=1):
     import vtk
     from vtk.util import numpy_support
 
     smp = vtk.vtkSMPTools()
     try:
-        smp.SetBackend("Sequential")
+        smp.SetBackend("Sequential" if threads == 1 else "STDThread")
     except AttributeError:
         pass
-    smp.Initialize(1)
+    smp.Initialize(threads)
+    if threads > 1 and smp.GetBackend() != "STDThread":
+        raise SystemExit(f"this VTK has no STDThread backend (it has {smp.GetBackend()})")
     n = vol.shape[0]
     image = vtk.vtkImageData()
     image.SetDimensions(n, n, n)
@@ -162,6 +165,8 @@ def bench_vtk(name, vol, runs):
         run()  # warm up
         sec, out = timed(run, runs)
         label = "vtk_flying_edges_normals" if normals else "vtk_flying_edges_plain"
+        if threads > 1:
+            label += f"_threads_{threads}"
         report(name, label, sec, n, out.GetNumberOfCells(), out.GetNumberOfPoints())
 
 
@@ -169,13 +174,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=7, help="timed runs per contender (median)")
     ap.add_argument("--only", default="", help="only workloads whose name contains this")
+    ap.add_argument(
+        "--vtk-threads",
+        type=int,
+        default=1,
+        help="VTK on this many threads (its STDThread backend); scikit-image is skipped",
+    )
     args = ap.parse_args()
+    if args.vtk_threads > 1:
+        os.environ["VTK_SMP_MAX_THREADS"] = str(args.vtk_threads)
     for name, make in workloads():
         if args.only not in name:
             continue
         vol = make()
-        bench_vtk(name, vol, args.runs)
-        bench_skimage(name, vol, args.runs)
+        bench_vtk(name, vol, args.runs, args.vtk_threads)
+        if args.vtk_threads == 1:
+            bench_skimage(name, vol, args.runs)
 
 
 if __name__ == "__main__":
