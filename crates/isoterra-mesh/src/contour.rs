@@ -229,28 +229,17 @@ fn walk_open_interleaved(
             break;
         }
         for lane in lanes.iter_mut().filter(|l| l.busy) {
-            let cur = lane.cur as usize;
-            push_point(&mut lane.points, points[cur]);
-            let nx = next[cur];
-            next[cur] = DONE;
-            // As `walk` does: the end, back at the start, or into a chain
-            // already walked.
-            let ended = if nx == NONE {
-                Some(false)
-            } else if nx == lane.start {
-                Some(true)
-            } else if next[nx as usize] == DONE {
-                push_point(&mut lane.points, points[nx as usize]);
-                Some(false)
-            } else {
-                lane.cur = nx;
-                prefetch(&next[nx as usize]);
-                prefetch(&points[nx as usize]);
-                None
-            };
-            if let Some(closed) = ended {
-                lane.busy = false;
-                done[lane.seq - first_waiting] = Some((std::mem::take(&mut lane.points), closed));
+            match step(lane.start, lane.cur, points, next, &mut lane.points) {
+                Ok(nx) => {
+                    lane.cur = nx;
+                    prefetch(&next[nx as usize]);
+                    prefetch(&points[nx as usize]);
+                }
+                Err(closed) => {
+                    lane.busy = false;
+                    done[lane.seq - first_waiting] =
+                        Some((std::mem::take(&mut lane.points), closed));
+                }
             }
         }
         while let Some(Some(_)) = done.front() {
@@ -279,27 +268,43 @@ fn prefetch<T>(r: &T) {
 
 fn walk(start: u32, points: &[[f32; 2]], next: &mut [u32], w: &mut PolyWriter<'_>) {
     let pts = w.begin();
-    let mut closed = false;
     let mut cur = start;
-    loop {
-        push_point(pts, points[cur as usize]);
-        let nx = next[cur as usize];
-        next[cur as usize] = DONE;
-        if nx == NONE {
-            break;
+    let closed = loop {
+        match step(start, cur, points, next, pts) {
+            Ok(nx) => cur = nx,
+            Err(closed) => break closed,
         }
-        if nx == start {
-            closed = true;
-            break;
-        }
-        if next[nx as usize] == DONE {
-            // Runs into a chain already walked (only with inconsistent input).
-            push_point(pts, points[nx as usize]);
-            break;
-        }
-        cur = nx;
-    }
+    };
     w.end(closed);
+}
+
+/// One step of the walk begun at `start`: appends the point `cur` to `pts`,
+/// marks it `DONE` and returns the next point, or `Err(closed)` where the
+/// walk ends: at the chain's end, back at its start (a loop), or where it
+/// runs into a chain already walked (only with inconsistent input; that
+/// point is appended too).
+#[inline(always)]
+fn step(
+    start: u32,
+    cur: u32,
+    points: &[[f32; 2]],
+    next: &mut [u32],
+    pts: &mut Vec<[f32; 2]>,
+) -> Result<u32, bool> {
+    push_point(pts, points[cur as usize]);
+    let nx = next[cur as usize];
+    next[cur as usize] = DONE;
+    if nx == NONE {
+        return Err(false);
+    }
+    if nx == start {
+        return Err(true);
+    }
+    if next[nx as usize] == DONE {
+        push_point(pts, points[nx as usize]);
+        return Err(false);
+    }
+    Ok(nx)
 }
 
 /// A small, well-mixing hasher for `u64` keys (splitmix64 finaliser).
