@@ -161,31 +161,22 @@ struct MeshNames {
 }
 
 const fn mesh_names(kind: WorldKind) -> MeshNames {
-    match kind {
-        WorldKind::Side2d => MeshNames {
-            stem: "world",
-            glb: "world.glb",
-            obj: "world.obj",
-            mtl: "world.mtl",
-        },
-        WorldKind::Heightmap => MeshNames {
-            stem: "heightmap",
-            glb: "heightmap.glb",
-            obj: "heightmap.obj",
-            mtl: "heightmap.mtl",
-        },
-        WorldKind::Voxel => MeshNames {
-            stem: "voxel",
-            glb: "voxel.glb",
-            obj: "voxel.obj",
-            mtl: "voxel.mtl",
-        },
-        WorldKind::Map => MeshNames {
-            stem: "map",
-            glb: "map.glb",
-            obj: "map.obj",
-            mtl: "map.mtl",
-        },
+    let [stem, glb, obj, mtl] = match kind {
+        WorldKind::Side2d => ["world", "world.glb", "world.obj", "world.mtl"],
+        WorldKind::Heightmap => [
+            "heightmap",
+            "heightmap.glb",
+            "heightmap.obj",
+            "heightmap.mtl",
+        ],
+        WorldKind::Voxel => ["voxel", "voxel.glb", "voxel.obj", "voxel.mtl"],
+        WorldKind::Map => ["map", "map.glb", "map.obj", "map.mtl"],
+    };
+    MeshNames {
+        stem,
+        glb,
+        obj,
+        mtl,
     }
 }
 

@@ -1,9 +1,10 @@
 //! `isoterra export`
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::kind::{ExportFormat as Format, ExportRequest, LodRings, WorldKind};
+use isoterra::kind::{ExportFormat as Format, ExportRequest, FileRole, LodRings, WorldKind};
 
 use crate::args::ExportArgs;
 use crate::commands::{parse, write_atomic, write_atomic_with};
@@ -71,33 +72,53 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     let mut written = Vec::new();
     // Sidecars first, so the main file appears last and complete.
     for f in exported.files.iter().rev() {
-        let path = match f.role.extension() {
-            None => a.out.clone(),
-            Some(ext) => a.out.with_extension(ext),
-        };
+        let path = file_path(a, f.role);
         write_atomic(&path, &f.bytes)?;
         written.push((path, f.bytes.len()));
     }
-    let write_ms = ms(t2);
-    let bytes = exported.main().bytes.len();
+    written.reverse();
+    let bytes = exported.main().bytes.len() as u64;
+    let times = [load_ms, mesh_ms, ms(t2)];
+    report(a, times, bytes, &exported.counts, &written);
+    Ok(())
+}
+
+/// Where a file of the export in `role` goes: the output path, or the
+/// output path with the role's extension.
+fn file_path(a: &ExportArgs, role: FileRole) -> PathBuf {
+    match role.extension() {
+        None => a.out.clone(),
+        Some(ext) => a.out.with_extension(ext),
+    }
+}
+
+/// The `--timings` line (`[load_ms, mesh_ms, write_ms]`, the main file's
+/// bytes and the export's counts), the files written, main file first, and
+/// the export's warnings.
+fn report(
+    a: &ExportArgs,
+    [load_ms, mesh_ms, write_ms]: [f64; 3],
+    bytes: u64,
+    counts: &serde_json::Map<String, serde_json::Value>,
+    written: &[(PathBuf, usize)],
+) {
     if a.timings {
         let mut line = serde_json::json!({
             "load_ms": load_ms, "mesh_ms": mesh_ms, "write_ms": write_ms, "bytes": bytes
         });
         if let Some(obj) = line.as_object_mut() {
-            obj.extend(exported.counts.clone());
+            obj.extend(counts.clone());
         }
         eprintln!("{line}");
     }
-    for (path, n) in written.iter().rev() {
+    for (path, n) in written {
         println!("wrote {} ({n} bytes)", path.display());
     }
-    if let Some(warnings) = exported.counts.get("warnings").and_then(|w| w.as_array()) {
+    if let Some(warnings) = counts.get("warnings").and_then(|w| w.as_array()) {
         for w in warnings.iter().filter_map(|w| w.as_str()) {
             eprintln!("warning: {w}");
         }
     }
-    Ok(())
 }
 
 /// A glb or OBJ, encoded straight into the output file as it is made (a
@@ -117,25 +138,12 @@ fn streamed(
     let t2 = Instant::now();
     let mut written = vec![(a.out.clone(), done.main_bytes as usize)];
     for f in &done.others {
-        let path = match f.role.extension() {
-            None => a.out.clone(),
-            Some(ext) => a.out.with_extension(ext),
-        };
+        let path = file_path(a, f.role);
         write_atomic(&path, &f.bytes)?;
         written.push((path, f.bytes.len()));
     }
-    if a.timings {
-        let mut line = serde_json::json!({
-            "load_ms": load_ms, "mesh_ms": mesh_ms, "write_ms": ms(t2), "bytes": done.main_bytes
-        });
-        if let Some(obj) = line.as_object_mut() {
-            obj.extend(done.counts);
-        }
-        eprintln!("{line}");
-    }
-    for (path, n) in &written {
-        println!("wrote {} ({n} bytes)", path.display());
-    }
+    let times = [load_ms, mesh_ms, ms(t2)];
+    report(a, times, done.main_bytes, &done.counts, &written);
     Ok(())
 }
 
