@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use isoterra::kind::WorldKind;
 
 /// isoterra: terrain from density fields.
 #[derive(Debug, Parser)]
@@ -88,16 +89,30 @@ pub enum Command {
     Merge(MergeArgs),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Kind {
-    /// 2D side-view destructible terrain (marching squares).
-    Side2d,
-    /// Endless 3D density terrain: caves and overhangs (marching cubes).
-    Voxel,
-    /// Endless heightmap ground with LOD chunks.
-    Heightmap,
-    /// Top-down map with cliff levels, ramps, water, textures and pathing.
-    Map,
+/// A world kind as `--kind` takes it: every kind the kind layer has, by
+/// name, with its one-line summary as help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kind(pub WorldKind);
+
+/// Every kind, as `--kind` lists them.
+const KINDS: [Kind; WorldKind::ALL.len()] = {
+    let mut out = [Kind(WorldKind::ALL[0]); WorldKind::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = Kind(WorldKind::ALL[i]);
+        i += 1;
+    }
+    out
+};
+
+impl ValueEnum for Kind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &KINDS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()).help(self.0.summary()))
+    }
 }
 
 #[derive(Debug, Args)]

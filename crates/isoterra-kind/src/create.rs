@@ -2,9 +2,9 @@
 //! size), the defaults and limits of each kind, and the parameters that
 //! make the world.
 
-use isoterra_field::{HeightParams, HeightPreset, Side2dGen, Side2dPreset, VoxelGen, VoxelPreset};
-use isoterra_world::{HeightmapParams, MapParams, MapPreset, Side2dParams, VoxelParams};
+use isoterra_world::{HeightmapParams, MapParams, Side2dParams, VoxelParams};
 
+use crate::per_kind::Settings;
 use crate::{KindError, Recipe, WorldKind};
 
 /// Side-view sizes a new world may have, in cells per axis.
@@ -14,11 +14,6 @@ pub const MAP_SIZE: [u32; 2] = [16, isoterra_field::map::MAX_MAP_CELLS];
 /// Largest seed a new world takes (seeds are 32-bit everywhere a user
 /// types one).
 pub const MAX_SEED: u64 = u32::MAX as u64;
-
-/// The `overhangs` preset's [`VoxelGen::overhang_strength`].
-const OVERHANGS_STRENGTH: f32 = 80.0;
-/// The `overhangs` preset's [`VoxelGen::cave_frequency`] (`1/32`).
-const OVERHANGS_FREQUENCY: f32 = 1.0 / 32.0;
 
 /// A new world as a user asks for it. Every field left `None` takes the
 /// kind's default ([`NewWorld::defaults`]).
@@ -103,39 +98,7 @@ impl NewWorld {
 
     /// The defaults of `kind`.
     pub fn defaults(kind: WorldKind) -> KindDefaults {
-        match kind {
-            WorldKind::Side2d => KindDefaults {
-                size: Some([256, 128]),
-                size_range: Some(SIDE2D_SIZE),
-                preset: "hills",
-                presets: &["hills", "caves", "cellular"],
-                chunk: 32,
-            },
-            WorldKind::Heightmap => KindDefaults {
-                size: None,
-                size_range: None,
-                preset: "hills",
-                presets: &["hills", "mountains", "islands"],
-                chunk: HeightmapParams::DEFAULT.chunk_cells,
-            },
-            WorldKind::Voxel => KindDefaults {
-                size: None,
-                size_range: None,
-                preset: "caves",
-                presets: &["caves", "overhangs", "planet", "mesas"],
-                chunk: VoxelParams::DEFAULT.chunk_cells,
-            },
-            WorldKind::Map => KindDefaults {
-                size: Some([
-                    MapParams::DEFAULT.width_cells,
-                    MapParams::DEFAULT.depth_cells,
-                ]),
-                size_range: Some(MAP_SIZE),
-                preset: MapParams::DEFAULT.preset.name(),
-                presets: &["island", "plateaus", "blank"],
-                chunk: MapParams::DEFAULT.chunk_cells,
-            },
-        }
+        kind.spec().defaults()
     }
 
     /// The world's parameters, checked: the seed, the size against the
@@ -196,89 +159,18 @@ impl NewWorld {
                 Some([w, h])
             }
         };
-        let preset = self.preset.as_deref().unwrap_or(d.preset);
-        let unknown = || {
-            KindError::invalid(format!(
-                "unknown {} preset `{preset}`; valid presets: {}",
-                self.kind,
-                d.presets.join(", ")
-            ))
-        };
         let cell = self.cell_size.unwrap_or(1.0);
         if !(cell.is_finite() && cell > 0.0 && cell <= 1.0e4) {
             return Err(KindError::invalid(format!(
                 "cell size must be a finite number in (0, 10000], got {cell}"
             )));
         }
-        let chunk = self.chunk.unwrap_or(d.chunk);
-        let seed = self.seed;
-        Ok(match self.kind {
-            WorldKind::Side2d => {
-                let [w, h] = size.unwrap_or([256, 128]);
-                let preset: Side2dPreset = preset.parse().map_err(|_| unknown())?;
-                let generator = Side2dGen::DEFAULT
-                    .with_preset(preset)
-                    .with_seed(seed)
-                    .with_width_cells(w)
-                    .with_height_cells(h)
-                    .with_cell_size(cell);
-                WorldParams::Side2d(
-                    Side2dParams::DEFAULT
-                        .with_generator(generator)
-                        .with_chunk_cells(chunk),
-                )
-            }
-            WorldKind::Heightmap => {
-                let preset = HeightPreset::from_name(preset).ok_or_else(unknown)?;
-                WorldParams::Heightmap(
-                    HeightmapParams::DEFAULT
-                        .with_generator(HeightParams::preset(preset))
-                        .with_seed(seed)
-                        .with_chunk_cells(chunk)
-                        .with_cell_size(cell),
-                )
-            }
-            WorldKind::Voxel => {
-                if cell != 1.0 {
-                    return Err(KindError::invalid(
-                        "voxel worlds have one world unit per cell; --cell-size does not apply",
-                    ));
-                }
-                let preset: VoxelPreset = preset.parse().map_err(|_| unknown())?;
-                let generator = match preset {
-                    // Pushed harder by a finer 3D noise than the formula's
-                    // defaults, so that the ground really hangs over: about
-                    // 15 % of the surface faces down (voxel_overhangs_tests).
-                    VoxelPreset::Overhangs => VoxelGen::new(preset, seed)
-                        .with_overhang_strength(OVERHANGS_STRENGTH)
-                        .with_cave_frequency(OVERHANGS_FREQUENCY),
-                    // Tall tables, wide arches, a boulder in about a third
-                    // of the rock cells above them.
-                    VoxelPreset::Mesas => VoxelGen::new(preset, seed)
-                        .with_ground_amplitude(48.0)
-                        .with_cave_frequency(1.0 / 32.0)
-                        .with_cave_threshold(0.08)
-                        .with_rock_density(0.3)
-                        .with_rock_size(48.0),
-                    _ => VoxelGen::new(preset, seed),
-                };
-                WorldParams::Voxel(
-                    VoxelParams::DEFAULT
-                        .with_generator(generator)
-                        .with_chunk_cells(chunk),
-                )
-            }
-            WorldKind::Map => {
-                let [w, h] = size.unwrap_or([256, 256]);
-                let preset: MapPreset = preset.parse().map_err(|_| unknown())?;
-                let mut params = MapParams::DEFAULT
-                    .with_size(w, h)
-                    .with_seed(seed)
-                    .with_preset(preset)
-                    .with_chunk_cells(chunk);
-                params.mesh.cell_size = cell;
-                WorldParams::Map(params)
-            }
+        self.kind.spec().params(&Settings {
+            seed: self.seed,
+            size,
+            preset: self.preset.as_deref().unwrap_or(d.preset),
+            cell,
+            chunk: self.chunk.unwrap_or(d.chunk),
         })
     }
 }

@@ -17,17 +17,16 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use isoterra_store::{
-    ChunkStore, HeightmapDocument, MapDocument, Side2dDocument, StoreError, VoxelDocument,
-    WorldFile,
+    ChunkStore, HeightmapDocument, MapDocument, Side2dDocument, VoxelDocument, WorldFile,
 };
-use isoterra_world::{Island, MapStroke};
+use isoterra_world::Island;
 use serde_json::Value;
 
 use crate::bake::BakeSource;
-use crate::create::{NewWorld, WorldParams};
+use crate::create::NewWorld;
+use crate::per_kind::TypedDocument;
 use crate::recipe::Recipe;
-use crate::run::{HeightRun, VoxelRun};
-use crate::schema::{self, Limits, ToolSpec};
+use crate::schema::{Limits, ToolSpec};
 use crate::stroke::{
     Brief, Params, Preview, Stamp, StrokeSpec, Template, checked_point, find_tool, ranged,
 };
@@ -107,23 +106,6 @@ pub struct Document<S: ChunkStore = WorldFile> {
     stroke_nodes: Option<u64>,
 }
 
-/// The eroded starting heights of a new heightmap world whose recipe has
-/// an erosion step (see [`HeightErosion`](isoterra_world::HeightErosion)),
-/// computed before anything is created.
-fn start_erosion(
-    params: &isoterra_world::HeightmapParams,
-) -> Result<Option<crate::ErodedRegion>, KindError> {
-    let Some(e) = &params.erosion else {
-        return Ok(None);
-    };
-    let world = isoterra_world::HeightmapWorld::new(params)?;
-    crate::erode_region(&world, &crate::ErodeSpec::from(*e)).map(Some)
-}
-
-fn store_kind_error(e: StoreError) -> KindError {
-    KindError::Store(e)
-}
-
 impl Document<WorldFile> {
     /// Opens the world file at `path`, whatever kind it holds.
     ///
@@ -138,14 +120,10 @@ impl Document<WorldFile> {
             location: path.display().to_string(),
             kind,
         })?;
-        Ok(Document::wrap(match kind {
-            WorldKind::Side2d => AnyDocument::Side2d(Box::new(Side2dDocument::open(path)?)),
-            WorldKind::Heightmap => {
-                AnyDocument::Heightmap(Box::new(HeightmapDocument::open(path)?))
-            }
-            WorldKind::Voxel => AnyDocument::Voxel(Box::new(VoxelDocument::open(path)?)),
-            WorldKind::Map => AnyDocument::Map(Box::new(MapDocument::open(path)?)),
-        }))
+        Ok(Document::wrap(AnyDocument::open_in(
+            kind,
+            WorldFile::open(path)?,
+        )?))
     }
 
     /// Creates a world file at `path` (which must not exist) as `new` asks.
@@ -156,21 +134,7 @@ impl Document<WorldFile> {
     /// store errors.
     pub fn create(path: impl AsRef<Path>, new: &NewWorld) -> Result<Self, KindError> {
         let path = path.as_ref();
-        Ok(Document::wrap(match new.params()? {
-            WorldParams::Side2d(p) => {
-                AnyDocument::Side2d(Box::new(Side2dDocument::create(path, &p)?))
-            }
-            WorldParams::Heightmap(p) => {
-                AnyDocument::Heightmap(Box::new(match start_erosion(&p)? {
-                    Some(e) => HeightmapDocument::create_from_heights(
-                        path, &p, e.first, e.dims, &e.heights,
-                    )?,
-                    None => HeightmapDocument::create(path, &p)?,
-                }))
-            }
-            WorldParams::Voxel(p) => AnyDocument::Voxel(Box::new(VoxelDocument::create(path, &p)?)),
-            WorldParams::Map(p) => AnyDocument::Map(Box::new(MapDocument::create(path, &p)?)),
-        }))
+        Ok(Document::wrap(AnyDocument::create(path, new.params()?)?))
     }
 
     /// The world file.
@@ -186,12 +150,7 @@ impl Document<WorldFile> {
     /// Store errors.
     pub fn close(mut self) -> Result<(), KindError> {
         self.end_all_strokes();
-        match self.doc {
-            AnyDocument::Side2d(d) => d.close()?,
-            AnyDocument::Heightmap(d) => d.close()?,
-            AnyDocument::Voxel(d) => d.close()?,
-            AnyDocument::Map(d) => d.close()?,
-        }
+        self.doc.into_store().close()?;
         Ok(())
     }
 }
@@ -221,14 +180,7 @@ impl<S: ChunkStore> Document<S> {
             location: store.location().display().to_string(),
             kind: meta.kind.clone(),
         })?;
-        Ok(Document::wrap(match kind {
-            WorldKind::Side2d => AnyDocument::Side2d(Box::new(Side2dDocument::open_in(store)?)),
-            WorldKind::Heightmap => {
-                AnyDocument::Heightmap(Box::new(HeightmapDocument::open_in(store)?))
-            }
-            WorldKind::Voxel => AnyDocument::Voxel(Box::new(VoxelDocument::open_in(store)?)),
-            WorldKind::Map => AnyDocument::Map(Box::new(MapDocument::open_in(store)?)),
-        }))
+        Ok(Document::wrap(AnyDocument::open_in(kind, store)?))
     }
 
     /// Creates the world `new` asks for in `store` (which must be empty).
@@ -237,33 +189,15 @@ impl<S: ChunkStore> Document<S> {
     ///
     /// As [`Document::create`].
     pub fn create_in(store: S, new: &NewWorld) -> Result<Self, KindError> {
-        Ok(Document::wrap(match new.params()? {
-            WorldParams::Side2d(p) => {
-                AnyDocument::Side2d(Box::new(Side2dDocument::create_in(store, &p)?))
-            }
-            WorldParams::Heightmap(p) => {
-                AnyDocument::Heightmap(Box::new(match start_erosion(&p)? {
-                    Some(e) => HeightmapDocument::create_from_heights_in(
-                        store, &p, e.first, e.dims, &e.heights,
-                    )?,
-                    None => HeightmapDocument::create_in(store, &p)?,
-                }))
-            }
-            WorldParams::Voxel(p) => {
-                AnyDocument::Voxel(Box::new(VoxelDocument::create_in(store, &p)?))
-            }
-            WorldParams::Map(p) => AnyDocument::Map(Box::new(MapDocument::create_in(store, &p)?)),
-        }))
+        Ok(Document::wrap(AnyDocument::create_in(
+            store,
+            new.params()?,
+        )?))
     }
 
     /// The world's kind.
     pub fn kind(&self) -> WorldKind {
-        match &self.doc {
-            AnyDocument::Side2d(_) => WorldKind::Side2d,
-            AnyDocument::Heightmap(_) => WorldKind::Heightmap,
-            AnyDocument::Voxel(_) => WorldKind::Voxel,
-            AnyDocument::Map(_) => WorldKind::Map,
-        }
+        self.doc.ops().kind()
     }
 
     /// The typed document, for what only one kind has (its world, for
@@ -281,45 +215,17 @@ impl<S: ChunkStore> Document<S> {
 
     /// The store holding the world.
     pub fn store(&self) -> &S {
-        match &self.doc {
-            AnyDocument::Side2d(d) => d.store(),
-            AnyDocument::Heightmap(d) => d.store(),
-            AnyDocument::Voxel(d) => d.store(),
-            AnyDocument::Map(d) => d.store(),
-        }
+        self.doc.ops().store()
     }
 
     /// The info record (what `isoterra info` prints) as JSON.
     pub fn info_json(&self) -> Value {
-        let v = match &self.doc {
-            AnyDocument::Side2d(d) => serde_json::to_value(d.info()),
-            AnyDocument::Heightmap(d) => serde_json::to_value(d.info()),
-            AnyDocument::Voxel(d) => serde_json::to_value(d.info()),
-            AnyDocument::Map(d) => serde_json::to_value(d.info()),
-        };
-        v.unwrap_or(Value::Null)
+        self.doc.ops().info_json()
     }
 
     /// Where the history stands.
     pub fn history(&self) -> History {
-        let (total, pos, redo) = match &self.doc {
-            AnyDocument::Side2d(d) => {
-                let i = d.info();
-                (i.strokes_total, i.undo_position, i.redo_available)
-            }
-            AnyDocument::Heightmap(d) => {
-                let i = d.info();
-                (i.strokes_total, i.undo_position, i.redo_available)
-            }
-            AnyDocument::Voxel(d) => {
-                let i = d.info();
-                (i.strokes_total, i.undo_position, i.redo_available)
-            }
-            AnyDocument::Map(d) => {
-                let i = d.info();
-                (i.strokes_total, i.undo_position, i.redo_available)
-            }
-        };
+        let (total, pos, redo) = self.doc.ops().history();
         History {
             can_undo: pos > 0,
             can_redo: redo && total > pos,
@@ -332,12 +238,7 @@ impl<S: ChunkStore> Document<S> {
     /// one too). It is named after a preset when it is exactly that
     /// preset's.
     pub fn recipe(&self) -> Recipe {
-        Recipe::of_params(&match &self.doc {
-            AnyDocument::Side2d(d) => WorldParams::Side2d(*d.params()),
-            AnyDocument::Heightmap(d) => WorldParams::Heightmap(d.params().clone()),
-            AnyDocument::Voxel(d) => WorldParams::Voxel(*d.params()),
-            AnyDocument::Map(d) => WorldParams::Map(*d.params()),
-        })
+        Recipe::of_params(&self.doc.ops().params())
     }
 
     /// A hash of the world's current contents: equal contents give equal
@@ -345,22 +246,12 @@ impl<S: ChunkStore> Document<S> {
     /// world's hash covers its stored chunks only, so open previews show
     /// in the other kinds' hashes but not in a voxel world's.
     pub fn content_hash(&self) -> String {
-        match &self.doc {
-            AnyDocument::Side2d(d) => d.content_hash(),
-            AnyDocument::Heightmap(d) => d.content_hash(),
-            AnyDocument::Voxel(d) => d.content_hash(),
-            AnyDocument::Map(d) => d.content_hash(),
-        }
+        self.doc.ops().content_hash()
     }
 
     /// What a baked chunk of this world reads and how it is meshed.
     pub fn bake_source(&self) -> BakeSource<'_> {
-        match &self.doc {
-            AnyDocument::Side2d(d) => BakeSource::Side2d(d.world()),
-            AnyDocument::Heightmap(d) => BakeSource::Heightmap(d.world()),
-            AnyDocument::Voxel(d) => BakeSource::Voxel(d.world()),
-            AnyDocument::Map(d) => BakeSource::Map(d.world()),
-        }
+        self.doc.ops().bake_source()
     }
 
     /// Erodes a region of a heightmap world (hydraulic, thermal or both;
@@ -426,23 +317,17 @@ impl<S: ChunkStore> Document<S> {
     /// Meshes every dirty chunk of a side-view world now (bounded kinds
     /// with a mesh cache); other kinds mesh on demand and ignore this.
     pub fn rebuild(&mut self) {
-        if let AnyDocument::Side2d(d) = &mut self.doc {
-            d.rebuild();
-        }
+        self.doc.ops_mut().rebuild();
     }
 
     /// The tools of this world, with their parameters.
     pub fn tools(&self) -> Vec<ToolSpec> {
-        let materials = match &self.doc {
-            AnyDocument::Side2d(d) => d.world().table().len(),
-            _ => 256,
-        };
-        schema::tools(self.kind(), materials)
+        self.kind().spec().tools(self.doc.ops().materials())
     }
 
     /// The limits every stroke obeys.
     pub fn limits(&self) -> Limits {
-        Limits::of(self.kind())
+        self.kind().spec().limits()
     }
 
     // ----- strokes -----
@@ -474,12 +359,7 @@ impl<S: ChunkStore> Document<S> {
             strength,
             shape: spec.shape.as_deref(),
         };
-        match &self.doc {
-            AnyDocument::Side2d(d) => crate::side2d::template(d, &b),
-            AnyDocument::Heightmap(d) => crate::heightmap::template(d, &b),
-            AnyDocument::Voxel(d) => crate::voxel::template(d, &b),
-            AnyDocument::Map(d) => crate::map::template(d, &b),
-        }
+        self.doc.ops().template(&b)
     }
 
     /// Begins a stroke: checks it (see [`template`](Self::template)) and
@@ -525,7 +405,7 @@ impl<S: ChunkStore> Document<S> {
     /// # Errors
     ///
     /// [`KindError::UnknownStroke`] for a stroke that is not open,
-    /// [`KindError::TooLarge`] past [`MAX_DABS_PER_STROKE`](schema::MAX_DABS_PER_STROKE)
+    /// [`KindError::TooLarge`] past [`MAX_DABS_PER_STROKE`](crate::schema::MAX_DABS_PER_STROKE)
     /// dabs, [`KindError::Invalid`] for a bad point or a dab the world
     /// refuses; nothing changes then.
     pub fn dab(&mut self, stroke: StrokeId, at: [f64; 3]) -> Result<(), KindError> {
@@ -537,7 +417,7 @@ impl<S: ChunkStore> Document<S> {
             )));
         }
         let (template, first) = (open.template, open.first);
-        let stamp = stamp_of(&self.doc, &template, at, first)?;
+        let stamp = stamp_of(self.doc.ops(), &template, at, first)?;
         let preview = self.preview(&stamp)?;
         // The stroke may not grow past what the store records in one stroke:
         // refused at the dab that would pass it, not when the stroke ends.
@@ -553,7 +433,7 @@ impl<S: ChunkStore> Document<S> {
                 .filter_map(|a| a.preview.folded_nodes())
                 .sum();
             if held.saturating_add(added) as u64 > limit {
-                revert(&mut self.doc, &preview);
+                revert(self.doc.ops_mut(), &preview);
                 return Err(KindError::TooLarge(format!(
                     "the stroke would change more than {limit} nodes, the most one stroke may record: end it and draw on with a new stroke"
                 )));
@@ -607,7 +487,7 @@ impl<S: ChunkStore> Document<S> {
     /// store holds plus the other open strokes).
     pub fn end_stroke(&mut self, stroke: StrokeId) -> Result<Committed, KindError> {
         let open = self.open.remove(&stroke).ok_or(KindError::UnknownStroke)?;
-        self.with_previews_lifted(|doc| commit(doc, &open.stamps))
+        self.with_previews_lifted(|doc| doc.ops_mut().commit(&open.stamps))
     }
 
     /// Drops `stroke` and takes its dabs back; nothing is recorded.
@@ -673,8 +553,9 @@ impl<S: ChunkStore> Document<S> {
             )));
         }
         self.with_previews_lifted(|doc| {
+            let doc = doc.ops_mut();
             let Some(at0) = dabs.first().copied() else {
-                return commit(doc, &[]);
+                return doc.commit(&[]);
             };
             let first_stamp = stamp_of(doc, &template, at0, None)?;
             let fixed = template.fixed_by(&first_stamp);
@@ -683,13 +564,14 @@ impl<S: ChunkStore> Document<S> {
             for at in &dabs[1..] {
                 stamps.push(stamp_of(doc, &fixed, *at, first)?);
             }
-            commit(doc, &stamps)
+            doc.commit(&stamps)
         })
     }
 
     /// The dabs of a stroke dragged through `points`: a quarter of the
     /// radius apart (at least a quarter cell), both ends included. A map
-    /// places them as [`MapStroke::along`] does.
+    /// places them as [`MapStroke::along`](isoterra_world::MapStroke::along)
+    /// does.
     fn path_dabs(&self, t: &Template, points: &[[f64; 3]]) -> Result<Vec<[f64; 3]>, KindError> {
         if points.len() < 2 {
             return Ok(points.to_vec());
@@ -697,46 +579,9 @@ impl<S: ChunkStore> Document<S> {
         for p in points {
             checked_point("at", *p)?;
         }
-        if let (Stamp::Map(b, _), AnyDocument::Map(d)) = (t.stamp, &self.doc) {
-            let cs = f64::from(d.params().mesh.cell_size);
-            let cells: Vec<[f32; 2]> = points
-                .iter()
-                .map(|p| [(p[0] / cs) as f32, (p[2] / cs) as f32])
-                .collect();
-            let spacing = (b.radius / 4.0).max(0.25);
-            let along = MapStroke::along(b, &cells, spacing)?;
-            return Ok(along
-                .dabs
-                .iter()
-                .map(|c| [f64::from(c[0]) * cs, 0.0, f64::from(c[1]) * cs])
-                .collect());
-        }
-        let (radius, cell) = match (t.stamp, &self.doc) {
-            (Stamp::Side2d(b), AnyDocument::Side2d(d)) => {
-                (b.radius, d.params().generator.cell_size)
-            }
-            (Stamp::Heightmap(b), AnyDocument::Heightmap(d)) => (b.radius, d.params().cell_size),
-            (Stamp::Voxel(b), _) => (b.radius, 1.0),
-            _ => return Err(KindError::invalid("the stroke does not fit this world")),
-        };
-        let spacing = f64::from((radius / 4.0).max(0.25 * cell));
-        let max = self.limits().dabs_per_stroke;
-        let mut dabs = vec![points[0]];
-        for w in points.windows(2) {
-            let d = [w[1][0] - w[0][0], w[1][1] - w[0][1], w[1][2] - w[0][2]];
-            let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-            let steps = (len / spacing).ceil().max(1.0);
-            if steps > max as f64 {
-                return Err(KindError::TooLarge(format!(
-                    "a stroke holds at most {max} dabs"
-                )));
-            }
-            for k in 1..=steps as usize {
-                let f = k as f64 / steps;
-                dabs.push([w[0][0] + d[0] * f, w[0][1] + d[1] * f, w[0][2] + d[2] * f]);
-            }
-        }
-        Ok(dabs)
+        self.doc
+            .ops()
+            .path_dabs(t, points, self.limits().dabs_per_stroke)
     }
 
     /// Side2d worlds: removes the floating islands (ground that nothing
@@ -791,14 +636,7 @@ impl<S: ChunkStore> Document<S> {
     ///
     /// Store errors; nothing changes then.
     pub fn undo(&mut self) -> Result<Option<i64>, KindError> {
-        self.with_previews_lifted(|doc| {
-            Ok(match doc {
-                AnyDocument::Side2d(d) => d.undo()?,
-                AnyDocument::Heightmap(d) => d.undo()?,
-                AnyDocument::Voxel(d) => d.undo()?,
-                AnyDocument::Map(d) => d.undo()?,
-            })
-        })
+        self.with_previews_lifted(|doc| Ok(doc.ops_mut().undo()?))
     }
 
     /// Redoes the last undone stroke; its id, or `None` when there is none.
@@ -807,14 +645,7 @@ impl<S: ChunkStore> Document<S> {
     ///
     /// Store errors; nothing changes then.
     pub fn redo(&mut self) -> Result<Option<i64>, KindError> {
-        self.with_previews_lifted(|doc| {
-            Ok(match doc {
-                AnyDocument::Side2d(d) => d.redo()?,
-                AnyDocument::Heightmap(d) => d.redo()?,
-                AnyDocument::Voxel(d) => d.redo()?,
-                AnyDocument::Map(d) => d.redo()?,
-            })
-        })
+        self.with_previews_lifted(|doc| Ok(doc.ops_mut().redo()?))
     }
 
     /// Catches the world in memory up with what another program (an
@@ -830,14 +661,7 @@ impl<S: ChunkStore> Document<S> {
     /// Store errors (a history this document cannot reach from the log:
     /// reopen it then); nothing changes then.
     pub fn follow(&mut self) -> Result<isoterra_store::Followed, KindError> {
-        self.with_previews_lifted(|doc| {
-            Ok(match doc {
-                AnyDocument::Side2d(d) => d.follow()?,
-                AnyDocument::Heightmap(d) => d.follow()?,
-                AnyDocument::Voxel(d) => d.follow()?,
-                AnyDocument::Map(d) => d.follow()?,
-            })
-        })
+        self.with_previews_lifted(|doc| Ok(doc.ops_mut().follow()?))
     }
 
     /// Runs `f` on the typed document with every preview taken back, then
@@ -848,7 +672,7 @@ impl<S: ChunkStore> Document<S> {
     ) -> T {
         let applied = std::mem::take(&mut self.previews);
         for a in applied.iter().rev() {
-            revert(&mut self.doc, &a.preview);
+            revert(self.doc.ops_mut(), &a.preview);
         }
         let out = f(&mut self.doc);
         for a in applied {
@@ -866,28 +690,7 @@ impl<S: ChunkStore> Document<S> {
 
     /// Applies a stamp in memory only.
     fn preview(&mut self, s: &Stamp) -> Result<Preview, KindError> {
-        let refused = |e: StoreError| match e {
-            StoreError::World(w) => KindError::invalid(w.to_string()),
-            other => store_kind_error(other),
-        };
-        match (&mut self.doc, s) {
-            (AnyDocument::Side2d(d), Stamp::Side2d(b)) => {
-                d.preview(b).map(Preview::Side2d).map_err(refused)
-            }
-            (AnyDocument::Heightmap(d), Stamp::Heightmap(b)) => d
-                .preview(b)
-                .map(|e| Preview::Heightmap(HeightRun::of(&e)))
-                .map_err(refused),
-            (AnyDocument::Voxel(d), Stamp::Voxel(b)) => d
-                .preview(b)
-                .map(|e| Preview::Voxel(VoxelRun::of(&e)))
-                .map_err(refused),
-            (AnyDocument::Map(d), Stamp::Map(b, at)) => d
-                .preview(&MapStroke::dab(*b, *at))
-                .map(Preview::Map)
-                .map_err(refused),
-            _ => Err(KindError::invalid("the stroke does not fit this world")),
-        }
+        self.doc.ops_mut().preview(s)
     }
 }
 
@@ -895,114 +698,18 @@ impl<S: ChunkStore> Document<S> {
 /// stroke's first dab (map targets and the voxel flatten plane are
 /// fixed there).
 fn stamp_of<S: ChunkStore>(
-    doc: &AnyDocument<S>,
+    doc: &dyn TypedDocument<S>,
     t: &Template,
     at: [f64; 3],
     first: Option<[f32; 3]>,
 ) -> Result<Stamp, KindError> {
-    let p = checked_point("at", at)?;
-    Ok(match (t.stamp, doc) {
-        (Stamp::Map(b, _), AnyDocument::Map(d)) => {
-            let cs = d.params().mesh.cell_size;
-            let cell = [p[0] / cs, p[2] / cs];
-            // The first dab fixes the targets (see Template::fixed_by);
-            // later dabs reuse them.
-            let b = if first.is_none() {
-                d.world().resolve_brush(&b, cell)?
-            } else {
-                b
-            };
-            Stamp::Map(b, cell)
-        }
-        (Stamp::Side2d(b), _) => Stamp::Side2d(b.with_center([p[0], p[1]])),
-        (Stamp::Heightmap(b), _) => Stamp::Heightmap(b.with_center([p[0], p[2]])),
-        (Stamp::Voxel(mut b), _) => {
-            b.center = p;
-            if let Some(n) = t.normal {
-                let o = first.unwrap_or(p);
-                b = b.with_plane(n, n[0] * o[0] + n[1] * o[1] + n[2] * o[2]);
-            }
-            Stamp::Voxel(b)
-        }
-        _ => return Err(KindError::invalid("the stroke does not fit this world")),
-    })
+    doc.stamp(t, checked_point("at", at)?, first)
 }
 
 /// Takes a preview back (it came from this world, so it fits).
-fn revert<S: ChunkStore>(doc: &mut AnyDocument<S>, p: &Preview) {
-    let reverted = match (doc, p) {
-        (AnyDocument::Side2d(d), Preview::Side2d(e)) => d.revert_preview(e),
-        (AnyDocument::Heightmap(d), Preview::Heightmap(r)) => {
-            let e = r.edit(d.world());
-            d.revert_preview(&e)
-        }
-        (AnyDocument::Voxel(d), Preview::Voxel(r)) => {
-            let e = r.edit(d.world());
-            d.revert_preview(&e)
-        }
-        (AnyDocument::Map(d), Preview::Map(e)) => d.revert_preview(e),
-        _ => Ok(()),
-    };
+fn revert<S: ChunkStore>(doc: &mut dyn TypedDocument<S>, p: &Preview) {
+    let reverted = doc.revert(p);
     debug_assert!(reverted.is_ok(), "a preview did not revert: {reverted:?}");
-}
-
-/// Records a whole stroke (no previews applied).
-fn commit<S: ChunkStore>(
-    doc: &mut AnyDocument<S>,
-    stamps: &[Stamp],
-) -> Result<Committed, KindError> {
-    fn of<B: Copy>(stamps: &[Stamp], pick: impl Fn(&Stamp) -> Option<B>) -> Vec<B> {
-        stamps.iter().filter_map(pick).collect()
-    }
-    let refused = |e: StoreError| match e {
-        StoreError::World(w) => KindError::invalid(w.to_string()),
-        other => store_kind_error(other),
-    };
-    let (id, changed_nodes) = match doc {
-        AnyDocument::Side2d(d) => {
-            let b = of(stamps, |s| match s {
-                Stamp::Side2d(b) => Some(*b),
-                _ => None,
-            });
-            let o = d.stroke_stamps(&b).map_err(refused)?;
-            (o.id, o.changed_nodes)
-        }
-        AnyDocument::Heightmap(d) => {
-            let b = of(stamps, |s| match s {
-                Stamp::Heightmap(b) => Some(*b),
-                _ => None,
-            });
-            let o = d.stroke_stamps(&b).map_err(refused)?;
-            (o.id, o.changed_nodes)
-        }
-        AnyDocument::Voxel(d) => {
-            let b = of(stamps, |s| match s {
-                Stamp::Voxel(b) => Some(*b),
-                _ => None,
-            });
-            let o = d.stroke_stamps(&b).map_err(refused)?;
-            (o.id, o.changed_nodes)
-        }
-        AnyDocument::Map(d) => {
-            let mut brush = None;
-            let mut dabs = Vec::with_capacity(stamps.len());
-            for s in stamps {
-                if let Stamp::Map(b, at) = s {
-                    brush.get_or_insert(*b);
-                    dabs.push(*at);
-                }
-            }
-            let Some(brush) = brush else {
-                return Ok(Committed {
-                    id: None,
-                    changed_nodes: 0,
-                });
-            };
-            let o = d.stroke(&MapStroke::new(brush, dabs)).map_err(refused)?;
-            (o.id, o.changed_nodes)
-        }
-    };
-    Ok(Committed { id, changed_nodes })
 }
 
 #[cfg(test)]

@@ -87,49 +87,16 @@ impl ExportFormat {
     }
 
     /// The formats a world of `kind` exports.
-    pub const fn of(kind: WorldKind) -> &'static [ExportFormat] {
-        match kind {
-            WorldKind::Side2d => &[
-                ExportFormat::Png,
-                ExportFormat::Svg,
-                ExportFormat::Colliders,
-                ExportFormat::Glb,
-                ExportFormat::Obj,
-            ],
-            WorldKind::Heightmap => &[
-                ExportFormat::Png16,
-                ExportFormat::R16,
-                ExportFormat::Exr,
-                ExportFormat::Glb,
-                ExportFormat::Obj,
-            ],
-            WorldKind::Voxel => &[ExportFormat::Glb, ExportFormat::Obj],
-            WorldKind::Map => &[
-                ExportFormat::Glb,
-                ExportFormat::Obj,
-                ExportFormat::PngLayers,
-                ExportFormat::Tiled,
-                ExportFormat::Pathing,
-                ExportFormat::Colliders,
-            ],
-        }
+    pub fn of(kind: WorldKind) -> &'static [ExportFormat] {
+        kind.spec().formats()
     }
 }
 
 impl ExportFormat {
     /// The files an export of this format makes beside the main one for a
     /// world of `kind`, in the order [`Exported::files`] lists them.
-    pub const fn companions(self, kind: WorldKind) -> &'static [FileRole] {
-        match (kind, self) {
-            (WorldKind::Map, ExportFormat::PngLayers) => &[FileRole::Sidecar],
-            (WorldKind::Map, ExportFormat::Tiled) => &[FileRole::Tileset],
-            (WorldKind::Side2d, ExportFormat::Glb) => &[FileRole::Colliders],
-            (WorldKind::Side2d, ExportFormat::Obj) => &[FileRole::Materials, FileRole::Colliders],
-            (WorldKind::Voxel | WorldKind::Map | WorldKind::Heightmap, ExportFormat::Obj) => {
-                &[FileRole::Materials]
-            }
-            _ => &[],
-        }
+    pub fn companions(self, kind: WorldKind) -> &'static [FileRole] {
+        kind.spec().companions(self)
     }
 }
 
@@ -138,8 +105,8 @@ impl ExportFormat {
     /// OBJ) for a world of `kind`; `None` for the other formats. They are
     /// known before the export runs, so that a download can name the file
     /// it is about to stream.
-    pub const fn mesh_file(self, kind: WorldKind) -> Option<(&'static str, &'static str)> {
-        let names = mesh_names(kind);
+    pub fn mesh_file(self, kind: WorldKind) -> Option<(&'static str, &'static str)> {
+        let names = kind.spec().mesh_names();
         match self {
             ExportFormat::Glb => Some(("model/gltf-binary", names.glb)),
             ExportFormat::Obj => Some((OBJ_MEDIA_TYPE, names.obj)),
@@ -152,7 +119,7 @@ impl ExportFormat {
 const OBJ_MEDIA_TYPE: &str = "text/plain; charset=utf-8";
 
 /// The file names of a kind's mesh exports.
-struct MeshNames {
+pub(crate) struct MeshNames {
     /// The default stem of the material library a mesh OBJ names.
     stem: &'static str,
     glb: &'static str,
@@ -160,23 +127,21 @@ struct MeshNames {
     mtl: &'static str,
 }
 
-const fn mesh_names(kind: WorldKind) -> MeshNames {
-    let [stem, glb, obj, mtl] = match kind {
-        WorldKind::Side2d => ["world", "world.glb", "world.obj", "world.mtl"],
-        WorldKind::Heightmap => [
-            "heightmap",
-            "heightmap.glb",
-            "heightmap.obj",
-            "heightmap.mtl",
-        ],
-        WorldKind::Voxel => ["voxel", "voxel.glb", "voxel.obj", "voxel.mtl"],
-        WorldKind::Map => ["map", "map.glb", "map.obj", "map.mtl"],
-    };
-    MeshNames {
-        stem,
-        glb,
-        obj,
-        mtl,
+impl MeshNames {
+    /// The names: the material library's default stem, the glb, the OBJ
+    /// and the material library.
+    pub(crate) const fn new(
+        stem: &'static str,
+        glb: &'static str,
+        obj: &'static str,
+        mtl: &'static str,
+    ) -> Self {
+        MeshNames {
+            stem,
+            glb,
+            obj,
+            mtl,
+        }
     }
 }
 
@@ -185,14 +150,14 @@ const fn mesh_names(kind: WorldKind) -> MeshNames {
 pub(crate) fn mtl_library_name(req: &ExportRequest, kind: WorldKind) -> String {
     format!(
         "{}.mtl",
-        req.stem.as_deref().unwrap_or(mesh_names(kind).stem)
+        req.stem.as_deref().unwrap_or(kind.spec().mesh_names().stem)
     )
 }
 
 /// The media type and name of a mesh OBJ's material library for a `kind`
 /// world.
-pub(crate) const fn mtl_file(kind: WorldKind) -> (&'static str, &'static str) {
-    (OBJ_MEDIA_TYPE, mesh_names(kind).mtl)
+pub(crate) fn mtl_file(kind: WorldKind) -> (&'static str, &'static str) {
+    (OBJ_MEDIA_TYPE, kind.spec().mesh_names().mtl)
 }
 
 impl fmt::Display for ExportFormat {
@@ -615,12 +580,7 @@ fn export_any<S: ChunkStore>(
     req: &ExportRequest,
     main: &mut MainOut<'_>,
 ) -> Result<Exported, KindError> {
-    match doc {
-        AnyDocument::Side2d(d) => crate::side2d::export(d, req, main),
-        AnyDocument::Heightmap(d) => crate::heightmap::export(d, req, main),
-        AnyDocument::Voxel(d) => crate::voxel::export(d, req, main),
-        AnyDocument::Map(d) => crate::map::export(d, req, main),
-    }
+    doc.ops_mut().export(req, main)
 }
 
 /// Where an export's main file goes: into the returned [`Exported`], or,

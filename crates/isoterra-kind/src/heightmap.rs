@@ -1,19 +1,251 @@
-//! A heightmap world in the kind layer: its strokes' brushes and its exports.
+//! A heightmap world in the kind layer: its defaults, tools, strokes and
+//! exports ([`HeightmapKind`] and the heightmap document's
+//! [`TypedDocument`]).
 
 use isoterra_export::{GlbMaterial, GlbMesh, export_exr, export_png16, export_r16};
+use isoterra_field::{HeightParams, HeightPreset};
 use isoterra_mesh::HeightmapMesh;
-use isoterra_store::{ChunkStore, HeightmapDocument};
-use isoterra_world::{HeightBrush, HeightmapSource, MeshKey, chunk_requests};
-use serde_json::json;
+use isoterra_store::{ChunkStore, Followed, HeightmapDocument, StoreError};
+use isoterra_world::{HeightBrush, HeightmapParams, HeightmapSource, MeshKey, chunk_requests};
+use serde_json::{Value, json};
 use std::sync::Arc;
 
-use crate::export::{MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, MainOut, mesh_file, region};
-use crate::schema::{ParamSpec, ToolSpec, tool};
-use crate::stroke::{Brief, Stamp, height_tool, round_shape};
+use crate::bake::BakeSource;
+use crate::create::{KindDefaults, WorldParams};
+use crate::document::Committed;
+use crate::export::{
+    FileRole, MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, MainOut, MeshNames, mesh_file, region,
+};
+use crate::per_kind::{KindSpec, Settings, TypedDocument, misfit, refused, stamps_of};
+use crate::run::HeightRun;
+use crate::schema::{Limits, ParamSpec, ToolSpec, tool};
+use crate::stroke::{Brief, Preview, Stamp, height_tool, round_shape};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, LodRings, Template, WorldKind};
 
+/// The heightmap kind's facts.
+pub(crate) struct HeightmapKind;
+
+impl KindSpec for HeightmapKind {
+    fn kind(&self) -> WorldKind {
+        WorldKind::Heightmap
+    }
+
+    fn summary(&self) -> &'static str {
+        "Endless heightmap ground with LOD chunks"
+    }
+
+    fn defaults(&self) -> KindDefaults {
+        KindDefaults {
+            size: None,
+            size_range: None,
+            preset: "hills",
+            presets: &["hills", "mountains", "islands"],
+            chunk: HeightmapParams::DEFAULT.chunk_cells,
+        }
+    }
+
+    fn params(&self, s: &Settings<'_>) -> Result<WorldParams, KindError> {
+        let preset =
+            HeightPreset::from_name(s.preset).ok_or_else(|| s.unknown_preset(self.kind()))?;
+        Ok(WorldParams::Heightmap(
+            HeightmapParams::DEFAULT
+                .with_generator(HeightParams::preset(preset))
+                .with_seed(s.seed)
+                .with_chunk_cells(s.chunk)
+                .with_cell_size(s.cell),
+        ))
+    }
+
+    fn tools(&self, materials: usize) -> Vec<ToolSpec> {
+        tools(materials)
+    }
+
+    fn shapes(&self) -> &'static [&'static str] {
+        &["circle"]
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            stroke_nodes: Some(isoterra_store::MAX_HEIGHT_STROKE_NODES as u64),
+            ..Limits::common()
+        }
+    }
+
+    fn formats(&self) -> &'static [ExportFormat] {
+        &[
+            ExportFormat::Png16,
+            ExportFormat::R16,
+            ExportFormat::Exr,
+            ExportFormat::Glb,
+            ExportFormat::Obj,
+        ]
+    }
+
+    fn companions(&self, format: ExportFormat) -> &'static [FileRole] {
+        match format {
+            ExportFormat::Obj => &[FileRole::Materials],
+            _ => &[],
+        }
+    }
+
+    fn mesh_names(&self) -> MeshNames {
+        MeshNames::new(
+            "heightmap",
+            "heightmap.glb",
+            "heightmap.obj",
+            "heightmap.mtl",
+        )
+    }
+
+    fn point_axes(&self) -> &'static [usize] {
+        &[0, 2]
+    }
+}
+
+impl<S: ChunkStore> TypedDocument<S> for HeightmapDocument<S> {
+    fn kind(&self) -> WorldKind {
+        WorldKind::Heightmap
+    }
+
+    fn store(&self) -> &S {
+        HeightmapDocument::store(self)
+    }
+
+    fn info_json(&self) -> Value {
+        serde_json::to_value(self.info()).unwrap_or(Value::Null)
+    }
+
+    fn history(&self) -> (u64, u64, bool) {
+        let i = self.info();
+        (i.strokes_total, i.undo_position, i.redo_available)
+    }
+
+    fn params(&self) -> WorldParams {
+        WorldParams::Heightmap(HeightmapDocument::params(self).clone())
+    }
+
+    fn content_hash(&self) -> String {
+        HeightmapDocument::content_hash(self)
+    }
+
+    fn bake_source(&self) -> BakeSource<'_> {
+        BakeSource::Heightmap(self.world())
+    }
+
+    fn template(&self, b: &Brief<'_>) -> Result<Template, KindError> {
+        template(self, b)
+    }
+
+    fn stamp(
+        &self,
+        t: &Template,
+        p: [f32; 3],
+        _first: Option<[f32; 3]>,
+    ) -> Result<Stamp, KindError> {
+        let Stamp::Heightmap(b) = t.stamp else {
+            return Err(misfit());
+        };
+        Ok(Stamp::Heightmap(b.with_center([p[0], p[2]])))
+    }
+
+    fn dab_size(&self, t: &Template) -> Result<(f32, f32), KindError> {
+        let Stamp::Heightmap(b) = t.stamp else {
+            return Err(misfit());
+        };
+        Ok((b.radius, HeightmapDocument::params(self).cell_size))
+    }
+
+    fn preview(&mut self, s: &Stamp) -> Result<Preview, KindError> {
+        let Stamp::Heightmap(b) = s else {
+            return Err(misfit());
+        };
+        HeightmapDocument::preview(self, b)
+            .map(|e| Preview::Heightmap(HeightRun::of(&e)))
+            .map_err(refused)
+    }
+
+    fn revert(&mut self, p: &Preview) -> Result<(), StoreError> {
+        match p {
+            Preview::Heightmap(r) => {
+                let e = r.edit(self.world());
+                self.revert_preview(&e)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn commit(&mut self, stamps: &[Stamp]) -> Result<Committed, KindError> {
+        let brushes = stamps_of(stamps, |s| match s {
+            Stamp::Heightmap(b) => Some(*b),
+            _ => None,
+        });
+        let o = self.stroke_stamps(&brushes).map_err(refused)?;
+        Ok(Committed {
+            id: o.id,
+            changed_nodes: o.changed_nodes,
+        })
+    }
+
+    fn undo(&mut self) -> Result<Option<i64>, StoreError> {
+        HeightmapDocument::undo(self)
+    }
+
+    fn redo(&mut self) -> Result<Option<i64>, StoreError> {
+        HeightmapDocument::redo(self)
+    }
+
+    fn follow(&mut self) -> Result<Followed, StoreError> {
+        HeightmapDocument::follow(self)
+    }
+
+    fn export(
+        &mut self,
+        req: &ExportRequest,
+        main: &mut MainOut<'_>,
+    ) -> Result<Exported, KindError> {
+        export(self, req, main)
+    }
+}
+
+/// The eroded starting heights of a new heightmap world whose recipe has
+/// an erosion step (see [`HeightErosion`](isoterra_world::HeightErosion)),
+/// computed before anything is created.
+fn start_erosion(params: &HeightmapParams) -> Result<Option<crate::ErodedRegion>, KindError> {
+    let Some(e) = &params.erosion else {
+        return Ok(None);
+    };
+    let world = isoterra_world::HeightmapWorld::new(params)?;
+    crate::erode_region(&world, &crate::ErodeSpec::from(*e)).map(Some)
+}
+
+/// Creates a heightmap world file at `path`, eroded first when its recipe
+/// says so.
+pub(crate) fn create(
+    path: &std::path::Path,
+    p: &HeightmapParams,
+) -> Result<HeightmapDocument<isoterra_store::WorldFile>, KindError> {
+    Ok(match start_erosion(p)? {
+        Some(e) => HeightmapDocument::create_from_heights(path, p, e.first, e.dims, &e.heights)?,
+        None => HeightmapDocument::create(path, p)?,
+    })
+}
+
+/// Creates a heightmap world in `store`, eroded first when its recipe says
+/// so.
+pub(crate) fn create_in<S: ChunkStore>(
+    store: S,
+    p: &HeightmapParams,
+) -> Result<HeightmapDocument<S>, KindError> {
+    Ok(match start_erosion(p)? {
+        Some(e) => {
+            HeightmapDocument::create_from_heights_in(store, p, e.first, e.dims, &e.heights)?
+        }
+        None => HeightmapDocument::create_in(store, p)?,
+    })
+}
+
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
-pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
+fn tools(_materials: usize) -> Vec<ToolSpec> {
     vec![
         tool(
             "raise",
@@ -80,10 +312,7 @@ fn seed_param(description: &'static str) -> ParamSpec {
 }
 
 /// The template of a stroke of `tool` on a heightmap world.
-pub(crate) fn template<S: ChunkStore>(
-    d: &HeightmapDocument<S>,
-    b: &Brief<'_>,
-) -> Result<Template, KindError> {
+fn template<S: ChunkStore>(d: &HeightmapDocument<S>, b: &Brief<'_>) -> Result<Template, KindError> {
     let Brief {
         kind,
         tool,
@@ -249,7 +478,7 @@ fn crop(mesh: &HeightmapMesh, lo: [f32; 2], hi: [f32; 2]) -> Option<HeightmapMes
 /// range, and count (or with `--strict` refuse) the heights that would
 /// clip. Mesh exports hold exactly the region's nodes (at LOD `k`, the
 /// region grows to whole steps of `2^k` nodes).
-pub(crate) fn export<S: ChunkStore>(
+fn export<S: ChunkStore>(
     d: &mut HeightmapDocument<S>,
     req: &ExportRequest,
     main: &mut MainOut<'_>,

@@ -44,6 +44,7 @@ mod export;
 mod heightmap;
 mod kind;
 mod map;
+mod per_kind;
 mod preview;
 mod recipe;
 mod recipe_fields;

@@ -1,24 +1,253 @@
-//! A map world in the kind layer: its strokes' brushes and its exports.
+//! A map world in the kind layer: its defaults, tools, strokes and exports
+//! ([`MapKind`] and the map document's [`TypedDocument`]).
 
 use isoterra_export::{
     PngLayersMesh, TiledExport, export_map_glb, export_map_obj, export_pathing_png,
     export_png_layers, export_tiled, export_tiled_tmx, tiled_tileset_png, write_map_glb,
     write_map_obj,
 };
-use isoterra_store::{ChunkStore, MapDocument};
+use isoterra_store::{ChunkStore, Followed, MapDocument, StoreError};
 use isoterra_world::{
-    CLIFF_SLOPE_RANGE, DEFAULT_COLLIDER_TOLERANCE, DEFAULT_RAMP_LENGTH, MapBrush, PathingRules,
-    RAMP_LENGTH_RANGE, level_colliders, pathing_grid,
+    CLIFF_SLOPE_RANGE, DEFAULT_COLLIDER_TOLERANCE, DEFAULT_RAMP_LENGTH, MapBrush, MapParams,
+    MapPreset, MapStroke, PathingRules, RAMP_LENGTH_RANGE, level_colliders, pathing_grid,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::export::{ExportFile, FileRole, MainOut, mtl_file, mtl_library_name};
+use crate::bake::BakeSource;
+use crate::create::{KindDefaults, MAP_SIZE, WorldParams};
+use crate::document::Committed;
+use crate::export::{ExportFile, FileRole, MainOut, MeshNames, mtl_file, mtl_library_name};
+use crate::per_kind::{KindSpec, Settings, TypedDocument, misfit, refused};
 use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
-use crate::stroke::{Brief, Stamp, map_shape, map_tool, pathing_bits};
+use crate::stroke::{Brief, Preview, Stamp, map_shape, map_tool, pathing_bits};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template, WorldKind};
 
+/// The map kind's facts.
+pub(crate) struct MapKind;
+
+impl KindSpec for MapKind {
+    fn kind(&self) -> WorldKind {
+        WorldKind::Map
+    }
+
+    fn summary(&self) -> &'static str {
+        "Top-down map with cliff levels, ramps, water, textures and pathing"
+    }
+
+    fn defaults(&self) -> KindDefaults {
+        KindDefaults {
+            size: Some([
+                MapParams::DEFAULT.width_cells,
+                MapParams::DEFAULT.depth_cells,
+            ]),
+            size_range: Some(MAP_SIZE),
+            preset: MapParams::DEFAULT.preset.name(),
+            presets: &["island", "plateaus", "blank"],
+            chunk: MapParams::DEFAULT.chunk_cells,
+        }
+    }
+
+    fn params(&self, s: &Settings<'_>) -> Result<WorldParams, KindError> {
+        let [w, h] = s.size.unwrap_or([256, 256]);
+        let preset: MapPreset = s
+            .preset
+            .parse()
+            .map_err(|_| s.unknown_preset(self.kind()))?;
+        let mut params = MapParams::DEFAULT
+            .with_size(w, h)
+            .with_seed(s.seed)
+            .with_preset(preset)
+            .with_chunk_cells(s.chunk);
+        params.mesh.cell_size = s.cell;
+        Ok(WorldParams::Map(params))
+    }
+
+    fn tools(&self, materials: usize) -> Vec<ToolSpec> {
+        tools(materials)
+    }
+
+    fn shapes(&self) -> &'static [&'static str] {
+        &["circle", "square", "diamond"]
+    }
+
+    fn formats(&self) -> &'static [ExportFormat] {
+        &[
+            ExportFormat::Glb,
+            ExportFormat::Obj,
+            ExportFormat::PngLayers,
+            ExportFormat::Tiled,
+            ExportFormat::Pathing,
+            ExportFormat::Colliders,
+        ]
+    }
+
+    fn companions(&self, format: ExportFormat) -> &'static [FileRole] {
+        match format {
+            ExportFormat::PngLayers => &[FileRole::Sidecar],
+            ExportFormat::Tiled => &[FileRole::Tileset],
+            ExportFormat::Obj => &[FileRole::Materials],
+            _ => &[],
+        }
+    }
+
+    fn mesh_names(&self) -> MeshNames {
+        MeshNames::new("map", "map.glb", "map.obj", "map.mtl")
+    }
+
+    fn point_axes(&self) -> &'static [usize] {
+        &[0, 2]
+    }
+}
+
+impl<S: ChunkStore> TypedDocument<S> for MapDocument<S> {
+    fn kind(&self) -> WorldKind {
+        WorldKind::Map
+    }
+
+    fn store(&self) -> &S {
+        MapDocument::store(self)
+    }
+
+    fn info_json(&self) -> Value {
+        serde_json::to_value(self.info()).unwrap_or(Value::Null)
+    }
+
+    fn history(&self) -> (u64, u64, bool) {
+        let i = self.info();
+        (i.strokes_total, i.undo_position, i.redo_available)
+    }
+
+    fn params(&self) -> WorldParams {
+        WorldParams::Map(*MapDocument::params(self))
+    }
+
+    fn content_hash(&self) -> String {
+        MapDocument::content_hash(self)
+    }
+
+    fn bake_source(&self) -> BakeSource<'_> {
+        BakeSource::Map(self.world())
+    }
+
+    fn template(&self, b: &Brief<'_>) -> Result<Template, KindError> {
+        template(self, b)
+    }
+
+    /// The first dab fixes the brush's targets (a plateau height or a
+    /// cliff level, see `Template::fixed_by`); later dabs reuse them.
+    fn stamp(
+        &self,
+        t: &Template,
+        p: [f32; 3],
+        first: Option<[f32; 3]>,
+    ) -> Result<Stamp, KindError> {
+        let Stamp::Map(b, _) = t.stamp else {
+            return Err(misfit());
+        };
+        let cs = MapDocument::params(self).mesh.cell_size;
+        let cell = [p[0] / cs, p[2] / cs];
+        let b = if first.is_none() {
+            self.world().resolve_brush(&b, cell)?
+        } else {
+            b
+        };
+        Ok(Stamp::Map(b, cell))
+    }
+
+    /// A map stroke places its dabs as [`MapStroke::along`] does.
+    fn path_dabs(
+        &self,
+        t: &Template,
+        points: &[[f64; 3]],
+        _max: usize,
+    ) -> Result<Vec<[f64; 3]>, KindError> {
+        let Stamp::Map(b, _) = t.stamp else {
+            return Err(misfit());
+        };
+        let cs = f64::from(MapDocument::params(self).mesh.cell_size);
+        let cells: Vec<[f32; 2]> = points
+            .iter()
+            .map(|p| [(p[0] / cs) as f32, (p[2] / cs) as f32])
+            .collect();
+        let spacing = (b.radius / 4.0).max(0.25);
+        let along = MapStroke::along(b, &cells, spacing)?;
+        Ok(along
+            .dabs
+            .iter()
+            .map(|c| [f64::from(c[0]) * cs, 0.0, f64::from(c[1]) * cs])
+            .collect())
+    }
+
+    fn dab_size(&self, t: &Template) -> Result<(f32, f32), KindError> {
+        let Stamp::Map(b, _) = t.stamp else {
+            return Err(misfit());
+        };
+        let cs = MapDocument::params(self).mesh.cell_size;
+        Ok((b.radius * cs, cs))
+    }
+
+    fn preview(&mut self, s: &Stamp) -> Result<Preview, KindError> {
+        let Stamp::Map(b, at) = s else {
+            return Err(misfit());
+        };
+        MapDocument::preview(self, &MapStroke::dab(*b, *at))
+            .map(Preview::Map)
+            .map_err(refused)
+    }
+
+    fn revert(&mut self, p: &Preview) -> Result<(), StoreError> {
+        match p {
+            Preview::Map(e) => self.revert_preview(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// The stroke's brush is its first stamp's (the targets fixed there).
+    fn commit(&mut self, stamps: &[Stamp]) -> Result<Committed, KindError> {
+        let mut brush = None;
+        let mut dabs = Vec::with_capacity(stamps.len());
+        for s in stamps {
+            if let Stamp::Map(b, at) = s {
+                brush.get_or_insert(*b);
+                dabs.push(*at);
+            }
+        }
+        let Some(brush) = brush else {
+            return Ok(Committed {
+                id: None,
+                changed_nodes: 0,
+            });
+        };
+        let o = self.stroke(&MapStroke::new(brush, dabs)).map_err(refused)?;
+        Ok(Committed {
+            id: o.id,
+            changed_nodes: o.changed_nodes,
+        })
+    }
+
+    fn undo(&mut self) -> Result<Option<i64>, StoreError> {
+        MapDocument::undo(self)
+    }
+
+    fn redo(&mut self) -> Result<Option<i64>, StoreError> {
+        MapDocument::redo(self)
+    }
+
+    fn follow(&mut self) -> Result<Followed, StoreError> {
+        MapDocument::follow(self)
+    }
+
+    fn export(
+        &mut self,
+        req: &ExportRequest,
+        main: &mut MainOut<'_>,
+    ) -> Result<Exported, KindError> {
+        export(self, req, main)
+    }
+}
+
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
-pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
+fn tools(_materials: usize) -> Vec<ToolSpec> {
     let cliff = |d: &'static str| {
         vec![
             ParamSpec::number("level", 0.0, 15.0, None, true, d),
@@ -150,10 +379,7 @@ pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
 }
 
 /// The template of a stroke of `tool` on a map world.
-pub(crate) fn template<S: ChunkStore>(
-    d: &MapDocument<S>,
-    b: &Brief<'_>,
-) -> Result<Template, KindError> {
+fn template<S: ChunkStore>(d: &MapDocument<S>, b: &Brief<'_>) -> Result<Template, KindError> {
     let Brief {
         kind: _,
         tool,
@@ -195,7 +421,6 @@ pub(crate) fn template<S: ChunkStore>(
     })
 }
 
-/// Exports a map world.
 /// Refuses what does not apply to a map export.
 fn check_map_export(req: &ExportRequest) -> Result<(), KindError> {
     if req.region.is_some() || req.lod != 0 || req.range.is_some() {
@@ -206,7 +431,8 @@ fn check_map_export(req: &ExportRequest) -> Result<(), KindError> {
     Ok(())
 }
 
-pub(crate) fn export<S: ChunkStore>(
+/// Exports a map world.
+fn export<S: ChunkStore>(
     d: &mut MapDocument<S>,
     req: &ExportRequest,
     main: &mut MainOut<'_>,

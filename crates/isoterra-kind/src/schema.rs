@@ -186,21 +186,18 @@ impl Limits {
     /// [`VoxelBrush::MAX_RADIUS`](isoterra_world::VoxelBrush::MAX_RADIUS)
     /// cells, so the schema advertises no more than the engine takes.
     pub fn of(kind: WorldKind) -> Limits {
-        let radius = match kind {
-            WorldKind::Voxel => [RADIUS[0], f64::from(isoterra_world::VoxelBrush::MAX_RADIUS)],
-            _ => RADIUS,
-        };
-        let stroke_nodes = match kind {
-            WorldKind::Voxel => Some(isoterra_store::MAX_VOXEL_STROKE_NODES as u64),
-            WorldKind::Heightmap => Some(isoterra_store::MAX_HEIGHT_STROKE_NODES as u64),
-            WorldKind::Side2d | WorldKind::Map => None,
-        };
+        kind.spec().limits()
+    }
+
+    /// The limits every kind starts from: [`RADIUS`], full strength range,
+    /// [`MAX_DABS_PER_STROKE`], no node limit.
+    pub(crate) const fn common() -> Limits {
         Limits {
-            radius,
+            radius: RADIUS,
             strength: STRENGTH,
             dabs_per_stroke: MAX_DABS_PER_STROKE,
             coordinate: COORD_LIMIT,
-            stroke_nodes,
+            stroke_nodes: None,
         }
     }
 }
@@ -224,12 +221,7 @@ pub(crate) fn tool(
 /// The tools of `kind`. `materials` is the number of materials the world's
 /// table holds (side2d fill picks one of them; other kinds ignore it).
 pub fn tools(kind: WorldKind, materials: usize) -> Vec<ToolSpec> {
-    match kind {
-        WorldKind::Side2d => crate::side2d::tools(materials),
-        WorldKind::Heightmap => crate::heightmap::tools(materials),
-        WorldKind::Voxel => crate::voxel::tools(materials),
-        WorldKind::Map => crate::map::tools(materials),
-    }
+    kind.spec().tools(materials)
 }
 
 /// The brush shapes strokes on `kind` worlds take (the stroke's `shape`),
@@ -237,12 +229,7 @@ pub fn tools(kind: WorldKind, materials: usize) -> Vec<ToolSpec> {
 /// `square`, `diamond`; voxel `sphere`, `box`, `capsule`; heightmap brushes
 /// are round and take `circle` only.
 pub fn shapes(kind: WorldKind) -> &'static [&'static str] {
-    match kind {
-        WorldKind::Side2d => &["circle", "square"],
-        WorldKind::Heightmap => &["circle"],
-        WorldKind::Voxel => &crate::voxel::SHAPES,
-        WorldKind::Map => &["circle", "square", "diamond"],
-    }
+    kind.spec().shapes()
 }
 
 /// The names of `kind`'s tools, separated by commas.

@@ -1,20 +1,213 @@
-//! A side-view world in the kind layer: its strokes' brushes and its exports.
+//! A side-view world in the kind layer: its defaults, tools, strokes and
+//! exports ([`Side2dKind`] and the side-view document's
+//! [`TypedDocument`]).
 
 use isoterra_export::{
     GlbMaterial, GlbMesh, GlbPrimitive, PngOptions, export_polylines_json, export_polylines_svg,
     export_side2d_png,
 };
-use isoterra_store::{ChunkStore, Side2dDocument};
-use isoterra_world::Side2dBrush;
-use serde_json::json;
+use isoterra_field::{Side2dGen, Side2dPreset};
+use isoterra_store::{ChunkStore, Followed, Side2dDocument, StoreError};
+use isoterra_world::{Side2dBrush, Side2dParams};
+use serde_json::{Value, json};
 
-use crate::export::{ExportFile, FileRole, MainOut, material_list, mesh_file};
+use crate::bake::BakeSource;
+use crate::create::{KindDefaults, SIDE2D_SIZE, WorldParams};
+use crate::document::Committed;
+use crate::export::{ExportFile, FileRole, MainOut, MeshNames, material_list, mesh_file};
+use crate::per_kind::{KindSpec, Settings, TypedDocument, misfit, refused, stamps_of};
 use crate::schema::{ParamSpec, ToolSpec, tool};
-use crate::stroke::{Brief, Stamp, plain_shape, side2d_tool};
+use crate::stroke::{Brief, Preview, Stamp, plain_shape, side2d_tool};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template, WorldKind};
 
+/// The side-view kind's facts.
+pub(crate) struct Side2dKind;
+
+impl KindSpec for Side2dKind {
+    fn kind(&self) -> WorldKind {
+        WorldKind::Side2d
+    }
+
+    fn summary(&self) -> &'static str {
+        "2D side-view destructible terrain (marching squares)"
+    }
+
+    fn defaults(&self) -> KindDefaults {
+        KindDefaults {
+            size: Some([256, 128]),
+            size_range: Some(SIDE2D_SIZE),
+            preset: "hills",
+            presets: &["hills", "caves", "cellular"],
+            chunk: 32,
+        }
+    }
+
+    fn params(&self, s: &Settings<'_>) -> Result<WorldParams, KindError> {
+        let [w, h] = s.size.unwrap_or([256, 128]);
+        let preset: Side2dPreset = s
+            .preset
+            .parse()
+            .map_err(|_| s.unknown_preset(self.kind()))?;
+        let generator = Side2dGen::DEFAULT
+            .with_preset(preset)
+            .with_seed(s.seed)
+            .with_width_cells(w)
+            .with_height_cells(h)
+            .with_cell_size(s.cell);
+        Ok(WorldParams::Side2d(
+            Side2dParams::DEFAULT
+                .with_generator(generator)
+                .with_chunk_cells(s.chunk),
+        ))
+    }
+
+    fn tools(&self, materials: usize) -> Vec<ToolSpec> {
+        tools(materials)
+    }
+
+    fn shapes(&self) -> &'static [&'static str] {
+        &["circle", "square"]
+    }
+
+    fn formats(&self) -> &'static [ExportFormat] {
+        &[
+            ExportFormat::Png,
+            ExportFormat::Svg,
+            ExportFormat::Colliders,
+            ExportFormat::Glb,
+            ExportFormat::Obj,
+        ]
+    }
+
+    fn companions(&self, format: ExportFormat) -> &'static [FileRole] {
+        match format {
+            ExportFormat::Glb => &[FileRole::Colliders],
+            ExportFormat::Obj => &[FileRole::Materials, FileRole::Colliders],
+            _ => &[],
+        }
+    }
+
+    fn mesh_names(&self) -> MeshNames {
+        MeshNames::new("world", "world.glb", "world.obj", "world.mtl")
+    }
+
+    fn point_axes(&self) -> &'static [usize] {
+        &[0, 1]
+    }
+}
+
+impl<S: ChunkStore> TypedDocument<S> for Side2dDocument<S> {
+    fn kind(&self) -> WorldKind {
+        WorldKind::Side2d
+    }
+
+    fn store(&self) -> &S {
+        Side2dDocument::store(self)
+    }
+
+    fn info_json(&self) -> Value {
+        serde_json::to_value(self.info()).unwrap_or(Value::Null)
+    }
+
+    fn history(&self) -> (u64, u64, bool) {
+        let i = self.info();
+        (i.strokes_total, i.undo_position, i.redo_available)
+    }
+
+    fn params(&self) -> WorldParams {
+        WorldParams::Side2d(*Side2dDocument::params(self))
+    }
+
+    fn content_hash(&self) -> String {
+        Side2dDocument::content_hash(self)
+    }
+
+    fn bake_source(&self) -> BakeSource<'_> {
+        BakeSource::Side2d(self.world())
+    }
+
+    fn materials(&self) -> usize {
+        self.world().table().len()
+    }
+
+    fn rebuild(&mut self) {
+        Side2dDocument::rebuild(self);
+    }
+
+    fn template(&self, b: &Brief<'_>) -> Result<Template, KindError> {
+        template(b)
+    }
+
+    fn stamp(
+        &self,
+        t: &Template,
+        p: [f32; 3],
+        _first: Option<[f32; 3]>,
+    ) -> Result<Stamp, KindError> {
+        let Stamp::Side2d(b) = t.stamp else {
+            return Err(misfit());
+        };
+        Ok(Stamp::Side2d(b.with_center([p[0], p[1]])))
+    }
+
+    fn dab_size(&self, t: &Template) -> Result<(f32, f32), KindError> {
+        let Stamp::Side2d(b) = t.stamp else {
+            return Err(misfit());
+        };
+        Ok((b.radius, Side2dDocument::params(self).generator.cell_size))
+    }
+
+    fn preview(&mut self, s: &Stamp) -> Result<Preview, KindError> {
+        let Stamp::Side2d(b) = s else {
+            return Err(misfit());
+        };
+        Side2dDocument::preview(self, b)
+            .map(Preview::Side2d)
+            .map_err(refused)
+    }
+
+    fn revert(&mut self, p: &Preview) -> Result<(), StoreError> {
+        match p {
+            Preview::Side2d(e) => self.revert_preview(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn commit(&mut self, stamps: &[Stamp]) -> Result<Committed, KindError> {
+        let brushes = stamps_of(stamps, |s| match s {
+            Stamp::Side2d(b) => Some(*b),
+            _ => None,
+        });
+        let o = self.stroke_stamps(&brushes).map_err(refused)?;
+        Ok(Committed {
+            id: o.id,
+            changed_nodes: o.changed_nodes,
+        })
+    }
+
+    fn undo(&mut self) -> Result<Option<i64>, StoreError> {
+        Side2dDocument::undo(self)
+    }
+
+    fn redo(&mut self) -> Result<Option<i64>, StoreError> {
+        Side2dDocument::redo(self)
+    }
+
+    fn follow(&mut self) -> Result<Followed, StoreError> {
+        Side2dDocument::follow(self)
+    }
+
+    fn export(
+        &mut self,
+        req: &ExportRequest,
+        main: &mut MainOut<'_>,
+    ) -> Result<Exported, KindError> {
+        export(self, req, main)
+    }
+}
+
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
-pub(crate) fn tools(materials: usize) -> Vec<ToolSpec> {
+fn tools(materials: usize) -> Vec<ToolSpec> {
     let last = materials.saturating_sub(1) as f64;
     vec![
         tool(
@@ -42,10 +235,7 @@ pub(crate) fn tools(materials: usize) -> Vec<ToolSpec> {
 }
 
 /// The template of a stroke of `tool` on a side-view world.
-pub(crate) fn template<S: ChunkStore>(
-    _d: &Side2dDocument<S>,
-    b: &Brief<'_>,
-) -> Result<Template, KindError> {
+fn template(b: &Brief<'_>) -> Result<Template, KindError> {
     let Brief {
         kind,
         tool,
@@ -71,7 +261,7 @@ pub(crate) fn template<S: ChunkStore>(
 }
 
 /// Exports a side-view world.
-pub(crate) fn export<S: ChunkStore>(
+fn export<S: ChunkStore>(
     d: &mut Side2dDocument<S>,
     req: &ExportRequest,
     main: &mut MainOut<'_>,

@@ -1,24 +1,241 @@
-//! A voxel world in the kind layer: its strokes' brushes and its exports.
+//! A voxel world in the kind layer: its defaults, tools, strokes and
+//! exports ([`VoxelKind`] and the voxel document's [`TypedDocument`]).
 
 use isoterra_export::{GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive};
-use isoterra_field::MaterialTable;
-use isoterra_store::{ChunkStore, VoxelDocument};
+use isoterra_field::{MaterialTable, VoxelGen, VoxelPreset};
+use isoterra_store::{ChunkStore, Followed, StoreError, VoxelDocument};
 use isoterra_world::{
-    VoxelBrush, VoxelChunkMesh, VoxelLodMesher, VoxelMesher, VoxelShape, VoxelSource,
+    VoxelBrush, VoxelChunkMesh, VoxelLodMesher, VoxelMesher, VoxelParams, VoxelShape, VoxelSource,
     chunk_requests,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
+use crate::bake::BakeSource;
+use crate::create::{KindDefaults, WorldParams};
+use crate::document::Committed;
 use crate::export::{
-    MAX_EXPORT_CHUNKS, MainOut, MaterialRanges, MeshParts, group_by_material, material_list,
-    mesh_file, region,
+    FileRole, MAX_EXPORT_CHUNKS, MainOut, MaterialRanges, MeshNames, MeshParts, group_by_material,
+    material_list, mesh_file, region,
 };
-use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
-use crate::stroke::{Brief, Stamp, voxel_shape, voxel_tool};
-use crate::{ExportRequest, Exported, KindError, Template, WorldKind};
+use crate::per_kind::{KindSpec, Settings, TypedDocument, misfit, refused, stamps_of};
+use crate::run::VoxelRun;
+use crate::schema::{Limits, ParamKind, ParamSpec, RADIUS, ToolSpec, tool};
+use crate::stroke::{Brief, Preview, Stamp, voxel_shape, voxel_tool};
+use crate::{ExportFormat, ExportRequest, Exported, KindError, Template, WorldKind};
+
+/// The `overhangs` preset's [`VoxelGen::overhang_strength`].
+const OVERHANGS_STRENGTH: f32 = 80.0;
+/// The `overhangs` preset's [`VoxelGen::cave_frequency`] (`1/32`).
+const OVERHANGS_FREQUENCY: f32 = 1.0 / 32.0;
+
+/// The voxel kind's facts.
+pub(crate) struct VoxelKind;
+
+impl KindSpec for VoxelKind {
+    fn kind(&self) -> WorldKind {
+        WorldKind::Voxel
+    }
+
+    fn summary(&self) -> &'static str {
+        "Endless 3D density terrain: caves and overhangs (marching cubes)"
+    }
+
+    fn defaults(&self) -> KindDefaults {
+        KindDefaults {
+            size: None,
+            size_range: None,
+            preset: "caves",
+            presets: &["caves", "overhangs", "planet", "mesas"],
+            chunk: VoxelParams::DEFAULT.chunk_cells,
+        }
+    }
+
+    fn params(&self, s: &Settings<'_>) -> Result<WorldParams, KindError> {
+        if s.cell != 1.0 {
+            return Err(KindError::invalid(
+                "voxel worlds have one world unit per cell; --cell-size does not apply",
+            ));
+        }
+        let preset: VoxelPreset = s
+            .preset
+            .parse()
+            .map_err(|_| s.unknown_preset(self.kind()))?;
+        let generator = match preset {
+            // Pushed harder by a finer 3D noise than the formula's
+            // defaults, so that the ground really hangs over: about
+            // 15 % of the surface faces down (voxel_overhangs_tests).
+            VoxelPreset::Overhangs => VoxelGen::new(preset, s.seed)
+                .with_overhang_strength(OVERHANGS_STRENGTH)
+                .with_cave_frequency(OVERHANGS_FREQUENCY),
+            // Tall tables, wide arches, a boulder in about a third
+            // of the rock cells above them.
+            VoxelPreset::Mesas => VoxelGen::new(preset, s.seed)
+                .with_ground_amplitude(48.0)
+                .with_cave_frequency(1.0 / 32.0)
+                .with_cave_threshold(0.08)
+                .with_rock_density(0.3)
+                .with_rock_size(48.0),
+            _ => VoxelGen::new(preset, s.seed),
+        };
+        Ok(WorldParams::Voxel(
+            VoxelParams::DEFAULT
+                .with_generator(generator)
+                .with_chunk_cells(s.chunk),
+        ))
+    }
+
+    fn tools(&self, materials: usize) -> Vec<ToolSpec> {
+        tools(materials)
+    }
+
+    fn shapes(&self) -> &'static [&'static str] {
+        &SHAPES
+    }
+
+    /// Voxel brushes reach at most
+    /// [`VoxelBrush::MAX_RADIUS`](isoterra_world::VoxelBrush::MAX_RADIUS)
+    /// cells, so the schema advertises no more than the engine takes.
+    fn limits(&self) -> Limits {
+        Limits {
+            radius: [RADIUS[0], f64::from(VoxelBrush::MAX_RADIUS)],
+            stroke_nodes: Some(isoterra_store::MAX_VOXEL_STROKE_NODES as u64),
+            ..Limits::common()
+        }
+    }
+
+    fn formats(&self) -> &'static [ExportFormat] {
+        &[ExportFormat::Glb, ExportFormat::Obj]
+    }
+
+    fn companions(&self, format: ExportFormat) -> &'static [FileRole] {
+        match format {
+            ExportFormat::Obj => &[FileRole::Materials],
+            _ => &[],
+        }
+    }
+
+    fn mesh_names(&self) -> MeshNames {
+        MeshNames::new("voxel", "voxel.glb", "voxel.obj", "voxel.mtl")
+    }
+
+    fn point_axes(&self) -> &'static [usize] {
+        &[0, 1, 2]
+    }
+}
+
+impl<S: ChunkStore> TypedDocument<S> for VoxelDocument<S> {
+    fn kind(&self) -> WorldKind {
+        WorldKind::Voxel
+    }
+
+    fn store(&self) -> &S {
+        VoxelDocument::store(self)
+    }
+
+    fn info_json(&self) -> Value {
+        serde_json::to_value(self.info()).unwrap_or(Value::Null)
+    }
+
+    fn history(&self) -> (u64, u64, bool) {
+        let i = self.info();
+        (i.strokes_total, i.undo_position, i.redo_available)
+    }
+
+    fn params(&self) -> WorldParams {
+        WorldParams::Voxel(*VoxelDocument::params(self))
+    }
+
+    fn content_hash(&self) -> String {
+        VoxelDocument::content_hash(self)
+    }
+
+    fn bake_source(&self) -> BakeSource<'_> {
+        BakeSource::Voxel(self.world())
+    }
+
+    fn template(&self, b: &Brief<'_>) -> Result<Template, KindError> {
+        template(b)
+    }
+
+    /// The plane of a flatten stroke passes through its first dab.
+    fn stamp(
+        &self,
+        t: &Template,
+        p: [f32; 3],
+        first: Option<[f32; 3]>,
+    ) -> Result<Stamp, KindError> {
+        let Stamp::Voxel(mut b) = t.stamp else {
+            return Err(misfit());
+        };
+        b.center = p;
+        if let Some(n) = t.normal {
+            let o = first.unwrap_or(p);
+            b = b.with_plane(n, n[0] * o[0] + n[1] * o[1] + n[2] * o[2]);
+        }
+        Ok(Stamp::Voxel(b))
+    }
+
+    fn dab_size(&self, t: &Template) -> Result<(f32, f32), KindError> {
+        let Stamp::Voxel(b) = t.stamp else {
+            return Err(misfit());
+        };
+        Ok((b.radius, 1.0))
+    }
+
+    fn preview(&mut self, s: &Stamp) -> Result<Preview, KindError> {
+        let Stamp::Voxel(b) = s else {
+            return Err(misfit());
+        };
+        VoxelDocument::preview(self, b)
+            .map(|e| Preview::Voxel(VoxelRun::of(&e)))
+            .map_err(refused)
+    }
+
+    fn revert(&mut self, p: &Preview) -> Result<(), StoreError> {
+        match p {
+            Preview::Voxel(r) => {
+                let e = r.edit(self.world());
+                self.revert_preview(&e)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn commit(&mut self, stamps: &[Stamp]) -> Result<Committed, KindError> {
+        let brushes = stamps_of(stamps, |s| match s {
+            Stamp::Voxel(b) => Some(*b),
+            _ => None,
+        });
+        let o = self.stroke_stamps(&brushes).map_err(refused)?;
+        Ok(Committed {
+            id: o.id,
+            changed_nodes: o.changed_nodes,
+        })
+    }
+
+    fn undo(&mut self) -> Result<Option<i64>, StoreError> {
+        VoxelDocument::undo(self)
+    }
+
+    fn redo(&mut self) -> Result<Option<i64>, StoreError> {
+        VoxelDocument::redo(self)
+    }
+
+    fn follow(&mut self) -> Result<Followed, StoreError> {
+        VoxelDocument::follow(self)
+    }
+
+    fn export(
+        &mut self,
+        req: &ExportRequest,
+        main: &mut MainOut<'_>,
+    ) -> Result<Exported, KindError> {
+        export(self, req, main)
+    }
+}
 
 /// The tools of this kind (the kind's part of the [tool schema](crate::schema::tools)).
-pub(crate) fn tools(_materials: usize) -> Vec<ToolSpec> {
+fn tools(_materials: usize) -> Vec<ToolSpec> {
     vec![
         tool(
             "dig",
@@ -96,17 +313,14 @@ fn blend_param() -> ParamSpec {
 }
 
 /// The brush shapes of voxel strokes, as the editor offers them.
-pub(crate) const SHAPES: [&str; 3] = [
+const SHAPES: [&str; 3] = [
     VoxelShape::ALL[0].name(),
     VoxelShape::ALL[1].name(),
     VoxelShape::ALL[2].name(),
 ];
 
 /// The template of a stroke of `tool` on a voxel world.
-pub(crate) fn template<S: ChunkStore>(
-    _d: &VoxelDocument<S>,
-    b: &Brief<'_>,
-) -> Result<Template, KindError> {
+fn template(b: &Brief<'_>) -> Result<Template, KindError> {
     let Brief {
         kind: _,
         tool,
@@ -147,7 +361,7 @@ pub(crate) fn template<S: ChunkStore>(
 }
 
 /// Exports a voxel world.
-pub(crate) fn export<S: ChunkStore>(
+fn export<S: ChunkStore>(
     d: &mut VoxelDocument<S>,
     req: &ExportRequest,
     main: &mut MainOut<'_>,

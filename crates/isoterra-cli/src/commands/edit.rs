@@ -19,17 +19,11 @@ pub fn open(path: &Path) -> anyhow::Result<Document> {
 /// `X,Y` (side2d) → `[x, y, 0]`, `X,Y,Z` (voxel), `X,Z` (heightmap, map)
 /// → `[x, 0, z]`.
 fn world_point(kind: WorldKind, text: &str) -> anyhow::Result<[f64; 3]> {
-    Ok(match kind {
-        WorldKind::Voxel => parse::point3(text)?.map(f64::from),
-        WorldKind::Side2d => {
-            let [x, y] = parse::point(text)?;
-            [f64::from(x), f64::from(y), 0.0]
-        }
-        WorldKind::Heightmap | WorldKind::Map => {
-            let [x, z] = parse::point(text)?;
-            [f64::from(x), 0.0, f64::from(z)]
-        }
-    })
+    let numbers = match kind.point_axes().len() {
+        3 => parse::point3(text)?.to_vec(),
+        _ => parse::point(text)?.to_vec(),
+    };
+    Ok(kind.point(&numbers)?)
 }
 
 /// The stroke the flags ask for, with the parameters given on the command

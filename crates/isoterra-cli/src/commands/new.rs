@@ -5,18 +5,8 @@ use isoterra::field::Side2dPreset;
 use isoterra::kind::{AnyDocument, Document, NewWorld, WorldKind};
 use isoterra::world::Side2dParams;
 
-use crate::args::{GeneratorArgs, Kind, NewArgs};
+use crate::args::{GeneratorArgs, NewArgs};
 use crate::commands::parse;
-
-/// The kind layer's kind of a `--kind` value.
-pub fn world_kind(kind: Kind) -> WorldKind {
-    match kind {
-        Kind::Side2d => WorldKind::Side2d,
-        Kind::Voxel => WorldKind::Voxel,
-        Kind::Heightmap => WorldKind::Heightmap,
-        Kind::Map => WorldKind::Map,
-    }
-}
 
 /// The new world the generator flags describe (the recipe file read and
 /// checked).
@@ -33,7 +23,7 @@ pub fn new_world(g: &GeneratorArgs, chunk: Option<u32>) -> anyhow::Result<NewWor
         None => None,
     };
     Ok(NewWorld {
-        kind: world_kind(g.kind),
+        kind: g.kind.0,
         seed: g.seed,
         size,
         preset: g.preset.clone(),

@@ -8,7 +8,7 @@ use isoterra::kind::{MAX_RECIPE_BYTES, NewWorld, Recipe};
 use crate::args::RecipeArgs;
 
 pub fn run(a: &RecipeArgs) -> anyhow::Result<()> {
-    let kind = super::new::world_kind(a.kind);
+    let kind = a.kind.0;
     let preset = a
         .preset
         .as_deref()
