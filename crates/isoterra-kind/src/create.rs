@@ -2,10 +2,8 @@
 //! size), the defaults and limits of each kind, and the parameters that
 //! make the world.
 
-use isoterra_world::{HeightmapParams, MapParams, Side2dParams, VoxelParams};
-
 use crate::per_kind::Settings;
-use crate::{KindError, Recipe, WorldKind};
+use crate::{KindError, Recipe, WorldKind, WorldParams};
 
 /// Side-view sizes a new world may have, in cells per axis.
 pub const SIDE2D_SIZE: [u32; 2] = [16, 4096];
@@ -172,34 +170,6 @@ impl NewWorld {
             cell,
             chunk: self.chunk.unwrap_or(d.chunk),
         })
-    }
-}
-
-/// The parameters of a world of any kind.
-// Parameters are small plain values copied once per world; boxing the
-// larger ones would buy nothing.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq)]
-pub enum WorldParams {
-    /// A side-view world.
-    Side2d(Side2dParams),
-    /// A heightmap world.
-    Heightmap(HeightmapParams),
-    /// A voxel world.
-    Voxel(VoxelParams),
-    /// A map world.
-    Map(MapParams),
-}
-
-impl WorldParams {
-    /// The kind these parameters make.
-    pub fn kind(&self) -> WorldKind {
-        match self {
-            WorldParams::Side2d(_) => WorldKind::Side2d,
-            WorldParams::Heightmap(_) => WorldKind::Heightmap,
-            WorldParams::Voxel(_) => WorldKind::Voxel,
-            WorldParams::Map(_) => WorldKind::Map,
-        }
     }
 }
 

@@ -16,34 +16,18 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use isoterra_store::{
-    ChunkStore, HeightmapDocument, MapDocument, Side2dDocument, VoxelDocument, WorldFile,
-};
+use isoterra_store::{ChunkStore, WorldFile};
 use isoterra_world::Island;
 use serde_json::Value;
 
-use crate::bake::BakeSource;
+use crate::BakeSource;
 use crate::create::NewWorld;
+use crate::kind::Preview;
 use crate::per_kind::TypedDocument;
 use crate::recipe::Recipe;
 use crate::schema::{Limits, ToolSpec};
-use crate::stroke::{
-    Brief, Params, Preview, Stamp, StrokeSpec, Template, checked_point, find_tool, ranged,
-};
-use crate::{KindError, WorldKind};
-
-/// The typed document of a world, whatever its kind.
-#[derive(Debug)]
-pub enum AnyDocument<S: ChunkStore = WorldFile> {
-    /// A side-view world.
-    Side2d(Box<Side2dDocument<S>>),
-    /// A heightmap world.
-    Heightmap(Box<HeightmapDocument<S>>),
-    /// A voxel world.
-    Voxel(Box<VoxelDocument<S>>),
-    /// A map world.
-    Map(Box<MapDocument<S>>),
-}
+use crate::stroke::{Brief, Params, StrokeSpec, Template, checked_point, find_tool, ranged};
+use crate::{AnyDocument, KindError, Stamp, WorldKind};
 
 /// Names an open stroke of a [`Document`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -445,7 +429,7 @@ impl<S: ChunkStore> Document<S> {
                 open.first = Some([at[0] as f32, at[1] as f32, at[2] as f32]);
                 // Targets taken under the first dab are fixed now, against
                 // the world as it was before this stroke showed anything.
-                open.template = template.fixed_by(&stamp);
+                open.template = self.doc.ops().fix_targets(template, &stamp);
             }
         }
         self.push_preview(stroke, stamp, preview);
@@ -558,7 +542,7 @@ impl<S: ChunkStore> Document<S> {
                 return doc.commit(&[]);
             };
             let first_stamp = stamp_of(doc, &template, at0, None)?;
-            let fixed = template.fixed_by(&first_stamp);
+            let fixed = doc.fix_targets(template, &first_stamp);
             let first = Some([at0[0] as f32, at0[1] as f32, at0[2] as f32]);
             let mut stamps = vec![first_stamp];
             for at in &dabs[1..] {

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use isoterra_world::{ChunkCoord, StreamConfig, StreamViewer, desired_chunks};
 
-use crate::document::AnyDocument;
+use crate::AnyDocument;
 use crate::schema::COORD_LIMIT;
 use crate::{Document, KindError, WorldKind};
 

@@ -54,24 +54,22 @@ mod side2d;
 mod stroke;
 mod voxel;
 
-pub use bake::{
-    BakeInputBox, BakeInputs, BakePlan, BakeSource, ChunkBaker, MAX_BAKE_CHUNKS, bake_chunks,
-};
-pub use create::{KindDefaults, MAP_SIZE, MAX_SEED, NewWorld, SIDE2D_SIZE, WorldParams};
-pub use document::{AnyDocument, Committed, Document, History, StrokeId};
+pub use bake::{BakeInputBox, BakeInputs, BakePlan, ChunkBaker, MAX_BAKE_CHUNKS, bake_chunks};
+pub use create::{KindDefaults, MAP_SIZE, MAX_SEED, NewWorld, SIDE2D_SIZE};
+pub use document::{Committed, Document, History, StrokeId};
 pub use erode::{ErodeSpec, ErodedRegion, MAX_ERODE_NODES, erode_region};
 pub use error::KindError;
 pub use export::{
     ExportFile, ExportFormat, ExportRequest, Exported, FileRole, LodRings, MAX_EXPORT_CHUNKS,
     MAX_EXPORT_NODES, StreamedExport,
 };
+pub use heightmap::{HeightmapRecipe, NoiseRecipe};
 pub use isoterra_store::Followed;
-pub use kind::WorldKind;
+pub use kind::{AnyDocument, BakeSource, RecipeParams, Stamp, WorldKind, WorldParams};
+pub use map::MapRecipe;
 pub use preview::{MAX_PREVIEW_PIXELS, Preview, PreviewOptions, preview};
-pub use recipe::{
-    HeightmapRecipe, MAX_RECIPE_BYTES, MAX_RECIPE_NAME, MapRecipe, NoiseRecipe, RECIPE_VERSION,
-    Recipe, RecipeParams, Side2dRecipe, VoxelRecipe,
-};
+pub use recipe::{MAX_RECIPE_BYTES, MAX_RECIPE_NAME, RECIPE_VERSION, Recipe};
 pub use recipe_fields::{Bounds, FieldControl, RecipeField, recipe_fields};
-pub use stroke::{Stamp, StrokeSpec, Template, checked_point};
-pub use voxel::VOXEL_RINGS_CHUNKS;
+pub use side2d::Side2dRecipe;
+pub use stroke::{StrokeSpec, Template, checked_point};
+pub use voxel::{VOXEL_RINGS_CHUNKS, VoxelRecipe};

@@ -1,36 +1,35 @@
 //! What each kind gives the kind layer, as two traits.
 //!
 //! - [`KindSpec`]: the facts of a kind known before any world exists (its
-//!   defaults and presets, how a new world's parameters are made, its tools
-//!   and brush shapes, stroke limits, export formats and file names).
-//!   [`WorldKind::spec`] returns a kind's.
+//!   defaults and presets, how a new world's parameters are made, its recipe
+//!   fields, tools and brush shapes, stroke limits, export formats and file
+//!   names). [`WorldKind::spec`] returns a kind's.
 //! - [`TypedDocument`]: what a kind's typed document does for the generic
 //!   [`Document`](crate::Document): strokes placed, previewed, taken back
 //!   and committed, history, info, hash, bake source and exports.
+//! - [`BakeWorld`](crate::bake::BakeWorld), beside the bake: what a kind's
+//!   world gives a bake.
 //!
-//! Each kind implements both in its own module (`side2d.rs`,
-//! `heightmap.rs`, `voxel.rs`, `map.rs`); the generic code calls them and
-//! does not match on kinds. The enums that carry a value of any kind
-//! ([`AnyDocument`], [`Stamp`], [`WorldParams`], [`BakeSource`],
-//! [`RecipeParams`](crate::RecipeParams)) have one variant per kind, and
-//! turning one into the trait object is the only match left (in
-//! [`AnyDocument::ops`]).
+//! Each kind implements them in its own folder (`side2d/`, `heightmap/`,
+//! `voxel/`, `map/`); the generic code calls them and does not match on
+//! kinds. The enums that carry a value of any kind have one variant per
+//! kind; they and the matches that hand each to its kind's code are in
+//! `kind.rs`, the one file that lists the kinds.
 
-use std::path::Path;
-
-use isoterra_store::{
-    ChunkStore, Followed, HeightmapDocument, MapDocument, Side2dDocument, StoreError,
-    VoxelDocument, WorldFile,
-};
+use isoterra_store::{ChunkStore, Followed, StoreError};
 use serde_json::Value;
 
-use crate::bake::BakeSource;
-use crate::create::{KindDefaults, WorldParams};
-use crate::document::{AnyDocument, Committed};
+use crate::create::KindDefaults;
+use crate::document::Committed;
 use crate::export::{FileRole, MainOut, MeshNames};
+use crate::kind::Preview;
+use crate::recipe_fields::RecipeField;
 use crate::schema::{Limits, ToolSpec};
-use crate::stroke::{Brief, Preview, Stamp, Template};
-use crate::{ExportFormat, ExportRequest, Exported, KindError, WorldKind};
+use crate::stroke::Brief;
+use crate::{
+    BakeSource, ExportFormat, ExportRequest, Exported, KindError, Stamp, Template, WorldKind,
+    WorldParams,
+};
 
 /// A new world's settings, checked as every kind checks them: what a kind's
 /// [`KindSpec::params`] turns into its parameters.
@@ -72,6 +71,9 @@ pub(crate) trait KindSpec: Sync {
 
     /// The parameters of a new world made with `s`.
     fn params(&self, s: &Settings<'_>) -> Result<WorldParams, KindError>;
+
+    /// Its recipe's fields, in the order an editor shows them.
+    fn recipe_fields(&self, out: &mut Vec<RecipeField>);
 
     /// Its tools; `materials` is the number of materials the world's table
     /// holds (a kind without a table ignores it).
@@ -156,6 +158,13 @@ pub(crate) trait TypedDocument<S: ChunkStore> {
         evenly_along(points, f64::from((radius / 4.0).max(0.25 * cell)), max)
     }
 
+    /// `t` with the targets the stroke's first dab `first` fixed (a map
+    /// tool's plateau height or cliff level): the template later dabs are
+    /// placed with. Most kinds fix nothing.
+    fn fix_targets(&self, t: Template, _first: &Stamp) -> Template {
+        t
+    }
+
     /// The brush radius of `t` and the world's cell size, in world units.
     fn dab_size(&self, t: &Template) -> Result<(f32, f32), KindError>;
 
@@ -223,82 +232,4 @@ fn evenly_along(points: &[[f64; 3]], spacing: f64, max: usize) -> Result<Vec<[f6
         }
     }
     Ok(dabs)
-}
-
-impl<S: ChunkStore> AnyDocument<S> {
-    /// The typed document as the kind layer drives it.
-    pub(crate) fn ops(&self) -> &dyn TypedDocument<S> {
-        match self {
-            AnyDocument::Side2d(d) => &**d,
-            AnyDocument::Heightmap(d) => &**d,
-            AnyDocument::Voxel(d) => &**d,
-            AnyDocument::Map(d) => &**d,
-        }
-    }
-
-    /// The typed document as the kind layer drives it, mutably.
-    pub(crate) fn ops_mut(&mut self) -> &mut dyn TypedDocument<S> {
-        match self {
-            AnyDocument::Side2d(d) => &mut **d,
-            AnyDocument::Heightmap(d) => &mut **d,
-            AnyDocument::Voxel(d) => &mut **d,
-            AnyDocument::Map(d) => &mut **d,
-        }
-    }
-
-    /// Gives the store back, closing the document.
-    pub(crate) fn into_store(self) -> S {
-        match self {
-            AnyDocument::Side2d(d) => d.into_store(),
-            AnyDocument::Heightmap(d) => d.into_store(),
-            AnyDocument::Voxel(d) => d.into_store(),
-            AnyDocument::Map(d) => d.into_store(),
-        }
-    }
-}
-
-impl AnyDocument<WorldFile> {
-    /// Creates a world file at `path` with `params`.
-    pub(crate) fn create(path: &Path, params: WorldParams) -> Result<Self, KindError> {
-        Ok(match params {
-            WorldParams::Side2d(p) => {
-                AnyDocument::Side2d(Box::new(Side2dDocument::create(path, &p)?))
-            }
-            WorldParams::Heightmap(p) => {
-                AnyDocument::Heightmap(Box::new(crate::heightmap::create(path, &p)?))
-            }
-            WorldParams::Voxel(p) => AnyDocument::Voxel(Box::new(VoxelDocument::create(path, &p)?)),
-            WorldParams::Map(p) => AnyDocument::Map(Box::new(MapDocument::create(path, &p)?)),
-        })
-    }
-}
-
-impl<S: ChunkStore> AnyDocument<S> {
-    /// Opens the world of `kind` held in `store`.
-    pub(crate) fn open_in(kind: WorldKind, store: S) -> Result<Self, KindError> {
-        Ok(match kind {
-            WorldKind::Side2d => AnyDocument::Side2d(Box::new(Side2dDocument::open_in(store)?)),
-            WorldKind::Heightmap => {
-                AnyDocument::Heightmap(Box::new(HeightmapDocument::open_in(store)?))
-            }
-            WorldKind::Voxel => AnyDocument::Voxel(Box::new(VoxelDocument::open_in(store)?)),
-            WorldKind::Map => AnyDocument::Map(Box::new(MapDocument::open_in(store)?)),
-        })
-    }
-
-    /// Creates a world with `params` in `store`, which must be empty.
-    pub(crate) fn create_in(store: S, params: WorldParams) -> Result<Self, KindError> {
-        Ok(match params {
-            WorldParams::Side2d(p) => {
-                AnyDocument::Side2d(Box::new(Side2dDocument::create_in(store, &p)?))
-            }
-            WorldParams::Heightmap(p) => {
-                AnyDocument::Heightmap(Box::new(crate::heightmap::create_in(store, &p)?))
-            }
-            WorldParams::Voxel(p) => {
-                AnyDocument::Voxel(Box::new(VoxelDocument::create_in(store, &p)?))
-            }
-            WorldParams::Map(p) => AnyDocument::Map(Box::new(MapDocument::create_in(store, &p)?)),
-        })
-    }
 }

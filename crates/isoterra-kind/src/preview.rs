@@ -29,7 +29,7 @@ use isoterra_field::{
 };
 use isoterra_world::{HeightErosion, MapWorld};
 
-use crate::create::WorldParams;
+use crate::WorldParams;
 use crate::{KindError, NewWorld};
 
 /// Longest side of a preview, in pixels.

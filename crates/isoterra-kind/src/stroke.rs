@@ -4,13 +4,12 @@
 
 use isoterra_field::PathingOverride;
 use isoterra_world::{
-    HeightBrush, HeightTool, MapBrush, MapBrushShape, MapEdit, MapTool, Side2dBrush,
-    Side2dBrushShape, Side2dEdit, Side2dTool, VoxelBrush, VoxelShape, VoxelTool,
+    HeightTool, MapBrushShape, MapTool, Side2dBrushShape, Side2dTool, VoxelShape, VoxelTool,
 };
 use serde_json::{Map, Value};
 
 use crate::schema::{self, ParamKind, ToolSpec};
-use crate::{KindError, WorldKind};
+use crate::{KindError, Stamp, WorldKind};
 
 /// A stroke as a user asks for it: a tool of the world's kind, a brush and
 /// the tool's parameters (named as the [tool schema](crate::schema::tools)
@@ -61,69 +60,6 @@ impl StrokeSpec {
     }
 }
 
-/// One brush stamp of a stroke, ready to apply.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stamp {
-    /// A side-view brush.
-    Side2d(Side2dBrush),
-    /// A heightmap brush.
-    Heightmap(HeightBrush),
-    /// A voxel brush.
-    Voxel(VoxelBrush),
-    /// A map brush (its targets fixed under the first dab) and the dab's
-    /// centre in cells.
-    Map(MapBrush, [f32; 2]),
-}
-
-/// A stamp applied in memory only, to take back.
-#[derive(Debug, Clone)]
-pub(crate) enum Preview {
-    Side2d(Side2dEdit),
-    /// Consecutive dabs of one stroke, folded.
-    Heightmap(crate::run::HeightRun),
-    /// Consecutive dabs of one stroke, folded.
-    Voxel(crate::run::VoxelRun),
-    Map(MapEdit),
-}
-
-impl Preview {
-    /// Nodes held by a folded preview (`None` for kinds that keep one
-    /// preview per dab).
-    pub(crate) fn folded_nodes(&self) -> Option<usize> {
-        match self {
-            Preview::Heightmap(r) => Some(r.len()),
-            Preview::Voxel(r) => Some(r.len()),
-            _ => None,
-        }
-    }
-
-    /// Nodes of `later` (a preview of the same kind) that folding it in
-    /// would add.
-    pub(crate) fn new_nodes(&self, later: &Preview) -> Option<usize> {
-        match (self, later) {
-            (Preview::Heightmap(a), Preview::Heightmap(b)) => Some(a.new_nodes(b)),
-            (Preview::Voxel(a), Preview::Voxel(b)) => Some(a.new_nodes(b)),
-            _ => None,
-        }
-    }
-
-    /// Folds `later` in when both are folded previews of one kind; gives it
-    /// back otherwise.
-    pub(crate) fn absorb(&mut self, later: Preview) -> Option<Preview> {
-        match (self, later) {
-            (Preview::Heightmap(a), Preview::Heightmap(b)) => {
-                a.absorb(b);
-                None
-            }
-            (Preview::Voxel(a), Preview::Voxel(b)) => {
-                a.absorb(b);
-                None
-            }
-            (_, later) => Some(later),
-        }
-    }
-}
-
 /// A checked stroke: its tool and brush; each dab places it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Template {
@@ -134,27 +70,9 @@ pub struct Template {
 }
 
 impl Template {
-    /// This template with the targets its first dab fixed (a map tool's
-    /// plateau height or cliff level): the template later dabs are placed
-    /// with.
-    pub(crate) fn fixed_by(self, first: &Stamp) -> Template {
-        match (self.stamp, first) {
-            (Stamp::Map(..), Stamp::Map(b, _)) => Template {
-                stamp: Stamp::Map(*b, [0.0, 0.0]),
-                ..self
-            },
-            _ => self,
-        }
-    }
-
     /// The tool's name.
     pub fn tool(&self) -> &'static str {
-        match self.stamp {
-            Stamp::Side2d(b) => b.tool.name(),
-            Stamp::Heightmap(b) => b.tool.name(),
-            Stamp::Voxel(b) => b.tool.name(),
-            Stamp::Map(b, _) => b.tool.name(),
-        }
+        self.stamp.tool()
     }
 }
 

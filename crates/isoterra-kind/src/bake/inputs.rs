@@ -11,7 +11,8 @@ use isoterra_store::{
     ChunkKey, ChunkLayer, ChunkStore, StoreError, input_meta_hash, input_stamp, payload_hash,
 };
 
-use super::plan::{BakeInputBox, BakeSource};
+use super::plan::BakeInputBox;
+use crate::BakeSource;
 
 /// The metadata entries a bake's result can depend on.
 const INPUT_META_KEYS: [&str; 5] = ["kind", "format_version", "seed", "params", "materials"];

@@ -22,8 +22,11 @@
 //! - `plan`: [`BakeSource`], [`BakePlan`] and the input boxes
 //!   ([`BakeInputBox`]);
 //! - `inputs`: the per-chunk input stamps ([`BakeInputs`]);
-//! - `baker`: [`ChunkBaker`] and [`bake_chunks`], what a baked chunk of
-//!   each kind contains.
+//! - `baker`: [`ChunkBaker`] and [`bake_chunks`].
+//!
+//! What a baked chunk of each kind contains, which chunks a region covers
+//! and which stored chunks a baked chunk reads are written in the kind's
+//! own module (`side2d/bake.rs`, …), as its `BakeWorld`.
 //!
 //! # Staleness, chunk by chunk
 //!
@@ -46,4 +49,7 @@ mod plan;
 
 pub use baker::{ChunkBaker, bake_chunks};
 pub use inputs::BakeInputs;
-pub use plan::{BakeInputBox, BakePlan, BakeSource, MAX_BAKE_CHUNKS};
+pub use plan::{BakeInputBox, BakePlan, MAX_BAKE_CHUNKS};
+pub(crate) use plan::{
+    BakeWorld, RegionError, bounded_axis, endless_axis, outside_world, unbounded_axis,
+};

@@ -5,27 +5,101 @@
 
 use std::ops::Range;
 
-use isoterra_world::{HeightmapWorld, MapWorld, Side2dWorld, VoxelLodParams, VoxelWorld};
+use isoterra_store::{BAKED_TERRAIN, BakedChunk, ChunkKey, ChunkLayer, StoreError};
 
-use isoterra_store::{BAKED_TERRAIN, ChunkKey, ChunkLayer, StoreError};
+use super::ChunkBaker;
+use crate::{BakeSource, WorldKind};
 
 /// The most chunks one bake plan may hold.
 pub const MAX_BAKE_CHUNKS: u64 = 1_000_000;
 
-/// The world a bake reads: a reference to a world of one of the kinds.
-///
-/// A `side2d` world must be rebuilt (no dirty chunk) before baking: its
-/// chunks' cached meshes and colliders are what gets baked.
-#[derive(Debug, Clone, Copy)]
-pub enum BakeSource<'a> {
-    /// A side-view world; regions are `X, Y` in world units.
-    Side2d(&'a Side2dWorld),
-    /// A heightmap world; regions are `X, Z` in world units.
-    Heightmap(&'a HeightmapWorld),
-    /// A voxel world; regions are `X, Y, Z` in world units.
-    Voxel(&'a VoxelWorld),
-    /// A map world; regions are `X, Z` in world units.
-    Map(&'a MapWorld),
+/// What one kind's world gives a bake, written in the kind's module: the
+/// chunks a region covers, the stored chunks each baked chunk reads, and
+/// the baked chunk itself.
+pub(crate) trait BakeWorld: Sync {
+    /// The kind.
+    fn kind(&self) -> WorldKind;
+
+    /// The names of a region corner's coordinates (`x, y` side view, `x, z`
+    /// seen from above, `x, y, z` in 3D).
+    fn axis_names(&self) -> &'static [&'static str];
+
+    /// The coarsest LOD a bake may use.
+    fn max_lod(&self) -> u8 {
+        0
+    }
+
+    /// Layers each baked chunk has (from [`BAKED_TERRAIN`] on).
+    fn layers(&self) -> u16 {
+        1
+    }
+
+    /// The chunk coordinates (inclusive, `[min, max]` per key axis) whose
+    /// cells meet the half-open world box `[lo, hi)` at `lod`; `lo` and
+    /// `hi` are checked (as many as [`axis_names`](Self::axis_names),
+    /// finite, `lo < hi`).
+    fn chunk_box(&self, lo: &[f32], hi: &[f32], lod: u8) -> Result<[[i64; 3]; 2], RegionError>;
+
+    /// The storage chunks the bake of `key` reads (`key`'s LOD and layer
+    /// checked), on each axis of the key.
+    fn input_box(&self, key: &ChunkKey) -> Result<BakeInputBox, StoreError>;
+
+    /// Bakes `key` (its LOD and layer checked).
+    fn bake(&self, baker: &mut ChunkBaker, key: &ChunkKey) -> Result<BakedChunk, StoreError>;
+}
+
+/// Why a region's axis has no chunks: what [`BakeWorld::chunk_box`]
+/// reports, for [`BakeSource::plan`] to name the axis and its range.
+#[derive(Debug)]
+pub(crate) enum RegionError {
+    /// The range on axis `.0` lies outside a bounded world.
+    Outside(usize),
+    /// The range on axis `.0` lies too far out; `.1` says how far is too far.
+    Far(usize, String),
+}
+
+/// The error for a key outside a bounded world.
+pub(crate) fn outside_world(key: &ChunkKey) -> StoreError {
+    StoreError::input(
+        "chunk",
+        format!("({}, {}, {}) is outside the world", key.x, key.y, key.z),
+    )
+}
+
+/// A bounded world's chunks on one axis meeting `[lo, hi)`: chunks of
+/// `size` world units from `origin`, clipped to `0..count`.
+pub(crate) fn bounded_axis(
+    a: usize,
+    lo: f32,
+    hi: f32,
+    origin: f64,
+    size: f64,
+    count: u32,
+) -> Result<(i64, i64), RegionError> {
+    let (c0, c1) = axis_chunks(lo, hi, origin, size).map_err(|e| RegionError::Far(a, e))?;
+    let (c0, c1) = (c0.max(0), c1.min(i64::from(count) - 1));
+    if c0 > c1 {
+        return Err(RegionError::Outside(a));
+    }
+    Ok((c0, c1))
+}
+
+/// An endless world's chunks on one axis meeting `[lo, hi)`: chunks of
+/// `size` world units from 0, no further out than chunk `±limit`
+/// (`beyond` says what the limit is).
+pub(crate) fn endless_axis(
+    a: usize,
+    lo: f32,
+    hi: f32,
+    size: f64,
+    limit: i64,
+    beyond: impl FnOnce() -> String,
+) -> Result<(i64, i64), RegionError> {
+    let (c0, c1) = axis_chunks(lo, hi, 0.0, size).map_err(|e| RegionError::Far(a, e))?;
+    if c0 < -limit || c1 > limit {
+        return Err(RegionError::Far(a, beyond()));
+    }
+    Ok((c0, c1))
 }
 
 /// The chunks a bake covers: a box of chunk coordinates at one LOD.
@@ -147,7 +221,7 @@ impl BakePlan {
 
 /// Chunk range `[first, last]` along one axis for the half-open world range
 /// `[lo, hi)` and chunks of `size` world units starting at `origin`.
-fn axis_chunks(lo: f32, hi: f32, origin: f64, size: f64) -> Result<(i64, i64), String> {
+pub(crate) fn axis_chunks(lo: f32, hi: f32, origin: f64, size: f64) -> Result<(i64, i64), String> {
     let a = ((f64::from(lo) - origin) / size).floor();
     let b = ((f64::from(hi) - origin) / size).ceil() - 1.0;
     let limit = f64::from(i32::MAX);
@@ -160,32 +234,21 @@ fn axis_chunks(lo: f32, hi: f32, origin: f64, size: f64) -> Result<(i64, i64), S
 impl BakeSource<'_> {
     /// The world kind (`"side2d"`, `"heightmap"`, `"voxel"`).
     pub fn kind(&self) -> &'static str {
-        match self {
-            BakeSource::Side2d(_) => isoterra_store::SIDE2D_KIND,
-            BakeSource::Heightmap(_) => isoterra_store::HEIGHTMAP_KIND,
-            BakeSource::Voxel(_) => isoterra_store::VOXEL_KIND,
-            BakeSource::Map(_) => isoterra_store::MAP_KIND,
-        }
+        self.ops().kind().name()
     }
 
     /// Number of coordinates of a region corner: 2 (`X, Y` side-view,
     /// `X, Z` heightmap) or 3 (`X, Y, Z` voxel).
     pub fn region_axes(&self) -> usize {
-        match self {
-            BakeSource::Voxel(_) => 3,
-            _ => 2,
-        }
+        self.ops().axis_names().len()
     }
 
     /// The coarsest LOD a bake may use: 0 for side-view worlds and maps,
-    /// the world's coarsest level for heightmaps, [`VoxelLodParams::MAX_LOD`]
+    /// the world's coarsest level for heightmaps,
+    /// [`VoxelLodParams::MAX_LOD`](isoterra_world::VoxelLodParams::MAX_LOD)
     /// for voxels.
     pub fn max_lod(&self) -> u8 {
-        match self {
-            BakeSource::Side2d(_) | BakeSource::Map(_) => 0,
-            BakeSource::Heightmap(w) => w.params().max_lod(),
-            BakeSource::Voxel(_) => VoxelLodParams::MAX_LOD,
-        }
+        self.ops().max_lod()
     }
 
     /// The chunks whose cells meet the half-open world box `[lo, hi)` at
@@ -201,11 +264,7 @@ impl BakeSource<'_> {
     /// [`max_lod`](Self::max_lod), or more than [`MAX_BAKE_CHUNKS`] chunks.
     pub fn plan(&self, lo: &[f32], hi: &[f32], lod: u8) -> Result<BakePlan, StoreError> {
         let axes = self.region_axes();
-        let names: &[&str] = match self {
-            BakeSource::Side2d(_) => &["x", "y"],
-            BakeSource::Heightmap(_) | BakeSource::Map(_) => &["x", "z"],
-            BakeSource::Voxel(_) => &["x", "y", "z"],
-        };
+        let names = self.ops().axis_names();
         if lo.len() != axes || hi.len() != axes {
             return Err(StoreError::input(
                 "region",
@@ -246,79 +305,17 @@ impl BakeSource<'_> {
                 ),
             ));
         }
-        let mut min = [0i64; 3];
-        let mut max = [0i64; 3];
-        let outside = |a: usize| {
-            StoreError::input(
+        let [min, max] = self.ops().chunk_box(lo, hi, lod).map_err(|e| match e {
+            RegionError::Outside(a) => StoreError::input(
                 "region",
                 format!(
                     "{} range {}..{} lies outside the world",
                     names[a], lo[a], hi[a]
                 ),
-            )
-        };
-        let far = |a: usize, e: String| StoreError::input("region", format!("{}: {e}", names[a]));
-        match self {
-            BakeSource::Side2d(w) => {
-                let f = w.field();
-                let size = f64::from(w.params().chunk_cells) * f64::from(f.cell_size());
-                let chunks = [w.chunks_x(), w.chunks_y()];
-                for a in 0..2 {
-                    let (c0, c1) = axis_chunks(lo[a], hi[a], f64::from(f.origin()[a]), size)
-                        .map_err(|e| far(a, e))?;
-                    let (c0, c1) = (c0.max(0), c1.min(i64::from(chunks[a]) - 1));
-                    if c0 > c1 {
-                        return Err(outside(a));
-                    }
-                    (min[a], max[a]) = (c0, c1);
-                }
-            }
-            BakeSource::Map(w) => {
-                let p = w.params();
-                let size = f64::from(p.chunk_cells) * f64::from(p.mesh.cell_size);
-                let chunks = w.chunk_count();
-                for a in 0..2 {
-                    let (c0, c1) = axis_chunks(lo[a], hi[a], 0.0, size).map_err(|e| far(a, e))?;
-                    let (c0, c1) = (c0.max(0), c1.min(i64::from(chunks[a]) - 1));
-                    if c0 > c1 {
-                        return Err(outside(a));
-                    }
-                    (min[a], max[a]) = (c0, c1);
-                }
-            }
-            BakeSource::Heightmap(w) => {
-                let size = f64::from(w.params().chunk_cells) * f64::from(w.params().cell_size);
-                // Nodes a chunk reads reach one chunk and an apron past it.
-                let limit = isoterra_world::MAX_NODE_COORD / i64::from(w.params().chunk_cells) - 2;
-                for a in 0..2 {
-                    (min[a], max[a]) =
-                        axis_chunks(lo[a], hi[a], 0.0, size).map_err(|e| far(a, e))?;
-                    if min[a] < -limit || max[a] > limit {
-                        return Err(far(a, format!("lies beyond chunk ±{limit}")));
-                    }
-                }
-            }
-            BakeSource::Voxel(w) => {
-                let cells = i64::from(w.chunk_cells()) << lod;
-                // Base nodes of the LOD's chunks must lie within ±2^24.
-                let limit = (1i64 << 24) / cells - 1;
-                for a in 0..3 {
-                    (min[a], max[a]) =
-                        axis_chunks(lo[a], hi[a], 0.0, cells as f64).map_err(|e| far(a, e))?;
-                    if min[a] < -limit || max[a] > limit {
-                        return Err(far(
-                            a,
-                            format!("lies beyond chunk ±{limit} at LOD {lod} (±2^24 nodes)"),
-                        ));
-                    }
-                }
-            }
-        }
-        let layers: u64 = if matches!(self, BakeSource::Map(_)) {
-            2
-        } else {
-            1
-        };
+            ),
+            RegionError::Far(a, e) => StoreError::input("region", format!("{}: {e}", names[a])),
+        })?;
+        let layers = u64::from(self.ops().layers());
         let count: u64 = (0..3)
             .map(|a| (max[a] - min[a] + 1) as u64)
             .fold(layers, |acc, n| acc.saturating_mul(n));
@@ -372,7 +369,12 @@ impl BakeInputBox {
 
 /// `[floor(lo / n), floor(hi / n)]` as chunk coordinates, for the node range
 /// `[lo, hi]` of an unbounded world with chunks of `n` nodes.
-fn unbounded_axis(lo: i64, hi: i64, n: i64, axis: &str) -> Result<(i32, i32), StoreError> {
+pub(crate) fn unbounded_axis(
+    lo: i64,
+    hi: i64,
+    n: i64,
+    axis: &str,
+) -> Result<(i32, i32), StoreError> {
     let fit = |v: i64| {
         i32::try_from(v.div_euclid(n)).map_err(|_| {
             StoreError::input(
@@ -398,11 +400,7 @@ impl BakeSource<'_> {
                 ),
             ));
         }
-        let layers = if matches!(self, BakeSource::Map(_)) {
-            2
-        } else {
-            1
-        };
+        let layers = self.ops().layers();
         if key.layer.0 >= layers {
             return Err(StoreError::input(
                 "layer",
@@ -447,63 +445,7 @@ impl BakeSource<'_> {
                 format!("{} chunks have z = 0", self.kind()),
             ));
         }
-        let coords = [key.x, key.y, key.z];
-        let mut b = BakeInputBox {
-            min: [0; 3],
-            max: [0; 3],
-        };
-        let outside = || {
-            StoreError::input(
-                "chunk",
-                format!("({}, {}, {}) is outside the world", key.x, key.y, key.z),
-            )
-        };
-        match self {
-            BakeSource::Side2d(w) => {
-                let counts = [w.chunks_x(), w.chunks_y()];
-                for a in 0..2 {
-                    let c = u32::try_from(coords[a])
-                        .ok()
-                        .filter(|&c| c < counts[a])
-                        .ok_or_else(outside)?;
-                    b.min[a] = c as i32;
-                    b.max[a] = (c + 1).min(counts[a] - 1) as i32;
-                }
-            }
-            BakeSource::Map(w) => {
-                let p = w.params();
-                let n = i64::from(p.chunk_cells);
-                let counts = w.chunk_count();
-                let nodes = [i64::from(p.width_cells), i64::from(p.depth_cells)];
-                for a in 0..2 {
-                    let c = u32::try_from(coords[a])
-                        .ok()
-                        .filter(|&c| c < counts[a])
-                        .ok_or_else(outside)?;
-                    let owner = |v: i64| (v / n).min(i64::from(counts[a]) - 1) as i32;
-                    let c = i64::from(c);
-                    b.min[a] = owner((c * n - 1).max(0));
-                    b.max[a] = owner((c * n + n + 1).min(nodes[a]));
-                }
-            }
-            BakeSource::Heightmap(w) => {
-                let n = i64::from(w.params().chunk_cells);
-                let s = 1i64 << key.lod;
-                for (a, name) in [(0, "x"), (1, "z")] {
-                    let c = i64::from(coords[a]);
-                    (b.min[a], b.max[a]) = unbounded_axis(c * n - s, c * n + n + s, n, name)?;
-                }
-            }
-            BakeSource::Voxel(w) => {
-                let n = i64::from(w.chunk_cells());
-                let s = 1i64 << key.lod;
-                for (a, name) in [(0, "x"), (1, "y"), (2, "z")] {
-                    let base = i64::from(coords[a]) * n * s;
-                    (b.min[a], b.max[a]) = unbounded_axis(base - s, base + n * s + s, n, name)?;
-                }
-            }
-        }
-        Ok(b)
+        self.ops().input_box(key)
     }
 }
 

@@ -2,6 +2,11 @@
 //! exports ([`HeightmapKind`] and the heightmap document's
 //! [`TypedDocument`]).
 
+mod bake;
+mod recipe;
+
+pub use recipe::{HeightmapRecipe, NoiseRecipe};
+
 use isoterra_export::{GlbMaterial, GlbMesh, export_exr, export_png16, export_r16};
 use isoterra_field::{HeightParams, HeightPreset};
 use isoterra_mesh::HeightmapMesh;
@@ -10,16 +15,19 @@ use isoterra_world::{HeightBrush, HeightmapParams, HeightmapSource, MeshKey, chu
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-use crate::bake::BakeSource;
-use crate::create::{KindDefaults, WorldParams};
+use crate::BakeSource;
+use crate::Stamp;
+use crate::WorldParams;
+use crate::create::KindDefaults;
 use crate::document::Committed;
 use crate::export::{
     FileRole, MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, MainOut, MeshNames, mesh_file, region,
 };
+use crate::kind::Preview;
 use crate::per_kind::{KindSpec, Settings, TypedDocument, misfit, refused, stamps_of};
 use crate::run::HeightRun;
 use crate::schema::{Limits, ParamSpec, ToolSpec, tool};
-use crate::stroke::{Brief, Preview, Stamp, height_tool, round_shape};
+use crate::stroke::{Brief, height_tool, round_shape};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, LodRings, Template, WorldKind};
 
 /// The heightmap kind's facts.
@@ -54,6 +62,10 @@ impl KindSpec for HeightmapKind {
                 .with_chunk_cells(s.chunk)
                 .with_cell_size(s.cell),
         ))
+    }
+
+    fn recipe_fields(&self, out: &mut Vec<crate::RecipeField>) {
+        recipe::fields(out);
     }
 
     fn tools(&self, materials: usize) -> Vec<ToolSpec> {

@@ -1,6 +1,11 @@
 //! A map world in the kind layer: its defaults, tools, strokes and exports
 //! ([`MapKind`] and the map document's [`TypedDocument`]).
 
+mod bake;
+mod recipe;
+
+pub use recipe::MapRecipe;
+
 use isoterra_export::{
     PngLayersMesh, TiledExport, export_map_glb, export_map_obj, export_pathing_png,
     export_png_layers, export_tiled, export_tiled_tmx, tiled_tileset_png, write_map_glb,
@@ -13,13 +18,16 @@ use isoterra_world::{
 };
 use serde_json::{Value, json};
 
-use crate::bake::BakeSource;
-use crate::create::{KindDefaults, MAP_SIZE, WorldParams};
+use crate::BakeSource;
+use crate::Stamp;
+use crate::WorldParams;
+use crate::create::{KindDefaults, MAP_SIZE};
 use crate::document::Committed;
 use crate::export::{ExportFile, FileRole, MainOut, MeshNames, mtl_file, mtl_library_name};
+use crate::kind::Preview;
 use crate::per_kind::{KindSpec, Settings, TypedDocument, misfit, refused};
 use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
-use crate::stroke::{Brief, Preview, Stamp, map_shape, map_tool, pathing_bits};
+use crate::stroke::{Brief, map_shape, map_tool, pathing_bits};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template, WorldKind};
 
 /// The map kind's facts.
@@ -60,6 +68,10 @@ impl KindSpec for MapKind {
             .with_chunk_cells(s.chunk);
         params.mesh.cell_size = s.cell;
         Ok(WorldParams::Map(params))
+    }
+
+    fn recipe_fields(&self, out: &mut Vec<crate::RecipeField>) {
+        recipe::fields(out);
     }
 
     fn tools(&self, materials: usize) -> Vec<ToolSpec> {
@@ -134,7 +146,7 @@ impl<S: ChunkStore> TypedDocument<S> for MapDocument<S> {
     }
 
     /// The first dab fixes the brush's targets (a plateau height or a
-    /// cliff level, see `Template::fixed_by`); later dabs reuse them.
+    /// cliff level, see `fix_targets`); later dabs reuse them.
     fn stamp(
         &self,
         t: &Template,
@@ -152,6 +164,19 @@ impl<S: ChunkStore> TypedDocument<S> for MapDocument<S> {
             b
         };
         Ok(Stamp::Map(b, cell))
+    }
+
+    /// A map tool's targets (plateau height, cliff level) are taken under
+    /// the first dab, against the world as it was before the stroke showed
+    /// anything; later dabs reuse them.
+    fn fix_targets(&self, t: Template, first: &Stamp) -> Template {
+        match (t.stamp, first) {
+            (Stamp::Map(..), Stamp::Map(b, _)) => Template {
+                stamp: Stamp::Map(*b, [0.0, 0.0]),
+                ..t
+            },
+            _ => t,
+        }
     }
 
     /// A map stroke places its dabs as [`MapStroke::along`] does.

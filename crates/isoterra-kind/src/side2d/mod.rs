@@ -2,6 +2,11 @@
 //! exports ([`Side2dKind`] and the side-view document's
 //! [`TypedDocument`]).
 
+mod bake;
+mod recipe;
+
+pub use recipe::Side2dRecipe;
+
 use isoterra_export::{
     GlbMaterial, GlbMesh, GlbPrimitive, PngOptions, export_polylines_json, export_polylines_svg,
     export_side2d_png,
@@ -11,13 +16,16 @@ use isoterra_store::{ChunkStore, Followed, Side2dDocument, StoreError};
 use isoterra_world::{Side2dBrush, Side2dParams};
 use serde_json::{Value, json};
 
-use crate::bake::BakeSource;
-use crate::create::{KindDefaults, SIDE2D_SIZE, WorldParams};
+use crate::BakeSource;
+use crate::Stamp;
+use crate::WorldParams;
+use crate::create::{KindDefaults, SIDE2D_SIZE};
 use crate::document::Committed;
 use crate::export::{ExportFile, FileRole, MainOut, MeshNames, material_list, mesh_file};
+use crate::kind::Preview;
 use crate::per_kind::{KindSpec, Settings, TypedDocument, misfit, refused, stamps_of};
 use crate::schema::{ParamSpec, ToolSpec, tool};
-use crate::stroke::{Brief, Preview, Stamp, plain_shape, side2d_tool};
+use crate::stroke::{Brief, plain_shape, side2d_tool};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template, WorldKind};
 
 /// The side-view kind's facts.
@@ -59,6 +67,10 @@ impl KindSpec for Side2dKind {
                 .with_generator(generator)
                 .with_chunk_cells(s.chunk),
         ))
+    }
+
+    fn recipe_fields(&self, out: &mut Vec<crate::RecipeField>) {
+        recipe::fields(out);
     }
 
     fn tools(&self, materials: usize) -> Vec<ToolSpec> {

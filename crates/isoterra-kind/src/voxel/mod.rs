@@ -1,6 +1,11 @@
 //! A voxel world in the kind layer: its defaults, tools, strokes and
 //! exports ([`VoxelKind`] and the voxel document's [`TypedDocument`]).
 
+mod bake;
+mod recipe;
+
+pub use recipe::VoxelRecipe;
+
 use isoterra_export::{GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive};
 use isoterra_field::{MaterialTable, VoxelGen, VoxelPreset};
 use isoterra_store::{ChunkStore, Followed, StoreError, VoxelDocument};
@@ -10,17 +15,20 @@ use isoterra_world::{
 };
 use serde_json::{Value, json};
 
-use crate::bake::BakeSource;
-use crate::create::{KindDefaults, WorldParams};
+use crate::BakeSource;
+use crate::Stamp;
+use crate::WorldParams;
+use crate::create::KindDefaults;
 use crate::document::Committed;
 use crate::export::{
     FileRole, MAX_EXPORT_CHUNKS, MainOut, MaterialRanges, MeshNames, MeshParts, group_by_material,
     material_list, mesh_file, region,
 };
+use crate::kind::Preview;
 use crate::per_kind::{KindSpec, Settings, TypedDocument, misfit, refused, stamps_of};
 use crate::run::VoxelRun;
 use crate::schema::{Limits, ParamKind, ParamSpec, RADIUS, ToolSpec, tool};
-use crate::stroke::{Brief, Preview, Stamp, voxel_shape, voxel_tool};
+use crate::stroke::{Brief, voxel_shape, voxel_tool};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template, WorldKind};
 
 /// The `overhangs` preset's [`VoxelGen::overhang_strength`].
@@ -82,6 +90,10 @@ impl KindSpec for VoxelKind {
                 .with_generator(generator)
                 .with_chunk_cells(s.chunk),
         ))
+    }
+
+    fn recipe_fields(&self, out: &mut Vec<crate::RecipeField>) {
+        recipe::fields(out);
     }
 
     fn tools(&self, materials: usize) -> Vec<ToolSpec> {
