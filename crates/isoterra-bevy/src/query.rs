@@ -35,61 +35,21 @@ impl TerrainReady {
     /// queries instead: [`line_of_sight`](Self::line_of_sight),
     /// [`pathing_at`](Self::pathing_at), [`find_path`](Self::find_path)).
     pub fn raycast(&self, origin: Vec3, dir: Vec3, max_distance: f32) -> Option<TerrainHit> {
-        let len = dir.length();
-        if !(origin.is_finite() && len.is_finite() && len > 0.0 && max_distance > 0.0) {
-            return None;
-        }
-        let dir = dir / len;
         let max = max_distance.min(MAX_RAY);
-        let to = origin + dir * max;
-        self.shared.with_doc(|doc| match doc.typed_mut() {
-            AnyDocument::Voxel(d) => {
-                let world = d.world_mut();
-                world.load_along(origin.to_array(), to.to_array());
-                let hit = world.raycast(origin.to_array(), to.to_array())?;
-                Some(TerrainHit {
-                    point: Vec3::from_array(hit.point),
-                    normal: Vec3::from_array(hit.normal),
-                    distance: hit.t * max,
-                })
-            }
-            AnyDocument::Side2d(d) => {
-                let hit = d.world().raycast([origin.x, origin.y], [to.x, to.y])?;
-                let point = Vec3::new(hit.point[0], hit.point[1], 0.0);
-                Some(TerrainHit {
-                    point,
-                    normal: Vec3::new(hit.normal[0], hit.normal[1], 0.0),
-                    distance: point.truncate().distance(origin.truncate()),
-                })
-            }
-            AnyDocument::Heightmap(d) => {
-                let hit = d.world().raycast(origin.to_array(), dir.to_array(), max)?;
-                Some(TerrainHit {
-                    point: Vec3::from_array(hit.point),
-                    normal: Vec3::from_array(hit.normal),
-                    distance: hit.distance,
-                })
-            }
-            AnyDocument::Map(_) => None,
+        let hit = self
+            .shared
+            .with_doc(|doc| doc.raycast(origin.to_array(), dir.to_array(), max))?;
+        Some(TerrainHit {
+            point: Vec3::from_array(hit.point),
+            normal: Vec3::from_array(hit.normal),
+            distance: hit.distance,
         })
     }
 
     /// Whether `p` is inside the ground (the density there is at least the
     /// iso level; under the surface for heightmaps).
     pub fn is_solid(&self, p: Vec3) -> bool {
-        if !p.is_finite() {
-            return false;
-        }
-        self.shared.with_doc(|doc| match doc.typed_mut() {
-            AnyDocument::Voxel(d) => {
-                let world = d.world_mut();
-                world.load_along(p.to_array(), p.to_array());
-                world.is_solid(p.to_array())
-            }
-            AnyDocument::Side2d(d) => d.world().is_solid([p.x, p.y]),
-            AnyDocument::Heightmap(d) => d.world().height_at(p.x, p.z).is_some_and(|h| p.y <= h),
-            AnyDocument::Map(_) => false,
-        })
+        self.shared.with_doc(|doc| doc.is_solid(p.to_array()))
     }
 
     /// The density at `p`: the field value for voxel and side2d worlds
@@ -97,19 +57,7 @@ impl TerrainReady {
     /// for heightmaps (positive under the surface). `None` outside a
     /// bounded world, for a non-finite point, or for a map.
     pub fn density(&self, p: Vec3) -> Option<f32> {
-        if !p.is_finite() {
-            return None;
-        }
-        self.shared.with_doc(|doc| match doc.typed_mut() {
-            AnyDocument::Voxel(d) => {
-                let world = d.world_mut();
-                world.load_along(p.to_array(), p.to_array());
-                world.density_at(p.to_array())
-            }
-            AnyDocument::Side2d(d) => d.world().density_at([p.x, p.y]),
-            AnyDocument::Heightmap(d) => d.world().height_at(p.x, p.z).map(|h| h - p.y),
-            AnyDocument::Map(_) => None,
-        })
+        self.shared.with_doc(|doc| doc.density_at(p.to_array()))
     }
 
     /// The ground height of a heightmap at `(x, z)` (bilinear between

@@ -8,7 +8,7 @@
 //! open strokes stay shown. The file therefore always holds exactly the
 //! finished strokes, in the order they finished.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
@@ -26,7 +26,7 @@ use crate::kinds::{self, Doc, Download, reject};
 use crate::motion::Motion;
 use crate::outbox::Outbox;
 use crate::protocol::{self, ClientMsg, Reject, error_json};
-use crate::stream::{self, HeightStream, Polled, Stream, VoxelStream};
+use crate::stream;
 use crate::{EditorError, PROTOCOL_VERSION};
 
 /// What a connection sends its writer.
@@ -89,21 +89,23 @@ struct OpenStroke {
     req: Option<String>,
 }
 
+/// A connected browser.
 #[derive(Default)]
-struct Client {
+pub(crate) struct Client {
     tx: Option<Arc<Outbox>>,
     strokes: HashMap<String, OpenStroke>,
     /// Heightmap and voxel: the client's camera as a viewer of the world's
     /// shared stream, and whether it was sent the chunks shown so far.
-    viewer: Option<StreamViewer>,
+    pub(crate) viewer: Option<StreamViewer>,
     /// The camera's motion, for prefetching along it.
     motion: Motion,
-    watching: bool,
-    chunks: usize,
+    pub(crate) watching: bool,
+    /// Chunks it holds.
+    pub(crate) chunks: usize,
 }
 
 impl Client {
-    fn send(&self, out: Out) {
+    pub(crate) fn send(&self, out: Out) {
         if let Some(tx) = &self.tx {
             tx.push(out);
         }
@@ -119,15 +121,11 @@ struct World {
     path: PathBuf,
     budget: Duration,
     clients: BTreeMap<u64, Client>,
-    /// Side view: the chunk versions every client holds.
-    side_sent: HashMap<[u32; 2], u64>,
-    /// Voxel and heightmap: the stream every client's camera drives, and
-    /// whether the cameras changed since it last heard of them.
-    vx: Option<VoxelStream>,
-    hm: Option<HeightStream>,
+    /// How the open world is meshed and sent (its kind's, see
+    /// [`kinds::Meshing`]).
+    meshing: Box<dyn kinds::Meshing>,
+    /// Whether the cameras changed since the stream last heard of them.
     viewers_changed: bool,
-    /// Map: the chunk mesh versions every client holds.
-    map_sent: HashMap<[u32; 2], u64>,
     remesh_ms: f64,
     last_status: Instant,
     shutdown: bool,
@@ -139,8 +137,6 @@ struct World {
 /// refused as busy (each holds a world handle and its meshes in memory).
 const MAX_EXPORTS: usize = 2;
 
-/// Voxel: loaded chunks above which those far from every camera are dropped.
-const VOXEL_KEEP_CHUNKS: usize = 4096;
 /// How long the world thread sleeps between polls while streamed chunks
 /// are being built and nothing else happens.
 const STREAM_POLL: Duration = Duration::from_millis(2);
@@ -150,17 +146,14 @@ const MAX_OPEN_STROKES: usize = 16;
 const STATUS_EVERY: Duration = Duration::from_millis(500);
 
 impl World {
-    fn new(doc: Doc, path: PathBuf, budget: Duration) -> Self {
+    fn new(mut doc: Doc, path: PathBuf, budget: Duration) -> Self {
         World {
+            meshing: kinds::meshing(&mut doc),
             doc: Some(doc),
             path,
             budget,
             clients: BTreeMap::new(),
-            side_sent: HashMap::new(),
-            vx: None,
-            hm: None,
             viewers_changed: false,
-            map_sent: HashMap::new(),
             remesh_ms: 0.0,
             last_status: Instant::now(),
             shutdown: false,
@@ -169,13 +162,10 @@ impl World {
     }
 
     fn run(&mut self, rx: Receiver<Command>) {
-        self.start_meshing();
         while !self.shutdown {
             let wait = if self.has_work() {
                 Duration::ZERO
-            } else if self.vx.as_ref().is_some_and(Stream::busy)
-                || self.hm.as_ref().is_some_and(Stream::busy)
-            {
+            } else if self.meshing.busy() {
                 STREAM_POLL
             } else {
                 Duration::from_millis(50)
@@ -220,26 +210,11 @@ impl World {
     }
 
     /// Queues the whole of a bounded world for meshing; starts the stream
-    /// of an endless voxel world.
+    /// of an endless one.
     fn start_meshing(&mut self) {
-        self.vx = None;
-        self.hm = None;
         self.viewers_changed = false;
-        match self.doc.as_mut().map(Doc::typed_mut) {
-            Some(AnyDocument::Map(d)) => d.world_mut().mark_all_dirty(),
-            Some(AnyDocument::Voxel(d)) => match VoxelStream::voxel(d.world()) {
-                Ok(vx) => self.vx = Some(vx),
-                Err(e) => eprintln!("error: cannot stream the voxel world: {e}"),
-            },
-            Some(AnyDocument::Heightmap(d)) => {
-                // Everything the stream needs is in its own source.
-                let _ = d.world_mut().take_dirty();
-                match HeightStream::heightmap(d.world(), d.info().height_range) {
-                    Ok(hm) => self.hm = Some(hm),
-                    Err(e) => eprintln!("error: cannot stream the heightmap world: {e}"),
-                }
-            }
-            _ => {}
+        if let Some(doc) = self.doc.as_mut() {
+            self.meshing = kinds::meshing(doc);
         }
     }
 
@@ -256,20 +231,7 @@ impl World {
     }
 
     fn has_work(&self) -> bool {
-        match self.doc_ref().typed() {
-            AnyDocument::Side2d(d) => d.world().dirty_count() > 0,
-            AnyDocument::Heightmap(d) => {
-                d.world().dirty_count() > 0
-                    || self.viewers_changed
-                    || self.hm.as_ref().is_some_and(Stream::has_events)
-            }
-            AnyDocument::Voxel(d) => {
-                d.world().dirty_count() > 0
-                    || self.viewers_changed
-                    || self.vx.as_ref().is_some_and(Stream::has_events)
-            }
-            AnyDocument::Map(d) => d.world().stale_count() > 0,
-        }
+        self.meshing.has_work(self.doc_ref(), self.viewers_changed)
     }
 
     fn handle(&mut self, cmd: Command) {
@@ -367,36 +329,10 @@ impl World {
         self.send_world_to(id);
     }
 
-    /// Sends a newly welcomed client what the bounded kinds already meshed.
+    /// Sends a newly welcomed client what is meshed already.
     fn send_world_to(&mut self, id: u64) {
-        if let (Some(AnyDocument::Map(d)), Some(client)) =
-            (self.doc.as_ref().map(Doc::typed), self.clients.get_mut(&id))
-        {
-            for m in d.world().chunk_meshes() {
-                if self.map_sent.get(&m.coord) != Some(&m.version) {
-                    continue;
-                }
-                for f in kinds::map_frames(m) {
-                    client.send(Out::Binary(Bytes::from(f)));
-                }
-                client.chunks += 1;
-            }
-            return;
-        }
-        let Some(AnyDocument::Side2d(d)) = self.doc.as_ref().map(Doc::typed) else {
-            return;
-        };
-        let Some(client) = self.clients.get_mut(&id) else {
-            return;
-        };
-        for chunk in d.world().chunks() {
-            if chunk.is_dirty() || chunk.version == 0 {
-                continue;
-            }
-            for f in kinds::side2d_frames(d, chunk) {
-                client.send(Out::Binary(Bytes::from(f)));
-            }
-            client.chunks += 1;
+        if let (Some(doc), Some(client)) = (self.doc.as_ref(), self.clients.get_mut(&id)) {
+            self.meshing.send_world(doc, client);
         }
     }
 
@@ -442,18 +378,10 @@ impl World {
                         kinds::VIEW_DISTANCE[0],
                         kinds::VIEW_DISTANCE[1],
                     )?,
-                    None => match self.doc_ref().typed() {
-                        AnyDocument::Heightmap(d) => d.params().view_distance,
-                        _ => 128.0,
-                    },
+                    None => self.meshing.view_distance(self.doc_ref()),
                 };
                 // The velocity from this camera's previous messages.
-                let chunk = match (&self.vx, &self.hm) {
-                    (Some(vx), _) => Some(vx.chunk_size()),
-                    (_, Some(hm)) => Some(hm.chunk_size()),
-                    _ => None,
-                };
-                let velocity = match (chunk, self.clients.get_mut(&id)) {
+                let velocity = match (self.meshing.stream_chunk(), self.clients.get_mut(&id)) {
                     (Some(n), Some(c)) => c.motion.observe(
                         p,
                         Instant::now(),
@@ -462,11 +390,7 @@ impl World {
                     ),
                     _ => [0.0; 3],
                 };
-                let viewer = match (&self.vx, &self.hm) {
-                    (Some(vx), _) => Some(vx.viewer(id, p, forward, velocity, vd)),
-                    (_, Some(hm)) => Some(hm.viewer(id, p, forward, velocity, vd)),
-                    _ => None,
-                };
+                let viewer = self.meshing.viewer(id, p, forward, velocity, vd);
                 if let Some(c) = self.clients.get_mut(&id)
                     && viewer.is_some()
                 {
@@ -629,8 +553,6 @@ impl World {
     /// Every client starts over with the world now open: a new welcome
     /// and its meshes.
     fn restart_clients(&mut self) {
-        self.side_sent.clear();
-        self.map_sent.clear();
         self.start_meshing();
         let ids: Vec<u64> = self.clients.keys().copied().collect();
         for id in ids {
@@ -729,11 +651,10 @@ impl World {
 
     fn tick(&mut self) {
         let start = Instant::now();
-        match self.doc_ref().kind() {
-            WorldKind::Side2d => self.tick_side2d(),
-            WorldKind::Heightmap => self.tick_heightmap(),
-            WorldKind::Voxel => self.tick_voxel(),
-            WorldKind::Map => self.tick_map(),
+        let viewers = self.take_viewers();
+        if let Some(doc) = self.doc.as_mut() {
+            self.meshing
+                .tick(doc, &mut self.clients, self.budget, viewers);
         }
         let ms = start.elapsed().as_secs_f64() * 1e3;
         if ms > 0.05 {
@@ -757,71 +678,7 @@ impl World {
     /// a bounded world, the chunks the stream holds for an endless one
     /// (`None` before the stream has started).
     fn wanted_chunks(&self) -> Option<usize> {
-        match self.doc.as_ref().map(Doc::typed)? {
-            AnyDocument::Side2d(d) => Some(d.world().chunks().len()),
-            AnyDocument::Map(d) => Some(d.world().chunk_meshes().count()),
-            AnyDocument::Heightmap(_) => self.hm.as_ref().map(Stream::held),
-            AnyDocument::Voxel(_) => self.vx.as_ref().map(Stream::held),
-        }
-    }
-
-    fn tick_side2d(&mut self) {
-        let budget = self.budget;
-        let Some(AnyDocument::Side2d(d)) = self.doc.as_mut().map(Doc::typed_mut) else {
-            return;
-        };
-        if d.world().dirty_count() > 0 {
-            d.rebuild_within(budget);
-        }
-        let d = &**d;
-        for chunk in d.world().chunks() {
-            if chunk.is_dirty() || chunk.version == 0 {
-                continue;
-            }
-            if self.side_sent.get(&chunk.coord) == Some(&chunk.version) {
-                continue;
-            }
-            let is_new = !self.side_sent.contains_key(&chunk.coord);
-            self.side_sent.insert(chunk.coord, chunk.version);
-            let frames = kinds::side2d_frames(d, chunk).map(Bytes::from);
-            for c in self.clients.values_mut() {
-                for f in &frames {
-                    c.send(Out::Binary(f.clone()));
-                }
-                if is_new {
-                    c.chunks += 1;
-                }
-            }
-        }
-    }
-
-    fn tick_map(&mut self) {
-        let budget = self.budget;
-        let Some(AnyDocument::Map(d)) = self.doc.as_mut().map(Doc::typed_mut) else {
-            return;
-        };
-        // The world's rebuild queue, as for side views: only chunks whose
-        // meshes changed get a new version, and those are sent.
-        if d.world().stale_count() > 0
-            && let Err(e) = d.world_mut().rebuild(Some(budget))
-        {
-            eprintln!("error: cannot mesh the map: {e}");
-        }
-        for m in d.world().chunk_meshes() {
-            if self.map_sent.get(&m.coord) == Some(&m.version) {
-                continue;
-            }
-            let is_new = self.map_sent.insert(m.coord, m.version).is_none();
-            let frames = kinds::map_frames(m).map(Bytes::from);
-            for c in self.clients.values_mut() {
-                for f in &frames {
-                    c.send(Out::Binary(f.clone()));
-                }
-                if is_new {
-                    c.chunks += 1;
-                }
-            }
-        }
+        self.meshing.wanted(self.doc.as_ref()?)
     }
 
     /// The viewers of every client's camera, when they changed. A camera
@@ -843,107 +700,6 @@ impl World {
                 .filter_map(|c| c.viewer.clone())
                 .collect()
         })
-    }
-
-    fn tick_heightmap(&mut self) {
-        let viewers = self.take_viewers();
-        let Some(AnyDocument::Heightmap(d)) = self.doc.as_mut().map(Doc::typed_mut) else {
-            return;
-        };
-        let Some(hm) = self.hm.as_mut() else {
-            return;
-        };
-        // Edits: the changed edit chunks go to the stream's source and
-        // every streamed chunk whose mesh reads a changed node is rebuilt
-        // first, on the stream's threads.
-        if d.world().dirty_count() > 0 {
-            let dirty = d.world_mut().take_dirty();
-            if let Err(e) = hm.edited(d.world(), &dirty) {
-                eprintln!("error: cannot stream the edited chunks: {e}");
-            }
-        }
-        if let Some(viewers) = viewers
-            && let Err(e) = hm.set_viewers(&viewers)
-        {
-            eprintln!("error: bad heightmap viewers: {e}");
-        }
-        let polled = hm.poll();
-        broadcast(&mut self.clients, hm, polled);
-    }
-
-    fn tick_voxel(&mut self) {
-        let viewers = self.take_viewers();
-        let Some(AnyDocument::Voxel(d)) = self.doc.as_mut().map(Doc::typed_mut) else {
-            return;
-        };
-        let Some(vx) = self.vx.as_mut() else {
-            return;
-        };
-        // Edits: the changed chunks go to the stream's source and every
-        // streamed chunk that reads one is rebuilt first, on the stream's
-        // threads. Nothing is meshed here: the world's dirty set is only
-        // taken (exports mesh their region themselves).
-        if d.world().dirty_count() > 0 {
-            let dirty: HashSet<[i32; 3]> = d.world_mut().take_dirty().into_iter().collect();
-            if let Err(e) = vx.edited(d.world(), &dirty) {
-                eprintln!("error: cannot stream the edited chunks: {e}");
-            }
-        }
-        if let Some(viewers) = viewers
-            && let Err(e) = vx.set_viewers(&viewers)
-        {
-            eprintln!("error: bad voxel viewers: {e}");
-        }
-        let polled = vx.poll();
-        broadcast(&mut self.clients, vx, polled);
-        // Forget generated chunks far from every camera once many are
-        // loaded (edited chunks keep their data).
-        if d.world().loaded_chunks().count() > VOXEL_KEEP_CHUNKS {
-            let n = d.params().chunk_cells as f32;
-            let r = stream::MAX_VIEW_CHUNKS as i32 + 2;
-            let mut lo = [i32::MAX; 3];
-            let mut hi = [i32::MIN; 3];
-            for v in self.clients.values().filter_map(|c| c.viewer.as_ref()) {
-                for k in 0..3 {
-                    let at = (v.position[k] / n).floor() as i32;
-                    lo[k] = lo[k].min(at.saturating_sub(r));
-                    hi[k] = hi[k].max(at.saturating_add(r));
-                }
-            }
-            if lo[0] <= hi[0] {
-                d.world_mut().retain_region(lo, hi);
-            }
-        }
-    }
-}
-
-/// Sends what a stream poll gave to every client watching it; a client
-/// with its first camera gets every chunk shown so far instead.
-fn broadcast<S: isoterra::world::ChunkSource<Output = Bytes>>(
-    clients: &mut BTreeMap<u64, Client>,
-    stream: &Stream<S>,
-    polled: Polled,
-) {
-    let unload = (!polled.unloads.is_empty())
-        .then(|| json!({"type": "unload", "chunks": polled.unloads}).to_string());
-    for c in clients.values_mut() {
-        if c.viewer.is_none() {
-            continue;
-        }
-        if c.watching {
-            for f in &polled.frames {
-                c.send(Out::Binary(f.clone()));
-            }
-            if let Some(u) = &unload {
-                c.send(Out::Text(u.clone()));
-            }
-        } else {
-            c.watching = true;
-            for f in stream.frames() {
-                c.send(Out::Binary(f.clone()));
-            }
-        }
-        c.chunks = stream.shown();
     }
 }
 

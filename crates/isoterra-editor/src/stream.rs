@@ -19,6 +19,7 @@ use isoterra::world::{
     StreamConfig, StreamEvent, StreamScheduler, StreamViewer, VoxelChunkMesh, VoxelSource,
     VoxelWorld, WorldError,
 };
+use serde_json::json;
 
 /// Most chunks a voxel camera sees in each direction (its view distance is
 /// capped at this many chunk sizes). Every chunk within reach is held, so
@@ -35,6 +36,11 @@ pub(crate) const MAX_SPEED_CHUNKS: f32 = 8.0;
 /// A camera step faster than this many chunk sizes per second is a jump,
 /// not a flight (no prefetch).
 pub(crate) const TELEPORT_SPEED_CHUNKS: f32 = 64.0;
+use std::time::Duration;
+
+use crate::kinds::{Doc, Meshing};
+use crate::state::{Client, Out};
+
 /// Events taken from the scheduler per poll.
 const POLL_BATCH: usize = 256;
 
@@ -300,6 +306,140 @@ impl Stream<HeightFrames> {
             .heights
             .update_from_world(world, dirty.iter().copied())?;
         Ok(self.sched.invalidate(dirty.iter().map(|c| [c[0], c[1], 0])))
+    }
+}
+
+/// What an endless kind adds to its stream's meshing, written in the
+/// kind's file: how the world's edits reach the stream.
+pub(crate) trait StreamKind: ChunkSource<Output = Bytes> + Sized {
+    /// Starts the stream of the world now open (`None`, with the reason
+    /// printed, when it cannot stream).
+    fn start(doc: &mut Doc) -> Option<Stream<Self>>;
+
+    /// Whether the world has edits the stream has not seen.
+    fn dirty(doc: &Doc) -> bool;
+
+    /// Hands the world's edits to the stream (the chunks they change are
+    /// rebuilt first) and trims what the world holds far from `clients`'
+    /// cameras.
+    fn sync(doc: &mut Doc, stream: &mut Stream<Self>, clients: &BTreeMap<u64, Client>);
+
+    /// The viewer of a camera moving at `velocity`.
+    fn viewer(
+        stream: &Stream<Self>,
+        id: u64,
+        position: [f32; 3],
+        forward: Option<[f32; 3]>,
+        velocity: [f32; 3],
+        distance: f32,
+    ) -> StreamViewer;
+
+    /// The view distance of a camera that names none.
+    fn view_distance(_doc: &Doc) -> f32 {
+        128.0
+    }
+}
+
+/// An endless kind's meshing: the shared stream every client's camera
+/// drives. Nothing is meshed on the world thread: edits go to the stream's
+/// source and the streamed chunks they change are rebuilt first, on the
+/// stream's threads; the frames are polled and sent.
+pub(crate) struct StreamMeshing<S: StreamKind> {
+    stream: Option<Stream<S>>,
+}
+
+impl<S: StreamKind> StreamMeshing<S> {
+    pub(crate) fn start(doc: &mut Doc) -> Self {
+        StreamMeshing {
+            stream: S::start(doc),
+        }
+    }
+}
+
+impl<S: StreamKind + 'static> Meshing for StreamMeshing<S>
+where
+    Stream<S>: Send,
+{
+    fn has_work(&self, doc: &Doc, viewers_changed: bool) -> bool {
+        S::dirty(doc) || viewers_changed || self.stream.as_ref().is_some_and(Stream::has_events)
+    }
+
+    fn busy(&self) -> bool {
+        self.stream.as_ref().is_some_and(Stream::busy)
+    }
+
+    fn tick(
+        &mut self,
+        doc: &mut Doc,
+        clients: &mut BTreeMap<u64, Client>,
+        _budget: Duration,
+        viewers: Option<Vec<StreamViewer>>,
+    ) {
+        let Some(stream) = self.stream.as_mut() else {
+            return;
+        };
+        S::sync(doc, stream, clients);
+        if let Some(viewers) = viewers
+            && let Err(e) = stream.set_viewers(&viewers)
+        {
+            eprintln!("error: bad {} viewers: {e}", doc.kind());
+        }
+        let polled = stream.poll();
+        broadcast(clients, stream, polled);
+    }
+
+    fn wanted(&self, _doc: &Doc) -> Option<usize> {
+        self.stream.as_ref().map(Stream::held)
+    }
+
+    fn stream_chunk(&self) -> Option<f32> {
+        self.stream.as_ref().map(Stream::chunk_size)
+    }
+
+    fn viewer(
+        &self,
+        id: u64,
+        position: [f32; 3],
+        forward: Option<[f32; 3]>,
+        velocity: [f32; 3],
+        distance: f32,
+    ) -> Option<StreamViewer> {
+        let s = self.stream.as_ref()?;
+        Some(S::viewer(s, id, position, forward, velocity, distance))
+    }
+
+    fn view_distance(&self, doc: &Doc) -> f32 {
+        S::view_distance(doc)
+    }
+}
+
+/// Sends what a stream poll gave to every client watching it; a client
+/// with its first camera gets every chunk shown so far instead.
+pub(crate) fn broadcast<S: isoterra::world::ChunkSource<Output = Bytes>>(
+    clients: &mut BTreeMap<u64, Client>,
+    stream: &Stream<S>,
+    polled: Polled,
+) {
+    let unload = (!polled.unloads.is_empty())
+        .then(|| json!({"type": "unload", "chunks": polled.unloads}).to_string());
+    for c in clients.values_mut() {
+        if c.viewer.is_none() {
+            continue;
+        }
+        if c.watching {
+            for f in &polled.frames {
+                c.send(Out::Binary(f.clone()));
+            }
+            if let Some(u) = &unload {
+                c.send(Out::Text(u.clone()));
+            }
+        } else {
+            c.watching = true;
+            for f in stream.frames() {
+                c.send(Out::Binary(f.clone()));
+            }
+        }
+        c.chunks = stream.shown();
     }
 }
 

@@ -43,6 +43,19 @@ pub struct Committed {
     pub changed_nodes: usize,
 }
 
+/// Where a ray meets a world's ground ([`Document::raycast`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RayHit {
+    /// The first point on the surface, in world units `[x, y, z]` (`z` is 0
+    /// in a side view).
+    pub point: [f32; 3],
+    /// The surface normal there, out of the solid (unit length, or zero
+    /// where it is not known).
+    pub normal: [f32; 3],
+    /// Distance from the ray's origin, in world units.
+    pub distance: f32,
+}
+
 /// Where the history stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct History {
@@ -302,6 +315,48 @@ impl<S: ChunkStore> Document<S> {
     /// with a mesh cache); other kinds mesh on demand and ignore this.
     pub fn rebuild(&mut self) {
         self.doc.ops_mut().rebuild();
+    }
+
+    // ----- ground queries -----
+
+    /// Where the ray from `from` along `dir` first enters the ground within
+    /// `max` world units, sampling the density field (trilinear in voxel
+    /// worlds, linear between nodes in a side view, bilinear heights on a
+    /// heightmap), not a collider: where a dig would start. Points are
+    /// `[x, y, z]` world units (a side view uses `x, y`). Voxel chunks along
+    /// the ray are loaded first. `None` for a ray that hits nothing, a
+    /// non-finite point, a zero or non-finite direction, `max` not above 0,
+    /// and for kinds without ground queries
+    /// ([`WorldKind::has_ground_queries`]: maps answer line of sight and
+    /// paths instead).
+    pub fn raycast(&mut self, from: [f32; 3], dir: [f32; 3], max: f32) -> Option<RayHit> {
+        let len = (dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]).sqrt();
+        let finite = from.iter().chain(&dir).all(|v| v.is_finite());
+        if !(finite && len.is_finite() && len > 0.0 && max.is_finite() && max > 0.0) {
+            return None;
+        }
+        let unit = dir.map(|v| v / len);
+        self.doc.ops_mut().raycast(from, unit, max)
+    }
+
+    /// Whether `p` (`[x, y, z]` world units) is inside the ground: the
+    /// density there is at least the iso level (under the surface on a
+    /// heightmap). False for a non-finite point and for kinds without
+    /// ground queries.
+    pub fn is_solid(&mut self, p: [f32; 3]) -> bool {
+        p.iter().all(|v| v.is_finite()) && self.doc.ops_mut().is_solid(p)
+    }
+
+    /// The density at `p` (`[x, y, z]` world units): the field value in voxel
+    /// and side-view worlds (solid where it is at least the world's iso),
+    /// the height above `p` on a heightmap (positive under the surface).
+    /// `None` outside a bounded world, for a non-finite point, and for
+    /// kinds without ground queries.
+    pub fn density_at(&mut self, p: [f32; 3]) -> Option<f32> {
+        if !p.iter().all(|v| v.is_finite()) {
+            return None;
+        }
+        self.doc.ops_mut().density_at(p)
     }
 
     /// The tools of this world, with their parameters.

@@ -99,6 +99,19 @@ impl WorldKind {
         Ok(p)
     }
 
+    /// The axes of this kind's space: 2 for side views (`x, y`), 3 for the
+    /// others (`x, y, z`, `y` up).
+    pub fn dims(self) -> usize {
+        self.spec().dims()
+    }
+
+    /// Whether rays and points query the ground of this kind's worlds
+    /// ([`Document::raycast`](crate::Document::raycast) and its
+    /// neighbours); maps answer line of sight and paths instead.
+    pub fn has_ground_queries(self) -> bool {
+        self.spec().has_ground_queries()
+    }
+
     /// The world axes (0 x, 1 y, 2 z) of the numbers of a point a user
     /// types for this kind (see [`point`](Self::point)).
     pub fn point_axes(self) -> &'static [usize] {

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use crate::create::KindDefaults;
 use crate::document::Committed;
+use crate::document::RayHit;
 use crate::export::{FileRole, MainOut, MeshNames};
 use crate::kind::Preview;
 use crate::recipe_fields::RecipeField;
@@ -95,6 +96,20 @@ pub(crate) trait KindSpec: Sync {
 
     /// The file names of its mesh exports.
     fn mesh_names(&self) -> MeshNames;
+
+    /// The axes of its worlds' space: 2 for a side view (`x, y`), 3
+    /// otherwise.
+    fn dims(&self) -> usize {
+        3
+    }
+
+    /// Whether rays and points query its ground (a density or a height
+    /// field): [`Document::raycast`](crate::Document::raycast),
+    /// [`is_solid`](crate::Document::is_solid) and
+    /// [`density_at`](crate::Document::density_at).
+    fn has_ground_queries(&self) -> bool {
+        true
+    }
 
     /// The world axes (0 x, 1 y, 2 z) of the numbers of a point a user
     /// types: `x,y` in a side view, `x,z` seen from above, `x,y,z` in 3D.
@@ -186,12 +201,73 @@ pub(crate) trait TypedDocument<S: ChunkStore> {
     /// Catches up with what other handles wrote.
     fn follow(&mut self) -> Result<Followed, StoreError>;
 
+    /// Where the ray from `from` along the unit vector `dir` first enters
+    /// the ground within `max` world units (all checked finite, `max > 0`).
+    fn raycast(&mut self, _from: [f32; 3], _dir: [f32; 3], _max: f32) -> Option<RayHit> {
+        None
+    }
+
+    /// Whether `p` (finite) is inside the ground.
+    fn is_solid(&mut self, _p: [f32; 3]) -> bool {
+        false
+    }
+
+    /// The density at `p` (finite): positive or at least the iso level
+    /// inside, as the kind defines it.
+    fn density_at(&mut self, _p: [f32; 3]) -> Option<f32> {
+        None
+    }
+
     /// Exports the world as `req` asks, the main file through `main`.
     fn export(
         &mut self,
         req: &ExportRequest,
         main: &mut MainOut<'_>,
     ) -> Result<Exported, KindError>;
+}
+
+/// The [`TypedDocument`] methods every typed document answers the same
+/// way from what the store gives it (its store, info record, history,
+/// content hash, undo, redo and follow), written once; use it inside each
+/// kind's `impl TypedDocument<S> for $doc<S>`.
+macro_rules! store_forwards {
+    ($doc:ident) => {
+        fn store(&self) -> &S {
+            $doc::store(self)
+        }
+
+        fn info_json(&self) -> serde_json::Value {
+            serde_json::to_value(self.info()).unwrap_or(serde_json::Value::Null)
+        }
+
+        fn history(&self) -> (u64, u64, bool) {
+            let i = self.info();
+            (i.strokes_total, i.undo_position, i.redo_available)
+        }
+
+        fn content_hash(&self) -> String {
+            $doc::content_hash(self)
+        }
+
+        fn undo(&mut self) -> Result<Option<i64>, isoterra_store::StoreError> {
+            $doc::undo(self)
+        }
+
+        fn redo(&mut self) -> Result<Option<i64>, isoterra_store::StoreError> {
+            $doc::redo(self)
+        }
+
+        fn follow(&mut self) -> Result<isoterra_store::Followed, isoterra_store::StoreError> {
+            $doc::follow(self)
+        }
+    };
+}
+
+pub(crate) use store_forwards;
+
+/// A stroke's outcome as [`Committed`], from the store's record of it.
+pub(crate) fn committed(id: Option<i64>, changed_nodes: usize) -> Committed {
+    Committed { id, changed_nodes }
 }
 
 /// The error for a stamp or preview of another kind.

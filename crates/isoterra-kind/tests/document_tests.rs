@@ -2033,3 +2033,45 @@ fn a_failing_writer_fails_the_streamed_export_and_changes_nothing() {
         assert_eq!(state(&doc), before);
     }
 }
+
+// ----- ground queries -----
+
+/// A ray straight down (across, in a side view) from above the ground
+/// enters it where the field says: just before the hit is outside, just
+/// past it inside, and the density agrees with `is_solid`. Maps have no
+/// ground queries; non-finite input hits nothing.
+#[test]
+fn rays_and_points_query_the_ground_of_every_kind_that_has_one() {
+    for kind in WorldKind::ALL {
+        let mut doc = memory_doc(kind);
+        // Down in the world's up axis, from well above the small worlds'
+        // ground (a side view's y grows up, like the others').
+        let (from, dir) = match kind.dims() {
+            2 => ([20.0, 31.0, 0.0], [0.0, -1.0, 0.0]),
+            _ => ([0.5, 200.0, 0.5], [0.0, -1.0, 0.0]),
+        };
+        let hit = doc.raycast(from, dir, 400.0);
+        if !kind.has_ground_queries() {
+            assert_eq!(hit, None, "{kind}");
+            assert!(!doc.is_solid([1.0, 0.0, 1.0]), "{kind}");
+            assert_eq!(doc.density_at([1.0, 0.0, 1.0]), None, "{kind}");
+            continue;
+        }
+        let hit = hit.unwrap_or_else(|| panic!("{kind}: the ray down hits the ground"));
+        assert!(
+            (hit.distance - (from[1] - hit.point[1])).abs() < 1e-3,
+            "{kind}: {hit:?}"
+        );
+        let above = [hit.point[0], hit.point[1] + 0.25, hit.point[2]];
+        let below = [hit.point[0], hit.point[1] - 0.25, hit.point[2]];
+        assert!(!doc.is_solid(above), "{kind}: {above:?} is open");
+        assert!(doc.is_solid(below), "{kind}: {below:?} is ground");
+        assert!(doc.density_at(below).is_some(), "{kind}");
+        // Bad rays and points answer nothing.
+        assert_eq!(doc.raycast([f32::NAN, 0.0, 0.0], dir, 10.0), None);
+        assert_eq!(doc.raycast(from, [0.0; 3], 10.0), None);
+        assert_eq!(doc.raycast(from, dir, 0.0), None);
+        assert!(!doc.is_solid([f32::INFINITY, 0.0, 0.0]));
+        assert_eq!(doc.density_at([0.0, f32::NAN, 0.0]), None);
+    }
+}

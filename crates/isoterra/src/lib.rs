@@ -55,31 +55,41 @@
 //!
 //! # Adding a kind
 //!
-//! A kind is one folder or file per layer, each beside the four that exist:
+//! A kind is one folder or file per layer, each beside the four that exist,
+//! and one line or one variant in a registry per layer:
 //!
 //! 1. **World** (`isoterra-world/src/<kind>/`): parameters, brush and tool
 //!    types, the edit (a sparse before/after delta), the world with
 //!    `apply_brush`/`apply_edit`, dirty tracking and meshing calls; re-export
-//!    them from the crate root. Algorithms it needs and the others lack go in
-//!    `isoterra-field` or `isoterra-mesh`.
+//!    them from the crate root (`lib.rs`). Algorithms it needs and the
+//!    others lack go in `isoterra-field` or `isoterra-mesh`.
 //! 2. **Store** (`isoterra-store/src/<kind>_document.rs`): an `EditKind`
 //!    (encode, decode, apply, chunk rows of an edit) and a document over the
 //!    shared `DocumentCore`, which gives it strokes, undo, redo and
-//!    durability; a `*_KIND` name and format version.
-//! 3. **Kind layer** (`isoterra-kind/src/<kind>.rs`): its tools for the
-//!    schema, how a checked stroke becomes its brush, and its exports; then
-//!    one arm in each dispatch of `kind.rs`, `create.rs`, `document.rs`,
-//!    `export.rs`, `stroke.rs` (its stamp and preview), `schema.rs` and
-//!    `bake/` (its bake source and chunk meshing).
+//!    durability; a `*_KIND` name and format version, re-exported from
+//!    `lib.rs`.
+//! 3. **Kind layer** (`isoterra-kind/src/<kind>/`): the kind's facts
+//!    (`KindSpec`: defaults, presets, new-world parameters, tools, shapes,
+//!    limits, export formats and file names), its document operations
+//!    (`TypedDocument`: templates, stamps, previews, commits, history,
+//!    exports, ground queries), its recipe and recipe fields (`recipe.rs`)
+//!    and what a baked chunk is (`bake.rs`, `BakeWorld`). Then one variant
+//!    in each enum of `kind.rs`, the file that lists the kinds (`WorldKind`,
+//!    `AnyDocument`, `Stamp`, `Preview`, `WorldParams`, `RecipeParams`,
+//!    `BakeSource`), and its `mod` line in `lib.rs`. The generic code
+//!    (`Document`, exports, the schema, recipes, bakes) calls the traits and
+//!    does not change.
 //! 4. **Editor** (`isoterra-editor/src/kinds/<kind>.rs`): what the browser
 //!    needs — the world description, the chunk frames and their colours —
-//!    and its remeshing in `state.rs` (the world's rebuild queue for a
-//!    bounded kind, the stream scheduler for an endless one), plus drawing in
-//!    `web/`.
-//! 5. **Command line**: the `--kind` value (`args.rs`), how a typed point
-//!    maps to a dab (`commands/edit.rs`) and the `new` summary line
-//!    (`commands/new.rs`). Tools, parameters, exports and their checks come
-//!    from the kind layer, so nothing else in the CLI changes.
+//!    and how its chunks are meshed and sent (`Meshing`: the world's
+//!    rebuild queue for a bounded kind, the shared stream for an endless
+//!    one); one arm in `kinds/mod.rs` (`meshing`, `world_json`), a frame
+//!    kind id in `frame.rs`, and drawing in `web/`.
+//! 5. **Command line**: the `new` summary line (`commands/new.rs`).
+//!    `--kind`, typed points, tools, parameters, exports, recipes and their
+//!    checks come from the kind layer.
+//! 6. **Engine plugin** (`isoterra-bevy`), to show the kind in a game: how
+//!    its chunks become meshes and colliders (`plugin.rs`, `io.rs`).
 //!
 //! # Features
 //!

@@ -2,7 +2,7 @@
 //! world, answered from the file.
 
 use anyhow::bail;
-use isoterra::kind::AnyDocument;
+use isoterra::kind::{AnyDocument, WorldKind};
 use serde_json::json;
 
 use crate::args::{IslandsArgs, RaycastArgs};
@@ -61,11 +61,25 @@ pub fn raycast(a: &RaycastArgs) -> anyhow::Result<()> {
     let dir = parse::numbers("dir", &a.dir)?;
     let mut doc = super::edit::open(&a.file)?;
     let kind = doc.kind();
-    let dims = if matches!(doc.typed(), AnyDocument::Side2d(_)) {
-        2
-    } else {
-        3
-    };
+    if !kind.has_ground_queries() {
+        let kinds: Vec<&str> = WorldKind::ALL
+            .iter()
+            .filter(|k| k.has_ground_queries())
+            .map(|k| k.name())
+            .collect();
+        let (last, rest) = kinds.split_last().unwrap_or((&"no", &[]));
+        let list = if rest.is_empty() {
+            last.to_string()
+        } else {
+            format!("{} and {last}", rest.join(", "))
+        };
+        bail!(
+            "`raycast` works on {list} worlds; {} is a {kind} world \
+             (see `isoterra los` and `isoterra path`)",
+            a.file.display()
+        );
+    }
+    let dims = kind.dims();
     for (name, v) in [("from", &from), ("dir", &dir)] {
         if v.len() != dims {
             bail!(
@@ -80,36 +94,15 @@ pub fn raycast(a: &RaycastArgs) -> anyhow::Result<()> {
     if !(len.is_finite() && len > 0.0) {
         bail!("--dir must not be zero");
     }
-    let unit: Vec<f32> = dir.iter().map(|v| v / len).collect();
-    let to: Vec<f32> = (0..dims).map(|k| from[k] + unit[k] * a.max).collect();
+    let in3 = |v: &[f32]| [v[0], v[1], v.get(2).copied().unwrap_or(0.0)];
     // (point, normal, distance), in the world's own dimensions.
-    let hit: Option<(Vec<f32>, Vec<f32>, f32)> = match doc.typed_mut() {
-        AnyDocument::Voxel(d) => {
-            let (f, t) = ([from[0], from[1], from[2]], [to[0], to[1], to[2]]);
-            let world = d.world_mut();
-            world.load_along(f, t);
-            world
-                .raycast(f, t)
-                .map(|h| (h.point.to_vec(), h.normal.to_vec(), h.t * a.max))
-        }
-        AnyDocument::Side2d(d) => d
-            .world()
-            .raycast([from[0], from[1]], [to[0], to[1]])
-            .map(|h| (h.point.to_vec(), h.normal.to_vec(), h.t * a.max)),
-        AnyDocument::Heightmap(d) => d
-            .world()
-            .raycast(
-                [from[0], from[1], from[2]],
-                [unit[0], unit[1], unit[2]],
-                a.max,
-            )
-            .map(|h| (h.point.to_vec(), h.normal.to_vec(), h.distance)),
-        AnyDocument::Map(_) => bail!(
-            "`raycast` works on voxel, side2d and heightmap worlds; {} is a map world \
-             (see `isoterra los` and `isoterra path`)",
-            a.file.display()
-        ),
-    };
+    let hit = doc.raycast(in3(&from), in3(&dir), a.max).map(|h| {
+        (
+            h.point[..dims].to_vec(),
+            h.normal[..dims].to_vec(),
+            h.distance,
+        )
+    });
     let fmt = |v: &[f32]| {
         v.iter()
             .map(|x| format!("{x:.3}"))

@@ -1,8 +1,16 @@
 //! Heightmap worlds in the browser: the world description and the frame of
 //! a streamed chunk mesh.
 
+use std::collections::BTreeMap;
+
+use isoterra::kind::AnyDocument;
 use isoterra::store::{HeightmapDocument, WorldFile};
+use isoterra::world::StreamViewer;
 use serde_json::{Value, json};
+
+use super::Doc;
+use crate::state::Client;
+use crate::stream::{HeightFrames, HeightStream, StreamKind};
 
 use crate::color;
 use crate::frame::{KIND_HEIGHTMAP, LAYER_TERRAIN, encode_surface_frame, surface_weights};
@@ -55,4 +63,54 @@ pub(crate) fn heightmap_frame(
         &surface,
         &mesh.indices,
     )
+}
+
+/// A heightmap's stream: edit chunks go to the stream's source, and every
+/// streamed chunk whose mesh reads a changed node is rebuilt first.
+impl StreamKind for HeightFrames {
+    fn start(doc: &mut Doc) -> Option<HeightStream> {
+        let AnyDocument::Heightmap(d) = doc.typed_mut() else {
+            return None;
+        };
+        // Everything the stream needs is in its own source.
+        let _ = d.world_mut().take_dirty();
+        HeightStream::heightmap(d.world(), d.info().height_range)
+            .map_err(|e| eprintln!("error: cannot stream the heightmap world: {e}"))
+            .ok()
+    }
+
+    fn dirty(doc: &Doc) -> bool {
+        matches!(doc.typed(), AnyDocument::Heightmap(d) if d.world().dirty_count() > 0)
+    }
+
+    fn sync(doc: &mut Doc, stream: &mut HeightStream, _clients: &BTreeMap<u64, Client>) {
+        let AnyDocument::Heightmap(d) = doc.typed_mut() else {
+            return;
+        };
+        if d.world().dirty_count() > 0 {
+            let dirty = d.world_mut().take_dirty();
+            if let Err(e) = stream.edited(d.world(), &dirty) {
+                eprintln!("error: cannot stream the edited chunks: {e}");
+            }
+        }
+    }
+
+    fn viewer(
+        stream: &HeightStream,
+        id: u64,
+        position: [f32; 3],
+        forward: Option<[f32; 3]>,
+        velocity: [f32; 3],
+        distance: f32,
+    ) -> StreamViewer {
+        stream.viewer(id, position, forward, velocity, distance)
+    }
+
+    /// The world's own view distance.
+    fn view_distance(doc: &Doc) -> f32 {
+        match doc.typed() {
+            AnyDocument::Heightmap(d) => d.params().view_distance,
+            _ => 128.0,
+        }
+    }
 }

@@ -1,10 +1,18 @@
 //! Map worlds in the browser: the world description and the frames of a
 //! chunk, from the meshes the world keeps.
 
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use axum::body::Bytes;
 use isoterra::export::linear_to_srgb8;
+use isoterra::kind::AnyDocument;
 use isoterra::store::{MapDocument, WorldFile};
-use isoterra::world::MapChunkMesh;
+use isoterra::world::{MapChunkMesh, StreamViewer};
 use serde_json::{Value, json};
+
+use super::{Doc, Meshing, send_frames};
+use crate::state::{Client, Out};
 
 use crate::color;
 use crate::frame::{
@@ -37,7 +45,7 @@ pub(super) fn world_json(d: &MapDocument<WorldFile>) -> Value {
 /// The terrain is drawn with the tops apart from the walls at the rims
 /// ([`MapMeshBuffers::tops_apart`](isoterra::mesh::MapMeshBuffers::tops_apart)),
 /// so rims read as clean lines, not as a saw-tooth of wall-coloured wedges.
-pub(crate) fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
+fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
     let out = &chunk.mesh;
     let coord = [chunk.coord[0] as i32, 0, chunk.coord[1] as i32];
     let t = out.terrain.tops_apart();
@@ -131,4 +139,78 @@ pub(crate) fn pathing_bytes(
     out.extend_from_slice(&grid.depth_cells().to_le_bytes());
     out.extend_from_slice(grid.cells());
     Ok(out)
+}
+
+/// A map's meshing: the world's rebuild queue within the frame budget (only
+/// chunks whose meshes changed get a new version), and those are sent.
+pub(crate) struct MapMeshing {
+    /// The chunk mesh versions every client holds.
+    sent: HashMap<[u32; 2], u64>,
+}
+
+impl MapMeshing {
+    /// Queues every chunk of the map.
+    pub(crate) fn start(doc: &mut Doc) -> Self {
+        if let AnyDocument::Map(d) = doc.typed_mut() {
+            d.world_mut().mark_all_dirty();
+        }
+        MapMeshing {
+            sent: HashMap::new(),
+        }
+    }
+}
+
+impl Meshing for MapMeshing {
+    fn has_work(&self, doc: &Doc, _viewers_changed: bool) -> bool {
+        matches!(doc.typed(), AnyDocument::Map(d) if d.world().stale_count() > 0)
+    }
+
+    fn tick(
+        &mut self,
+        doc: &mut Doc,
+        clients: &mut BTreeMap<u64, Client>,
+        budget: Duration,
+        _viewers: Option<Vec<StreamViewer>>,
+    ) {
+        let AnyDocument::Map(d) = doc.typed_mut() else {
+            return;
+        };
+        if d.world().stale_count() > 0
+            && let Err(e) = d.world_mut().rebuild(Some(budget))
+        {
+            eprintln!("error: cannot mesh the map: {e}");
+        }
+        for m in d.world().chunk_meshes() {
+            if self.sent.get(&m.coord) == Some(&m.version) {
+                continue;
+            }
+            let is_new = self.sent.insert(m.coord, m.version).is_none();
+            let frames = map_frames(m).map(Bytes::from);
+            send_frames(clients, &frames, is_new);
+        }
+    }
+
+    /// The chunks every client was sent (a chunk meshed since is on its way
+    /// to everyone with the next tick).
+    fn send_world(&self, doc: &Doc, client: &mut Client) {
+        let AnyDocument::Map(d) = doc.typed() else {
+            return;
+        };
+        for m in d.world().chunk_meshes() {
+            if self.sent.get(&m.coord) != Some(&m.version) {
+                continue;
+            }
+            for f in map_frames(m) {
+                client.send(Out::Binary(Bytes::from(f)));
+            }
+            client.chunks += 1;
+        }
+    }
+
+    fn wanted(&self, doc: &Doc) -> Option<usize> {
+        match doc.typed() {
+            AnyDocument::Map(d) => Some(d.world().chunk_meshes().count()),
+            _ => None,
+        }
+    }
 }

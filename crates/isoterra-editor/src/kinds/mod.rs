@@ -8,8 +8,10 @@ mod map;
 mod side2d;
 mod voxel;
 
+use std::collections::BTreeMap;
 use std::io::{Cursor, Write};
 use std::path::Path;
+use std::time::Duration;
 
 use axum::body::Bytes;
 use tokio::sync::{mpsc, oneshot};
@@ -25,10 +27,12 @@ use zip::write::SimpleFileOptions;
 
 use crate::EditorError;
 use crate::protocol::Reject;
+use crate::state::Client;
+use crate::stream::{HeightFrames, StreamMeshing, VoxelFrames};
+use isoterra::world::StreamViewer;
 
 pub(crate) use heightmap::heightmap_frame;
-pub(crate) use map::{map_frames, pathing_bytes};
-pub(crate) use side2d::side2d_frames;
+pub(crate) use map::pathing_bytes;
 pub(crate) use voxel::voxel_frame;
 
 /// The open world.
@@ -83,6 +87,87 @@ pub(crate) fn open_or_create(path: &Path) -> Result<Doc, EditorError> {
         )?);
     }
     Ok(Document::open(path)?)
+}
+
+/// How the world thread meshes one kind's world and sends its chunks to
+/// the browsers, written in the kind's file: bounded kinds mesh through
+/// the world's rebuild queue within the frame budget and send every chunk
+/// whose mesh changed; endless kinds drive the shared stream with every
+/// client's camera.
+pub(crate) trait Meshing: Send {
+    /// Whether there is meshing or sending to do now; `viewers_changed`
+    /// says a camera moved, came or went.
+    fn has_work(&self, doc: &Doc, viewers_changed: bool) -> bool;
+
+    /// Whether chunks are being built on other threads (poll again soon).
+    fn busy(&self) -> bool {
+        false
+    }
+
+    /// Meshes what is dirty within `budget` and sends what changed to the
+    /// clients. `viewers` are the cameras, when they changed.
+    fn tick(
+        &mut self,
+        doc: &mut Doc,
+        clients: &mut BTreeMap<u64, Client>,
+        budget: Duration,
+        viewers: Option<Vec<StreamViewer>>,
+    );
+
+    /// Sends a newly welcomed client what is meshed already (bounded kinds;
+    /// a stream sends a client its chunks with its first camera).
+    fn send_world(&self, _doc: &Doc, _client: &mut Client) {}
+
+    /// Chunks a client should hold once everything is sent (`None` before
+    /// a stream has started).
+    fn wanted(&self, doc: &Doc) -> Option<usize>;
+
+    /// Endless kinds: the size of a stream chunk, which cameras' speeds are
+    /// measured in; `None` when cameras drive nothing.
+    fn stream_chunk(&self) -> Option<f32> {
+        None
+    }
+
+    /// Endless kinds: the viewer of client `id`'s camera.
+    fn viewer(
+        &self,
+        _id: u64,
+        _position: [f32; 3],
+        _forward: Option<[f32; 3]>,
+        _velocity: [f32; 3],
+        _distance: f32,
+    ) -> Option<StreamViewer> {
+        None
+    }
+
+    /// The view distance of a camera that names none.
+    fn view_distance(&self, _doc: &Doc) -> f32 {
+        128.0
+    }
+}
+
+/// Starts meshing the world now open: a bounded world is queued whole, an
+/// endless world's stream starts.
+pub(crate) fn meshing(doc: &mut Doc) -> Box<dyn Meshing> {
+    match doc.kind() {
+        WorldKind::Side2d => Box::new(side2d::Side2dMeshing::start(doc)),
+        WorldKind::Heightmap => Box::new(StreamMeshing::<HeightFrames>::start(doc)),
+        WorldKind::Voxel => Box::new(StreamMeshing::<VoxelFrames>::start(doc)),
+        WorldKind::Map => Box::new(map::MapMeshing::start(doc)),
+    }
+}
+
+/// Sends `frames` to every client; a chunk `is_new` to them counts as one
+/// more held.
+pub(crate) fn send_frames(clients: &mut BTreeMap<u64, Client>, frames: &[Bytes], is_new: bool) {
+    for c in clients.values_mut() {
+        for f in frames {
+            c.send(crate::state::Out::Binary(f.clone()));
+        }
+        if is_new {
+            c.chunks += 1;
+        }
+    }
 }
 
 /// The `world` object of `welcome` and `/api/info`.

@@ -1,8 +1,17 @@
 //! Side-view worlds in the browser: the world description and the chunk
 //! frames (fill mesh coloured by material, contour lines).
 
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use isoterra::kind::AnyDocument;
 use isoterra::store::{Side2dDocument, WorldFile};
+use isoterra::world::StreamViewer;
 use serde_json::{Value, json};
+
+use super::{Doc, Meshing, send_frames};
+use crate::state::{Client, Out};
 
 use crate::color;
 use crate::frame::{
@@ -29,7 +38,7 @@ pub(super) fn world_json(d: &Side2dDocument<WorldFile>) -> Value {
 
 /// The frames of a side-view chunk: its fill mesh coloured by material, its
 /// contour lines, and the grass rim along its upward-facing ground.
-pub(crate) fn side2d_frames(
+fn side2d_frames(
     doc: &Side2dDocument<WorldFile>,
     chunk: &isoterra::world::Side2dChunk,
 ) -> [Vec<u8>; 3] {
@@ -210,6 +219,76 @@ fn blended_material(
         [0, 1, 2, 3].map(|k| (sum[k] / total).round().clamp(0.0, 255.0) as u8),
         class.map(|v| v / total),
     )
+}
+
+/// A side view's meshing: the document's rebuild queue within the frame
+/// budget; every chunk whose mesh has a new version goes to every client.
+pub(crate) struct Side2dMeshing {
+    /// The chunk versions every client holds.
+    sent: HashMap<[u32; 2], u64>,
+}
+
+impl Side2dMeshing {
+    pub(crate) fn start(_doc: &mut Doc) -> Self {
+        Side2dMeshing {
+            sent: HashMap::new(),
+        }
+    }
+}
+
+impl Meshing for Side2dMeshing {
+    fn has_work(&self, doc: &Doc, _viewers_changed: bool) -> bool {
+        matches!(doc.typed(), AnyDocument::Side2d(d) if d.world().dirty_count() > 0)
+    }
+
+    fn tick(
+        &mut self,
+        doc: &mut Doc,
+        clients: &mut BTreeMap<u64, Client>,
+        budget: Duration,
+        _viewers: Option<Vec<StreamViewer>>,
+    ) {
+        let AnyDocument::Side2d(d) = doc.typed_mut() else {
+            return;
+        };
+        if d.world().dirty_count() > 0 {
+            d.rebuild_within(budget);
+        }
+        let d = &**d;
+        for chunk in d.world().chunks() {
+            if chunk.is_dirty() || chunk.version == 0 {
+                continue;
+            }
+            if self.sent.get(&chunk.coord) == Some(&chunk.version) {
+                continue;
+            }
+            let is_new = self.sent.insert(chunk.coord, chunk.version).is_none();
+            let frames = side2d_frames(d, chunk).map(Bytes::from);
+            send_frames(clients, &frames, is_new);
+        }
+    }
+
+    fn send_world(&self, doc: &Doc, client: &mut Client) {
+        let AnyDocument::Side2d(d) = doc.typed() else {
+            return;
+        };
+        for chunk in d.world().chunks() {
+            if chunk.is_dirty() || chunk.version == 0 {
+                continue;
+            }
+            for f in side2d_frames(d, chunk) {
+                client.send(Out::Binary(Bytes::from(f)));
+            }
+            client.chunks += 1;
+        }
+    }
+
+    fn wanted(&self, doc: &Doc) -> Option<usize> {
+        match doc.typed() {
+            AnyDocument::Side2d(d) => Some(d.world().chunks().len()),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -10,21 +10,23 @@ pub use recipe::{HeightmapRecipe, NoiseRecipe};
 use isoterra_export::{GlbMaterial, GlbMesh, export_exr, export_png16, export_r16};
 use isoterra_field::{HeightParams, HeightPreset};
 use isoterra_mesh::HeightmapMesh;
-use isoterra_store::{ChunkStore, Followed, HeightmapDocument, StoreError};
+use isoterra_store::{ChunkStore, HeightmapDocument, StoreError};
 use isoterra_world::{HeightBrush, HeightmapParams, HeightmapSource, MeshKey, chunk_requests};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 
 use crate::BakeSource;
 use crate::Stamp;
 use crate::WorldParams;
 use crate::create::KindDefaults;
-use crate::document::Committed;
+use crate::document::{Committed, RayHit};
 use crate::export::{
     FileRole, MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, MainOut, MeshNames, mesh_file, region,
 };
 use crate::kind::Preview;
-use crate::per_kind::{KindSpec, Settings, TypedDocument, misfit, refused, stamps_of};
+use crate::per_kind::{
+    KindSpec, Settings, TypedDocument, committed, misfit, refused, stamps_of, store_forwards,
+};
 use crate::run::HeightRun;
 use crate::schema::{Limits, ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, height_tool, round_shape};
@@ -115,29 +117,14 @@ impl KindSpec for HeightmapKind {
 }
 
 impl<S: ChunkStore> TypedDocument<S> for HeightmapDocument<S> {
+    store_forwards!(HeightmapDocument);
+
     fn kind(&self) -> WorldKind {
         WorldKind::Heightmap
     }
 
-    fn store(&self) -> &S {
-        HeightmapDocument::store(self)
-    }
-
-    fn info_json(&self) -> Value {
-        serde_json::to_value(self.info()).unwrap_or(Value::Null)
-    }
-
-    fn history(&self) -> (u64, u64, bool) {
-        let i = self.info();
-        (i.strokes_total, i.undo_position, i.redo_available)
-    }
-
     fn params(&self) -> WorldParams {
         WorldParams::Heightmap(HeightmapDocument::params(self).clone())
-    }
-
-    fn content_hash(&self) -> String {
-        HeightmapDocument::content_hash(self)
     }
 
     fn bake_source(&self) -> BakeSource<'_> {
@@ -192,22 +179,26 @@ impl<S: ChunkStore> TypedDocument<S> for HeightmapDocument<S> {
             _ => None,
         });
         let o = self.stroke_stamps(&brushes).map_err(refused)?;
-        Ok(Committed {
-            id: o.id,
-            changed_nodes: o.changed_nodes,
+        Ok(committed(o.id, o.changed_nodes))
+    }
+
+    fn raycast(&mut self, from: [f32; 3], dir: [f32; 3], max: f32) -> Option<RayHit> {
+        let hit = self.world().raycast(from, dir, max)?;
+        Some(RayHit {
+            point: hit.point,
+            normal: hit.normal,
+            distance: hit.distance,
         })
     }
 
-    fn undo(&mut self) -> Result<Option<i64>, StoreError> {
-        HeightmapDocument::undo(self)
+    fn is_solid(&mut self, p: [f32; 3]) -> bool {
+        self.world()
+            .height_at(p[0], p[2])
+            .is_some_and(|h| p[1] <= h)
     }
 
-    fn redo(&mut self) -> Result<Option<i64>, StoreError> {
-        HeightmapDocument::redo(self)
-    }
-
-    fn follow(&mut self) -> Result<Followed, StoreError> {
-        HeightmapDocument::follow(self)
+    fn density_at(&mut self, p: [f32; 3]) -> Option<f32> {
+        self.world().height_at(p[0], p[2]).map(|h| h - p[1])
     }
 
     fn export(

@@ -11,12 +11,12 @@ use isoterra_export::{
     export_png_layers, export_tiled, export_tiled_tmx, tiled_tileset_png, write_map_glb,
     write_map_obj,
 };
-use isoterra_store::{ChunkStore, Followed, MapDocument, StoreError};
+use isoterra_store::{ChunkStore, MapDocument, StoreError};
 use isoterra_world::{
     CLIFF_SLOPE_RANGE, DEFAULT_COLLIDER_TOLERANCE, DEFAULT_RAMP_LENGTH, MapBrush, MapParams,
     MapPreset, MapStroke, PathingRules, RAMP_LENGTH_RANGE, level_colliders, pathing_grid,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::BakeSource;
 use crate::Stamp;
@@ -25,7 +25,9 @@ use crate::create::{KindDefaults, MAP_SIZE};
 use crate::document::Committed;
 use crate::export::{ExportFile, FileRole, MainOut, MeshNames, mtl_file, mtl_library_name};
 use crate::kind::Preview;
-use crate::per_kind::{KindSpec, Settings, TypedDocument, misfit, refused};
+use crate::per_kind::{
+    KindSpec, Settings, TypedDocument, committed, misfit, refused, store_forwards,
+};
 use crate::schema::{ParamKind, ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, map_shape, map_tool, pathing_bits};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template, WorldKind};
@@ -106,35 +108,24 @@ impl KindSpec for MapKind {
         MeshNames::new("map", "map.glb", "map.obj", "map.mtl")
     }
 
+    fn has_ground_queries(&self) -> bool {
+        false
+    }
+
     fn point_axes(&self) -> &'static [usize] {
         &[0, 2]
     }
 }
 
 impl<S: ChunkStore> TypedDocument<S> for MapDocument<S> {
+    store_forwards!(MapDocument);
+
     fn kind(&self) -> WorldKind {
         WorldKind::Map
     }
 
-    fn store(&self) -> &S {
-        MapDocument::store(self)
-    }
-
-    fn info_json(&self) -> Value {
-        serde_json::to_value(self.info()).unwrap_or(Value::Null)
-    }
-
-    fn history(&self) -> (u64, u64, bool) {
-        let i = self.info();
-        (i.strokes_total, i.undo_position, i.redo_available)
-    }
-
     fn params(&self) -> WorldParams {
         WorldParams::Map(*MapDocument::params(self))
-    }
-
-    fn content_hash(&self) -> String {
-        MapDocument::content_hash(self)
     }
 
     fn bake_source(&self) -> BakeSource<'_> {
@@ -244,22 +235,7 @@ impl<S: ChunkStore> TypedDocument<S> for MapDocument<S> {
             });
         };
         let o = self.stroke(&MapStroke::new(brush, dabs)).map_err(refused)?;
-        Ok(Committed {
-            id: o.id,
-            changed_nodes: o.changed_nodes,
-        })
-    }
-
-    fn undo(&mut self) -> Result<Option<i64>, StoreError> {
-        MapDocument::undo(self)
-    }
-
-    fn redo(&mut self) -> Result<Option<i64>, StoreError> {
-        MapDocument::redo(self)
-    }
-
-    fn follow(&mut self) -> Result<Followed, StoreError> {
-        MapDocument::follow(self)
+        Ok(committed(o.id, o.changed_nodes))
     }
 
     fn export(

@@ -12,18 +12,20 @@ use isoterra_export::{
     export_side2d_png,
 };
 use isoterra_field::{Side2dGen, Side2dPreset};
-use isoterra_store::{ChunkStore, Followed, Side2dDocument, StoreError};
+use isoterra_store::{ChunkStore, Side2dDocument, StoreError};
 use isoterra_world::{Side2dBrush, Side2dParams};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::BakeSource;
 use crate::Stamp;
 use crate::WorldParams;
 use crate::create::{KindDefaults, SIDE2D_SIZE};
-use crate::document::Committed;
+use crate::document::{Committed, RayHit};
 use crate::export::{ExportFile, FileRole, MainOut, MeshNames, material_list, mesh_file};
 use crate::kind::Preview;
-use crate::per_kind::{KindSpec, Settings, TypedDocument, misfit, refused, stamps_of};
+use crate::per_kind::{
+    KindSpec, Settings, TypedDocument, committed, misfit, refused, stamps_of, store_forwards,
+};
 use crate::schema::{ParamSpec, ToolSpec, tool};
 use crate::stroke::{Brief, plain_shape, side2d_tool};
 use crate::{ExportFormat, ExportRequest, Exported, KindError, Template, WorldKind};
@@ -103,35 +105,24 @@ impl KindSpec for Side2dKind {
         MeshNames::new("world", "world.glb", "world.obj", "world.mtl")
     }
 
+    fn dims(&self) -> usize {
+        2
+    }
+
     fn point_axes(&self) -> &'static [usize] {
         &[0, 1]
     }
 }
 
 impl<S: ChunkStore> TypedDocument<S> for Side2dDocument<S> {
+    store_forwards!(Side2dDocument);
+
     fn kind(&self) -> WorldKind {
         WorldKind::Side2d
     }
 
-    fn store(&self) -> &S {
-        Side2dDocument::store(self)
-    }
-
-    fn info_json(&self) -> Value {
-        serde_json::to_value(self.info()).unwrap_or(Value::Null)
-    }
-
-    fn history(&self) -> (u64, u64, bool) {
-        let i = self.info();
-        (i.strokes_total, i.undo_position, i.redo_available)
-    }
-
     fn params(&self) -> WorldParams {
         WorldParams::Side2d(*Side2dDocument::params(self))
-    }
-
-    fn content_hash(&self) -> String {
-        Side2dDocument::content_hash(self)
     }
 
     fn bake_source(&self) -> BakeSource<'_> {
@@ -191,22 +182,25 @@ impl<S: ChunkStore> TypedDocument<S> for Side2dDocument<S> {
             _ => None,
         });
         let o = self.stroke_stamps(&brushes).map_err(refused)?;
-        Ok(Committed {
-            id: o.id,
-            changed_nodes: o.changed_nodes,
+        Ok(committed(o.id, o.changed_nodes))
+    }
+
+    fn raycast(&mut self, from: [f32; 3], dir: [f32; 3], max: f32) -> Option<RayHit> {
+        let to = [from[0] + dir[0] * max, from[1] + dir[1] * max];
+        let hit = self.world().raycast([from[0], from[1]], to)?;
+        Some(RayHit {
+            point: [hit.point[0], hit.point[1], 0.0],
+            normal: [hit.normal[0], hit.normal[1], 0.0],
+            distance: hit.t * max,
         })
     }
 
-    fn undo(&mut self) -> Result<Option<i64>, StoreError> {
-        Side2dDocument::undo(self)
+    fn is_solid(&mut self, p: [f32; 3]) -> bool {
+        self.world().is_solid([p[0], p[1]])
     }
 
-    fn redo(&mut self) -> Result<Option<i64>, StoreError> {
-        Side2dDocument::redo(self)
-    }
-
-    fn follow(&mut self) -> Result<Followed, StoreError> {
-        Side2dDocument::follow(self)
+    fn density_at(&mut self, p: [f32; 3]) -> Option<f32> {
+        self.world().density_at([p[0], p[1]])
     }
 
     fn export(

@@ -8,24 +8,26 @@ pub use recipe::VoxelRecipe;
 
 use isoterra_export::{GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive};
 use isoterra_field::{MaterialTable, VoxelGen, VoxelPreset};
-use isoterra_store::{ChunkStore, Followed, StoreError, VoxelDocument};
+use isoterra_store::{ChunkStore, StoreError, VoxelDocument};
 use isoterra_world::{
     VoxelBrush, VoxelChunkMesh, VoxelLodMesher, VoxelMesher, VoxelParams, VoxelShape, VoxelSource,
     chunk_requests,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::BakeSource;
 use crate::Stamp;
 use crate::WorldParams;
 use crate::create::KindDefaults;
-use crate::document::Committed;
+use crate::document::{Committed, RayHit};
 use crate::export::{
     FileRole, MAX_EXPORT_CHUNKS, MainOut, MaterialRanges, MeshNames, MeshParts, group_by_material,
     material_list, mesh_file, region,
 };
 use crate::kind::Preview;
-use crate::per_kind::{KindSpec, Settings, TypedDocument, misfit, refused, stamps_of};
+use crate::per_kind::{
+    KindSpec, Settings, TypedDocument, committed, misfit, refused, stamps_of, store_forwards,
+};
 use crate::run::VoxelRun;
 use crate::schema::{Limits, ParamKind, ParamSpec, RADIUS, ToolSpec, tool};
 use crate::stroke::{Brief, voxel_shape, voxel_tool};
@@ -136,29 +138,14 @@ impl KindSpec for VoxelKind {
 }
 
 impl<S: ChunkStore> TypedDocument<S> for VoxelDocument<S> {
+    store_forwards!(VoxelDocument);
+
     fn kind(&self) -> WorldKind {
         WorldKind::Voxel
     }
 
-    fn store(&self) -> &S {
-        VoxelDocument::store(self)
-    }
-
-    fn info_json(&self) -> Value {
-        serde_json::to_value(self.info()).unwrap_or(Value::Null)
-    }
-
-    fn history(&self) -> (u64, u64, bool) {
-        let i = self.info();
-        (i.strokes_total, i.undo_position, i.redo_available)
-    }
-
     fn params(&self) -> WorldParams {
         WorldParams::Voxel(*VoxelDocument::params(self))
-    }
-
-    fn content_hash(&self) -> String {
-        VoxelDocument::content_hash(self)
     }
 
     fn bake_source(&self) -> BakeSource<'_> {
@@ -219,22 +206,31 @@ impl<S: ChunkStore> TypedDocument<S> for VoxelDocument<S> {
             _ => None,
         });
         let o = self.stroke_stamps(&brushes).map_err(refused)?;
-        Ok(Committed {
-            id: o.id,
-            changed_nodes: o.changed_nodes,
+        Ok(committed(o.id, o.changed_nodes))
+    }
+
+    fn raycast(&mut self, from: [f32; 3], dir: [f32; 3], max: f32) -> Option<RayHit> {
+        let to = [0, 1, 2].map(|a| from[a] + dir[a] * max);
+        let world = self.world_mut();
+        world.load_along(from, to);
+        let hit = world.raycast(from, to)?;
+        Some(RayHit {
+            point: hit.point,
+            normal: hit.normal,
+            distance: hit.t * max,
         })
     }
 
-    fn undo(&mut self) -> Result<Option<i64>, StoreError> {
-        VoxelDocument::undo(self)
+    fn is_solid(&mut self, p: [f32; 3]) -> bool {
+        let world = self.world_mut();
+        world.load_along(p, p);
+        world.is_solid(p)
     }
 
-    fn redo(&mut self) -> Result<Option<i64>, StoreError> {
-        VoxelDocument::redo(self)
-    }
-
-    fn follow(&mut self) -> Result<Followed, StoreError> {
-        VoxelDocument::follow(self)
+    fn density_at(&mut self, p: [f32; 3]) -> Option<f32> {
+        let world = self.world_mut();
+        world.load_along(p, p);
+        world.density_at(p)
     }
 
     fn export(
