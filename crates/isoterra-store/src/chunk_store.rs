@@ -252,6 +252,21 @@ pub trait ChunkStore {
     /// is baked. It does not depend on how or in which order the rows were
     /// written.
     fn baked_content_hash(&self) -> Result<Option<String>, StoreError>;
+
+    /// The hash of everything the store holds for a world whose content
+    /// hash is `world_hash`: that hash alone when nothing is baked, else
+    /// combined with [`baked_content_hash`](Self::baked_content_hash).
+    /// Equal for equal worlds and bakes in any backend.
+    ///
+    /// # Errors
+    ///
+    /// As [`baked_content_hash`](Self::baked_content_hash).
+    fn stored_content_hash(&self, world_hash: &str) -> Result<String, StoreError> {
+        Ok(match self.baked_content_hash()? {
+            None => world_hash.to_string(),
+            Some(baked) => crate::hash::stored_content_hash(world_hash, &baked),
+        })
+    }
 }
 
 /// A store behind a pointer (`Box<dyn ChunkStore>`, `&mut MemoryStore`, …)

@@ -147,6 +147,23 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The database server named no world of that name.
+    #[error("{}: the database holds no such world; create it first", path.display())]
+    NoSuchWorld {
+        /// The world's location (its URL, without a password).
+        path: PathBuf,
+    },
+    /// A PostgreSQL error: the server could not be reached, refused the
+    /// login or failed a query.
+    #[cfg(feature = "postgres")]
+    #[error("{}: database error: {source}", path.display())]
+    Postgres {
+        /// The world's location (its URL, without a password).
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: postgres::Error,
+    },
     /// Parameters could not be turned into or read from JSON.
     #[error("JSON error in {what}: {source}")]
     Json {
@@ -171,6 +188,15 @@ impl StoreError {
         StoreError::History {
             path: path.to_path_buf(),
             reason: format!("stroke {id} does not match the world in memory; reopen the file"),
+        }
+    }
+
+    /// Wraps a PostgreSQL error for the world at `path`.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn postgres(path: &Path, source: postgres::Error) -> Self {
+        StoreError::Postgres {
+            path: path.to_path_buf(),
+            source,
         }
     }
 

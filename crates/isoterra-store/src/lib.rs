@@ -92,6 +92,8 @@ mod hash;
 mod heightmap_document;
 mod map_document;
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod voxel_document;
 mod wire;
 mod write_behind;
@@ -124,6 +126,8 @@ pub use map_document::{
     decode_map_edit, encode_map_chunk, encode_map_edit,
 };
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{MAX_WORLD_NAME, PG_SCHEMA_VERSION, PgStore, is_postgres_url};
 pub use voxel_document::{
     MAX_STROKE_NODES as MAX_VOXEL_STROKE_NODES, VOXEL_FORMAT_VERSION, VOXEL_KIND, VoxelDocument,
     VoxelDocumentInfo, VoxelStrokeOutcome, decode_delta3, encode_delta3,

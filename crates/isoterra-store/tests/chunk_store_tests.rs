@@ -1,5 +1,9 @@
-//! `ChunkStore` used through a trait object, for both backends: the SQLite
-//! `WorldFile` and the in-memory `MemoryStore` pass the same checks.
+//! `ChunkStore` used through a trait object, for every backend: the SQLite
+//! `WorldFile`, the in-memory `MemoryStore` and (feature `postgres`, with a
+//! server) `PgStore` pass the same checks.
+
+#[cfg(feature = "postgres")]
+mod pg_support;
 
 use isoterra_store::{
     BakedChunk, BakedCollider, BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore,
@@ -281,4 +285,64 @@ fn the_same_world_has_the_same_stamp_and_hashes_in_both_backends() {
     // A different world (another seed) has another stamp.
     let other = MemoryStore::create(&WorldMeta { seed: 10, ..meta() }).unwrap();
     assert_ne!(other.world_stamp().unwrap(), seen[0].0);
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_works_through_dyn_chunk_store() {
+    use isoterra_store::PgStore;
+    let Some(server) = pg_support::server("postgres_works_through_dyn_chunk_store") else {
+        return;
+    };
+    let url = pg_support::world_url(&server, "contract");
+    let mut pg = PgStore::open(&url).unwrap();
+    pg.create_world(&meta(), &[]).unwrap();
+    assert!(matches!(
+        pg.create_world(&meta(), &[]),
+        Err(StoreError::AlreadyExists { .. })
+    ));
+    let store: &mut dyn ChunkStore = &mut pg;
+    assert_eq!(store.backend(), "postgres");
+    assert_eq!(store.meta().unwrap(), meta());
+    exercise(store).unwrap();
+    // The same calls on a memory store leave the same world behind.
+    let mut memory = MemoryStore::create(&meta()).unwrap();
+    exercise(&mut memory).unwrap();
+    assert_eq!(pg.world_stamp().unwrap(), memory.world_stamp().unwrap());
+    drop(pg);
+    // Everything committed through the trait is in the database.
+    let mut again: Box<dyn ChunkStore> = Box::new(PgStore::open_existing(&url).unwrap());
+    assert_eq!(again.stroke_counts().unwrap().done, 1);
+    assert_eq!(
+        again.chunk(&ChunkKey::field2(-3, 2)).unwrap(),
+        Some(vec![2])
+    );
+    let id = again.last_done_stroke().unwrap().unwrap().id;
+    again.mark_undone(id, &[]).unwrap();
+    assert_eq!(again.stroke_counts().unwrap().undone, 1);
+    // A world that is not there is named as missing, not made.
+    let missing = pg_support::world_url(&server, "missing");
+    assert!(matches!(
+        PgStore::open_existing(&missing),
+        Err(StoreError::NoSuchWorld { .. })
+    ));
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn baked_rows_work_on_postgres() {
+    use isoterra_store::PgStore;
+    let Some(server) = pg_support::server("baked_rows_work_on_postgres") else {
+        return;
+    };
+    let mut pg = PgStore::open(&pg_support::world_url(&server, "baked")).unwrap();
+    pg.create_world(&meta(), &[]).unwrap();
+    exercise_baked(&mut pg).unwrap();
+    let mut memory = MemoryStore::create(&meta()).unwrap();
+    exercise_baked(&mut memory).unwrap();
+    assert_eq!(
+        pg.baked_content_hash().unwrap(),
+        memory.baked_content_hash().unwrap()
+    );
+    assert_eq!(pg.baked_sources().unwrap(), memory.baked_sources().unwrap());
 }

@@ -272,6 +272,141 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------
+// The same documents over a PostgreSQL server (feature `postgres`).
+
+#[cfg(feature = "postgres")]
+mod pg_support;
+
+/// A new world's store on the test server, or `None` when there is none.
+#[cfg(feature = "postgres")]
+fn pg_store(test: &str) -> Option<isoterra_store::PgStore> {
+    let server = pg_support::server(test)?;
+    Some(isoterra_store::PgStore::open(&pg_support::world_url(&server, "docs")).unwrap())
+}
+
+#[cfg(feature = "postgres")]
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+
+    #[test]
+    fn side2d_memory_and_postgres_stay_in_step(ops in prop::collection::vec(op_strategy(), 1..10)) {
+        let Some(pg) = pg_store("side2d_memory_and_postgres_stay_in_step") else { return Ok(()) };
+        let mut pg = Side2dDocument::create_in(pg, &side2d_params()).unwrap();
+        let mut memory = Side2dDocument::create_in(MemoryStore::new(), &side2d_params()).unwrap();
+        assert_in_step(&mut pg, &mut memory, &ops);
+    }
+
+    #[test]
+    fn voxel_memory_and_postgres_stay_in_step(ops in prop::collection::vec(op_strategy(), 1..8)) {
+        let Some(pg) = pg_store("voxel_memory_and_postgres_stay_in_step") else { return Ok(()) };
+        let mut pg = VoxelDocument::create_in(pg, &voxel_params()).unwrap();
+        let mut memory = VoxelDocument::create_in(MemoryStore::new(), &voxel_params()).unwrap();
+        assert_in_step(&mut pg, &mut memory, &ops);
+    }
+
+    #[test]
+    fn heightmap_memory_and_postgres_stay_in_step(ops in prop::collection::vec(op_strategy(), 1..10)) {
+        let Some(pg) = pg_store("heightmap_memory_and_postgres_stay_in_step") else { return Ok(()) };
+        let mut pg = HeightmapDocument::create_in(pg, &heightmap_params()).unwrap();
+        let mut memory = HeightmapDocument::create_in(MemoryStore::new(), &heightmap_params()).unwrap();
+        assert_in_step(&mut pg, &mut memory, &ops);
+    }
+
+    #[test]
+    fn map_memory_and_postgres_stay_in_step(ops in prop::collection::vec(op_strategy(), 1..8)) {
+        let Some(pg) = pg_store("map_memory_and_postgres_stay_in_step") else { return Ok(()) };
+        let mut pg = MapDocument::create_in(pg, &map_params()).unwrap();
+        let mut memory = MapDocument::create_in(MemoryStore::new(), &map_params()).unwrap();
+        assert_in_step(&mut pg, &mut memory, &ops);
+    }
+}
+
+/// Each kind's document over PostgreSQL, closed and opened again from the
+/// server: the same world, counts and history.
+#[cfg(feature = "postgres")]
+#[test]
+fn documents_reopened_from_postgres_restore_the_world() {
+    use isoterra_store::PgStore;
+    let Some(server) = pg_support::server("documents_reopened_from_postgres_restore_the_world")
+    else {
+        return;
+    };
+    let ops = session();
+    let url = |tag| pg_support::world_url(&server, tag);
+    let (u1, u2, u3, u4) = (
+        url("re-side"),
+        url("re-voxel"),
+        url("re-height"),
+        url("re-map"),
+    );
+    let reopen = |u: &str| PgStore::open_existing(u).unwrap();
+    reopen_check(
+        Side2dDocument::create_in(PgStore::open(&u1).unwrap(), &side2d_params()).unwrap(),
+        &ops,
+        |d| {
+            drop(d);
+            Side2dDocument::open_in(reopen(&u1)).unwrap()
+        },
+    );
+    reopen_check(
+        VoxelDocument::create_in(PgStore::open(&u2).unwrap(), &voxel_params()).unwrap(),
+        &ops,
+        |d| {
+            drop(d);
+            VoxelDocument::open_in(reopen(&u2)).unwrap()
+        },
+    );
+    reopen_check(
+        HeightmapDocument::create_in(PgStore::open(&u3).unwrap(), &heightmap_params()).unwrap(),
+        &ops,
+        |d| {
+            drop(d);
+            HeightmapDocument::open_in(reopen(&u3)).unwrap()
+        },
+    );
+    reopen_check(
+        MapDocument::create_in(PgStore::open(&u4).unwrap(), &map_params()).unwrap(),
+        &ops,
+        |d| {
+            drop(d);
+            MapDocument::open_in(reopen(&u4)).unwrap()
+        },
+    );
+}
+
+/// Two handles of one world, as two editor servers would hold it: a stale
+/// writer is refused and changes nothing; after following the log it
+/// writes again, and both end with the same world.
+#[cfg(feature = "postgres")]
+#[test]
+fn a_stale_postgres_writer_is_refused_until_it_follows() {
+    use isoterra_store::PgStore;
+    let Some(server) = pg_support::server("a_stale_postgres_writer_is_refused_until_it_follows")
+    else {
+        return;
+    };
+    let url = pg_support::world_url(&server, "two");
+    let mut a =
+        HeightmapDocument::create_in(PgStore::open(&url).unwrap(), &heightmap_params()).unwrap();
+    let mut b = HeightmapDocument::open_in(PgStore::open_existing(&url).unwrap()).unwrap();
+    a.stroke(&height_brush((0, 0.4, 0.4, 3.0))).unwrap();
+    let before = b.content_hash();
+    let refused = b.stroke(&height_brush((1, 0.6, 0.6, 3.0)));
+    assert!(
+        matches!(refused, Err(StoreError::Conflict { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(b.content_hash(), before, "a refused stroke changes nothing");
+    let followed = b.follow().unwrap();
+    assert_eq!(followed.applied, 1);
+    assert_eq!(b.content_hash(), a.content_hash());
+    b.stroke(&height_brush((1, 0.6, 0.6, 3.0))).unwrap();
+    a.follow().unwrap();
+    assert_eq!(a.content_hash(), b.content_hash());
+    assert_eq!(state(&a), state(&b));
+}
+
+// ---------------------------------------------------------------------------
 // A store whose commits fail on demand.
 
 /// Wraps a store and refuses the commits (chunk puts, strokes, undo and

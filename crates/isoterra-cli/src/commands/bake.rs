@@ -54,9 +54,9 @@ const MANIFEST: &str = "manifest.json";
 /// bakes, whatever the history; two unedited endless worlds of other seeds
 /// or recipes print different ones (their content hashes alone, which cover
 /// edits, would agree).
-pub(crate) fn stored_hash(doc: &Document) -> anyhow::Result<String> {
+pub(crate) fn stored_hash<S: ChunkStore>(doc: &Document<S>) -> anyhow::Result<String> {
     let world = doc.content_hash();
-    let stored = doc.file().stored_content_hash(&world)?;
+    let stored = doc.store().stored_content_hash(&world)?;
     let info = doc.info_json();
     let recipe = doc.recipe().to_json_value();
     let mut h = isoterra::field::hash::Fnv1a64::new();

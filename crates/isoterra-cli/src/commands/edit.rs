@@ -5,15 +5,82 @@ use std::path::Path;
 use anyhow::Context;
 use isoterra::field::erosion::ThermalParams;
 use isoterra::kind::{Document, ErodeSpec, StrokeSpec, WorldKind};
+use isoterra::store::{ChunkStore, PgStore, is_postgres_url};
 use serde_json::{Value, json};
 
 use crate::args::{ErodeArgs, Shape, StrokeArgs};
 use crate::commands::parse;
 
-/// Opens a world file of any kind.
+/// Opens a world file of any kind (for the commands that take files only).
 pub fn open(path: &Path) -> anyhow::Result<Document> {
+    refuse_url(path)?;
     Document::open(path).with_context(|| format!("cannot open {}", path.display()))
 }
+
+/// Refuses a `postgres://` URL where a command takes only a world file.
+pub fn refuse_url(path: &Path) -> anyhow::Result<()> {
+    if path.to_str().is_some_and(is_postgres_url) {
+        anyhow::bail!(
+            "{}: this command takes a world file; worlds on a PostgreSQL server work with \
+             new, stroke, undo, redo, info and export",
+            redact(&path.display().to_string())
+        );
+    }
+    Ok(())
+}
+
+/// A world as the commands that take a file or a database URL open it.
+pub enum World {
+    /// A world file.
+    File(Document),
+    /// A world on a PostgreSQL server (`postgres://USER@HOST/DB?world=NAME`).
+    Postgres(Box<Document<PgStore>>),
+}
+
+/// Opens the world at `location`: a `postgres://` URL names a world on a
+/// server, anything else a world file.
+pub fn open_world(location: &Path) -> anyhow::Result<World> {
+    match location.to_str().filter(|l| is_postgres_url(l)) {
+        Some(url) => {
+            let store = PgStore::open_existing(url)
+                .with_context(|| format!("cannot open {}", redact(url)))?;
+            let doc =
+                Document::open_in(store).with_context(|| format!("cannot open {}", redact(url)))?;
+            Ok(World::Postgres(Box::new(doc)))
+        }
+        None => open(location).map(World::File),
+    }
+}
+
+/// `url` without its password, for messages.
+pub fn redact(url: &str) -> String {
+    match url.split_once("://").and_then(|(s, rest)| {
+        let (user, host) = rest.split_once('@')?;
+        let (user, _) = user.split_once(':')?;
+        Some(format!("{s}://{user}@{host}"))
+    }) {
+        Some(r) => r,
+        None => url.to_string(),
+    }
+}
+
+/// Runs `$body` with `$doc` bound to the opened world's document (`&mut
+/// Document<S>`), whatever its store.
+macro_rules! with_world {
+    ($world:expr, $doc:ident => $body:expr) => {
+        match $world {
+            $crate::commands::edit::World::File(mut d) => {
+                let $doc = &mut d;
+                $body
+            }
+            $crate::commands::edit::World::Postgres(mut d) => {
+                let $doc = &mut *d;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_world;
 
 /// A point typed on the command line as the world point a dab takes:
 /// `X,Y` (side2d) → `[x, y, 0]`, `X,Y,Z` (voxel), `X,Z` (heightmap, map)
@@ -107,7 +174,10 @@ fn pathing_flags(text: &str) -> anyhow::Result<Value> {
 }
 
 pub fn stroke(a: &StrokeArgs) -> anyhow::Result<()> {
-    let mut doc = open(&a.file)?;
+    with_world!(open_world(&a.file)?, doc => stroke_in(doc, a))
+}
+
+fn stroke_in<S: ChunkStore>(doc: &mut Document<S>, a: &StrokeArgs) -> anyhow::Result<()> {
     let kind = doc.kind();
     let mut dabs = vec![world_point(kind, &a.at)?];
     if let Some(to) = &a.to {
@@ -220,7 +290,7 @@ pub fn erode(a: &ErodeArgs) -> anyhow::Result<()> {
 }
 
 pub fn undo(file: &Path) -> anyhow::Result<()> {
-    match open(file)?.undo()? {
+    match with_world!(open_world(file)?, doc => doc.undo()?) {
         Some(id) => println!("undid stroke {id}"),
         None => println!("nothing to undo"),
     }
@@ -228,7 +298,7 @@ pub fn undo(file: &Path) -> anyhow::Result<()> {
 }
 
 pub fn redo(file: &Path) -> anyhow::Result<()> {
-    match open(file)?.redo()? {
+    match with_world!(open_world(file)?, doc => doc.redo()?) {
         Some(id) => println!("redid stroke {id}"),
         None => println!("nothing to redo"),
     }

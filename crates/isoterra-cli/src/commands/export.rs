@@ -4,9 +4,13 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::kind::{ExportFormat as Format, ExportRequest, FileRole, LodRings, WorldKind};
+use isoterra::kind::{
+    Document, ExportFormat as Format, ExportRequest, FileRole, LodRings, WorldKind,
+};
+use isoterra::store::ChunkStore;
 
 use crate::args::ExportArgs;
+use crate::commands::edit::{open_world, with_world};
 use crate::commands::{parse, write_atomic, write_atomic_with};
 
 /// The mixed-LOD request of `--lod-rings`, `--around` and `--radius`.
@@ -39,8 +43,16 @@ fn lod_rings(a: &ExportArgs) -> anyhow::Result<Option<LodRings>> {
 
 pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
-    let mut doc = super::edit::open(&a.file)?;
+    let world = open_world(&a.file)?;
     let load_ms = ms(t0);
+    with_world!(world, doc => export_from(doc, a, load_ms))
+}
+
+fn export_from<S: ChunkStore>(
+    doc: &mut Document<S>,
+    a: &ExportArgs,
+    load_ms: f64,
+) -> anyhow::Result<()> {
     let mut req = ExportRequest::new(a.format).with_region(a.region.clone());
     req.lod = a.lod;
     req.range = a.range.as_deref().map(parse::range).transpose()?;
@@ -63,7 +75,7 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<()> {
         );
     }
     if matches!(req.format, Format::Glb | Format::Obj) {
-        return streamed(a, &mut doc, &req, load_ms);
+        return streamed(a, doc, &req, load_ms);
     }
     let t1 = Instant::now();
     let exported = doc.export(&req).context("export refused")?;
@@ -126,9 +138,9 @@ fn report(
 /// The other files (an OBJ's material library, a side view's colliders)
 /// are written after it. `mesh_ms` covers meshing and writing the main file
 /// together.
-fn streamed(
+fn streamed<S: ChunkStore>(
     a: &ExportArgs,
-    doc: &mut isoterra::kind::Document,
+    doc: &mut Document<S>,
     req: &ExportRequest,
     load_ms: f64,
 ) -> anyhow::Result<()> {

@@ -1,18 +1,23 @@
 //! `isoterra info`
 
-use isoterra::kind::AnyDocument;
+use isoterra::kind::{AnyDocument, Document};
+use isoterra::store::ChunkStore;
 use isoterra::world::{PathingGrid, PathingRules, pathing_grid};
 
 use crate::args::InfoArgs;
+use crate::commands::edit::{open_world, redact, with_world};
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
-    let doc = super::edit::open(&a.file)?;
+    with_world!(open_world(&a.file)?, doc => info_of(doc, a))
+}
+
+fn info_of<S: ChunkStore>(doc: &Document<S>, a: &InfoArgs) -> anyhow::Result<()> {
     if a.recipe {
         print!("{}", doc.recipe().to_json_pretty());
         return Ok(());
     }
     let hash = if a.hash {
-        Some(super::bake::stored_hash(&doc)?)
+        Some(super::bake::stored_hash(doc)?)
     } else {
         None
     };
@@ -37,7 +42,11 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
     } else {
         14
     };
-    println!("{:<width$} {}", "file:", a.file.display());
+    println!(
+        "{:<width$} {}",
+        "file:",
+        redact(&a.file.display().to_string())
+    );
     if let serde_json::Value::Object(map) = &info {
         for (k, v) in map {
             let v = match v {

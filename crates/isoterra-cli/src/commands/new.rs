@@ -3,9 +3,11 @@
 use anyhow::Context;
 use isoterra::field::Side2dPreset;
 use isoterra::kind::{AnyDocument, Document, NewWorld, WorldKind};
+use isoterra::store::{ChunkStore, PgStore, is_postgres_url};
 use isoterra::world::Side2dParams;
 
 use crate::args::{GeneratorArgs, NewArgs};
+use crate::commands::edit::redact;
 use crate::commands::parse;
 
 /// The new world the generator flags describe (the recipe file read and
@@ -35,10 +37,25 @@ pub fn new_world(g: &GeneratorArgs, chunk: Option<u32>) -> anyhow::Result<NewWor
 
 pub fn run(a: &NewArgs) -> anyhow::Result<()> {
     let new = new_world(&a.generator, a.chunk)?;
+    let file = redact(&a.file.display().to_string());
+    let cannot = || format!("cannot create {file}");
+    match a.file.to_str().filter(|l| is_postgres_url(l)) {
+        Some(url) => {
+            let store = PgStore::open(url).with_context(cannot)?;
+            let doc = Document::create_in(store, &new).with_context(cannot)?;
+            created(&doc, &new, &file);
+        }
+        None => {
+            let doc = Document::create(&a.file, &new).with_context(cannot)?;
+            created(&doc, &new, &file);
+        }
+    }
+    Ok(())
+}
+
+/// The line `new` prints about the world it made.
+fn created<S: ChunkStore>(doc: &Document<S>, new: &NewWorld, file: &str) {
     let kind = new.kind;
-    let doc = Document::create(&a.file, &new)
-        .with_context(|| format!("cannot create {}", a.file.display()))?;
-    let file = a.file.display();
     let seed = new.seed;
     match doc.typed() {
         AnyDocument::Side2d(d) => {
@@ -85,7 +102,6 @@ pub fn run(a: &NewArgs) -> anyhow::Result<()> {
             );
         }
     }
-    Ok(())
 }
 
 /// Side-view parameters of a seed, size and preset (the bench and demo
