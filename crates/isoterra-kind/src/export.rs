@@ -546,7 +546,8 @@ impl<S: ChunkStore> Document<S> {
             )));
         }
         if let Some(r) = &req.lod_rings {
-            let meshes = matches!(self.kind(), WorldKind::Heightmap | WorldKind::Voxel)
+            // Rings of LOD around a point: the endless kinds' meshes.
+            let meshes = !self.kind().is_bounded()
                 && matches!(req.format, ExportFormat::Glb | ExportFormat::Obj);
             if !meshes {
                 return Err(KindError::invalid(format!(

@@ -76,6 +76,16 @@ pub(crate) trait KindSpec: Sync {
     /// Its recipe's fields, in the order an editor shows them.
     fn recipe_fields(&self, out: &mut Vec<RecipeField>);
 
+    /// A preview picture of a new world made with `params` (its kind's),
+    /// `pixels` on its longest side; `area` is the world units across for
+    /// the endless kinds (checked; `None` picks one).
+    fn preview(
+        &self,
+        params: &WorldParams,
+        pixels: u32,
+        area: Option<f32>,
+    ) -> Result<crate::Preview, KindError>;
+
     /// Its tools; `materials` is the number of materials the world's table
     /// holds (a kind without a table ignores it).
     fn tools(&self, materials: usize) -> Vec<ToolSpec>;

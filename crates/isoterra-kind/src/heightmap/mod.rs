@@ -3,6 +3,7 @@
 //! [`TypedDocument`]).
 
 mod bake;
+mod preview;
 mod recipe;
 
 pub use recipe::{HeightmapRecipe, NoiseRecipe};
@@ -68,6 +69,15 @@ impl KindSpec for HeightmapKind {
 
     fn recipe_fields(&self, out: &mut Vec<crate::RecipeField>) {
         recipe::fields(out);
+    }
+
+    fn preview(
+        &self,
+        params: &WorldParams,
+        n: u32,
+        area: Option<f32>,
+    ) -> Result<crate::Preview, KindError> {
+        preview::preview(params, n, area)
     }
 
     fn tools(&self, materials: usize) -> Vec<ToolSpec> {

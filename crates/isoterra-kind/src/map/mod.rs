@@ -2,6 +2,7 @@
 //! ([`MapKind`] and the map document's [`TypedDocument`]).
 
 mod bake;
+mod preview;
 mod recipe;
 
 pub use recipe::MapRecipe;
@@ -74,6 +75,15 @@ impl KindSpec for MapKind {
 
     fn recipe_fields(&self, out: &mut Vec<crate::RecipeField>) {
         recipe::fields(out);
+    }
+
+    fn preview(
+        &self,
+        params: &WorldParams,
+        n: u32,
+        _area: Option<f32>,
+    ) -> Result<crate::Preview, KindError> {
+        preview::preview(params, n)
     }
 
     fn tools(&self, materials: usize) -> Vec<ToolSpec> {

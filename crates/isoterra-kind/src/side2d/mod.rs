@@ -3,6 +3,7 @@
 //! [`TypedDocument`]).
 
 mod bake;
+mod preview;
 mod recipe;
 
 pub use recipe::Side2dRecipe;
@@ -73,6 +74,15 @@ impl KindSpec for Side2dKind {
 
     fn recipe_fields(&self, out: &mut Vec<crate::RecipeField>) {
         recipe::fields(out);
+    }
+
+    fn preview(
+        &self,
+        params: &WorldParams,
+        n: u32,
+        _area: Option<f32>,
+    ) -> Result<crate::Preview, KindError> {
+        preview::preview(params, n)
     }
 
     fn tools(&self, materials: usize) -> Vec<ToolSpec> {

@@ -2,6 +2,7 @@
 //! exports ([`VoxelKind`] and the voxel document's [`TypedDocument`]).
 
 mod bake;
+mod preview;
 mod recipe;
 
 pub use recipe::VoxelRecipe;
@@ -96,6 +97,15 @@ impl KindSpec for VoxelKind {
 
     fn recipe_fields(&self, out: &mut Vec<crate::RecipeField>) {
         recipe::fields(out);
+    }
+
+    fn preview(
+        &self,
+        params: &WorldParams,
+        n: u32,
+        area: Option<f32>,
+    ) -> Result<crate::Preview, KindError> {
+        preview::preview(params, n, area)
     }
 
     fn tools(&self, materials: usize) -> Vec<ToolSpec> {
