@@ -128,6 +128,8 @@ struct World {
     viewers_changed: bool,
     remesh_ms: f64,
     last_status: Instant,
+    /// When the store was last asked whether another program wrote.
+    last_follow: Instant,
     shutdown: bool,
     /// Exports running on threads of their own.
     exports: Arc<AtomicUsize>,
@@ -144,6 +146,9 @@ const STREAM_POLL: Duration = Duration::from_millis(2);
 const MAX_OPEN_STROKES: usize = 16;
 /// Time between `status` messages.
 const STATUS_EVERY: Duration = Duration::from_millis(500);
+/// Time between checks for what another program (another editor server,
+/// a command) wrote to the world; what it wrote is then followed.
+const FOLLOW_EVERY: Duration = Duration::from_millis(100);
 
 impl World {
     fn new(mut doc: Doc, path: PathBuf, budget: Duration) -> Self {
@@ -156,6 +161,7 @@ impl World {
             viewers_changed: false,
             remesh_ms: 0.0,
             last_status: Instant::now(),
+            last_follow: Instant::now(),
             shutdown: false,
             exports: Arc::new(AtomicUsize::new(0)),
         }
@@ -205,7 +211,7 @@ impl World {
         }
         self.clients.clear();
         if let Some(d) = self.doc.take() {
-            let _ = d.close();
+            kinds::close(d);
         }
     }
 
@@ -267,7 +273,7 @@ impl World {
                 let spawned = std::thread::Builder::new()
                     .name("isoterra-export".into())
                     .spawn(move || {
-                        match Doc::open(&path) {
+                        match kinds::open(&path) {
                             Ok(mut doc) => {
                                 kinds::download(&mut doc, &format, region.as_deref(), reply);
                             }
@@ -537,7 +543,7 @@ impl World {
             }
         }
         if let Some(d) = self.doc.take() {
-            let _ = d.close();
+            kinds::close(d);
         }
         match kinds::open_or_create(&self.path) {
             Ok(doc) => self.doc = Some(doc),
@@ -605,6 +611,12 @@ impl World {
     fn new_world(&mut self, request: &protocol::NewWorld) -> Result<(), Reject> {
         // Check the request before touching the file.
         let new = check_new_world(request)?;
+        if kinds::is_url(&self.path) {
+            return Err(Reject::invalid(
+                "New world works on world files; a world on a PostgreSQL server is made \
+                 with `isoterra new URL` and opened with `isoterra edit URL`",
+            ));
+        }
         // The new world is built whole in a fresh folder beside the old one,
         // so that a failure leaves the old world as it was.
         let staged = stage_new_world(&self.path, &new)?;
@@ -617,12 +629,12 @@ impl World {
             }
         }
         if let Some(d) = self.doc.take() {
-            let _ = d.close();
+            kinds::close(d);
         }
         let switched = switch_world(&self.path, staged.file());
         drop(staged);
         let result = match switched {
-            Ok(()) => match Doc::open(&self.path) {
+            Ok(()) => match kinds::open(&self.path) {
                 Ok(doc) => {
                     self.doc = Some(doc);
                     Ok(())
@@ -649,7 +661,37 @@ impl World {
 
     // ----- meshing and streaming -----
 
+    /// Another program wrote to the world (another editor server on the
+    /// same database, a command on the same file): its strokes, undos and
+    /// redos are applied from the log — open strokes keep their previews —
+    /// and every client hears of the new history; the chunks they changed
+    /// are remeshed and sent as after an own edit. A history this handle
+    /// cannot follow is read again from the store.
+    fn follow_others(&mut self) {
+        self.last_follow = Instant::now();
+        let Some(doc) = self.doc.as_mut() else {
+            return;
+        };
+        match doc.store().check_current() {
+            Ok(()) => {}
+            Err(isoterra::store::StoreError::Conflict { .. }) => match doc.follow() {
+                Ok(f) if f.changed() => self.broadcast_history(0, "follow", None, None),
+                Ok(_) => {}
+                Err(e) => {
+                    eprintln!(
+                        "error: cannot follow the other writer ({e}); reading the world again"
+                    );
+                    self.reload();
+                }
+            },
+            Err(e) => eprintln!("error: cannot check the world for other writers: {e}"),
+        }
+    }
+
     fn tick(&mut self) {
+        if self.last_follow.elapsed() >= FOLLOW_EVERY {
+            self.follow_others();
+        }
         let start = Instant::now();
         let viewers = self.take_viewers();
         if let Some(doc) = self.doc.as_mut() {
@@ -763,7 +805,7 @@ fn stage_new_world(path: &Path, new: &NewWorld) -> Result<Staged, Reject> {
             )
         })?;
     let staged = Staged { dir };
-    let doc = Doc::create(staged.file(), new).map_err(reject)?;
+    let doc = isoterra::kind::Document::create(staged.file(), new).map_err(reject)?;
     // Closing the only connection folds the log into the file: the new
     // world is one complete file, with no log of its own.
     doc.close().map_err(reject)?;

@@ -414,7 +414,7 @@ fn a_port_in_use_creates_no_world_file() {
 }
 
 #[test]
-fn after_another_program_writes_the_file_the_editor_reloads_and_goes_on() {
+fn after_another_program_writes_the_file_the_editor_follows_and_goes_on() {
     rt().block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let path = create_world(dir.path(), Kind::Side2d);
@@ -425,41 +425,35 @@ fn after_another_program_writes_the_file_the_editor_reloads_and_goes_on() {
         let (ack, _) = stroke(&mut ws, "s1", tool, params.clone(), at, 2, 4.0).await;
         assert!(!ack["id"].is_null(), "{ack}");
         // Another program strokes the file.
-        {
+        let other_id = {
             let mut other = isoterra::kind::Document::open(&path).unwrap();
             let spec = isoterra::kind::StrokeSpec::new("dig", 4.0);
             let done = other.stroke(&spec, &[[100.0, 16.0, 0.0]]).unwrap();
-            assert!(done.id.is_some());
             other.close().unwrap();
-        }
-        // The stroke in flight is refused, the world is read again…
-        send(
-            &mut ws,
-            json!({"type": "stroke_begin", "stroke": "s2", "tool": tool, "radius": 4.0,
-                   "strength": 1.0, "params": params}),
-        )
-        .await;
-        send(
-            &mut ws,
-            json!({"type": "dab", "stroke": "s2", "at": [20.0, 16.0, 0.0]}),
-        )
-        .await;
-        send(&mut ws, json!({"type": "stroke_end", "stroke": "s2"})).await;
-        let (err, _) = until_json(&mut ws, "error").await;
-        assert_eq!(err["stroke"], "s2", "{err}");
+            done.id.expect("the other stroke changed something")
+        };
+        // The editor follows it: every client hears of the new history and
+        // gets the chunks it changed, without being welcomed again.
         let limit = std::time::Duration::from_secs(20);
-        let (welcome, _) = tokio::time::timeout(limit, until_json(&mut ws, "welcome"))
+        let (history, frames) = tokio::time::timeout(limit, until_json(&mut ws, "history"))
             .await
-            .expect("the world was read again");
-        assert_eq!(welcome["history"]["strokes"], 2, "{welcome}");
-        // …and editing goes on.
-        let at3 = [at[0] + 20.0, at[1], at[2]];
+            .expect("the other program's stroke was followed");
+        assert_eq!(history["action"], "follow", "{history}");
+        assert_eq!(history["strokes"], 2, "{history}");
+        let more = drain(&mut ws, std::time::Duration::from_millis(300)).await;
+        assert!(
+            !frames.is_empty() || !more.is_empty(),
+            "the chunks the other stroke changed are sent"
+        );
+        // Editing goes on, on top of the other's stroke.
+        let at2 = [at[0] + 20.0, at[1], at[2]];
         let (ack, _) =
-            tokio::time::timeout(limit, stroke(&mut ws, "s3", tool, params, at3, 2, 4.0))
+            tokio::time::timeout(limit, stroke(&mut ws, "s2", tool, params, at2, 2, 4.0))
                 .await
                 .expect("the next stroke is acknowledged");
         assert!(!ack["id"].is_null(), "{ack}");
-        let (ack, _) = stroke(&mut ws, "s4", "fill", json!({}), at3, 1, 3.0).await;
+        assert!(ack["id"].as_i64().unwrap() > other_id, "{ack}");
+        let (ack, _) = stroke(&mut ws, "s3", "fill", json!({}), at2, 1, 3.0).await;
         assert!(!ack["id"].is_null(), "{ack}");
         server.shutdown().await;
         assert_eq!(

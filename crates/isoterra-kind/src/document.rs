@@ -192,6 +192,13 @@ impl<S: ChunkStore> Document<S> {
         )?))
     }
 
+    /// Ends every open stroke and gives the store back (for a world file,
+    /// [`close`](Document::close) also reports errors met while closing).
+    pub fn into_store(mut self) -> S {
+        self.end_all_strokes();
+        self.doc.into_store()
+    }
+
     /// The world's kind.
     pub fn kind(&self) -> WorldKind {
         self.doc.ops().kind()

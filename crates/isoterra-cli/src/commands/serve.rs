@@ -12,7 +12,6 @@ pub fn run(a: &EditArgs) -> anyhow::Result<()> {
         .file
         .clone()
         .unwrap_or_else(|| PathBuf::from("world.isoterra"));
-    super::edit::refuse_url(&file)?;
     let options = EditorOptions::new(&file)
         .with_host(a.host)
         .with_port(a.port)

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use isoterra::kind::AnyDocument;
-use isoterra::store::{HeightmapDocument, WorldFile};
+use isoterra::store::HeightmapDocument;
 use isoterra::world::StreamViewer;
 use serde_json::{Value, json};
 
@@ -16,7 +16,7 @@ use crate::color;
 use crate::frame::{KIND_HEIGHTMAP, LAYER_TERRAIN, encode_surface_frame, surface_weights};
 
 /// The kind's part of the `world` object.
-pub(super) fn world_json(d: &HeightmapDocument<WorldFile>) -> Value {
+pub(super) fn world_json(d: &HeightmapDocument<super::Store>) -> Value {
     let info = d.info();
     let p = d.params();
     json!({

@@ -7,7 +7,7 @@ use std::time::Duration;
 use axum::body::Bytes;
 use isoterra::export::linear_to_srgb8;
 use isoterra::kind::AnyDocument;
-use isoterra::store::{MapDocument, WorldFile};
+use isoterra::store::MapDocument;
 use isoterra::world::{MapChunkMesh, StreamViewer};
 use serde_json::{Value, json};
 
@@ -20,7 +20,7 @@ use crate::frame::{
 };
 
 /// The kind's part of the `world` object.
-pub(super) fn world_json(d: &MapDocument<WorldFile>) -> Value {
+pub(super) fn world_json(d: &MapDocument<super::Store>) -> Value {
     let info = d.info();
     let p = d.params();
     let cs = p.mesh.cell_size;
@@ -129,7 +129,7 @@ fn map_frames(chunk: &MapChunkMesh) -> [Vec<u8>; 2] {
 /// [`PathingGrid`](isoterra::world::PathingGrid) bits per cell, row by row.
 /// The rules are the ones the map's exports use.
 pub(crate) fn pathing_bytes(
-    d: &MapDocument<WorldFile>,
+    d: &MapDocument<super::Store>,
 ) -> Result<Vec<u8>, isoterra::world::WorldError> {
     let p = d.params();
     let rules = isoterra::world::PathingRules::DEFAULT.with_level_height(p.mesh.level_height);

@@ -20,7 +20,7 @@ use isoterra::kind::{
     AnyDocument, Document, ExportFile, ExportFormat, ExportRequest, FileRole, KindError, NewWorld,
     WorldKind,
 };
-use isoterra::store::StoreError;
+use isoterra::store::{ChunkStore, PgStore, StoreError, WorldFile, is_postgres_url};
 use serde_json::{Value, json};
 use zip::ZipWriter;
 use zip::write::SimpleFileOptions;
@@ -35,8 +35,37 @@ pub(crate) use heightmap::heightmap_frame;
 pub(crate) use map::pathing_bytes;
 pub(crate) use voxel::voxel_frame;
 
+/// Where the open world is kept: a world file, or a world on a PostgreSQL
+/// server (`postgres://USER@HOST/DB?world=NAME`).
+pub(crate) type Store = Box<dyn ChunkStore + Send>;
+
 /// The open world.
-pub(crate) type Doc = Document;
+pub(crate) type Doc = Document<Store>;
+
+/// Whether `location` names a world on a PostgreSQL server.
+pub(crate) fn is_url(location: &Path) -> bool {
+    location.to_str().is_some_and(is_postgres_url)
+}
+
+/// Opens the world at `location` (a world file or a server URL), which
+/// must exist.
+pub(crate) fn open(location: &Path) -> Result<Doc, KindError> {
+    let store: Store = match location.to_str().filter(|l| is_postgres_url(l)) {
+        Some(url) => Box::new(PgStore::open_existing(url)?),
+        None => {
+            // The file's kind first, as `Document::open` checks it, so a
+            // file that is not a world is named as such.
+            isoterra::store::detect_kind(location)?;
+            Box::new(WorldFile::open(location)?)
+        }
+    };
+    Document::open_in(store)
+}
+
+/// Closes the world (every open stroke ends first).
+pub(crate) fn close(doc: Doc) {
+    drop(doc.into_store());
+}
 
 /// Largest coordinate a dab or camera may name.
 pub(crate) const COORD_LIMIT: f64 = isoterra::kind::schema::COORD_LIMIT;
@@ -76,17 +105,22 @@ pub(crate) fn reject(e: KindError) -> Reject {
     }
 }
 
-/// Opens `path`, or creates the default world there (a map of the default
-/// preset) when it is missing.
-pub(crate) fn open_or_create(path: &Path) -> Result<Doc, EditorError> {
-    if !path.exists() {
-        let seed = isoterra::world::MapParams::DEFAULT.seed;
-        return Ok(Document::create(
-            path,
-            &NewWorld::new(WorldKind::Map).with_seed(seed),
-        )?);
+/// Opens `location` (a world file or a server URL), or creates the default
+/// world there (a map of the default preset) when it is missing.
+pub(crate) fn open_or_create(location: &Path) -> Result<Doc, EditorError> {
+    let default = NewWorld::new(WorldKind::Map).with_seed(isoterra::world::MapParams::DEFAULT.seed);
+    if let Some(url) = location.to_str().filter(|l| is_postgres_url(l)) {
+        let store = PgStore::open(url)?;
+        let store: Store = Box::new(store);
+        if store.meta_entry("kind")?.is_none() {
+            return Ok(Document::create_in(store, &default)?);
+        }
+        return Ok(Document::open_in(store)?);
     }
-    Ok(Document::open(path)?)
+    if !location.exists() {
+        Document::create(location, &default)?.close()?;
+    }
+    Ok(open(location)?)
 }
 
 /// How the world thread meshes one kind's world and sends its chunks to

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use isoterra::kind::AnyDocument;
-use isoterra::store::{Side2dDocument, WorldFile};
+use isoterra::store::Side2dDocument;
 use isoterra::world::StreamViewer;
 use serde_json::{Value, json};
 
@@ -20,7 +20,7 @@ use crate::frame::{
 };
 
 /// The kind's part of the `world` object.
-pub(super) fn world_json(d: &Side2dDocument<WorldFile>) -> Value {
+pub(super) fn world_json(d: &Side2dDocument<super::Store>) -> Value {
     let info = d.info();
     let p = d.params();
     let cell = p.generator.cell_size;
@@ -39,7 +39,7 @@ pub(super) fn world_json(d: &Side2dDocument<WorldFile>) -> Value {
 /// The frames of a side-view chunk: its fill mesh coloured by material, its
 /// contour lines, and the grass rim along its upward-facing ground.
 fn side2d_frames(
-    doc: &Side2dDocument<WorldFile>,
+    doc: &Side2dDocument<super::Store>,
     chunk: &isoterra::world::Side2dChunk,
 ) -> [Vec<u8>; 3] {
     let world = doc.world();

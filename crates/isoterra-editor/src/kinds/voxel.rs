@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use isoterra::kind::AnyDocument;
-use isoterra::store::{VoxelDocument, WorldFile};
+use isoterra::store::VoxelDocument;
 use isoterra::world::StreamViewer;
 use serde_json::{Value, json};
 
@@ -16,7 +16,7 @@ use crate::color;
 use crate::frame::{KIND_VOXEL, LAYER_TERRAIN, encode_surface_frame};
 
 /// The kind's part of the `world` object.
-pub(super) fn world_json(d: &VoxelDocument<WorldFile>) -> Value {
+pub(super) fn world_json(d: &VoxelDocument<super::Store>) -> Value {
     let info = d.info();
     let p = d.params();
     json!({
