@@ -42,6 +42,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use postgres::types::ToSql;
 use postgres::{Client, NoTls, Transaction};
 
 use crate::StoreError;
@@ -382,6 +383,32 @@ impl PgStore {
     }
 }
 
+/// A key as the tables' `layer, x, y, z, lod` columns hold it.
+struct KeyCols {
+    layer: i32,
+    x: i32,
+    y: i32,
+    z: i32,
+    lod: i16,
+}
+
+impl KeyCols {
+    fn of(k: &ChunkKey) -> Self {
+        KeyCols {
+            layer: i32::from(k.layer.0),
+            x: k.x,
+            y: k.y,
+            z: k.z,
+            lod: i16::from(k.lod),
+        }
+    }
+
+    /// `world` and the key: the parameters `$1..=$6` of a query on one row.
+    fn params<'a>(&'a self, world: &'a String) -> [&'a (dyn ToSql + Sync); 6] {
+        [world, &self.layer, &self.x, &self.y, &self.z, &self.lod]
+    }
+}
+
 /// The key of a row whose first columns are `layer, x, y, z, lod`.
 fn key_of(row: &postgres::Row, at: usize) -> ChunkKey {
     let layer: i32 = row.get(at);
@@ -410,12 +437,13 @@ fn apply(
         "DELETE FROM isoterra_chunks
          WHERE world = $1 AND layer = $2 AND x = $3 AND y = $4 AND z = $5 AND lod = $6",
     )?;
+    let world = world.to_string();
     for (key, payload) in changes {
-        let layer = i32::from(key.layer.0);
-        let lod = i16::from(key.lod);
+        let cols = KeyCols::of(key);
+        let row = cols.params(&world);
         match payload {
-            Some(p) => tx.execute(&put, &[&world, &layer, &key.x, &key.y, &key.z, &lod, p])?,
-            None => tx.execute(&delete, &[&world, &layer, &key.x, &key.y, &key.z, &lod])?,
+            Some(p) => tx.execute(&put, &[row.as_slice(), &[p]].concat())?,
+            None => tx.execute(&delete, &row)?,
         };
     }
     Ok(())
@@ -520,14 +548,7 @@ impl ChunkStore for PgStore {
             .query_opt(
                 "SELECT payload FROM isoterra_chunks
                  WHERE world = $1 AND layer = $2 AND x = $3 AND y = $4 AND z = $5 AND lod = $6",
-                &[
-                    &self.world,
-                    &i32::from(key.layer.0),
-                    &key.x,
-                    &key.y,
-                    &key.z,
-                    &i16::from(key.lod),
-                ],
+                &KeyCols::of(key).params(&self.world),
             )
             .map_err(self.pg())?
             .map(|r| r.get(0)))
@@ -740,22 +761,10 @@ impl ChunkStore for PgStore {
             )
             .map_err(pg)?;
         for row in rows {
-            let k = &row.key;
-            tx.execute(
-                &put,
-                &[
-                    &world,
-                    &i32::from(k.layer.0),
-                    &k.x,
-                    &k.y,
-                    &k.z,
-                    &i16::from(k.lod),
-                    &row.source,
-                    &row.hash,
-                    &row.payload,
-                ],
-            )
-            .map_err(pg)?;
+            let cols = KeyCols::of(&row.key);
+            let values: [&(dyn ToSql + Sync); 3] = [&row.source, &row.hash, &row.payload];
+            tx.execute(&put, &[cols.params(&world).as_slice(), &values].concat())
+                .map_err(pg)?;
         }
         tx.commit().map_err(pg)
     }
@@ -767,14 +776,7 @@ impl ChunkStore for PgStore {
             .query_opt(
                 "SELECT source, hash, payload FROM isoterra_baked
                  WHERE world = $1 AND layer = $2 AND x = $3 AND y = $4 AND z = $5 AND lod = $6",
-                &[
-                    &self.world,
-                    &i32::from(key.layer.0),
-                    &key.x,
-                    &key.y,
-                    &key.z,
-                    &i16::from(key.lod),
-                ],
+                &KeyCols::of(key).params(&self.world),
             )
             .map_err(self.pg())?
             .map(|r| BakedRow {
@@ -830,15 +832,7 @@ impl ChunkStore for PgStore {
                 "SELECT layer, x, y, z, lod FROM isoterra_baked
                  WHERE world = $1 AND (layer, x, y, z, lod) > ($2, $3, $4, $5, $6)
                  ORDER BY layer, x, y, z, lod LIMIT $7",
-                &[
-                    &self.world,
-                    &i32::from(k.layer.0),
-                    &k.x,
-                    &k.y,
-                    &k.z,
-                    &i16::from(k.lod),
-                    &limit,
-                ],
+                &[KeyCols::of(k).params(&self.world).as_slice(), &[&limit]].concat(),
             ),
         }
         .map_err(self.pg())?;
