@@ -158,3 +158,176 @@ fn two_editor_servers_share_one_world_on_postgres() {
     );
     doc.into_store().drop_world().unwrap();
 }
+
+/// One client of the load test: `strokes` strokes of random map tools at
+/// random spots, each ended and waited for. Returns the acknowledged ids,
+/// the stroke-to-ack latencies and how many strokes were refused.
+async fn load_client(
+    addr: std::net::SocketAddr,
+    index: usize,
+    strokes: usize,
+) -> (Vec<i64>, Vec<Duration>, usize) {
+    let mut ws = connect(addr).await;
+    until_json(&mut ws, "welcome").await;
+    let mut seed = 0x9e37_79b9_u64 ^ (index as u64 * 7919);
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as f32 / (1u64 << 31) as f32
+    };
+    let (mut ids, mut latencies, mut refused) = (Vec::new(), Vec::new(), 0);
+    for s in 0..strokes {
+        let tools = ["raise", "lower", "smooth", "paint"];
+        let tool = tools[(next() * 4.0) as usize % 4];
+        let id = format!("c{index}-{s}");
+        send(
+            &mut ws,
+            json!({"type": "stroke_begin", "stroke": id, "tool": tool,
+                   "radius": 1.5 + 3.5 * next(), "strength": 0.2 + 0.8 * next(),
+                   "params": {"texture": (next() * 16.0) as u32 % 16}}),
+        )
+        .await;
+        let (x, z) = (8.0 + 80.0 * next(), 8.0 + 80.0 * next());
+        send(
+            &mut ws,
+            json!({"type": "dab", "stroke": id, "at": [x, 0.0, z]}),
+        )
+        .await;
+        let sent = std::time::Instant::now();
+        send(&mut ws, json!({"type": "stroke_end", "stroke": id})).await;
+        loop {
+            match next_within(&mut ws, WAIT).await {
+                Some(Got::Json(v)) if v["type"] == "ack" && v["stroke"] == id.as_str() => {
+                    latencies.push(sent.elapsed());
+                    ids.extend(v["id"].as_i64());
+                    break;
+                }
+                Some(Got::Json(v)) if v["type"] == "error" && v["stroke"] == id.as_str() => {
+                    refused += 1;
+                    break;
+                }
+                Some(Got::Closed(c)) => panic!("client {index}: closed {c:?}"),
+                None => panic!("client {index}: no answer for {id}"),
+                _ => {}
+            }
+        }
+    }
+    (ids, latencies, refused)
+}
+
+/// Two editor servers on one world, four clients on each, every client
+/// stroking as fast as its acks come back. A stroke that ends just after
+/// the other server committed is refused (never acknowledged) and its
+/// server reads the world again. Every acknowledged stroke is in the
+/// database, both servers end with the world the database holds, and that
+/// world equals the stroke log replayed one stroke at a time into a fresh
+/// world. The stroke-to-ack
+/// latencies are printed (`--nocapture`); `ISOTERRA_EDITOR_LOAD_STROKES`
+/// sets the strokes per client (default 100).
+#[test]
+fn two_servers_under_load_equal_a_serial_replay_on_postgres() {
+    let Some(server_url) = server("two_servers_under_load_equal_a_serial_replay_on_postgres")
+    else {
+        return;
+    };
+    let strokes: usize = std::env::var("ISOTERRA_EDITOR_LOAD_STROKES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or(100);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let sep = if server_url.contains('?') { '&' } else { '?' };
+    let url = format!("{server_url}{sep}world=load-{}-{nanos}", std::process::id());
+    let new = NewWorld::new(WorldKind::Map)
+        .with_size([96, 96])
+        .with_seed(3);
+    Document::create_in(PgStore::open(&url).unwrap(), &new).unwrap();
+    let (acked, hashes) = rt().block_on(async {
+        let a = serve(EditorOptions::new(&url).with_port(0)).await.unwrap();
+        let b = serve(EditorOptions::new(&url).with_port(0)).await.unwrap();
+        let started = std::time::Instant::now();
+        let tasks: Vec<_> = (0..8)
+            .map(|i| {
+                let addr = if i % 2 == 0 { a.addr() } else { b.addr() };
+                tokio::spawn(load_client(addr, i, strokes))
+            })
+            .collect();
+        let (mut ids, mut latencies, mut refused) = (Vec::new(), Vec::new(), 0);
+        for t in tasks {
+            let (i, l, r) = t.await.expect("client task");
+            ids.extend(i);
+            latencies.extend(l);
+            refused += r;
+        }
+        let elapsed = started.elapsed();
+        // Both servers catch up with each other's last strokes.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let ha = info(a.addr()).await["content_hash"].clone();
+        let hb = info(b.addr()).await["content_hash"].clone();
+        a.shutdown().await;
+        b.shutdown().await;
+        latencies.sort();
+        let pct = |p: f64| {
+            let i = ((latencies.len() as f64 - 1.0) * p).round() as usize;
+            latencies[i].as_secs_f64() * 1e3
+        };
+        println!(
+            "postgres load: 2 servers x 4 clients x {strokes} strokes in {:.2} s; \
+             stroke->ack p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; {} acknowledged, {refused} refused",
+            elapsed.as_secs_f64(),
+            pct(0.5),
+            pct(0.99),
+            pct(1.0),
+            ids.len()
+        );
+        (ids, [ha, hb])
+    });
+    let rows_hash = Document::open_in(PgStore::open_existing(&url).unwrap())
+        .unwrap()
+        .content_hash();
+    assert_eq!(hashes[0], hashes[1], "both servers show one world");
+    assert_eq!(
+        hashes[0],
+        serde_json::Value::String(rows_hash),
+        "the database holds the world the servers show"
+    );
+    let store = PgStore::open_existing(&url).unwrap();
+    for id in &acked {
+        let rec = isoterra::store::ChunkStore::stroke(&store, *id)
+            .unwrap()
+            .expect("every acknowledged stroke is in the log");
+        assert!(!rec.undone);
+    }
+    let counts = isoterra::store::ChunkStore::stroke_counts(&store).unwrap();
+    assert_eq!(counts.done as usize, acked.len());
+    // The log replayed one stroke at a time gives the world the servers show.
+    let params = match Document::open_in(PgStore::open_existing(&url).unwrap())
+        .unwrap()
+        .typed()
+    {
+        isoterra::kind::AnyDocument::Map(d) => *d.params(),
+        _ => unreachable!("a map world"),
+    };
+    let mut fresh =
+        isoterra::store::MapDocument::create_in(isoterra::store::MemoryStore::new(), &params)
+            .unwrap();
+    let mut ids = acked.clone();
+    ids.sort();
+    for id in ids {
+        let rec = isoterra::store::ChunkStore::stroke(&store, id)
+            .unwrap()
+            .unwrap();
+        let stroke: isoterra::world::MapStroke = serde_json::from_value(rec.params).unwrap();
+        assert!(fresh.stroke(&stroke).unwrap().id.is_some());
+    }
+    assert_eq!(
+        serde_json::Value::String(fresh.content_hash()),
+        hashes[0],
+        "a serial replay of the log"
+    );
+    drop(store);
+    PgStore::open_existing(&url).unwrap().drop_world().unwrap();
+}

@@ -49,18 +49,36 @@ pub(crate) fn is_url(location: &Path) -> bool {
 
 /// Opens the world at `location` (a world file or a server URL), which
 /// must exist.
+///
+/// The world is read as of one revision: a store handle notes the
+/// revision when it opens, and when another writer committed while the
+/// world was being read (the handle is no longer current afterwards), the
+/// chunks and the log it read may belong to different revisions, so the
+/// world is read again. Following later writes starts from a world that
+/// matches its log.
 pub(crate) fn open(location: &Path) -> Result<Doc, KindError> {
-    let store: Store = match location.to_str().filter(|l| is_postgres_url(l)) {
-        Some(url) => Box::new(PgStore::open_existing(url)?),
-        None => {
-            // The file's kind first, as `Document::open` checks it, so a
-            // file that is not a world is named as such.
-            isoterra::store::detect_kind(location)?;
-            Box::new(WorldFile::open(location)?)
+    let mut tries = 0;
+    loop {
+        let store: Store = match location.to_str().filter(|l| is_postgres_url(l)) {
+            Some(url) => Box::new(PgStore::open_existing(url)?),
+            None => {
+                // The file's kind first, as `Document::open` checks it, so
+                // a file that is not a world is named as such.
+                isoterra::store::detect_kind(location)?;
+                Box::new(WorldFile::open(location)?)
+            }
+        };
+        let doc = Document::open_in(store)?;
+        match doc.store().check_current() {
+            Err(StoreError::Conflict { .. }) if tries < OPEN_TRIES => tries += 1,
+            _ => return Ok(doc),
         }
-    };
-    Document::open_in(store)
+    }
 }
+
+/// How many times a world that other writers keep changing is read again
+/// before it is taken as it is (the first write then reports a conflict).
+const OPEN_TRIES: usize = 16;
 
 /// Closes the world (every open stroke ends first).
 pub(crate) fn close(doc: Doc) {
@@ -115,7 +133,8 @@ pub(crate) fn open_or_create(location: &Path) -> Result<Doc, EditorError> {
         if store.meta_entry("kind")?.is_none() {
             return Ok(Document::create_in(store, &default)?);
         }
-        return Ok(Document::open_in(store)?);
+        drop(store);
+        return Ok(open(location)?);
     }
     if !location.exists() {
         Document::create(location, &default)?.close()?;
