@@ -1,8 +1,8 @@
 //! Several editor servers on one world kept on a PostgreSQL server: a
-//! stroke acknowledged by one server reaches the clients of the other (its
-//! history and the chunks it changed), undo and redo are one shared
-//! history, a client that joins later sees the current world, and every
-//! acknowledged stroke is in the database afterwards.
+//! stroke acknowledged by one server reaches the clients of the other (the
+//! other reads the world again and welcomes them to it), undo and redo are
+//! one shared history, a client that joins later sees the current world,
+//! and every acknowledged stroke is in the database afterwards.
 //!
 //! Needs a server: `ISOTERRA_POSTGRES_URL` (a URL without `world=`, e.g.
 //! from `.ci/start-postgres`). Without it the test skips loudly, unless
@@ -40,19 +40,20 @@ fn server(test: &str) -> Option<String> {
     }
 }
 
-/// Reads until a `history` message of `action` arrives.
-async fn until_history(ws: &mut Ws, action: &str) -> serde_json::Value {
+/// Reads until a `welcome` holding `strokes` strokes arrives (the server
+/// read the world again after another server wrote).
+async fn until_welcome(ws: &mut Ws, strokes: u64) -> serde_json::Value {
     let limit = Duration::from_secs(20);
     tokio::time::timeout(limit, async {
         loop {
-            let (h, _) = until_json(ws, "history").await;
-            if h["action"] == action {
-                return h;
+            let (w, _) = until_json(ws, "welcome").await;
+            if w["history"]["strokes"] == strokes {
+                return w;
             }
         }
     })
     .await
-    .unwrap_or_else(|_| panic!("no `{action}` history within {limit:?}"))
+    .unwrap_or_else(|_| panic!("no welcome with {strokes} strokes within {limit:?}"))
 }
 
 #[test]
@@ -86,35 +87,40 @@ fn two_editor_servers_share_one_world_on_postgres() {
         assert_eq!(wb["history"]["strokes"], 0, "{wb}");
         drain(&mut b, Duration::from_millis(300)).await;
 
-        // A stroke on A reaches B's client: its history and its chunks.
+        // A stroke on A reaches B's client: B reads the world again and
+        // welcomes it to the world with A's stroke, chunks and all.
         let (ack, _) = stroke(&mut a, "a1", "raise", json!({}), [40.0, 0.0, 40.0], 3, 6.0).await;
         let first = ack["id"].as_i64().expect("A acknowledged its stroke");
-        let h = until_history(&mut b, "follow").await;
-        assert_eq!(h["strokes"], 1, "{h}");
+        until_welcome(&mut b, 1).await;
         let frames = drain(&mut b, Duration::from_millis(500)).await;
         assert!(
             !frames.is_empty(),
-            "B's client gets the chunks A's stroke changed"
+            "B's client gets the world with A's stroke"
         );
 
-        // B strokes on top of it; A follows.
+        // B strokes on top of it; A reads it.
         let (ack, _) = stroke(&mut b, "b1", "raise", json!({}), [60.0, 0.0, 30.0], 3, 5.0).await;
         let second = ack["id"].as_i64().expect("B acknowledged its stroke");
         assert!(second > first, "{ack}");
-        let h = until_history(&mut a, "follow").await;
-        assert_eq!(h["strokes"], 2, "{h}");
+        until_welcome(&mut a, 2).await;
 
         // One history: B undoes the last stroke (its own); A sees it.
         send(&mut b, json!({"type": "undo"})).await;
-        let h = until_history(&mut b, "undo").await;
-        assert_eq!(h["strokes"], 1, "{h}");
-        let h = until_history(&mut a, "follow").await;
-        assert_eq!(h["strokes"], 1, "{h}");
+        let (h, _) = until_json(&mut b, "history").await;
+        assert_eq!(
+            (&h["action"], &h["strokes"]),
+            (&json!("undo"), &json!(1)),
+            "{h}"
+        );
+        until_welcome(&mut a, 1).await;
         send(&mut a, json!({"type": "redo"})).await;
-        let h = until_history(&mut a, "redo").await;
-        assert_eq!(h["strokes"], 2, "{h}");
-        let h = until_history(&mut b, "follow").await;
-        assert_eq!(h["strokes"], 2, "{h}");
+        let (h, _) = until_json(&mut a, "history").await;
+        assert_eq!(
+            (&h["action"], &h["strokes"]),
+            (&json!("redo"), &json!(2)),
+            "{h}"
+        );
+        until_welcome(&mut b, 2).await;
 
         // A client joining B later sees the current world.
         let mut c = connect(b_server.addr()).await;
@@ -217,9 +223,10 @@ async fn load_client(
 }
 
 /// Two editor servers on one world, four clients on each, every client
-/// stroking as fast as its acks come back. A stroke that ends just after
-/// the other server committed is refused (never acknowledged) and its
-/// server reads the world again. Every acknowledged stroke is in the
+/// stroking as fast as its acks come back. A server reads the world again
+/// whenever the other wrote (dropping its clients' open strokes), and a
+/// stroke that ends just after the other server committed is refused
+/// (never acknowledged). Every acknowledged stroke is in the
 /// database, both servers end with the world the database holds, and that
 /// world equals the stroke log replayed one stroke at a time into a fresh
 /// world. The stroke-to-ack
