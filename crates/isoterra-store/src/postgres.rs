@@ -340,6 +340,26 @@ impl PgStore {
         Ok(out)
     }
 
+    /// Marks stroke `id` undone or done again and writes its chunks, in
+    /// one write (the history checks come first, in the caller).
+    fn set_undone(
+        &mut self,
+        id: i64,
+        undone: bool,
+        changes: &[ChunkChange],
+    ) -> Result<(), StoreError> {
+        let location = self.location.clone();
+        self.write(|tx, world, _| {
+            let pg = |e| StoreError::postgres(&location, e);
+            tx.execute(
+                "UPDATE isoterra_strokes SET undone = $3 WHERE world = $1 AND id = $2",
+                &[&world, &id, &undone],
+            )
+            .map_err(pg)?;
+            apply(tx, world, changes).map_err(pg)
+        })
+    }
+
     fn history_error(&self, reason: String) -> StoreError {
         StoreError::History {
             path: self.location.clone(),
@@ -639,16 +659,7 @@ impl ChunkStore for PgStore {
                 }
             )));
         }
-        let location = self.location.clone();
-        self.write(|tx, world, _| {
-            let pg = |e| StoreError::postgres(&location, e);
-            tx.execute(
-                "UPDATE isoterra_strokes SET undone = TRUE WHERE world = $1 AND id = $2",
-                &[&world, &id],
-            )
-            .map_err(pg)?;
-            apply(tx, world, changes).map_err(pg)
-        })
+        self.set_undone(id, true, changes)
     }
 
     fn mark_redone(&mut self, id: i64, changes: &[ChunkChange]) -> Result<(), StoreError> {
@@ -659,16 +670,7 @@ impl ChunkStore for PgStore {
                 first.map_or("none".to_string(), |f| f.to_string())
             )));
         }
-        let location = self.location.clone();
-        self.write(|tx, world, _| {
-            let pg = |e| StoreError::postgres(&location, e);
-            tx.execute(
-                "UPDATE isoterra_strokes SET undone = FALSE WHERE world = $1 AND id = $2",
-                &[&world, &id],
-            )
-            .map_err(pg)?;
-            apply(tx, world, changes).map_err(pg)
-        })
+        self.set_undone(id, false, changes)
     }
 
     fn stroke(&self, id: i64) -> Result<Option<StrokeRecord>, StoreError> {
