@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use isoterra_store::{ChunkStore, WorldFile};
+use isoterra_store::{ChunkStore, StoreError, WorldFile};
 use isoterra_world::Island;
 use serde_json::Value;
 
@@ -28,6 +28,10 @@ use crate::recipe::Recipe;
 use crate::schema::{Limits, ToolSpec};
 use crate::stroke::{Brief, Params, StrokeSpec, Template, checked_point, find_tool, ranged};
 use crate::{AnyDocument, KindError, Stamp, WorldKind};
+
+/// How many times [`Document::open_with`] reads a world that other writers
+/// keep changing before it takes the world as it is.
+pub const OPEN_TRIES: usize = 16;
 
 /// Names an open stroke of a [`Document`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -104,7 +108,8 @@ pub struct Document<S: ChunkStore = WorldFile> {
 }
 
 impl Document<WorldFile> {
-    /// Opens the world file at `path`, whatever kind it holds.
+    /// Opens the world file at `path`, whatever kind it holds, read as of
+    /// one revision (see [`open_with`](Document::open_with)).
     ///
     /// # Errors
     ///
@@ -113,14 +118,13 @@ impl Document<WorldFile> {
     pub fn open(path: impl AsRef<Path>) -> Result<Self, KindError> {
         let path = path.as_ref();
         let kind = isoterra_store::detect_kind(path)?;
-        let kind = WorldKind::from_name(&kind).ok_or_else(|| KindError::Unsupported {
-            location: path.display().to_string(),
-            kind,
-        })?;
-        Ok(Document::wrap(AnyDocument::open_in(
-            kind,
-            WorldFile::open(path)?,
-        )?))
+        if WorldKind::from_name(&kind).is_none() {
+            return Err(KindError::Unsupported {
+                location: path.display().to_string(),
+                kind,
+            });
+        }
+        Document::open_with(|| Ok(WorldFile::open(path)?))
     }
 
     /// Creates a world file at `path` (which must not exist) as `new` asks.
@@ -178,6 +182,32 @@ impl<S: ChunkStore> Document<S> {
             kind: meta.kind.clone(),
         })?;
         Ok(Document::wrap(AnyDocument::open_in(kind, store)?))
+    }
+
+    /// Opens the world held in the store `open_store` gives, read as of one
+    /// revision. A store handle notes the world's revision when it opens;
+    /// when another writer committed while the world was being read (the
+    /// handle is no longer current afterwards), the chunks and the log read
+    /// may belong to different revisions, and a document that later
+    /// [follows](Self::follow) the log would build on a world that does not
+    /// match it. Then a new handle reads the world again, up to
+    /// [`OPEN_TRIES`] times; after that the world is taken as it is, and its
+    /// first write reports a conflict.
+    ///
+    /// # Errors
+    ///
+    /// Those of `open_store` and of [`open_in`](Self::open_in).
+    pub fn open_with(
+        mut open_store: impl FnMut() -> Result<S, KindError>,
+    ) -> Result<Self, KindError> {
+        let mut tries = 1;
+        loop {
+            let doc = Document::open_in(open_store()?)?;
+            match doc.store().check_current() {
+                Err(StoreError::Conflict { .. }) if tries < OPEN_TRIES => tries += 1,
+                _ => return Ok(doc),
+            }
+        }
     }
 
     /// Creates the world `new` asks for in `store` (which must be empty).

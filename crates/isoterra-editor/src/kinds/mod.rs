@@ -50,35 +50,16 @@ pub(crate) fn is_url(location: &Path) -> bool {
 /// Opens the world at `location` (a world file or a server URL), which
 /// must exist.
 ///
-/// The world is read as of one revision: a store handle notes the
-/// revision when it opens, and when another writer committed while the
-/// world was being read (the handle is no longer current afterwards), the
-/// chunks and the log it read may belong to different revisions, so the
-/// world is read again. Following later writes starts from a world that
-/// matches its log.
+/// The world is read as of one revision ([`Document::open_with`]).
 pub(crate) fn open(location: &Path) -> Result<Doc, KindError> {
-    let mut tries = 0;
-    loop {
-        let store: Store = match location.to_str().filter(|l| is_postgres_url(l)) {
-            Some(url) => Box::new(PgStore::open_existing(url)?),
-            None => {
-                // The file's kind first, as `Document::open` checks it, so
-                // a file that is not a world is named as such.
-                isoterra::store::detect_kind(location)?;
-                Box::new(WorldFile::open(location)?)
-            }
-        };
-        let doc = Document::open_in(store)?;
-        match doc.store().check_current() {
-            Err(StoreError::Conflict { .. }) if tries < OPEN_TRIES => tries += 1,
-            _ => return Ok(doc),
-        }
+    if let Some(url) = location.to_str().filter(|l| is_postgres_url(l)) {
+        return Document::open_with(|| Ok(Box::new(PgStore::open_existing(url)?) as Store));
     }
+    // The file's kind first, as `Document::open` checks it, so a file that
+    // is not a world is named as such.
+    isoterra::store::detect_kind(location)?;
+    Document::open_with(|| Ok(Box::new(WorldFile::open(location)?) as Store))
 }
-
-/// How many times a world that other writers keep changing is read again
-/// before it is taken as it is (the first write then reports a conflict).
-const OPEN_TRIES: usize = 16;
 
 /// Closes the world (every open stroke ends first).
 pub(crate) fn close(doc: Doc) {
