@@ -49,7 +49,7 @@ pub struct Committed {
 
 /// Where a ray meets a world's ground ([`Document::raycast`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RayHit {
+pub struct GroundHit {
     /// The first point on the surface, in world units `[x, y, z]` (`z` is 0
     /// in a side view).
     pub point: [f32; 3],
@@ -366,7 +366,7 @@ impl<S: ChunkStore> Document<S> {
     /// and for kinds without ground queries
     /// ([`WorldKind::has_ground_queries`]: maps answer line of sight and
     /// paths instead).
-    pub fn raycast(&mut self, from: [f32; 3], dir: [f32; 3], max: f32) -> Option<RayHit> {
+    pub fn raycast(&mut self, from: [f32; 3], dir: [f32; 3], max: f32) -> Option<GroundHit> {
         let len = (dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]).sqrt();
         let finite = from.iter().chain(&dir).all(|v| v.is_finite());
         if !(finite && len.is_finite() && len > 0.0 && max.is_finite() && max > 0.0) {

@@ -56,7 +56,7 @@ mod voxel;
 
 pub use bake::{BakeInputBox, BakeInputs, BakePlan, ChunkBaker, MAX_BAKE_CHUNKS, bake_chunks};
 pub use create::{KindDefaults, MAP_SIZE, MAX_SEED, NewWorld, SIDE2D_SIZE};
-pub use document::{Committed, Document, History, OPEN_TRIES, RayHit, StrokeId};
+pub use document::{Committed, Document, GroundHit, History, OPEN_TRIES, StrokeId};
 pub use erode::{ErodeSpec, ErodedRegion, MAX_ERODE_NODES, erode_region};
 pub use error::KindError;
 pub use export::{

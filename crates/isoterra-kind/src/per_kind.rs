@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::create::KindDefaults;
 use crate::document::Committed;
-use crate::document::RayHit;
+use crate::document::GroundHit;
 use crate::export::{FileRole, MainOut, MeshNames};
 use crate::kind::Preview;
 use crate::recipe_fields::RecipeField;
@@ -213,7 +213,7 @@ pub(crate) trait TypedDocument<S: ChunkStore> {
 
     /// Where the ray from `from` along the unit vector `dir` first enters
     /// the ground within `max` world units (all checked finite, `max > 0`).
-    fn raycast(&mut self, _from: [f32; 3], _dir: [f32; 3], _max: f32) -> Option<RayHit> {
+    fn raycast(&mut self, _from: [f32; 3], _dir: [f32; 3], _max: f32) -> Option<GroundHit> {
         None
     }
 

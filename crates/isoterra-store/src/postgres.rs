@@ -58,7 +58,7 @@ use crate::hash::{BakedHasher, StampHasher};
 pub const PG_SCHEMA_VERSION: i32 = 1;
 
 /// Longest world name.
-pub const MAX_WORLD_NAME: usize = 64;
+pub const MAX_PG_WORLD_NAME: usize = 64;
 
 /// Whether `location` names a PostgreSQL world (`postgres://…` or
 /// `postgresql://…`) rather than a file.
@@ -157,13 +157,13 @@ fn split_url(url: &str) -> Result<(String, String), StoreError> {
         bad("names no world: add ?world=NAME (letters, digits, _ and -)".to_string())
     })?;
     if world.is_empty()
-        || world.len() > MAX_WORLD_NAME
+        || world.len() > MAX_PG_WORLD_NAME
         || !world
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     {
         return Err(bad(format!(
-            "world name `{world}` must be 1 to {MAX_WORLD_NAME} letters, digits, _ or -"
+            "world name `{world}` must be 1 to {MAX_PG_WORLD_NAME} letters, digits, _ or -"
         )));
     }
     let conn = if rest.is_empty() {
@@ -898,7 +898,10 @@ mod tests {
                 "{bad}"
             );
         }
-        let long = format!("postgres://u@h/d?world={}", "a".repeat(MAX_WORLD_NAME + 1));
+        let long = format!(
+            "postgres://u@h/d?world={}",
+            "a".repeat(MAX_PG_WORLD_NAME + 1)
+        );
         assert!(split_url(&long).is_err());
     }
 }

@@ -20,7 +20,7 @@ use crate::BakeSource;
 use crate::Stamp;
 use crate::WorldParams;
 use crate::create::KindDefaults;
-use crate::document::{Committed, RayHit};
+use crate::document::{Committed, GroundHit};
 use crate::export::{
     FileRole, MAX_EXPORT_CHUNKS, MAX_EXPORT_NODES, MainOut, MeshNames, mesh_file, region,
 };
@@ -192,9 +192,9 @@ impl<S: ChunkStore> TypedDocument<S> for HeightmapDocument<S> {
         Ok(committed(o.id, o.changed_nodes))
     }
 
-    fn raycast(&mut self, from: [f32; 3], dir: [f32; 3], max: f32) -> Option<RayHit> {
+    fn raycast(&mut self, from: [f32; 3], dir: [f32; 3], max: f32) -> Option<GroundHit> {
         let hit = self.world().raycast(from, dir, max)?;
-        Some(RayHit {
+        Some(GroundHit {
             point: hit.point,
             normal: hit.normal,
             distance: hit.distance,

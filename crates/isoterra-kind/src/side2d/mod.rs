@@ -21,7 +21,7 @@ use crate::BakeSource;
 use crate::Stamp;
 use crate::WorldParams;
 use crate::create::{KindDefaults, SIDE2D_SIZE};
-use crate::document::{Committed, RayHit};
+use crate::document::{Committed, GroundHit};
 use crate::export::{ExportFile, FileRole, MainOut, MeshNames, material_list, mesh_file};
 use crate::kind::Preview;
 use crate::per_kind::{
@@ -195,10 +195,10 @@ impl<S: ChunkStore> TypedDocument<S> for Side2dDocument<S> {
         Ok(committed(o.id, o.changed_nodes))
     }
 
-    fn raycast(&mut self, from: [f32; 3], dir: [f32; 3], max: f32) -> Option<RayHit> {
+    fn raycast(&mut self, from: [f32; 3], dir: [f32; 3], max: f32) -> Option<GroundHit> {
         let to = [from[0] + dir[0] * max, from[1] + dir[1] * max];
         let hit = self.world().raycast([from[0], from[1]], to)?;
-        Some(RayHit {
+        Some(GroundHit {
             point: [hit.point[0], hit.point[1], 0.0],
             normal: [hit.normal[0], hit.normal[1], 0.0],
             distance: hit.t * max,

@@ -20,7 +20,7 @@ use crate::BakeSource;
 use crate::Stamp;
 use crate::WorldParams;
 use crate::create::KindDefaults;
-use crate::document::{Committed, RayHit};
+use crate::document::{Committed, GroundHit};
 use crate::export::{
     FileRole, MAX_EXPORT_CHUNKS, MainOut, MaterialRanges, MeshNames, MeshParts, group_by_material,
     material_list, mesh_file, region,
@@ -219,12 +219,12 @@ impl<S: ChunkStore> TypedDocument<S> for VoxelDocument<S> {
         Ok(committed(o.id, o.changed_nodes))
     }
 
-    fn raycast(&mut self, from: [f32; 3], dir: [f32; 3], max: f32) -> Option<RayHit> {
+    fn raycast(&mut self, from: [f32; 3], dir: [f32; 3], max: f32) -> Option<GroundHit> {
         let to = [0, 1, 2].map(|a| from[a] + dir[a] * max);
         let world = self.world_mut();
         world.load_along(from, to);
         let hit = world.raycast(from, to)?;
-        Some(RayHit {
+        Some(GroundHit {
             point: hit.point,
             normal: hit.normal,
             distance: hit.t * max,
