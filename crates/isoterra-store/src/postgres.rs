@@ -174,18 +174,26 @@ fn split_url(url: &str) -> Result<(String, String), StoreError> {
     Ok((conn, world))
 }
 
-/// What errors name: the URL without a password.
-fn redacted(conn: &str, world: &str) -> PathBuf {
-    let (scheme, rest) = conn.split_once("://").unwrap_or(("postgres", conn));
-    let rest = match rest.split_once('@') {
+/// `url` without its password (`scheme://user:secret@host…` becomes
+/// `scheme://user@host…`), for messages; anything else as it is.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.split_once('@') {
         Some((user, host)) => {
             let user = user.split_once(':').map_or(user, |(u, _)| u);
-            format!("{user}@{host}")
+            format!("{scheme}://{user}@{host}")
         }
-        None => rest.to_string(),
-    };
+        None => url.to_string(),
+    }
+}
+
+/// What errors name: the connection without a password, and the world.
+fn redacted(conn: &str, world: &str) -> PathBuf {
+    let rest = redact_url(conn);
     let sep = if rest.contains('?') { '&' } else { '?' };
-    PathBuf::from(format!("{scheme}://{rest}{sep}world={world}"))
+    PathBuf::from(format!("{rest}{sep}world={world}"))
 }
 
 impl PgStore {

@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::Context;
 use isoterra::field::erosion::ThermalParams;
 use isoterra::kind::{Document, ErodeSpec, StrokeSpec, WorldKind};
-use isoterra::store::{ChunkStore, PgStore, is_postgres_url};
+use isoterra::store::{ChunkStore, PgStore, is_postgres_url, redact_url};
 use serde_json::{Value, json};
 
 use crate::args::{ErodeArgs, Shape, StrokeArgs};
@@ -23,7 +23,7 @@ pub fn refuse_url(path: &Path) -> anyhow::Result<()> {
         anyhow::bail!(
             "{}: this command takes a world file; worlds on a PostgreSQL server work with \
              new, stroke, undo, redo, info, export and edit",
-            redact(&path.display().to_string())
+            redact_url(&path.display().to_string())
         );
     }
     Ok(())
@@ -42,25 +42,11 @@ pub enum World {
 pub fn open_world(location: &Path) -> anyhow::Result<World> {
     match location.to_str().filter(|l| is_postgres_url(l)) {
         Some(url) => {
-            let store = PgStore::open_existing(url)
-                .with_context(|| format!("cannot open {}", redact(url)))?;
-            let doc =
-                Document::open_in(store).with_context(|| format!("cannot open {}", redact(url)))?;
+            let doc = Document::open_with(|| Ok(PgStore::open_existing(url)?))
+                .with_context(|| format!("cannot open {}", redact_url(url)))?;
             Ok(World::Postgres(Box::new(doc)))
         }
         None => open(location).map(World::File),
-    }
-}
-
-/// `url` without its password, for messages.
-pub fn redact(url: &str) -> String {
-    match url.split_once("://").and_then(|(s, rest)| {
-        let (user, host) = rest.split_once('@')?;
-        let (user, _) = user.split_once(':')?;
-        Some(format!("{s}://{user}@{host}"))
-    }) {
-        Some(r) => r,
-        None => url.to_string(),
     }
 }
 

@@ -5,7 +5,8 @@ use isoterra::store::ChunkStore;
 use isoterra::world::{PathingGrid, PathingRules, pathing_grid};
 
 use crate::args::InfoArgs;
-use crate::commands::edit::{open_world, redact, with_world};
+use crate::commands::edit::{open_world, with_world};
+use isoterra::store::redact_url;
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
     with_world!(open_world(&a.file)?, doc => info_of(doc, a))
@@ -45,7 +46,7 @@ fn info_of<S: ChunkStore>(doc: &Document<S>, a: &InfoArgs) -> anyhow::Result<()>
     println!(
         "{:<width$} {}",
         "file:",
-        redact(&a.file.display().to_string())
+        redact_url(&a.file.display().to_string())
     );
     if let serde_json::Value::Object(map) = &info {
         for (k, v) in map {

@@ -3,11 +3,10 @@
 use anyhow::Context;
 use isoterra::field::Side2dPreset;
 use isoterra::kind::{AnyDocument, Document, NewWorld, WorldKind};
-use isoterra::store::{ChunkStore, PgStore, is_postgres_url};
+use isoterra::store::{ChunkStore, PgStore, is_postgres_url, redact_url};
 use isoterra::world::Side2dParams;
 
 use crate::args::{GeneratorArgs, NewArgs};
-use crate::commands::edit::redact;
 use crate::commands::parse;
 
 /// The new world the generator flags describe (the recipe file read and
@@ -37,7 +36,7 @@ pub fn new_world(g: &GeneratorArgs, chunk: Option<u32>) -> anyhow::Result<NewWor
 
 pub fn run(a: &NewArgs) -> anyhow::Result<()> {
     let new = new_world(&a.generator, a.chunk)?;
-    let file = redact(&a.file.display().to_string());
+    let file = redact_url(&a.file.display().to_string());
     let cannot = || format!("cannot create {file}");
     match a.file.to_str().filter(|l| is_postgres_url(l)) {
         Some(url) => {
