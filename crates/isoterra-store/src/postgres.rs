@@ -43,7 +43,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use postgres::types::ToSql;
-use postgres::{Client, NoTls, Transaction};
+use postgres::{Client, NoTls, Row, Transaction};
 
 use crate::StoreError;
 use crate::baked::decode_row;
@@ -301,13 +301,10 @@ impl PgStore {
     /// The world's revision, or `None` when the world does not exist.
     fn read_revision(&self) -> Result<Option<i64>, StoreError> {
         Ok(self
-            .client
-            .borrow_mut()
-            .query_opt(
+            .row(
                 "SELECT revision FROM isoterra_worlds WHERE world = $1",
                 &[&self.world],
-            )
-            .map_err(self.pg())?
+            )?
             .map(|r| r.get(0)))
     }
 
@@ -368,6 +365,30 @@ impl PgStore {
         })
     }
 
+    /// The rows of a query.
+    fn rows(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, StoreError> {
+        self.client
+            .borrow_mut()
+            .query(sql, params)
+            .map_err(self.pg())
+    }
+
+    /// The row of a query that finds at most one.
+    fn row(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>, StoreError> {
+        self.client
+            .borrow_mut()
+            .query_opt(sql, params)
+            .map_err(self.pg())
+    }
+
+    /// The row of a query that finds exactly one.
+    fn one_row(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, StoreError> {
+        self.client
+            .borrow_mut()
+            .query_one(sql, params)
+            .map_err(self.pg())
+    }
+
     fn history_error(&self, reason: String) -> StoreError {
         StoreError::History {
             path: self.location.clone(),
@@ -400,13 +421,10 @@ impl PgStore {
             "SELECT id, tool, params, delta, undone, created_ms FROM isoterra_strokes \
              WHERE world = $1 AND {clause} LIMIT 1"
         );
-        let mut client = self.client.borrow_mut();
         let row = match arg {
-            Some(id) => client.query_opt(&sql, &[&self.world, &id]),
-            None => client.query_opt(&sql, &[&self.world]),
-        }
-        .map_err(self.pg())?;
-        drop(client);
+            Some(id) => self.row(&sql, &[&self.world, &id])?,
+            None => self.row(&sql, &[&self.world])?,
+        };
         row.map(|r| self.record(&r)).transpose()
     }
 }
@@ -534,13 +552,10 @@ impl ChunkStore for PgStore {
 
     fn meta_entry(&self, key: &str) -> Result<Option<String>, StoreError> {
         Ok(self
-            .client
-            .borrow_mut()
-            .query_opt(
+            .row(
                 "SELECT value FROM isoterra_meta WHERE world = $1 AND key = $2",
                 &[&self.world, &key],
-            )
-            .map_err(self.pg())?
+            )?
             .map(|r| r.get(0)))
     }
 
@@ -571,42 +586,32 @@ impl ChunkStore for PgStore {
 
     fn chunk(&self, key: &ChunkKey) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self
-            .client
-            .borrow_mut()
-            .query_opt(
+            .row(
                 "SELECT payload FROM isoterra_chunks
                  WHERE world = $1 AND layer = $2 AND x = $3 AND y = $4 AND z = $5 AND lod = $6",
                 &KeyCols::of(key).params(&self.world),
-            )
-            .map_err(self.pg())?
+            )?
             .map(|r| r.get(0)))
     }
 
     fn chunk_keys(&self) -> Result<Vec<ChunkKey>, StoreError> {
         Ok(self
-            .client
-            .borrow_mut()
-            .query(
+            .rows(
                 "SELECT layer, x, y, z, lod FROM isoterra_chunks WHERE world = $1
                  ORDER BY layer, x, y, z, lod",
                 &[&self.world],
-            )
-            .map_err(self.pg())?
+            )?
             .iter()
             .map(|r| key_of(r, 0))
             .collect())
     }
 
     fn visit_chunks(&self, layer: ChunkLayer, f: &mut ChunkVisitor<'_>) -> Result<(), StoreError> {
-        let rows = self
-            .client
-            .borrow_mut()
-            .query(
-                "SELECT layer, x, y, z, lod, payload FROM isoterra_chunks
+        let rows = self.rows(
+            "SELECT layer, x, y, z, lod, payload FROM isoterra_chunks
                  WHERE world = $1 AND layer = $2 ORDER BY layer, x, y, z, lod",
-                &[&self.world, &i32::from(layer.0)],
-            )
-            .map_err(self.pg())?;
+            &[&self.world, &i32::from(layer.0)],
+        )?;
         for r in &rows {
             let payload: &[u8] = r.get(5);
             f(key_of(r, 0), payload)?;
@@ -700,15 +705,11 @@ impl ChunkStore for PgStore {
     }
 
     fn stroke_counts(&self) -> Result<StrokeCounts, StoreError> {
-        let row = self
-            .client
-            .borrow_mut()
-            .query_one(
-                "SELECT COUNT(*) FILTER (WHERE NOT undone), COUNT(*) FILTER (WHERE undone)
+        let row = self.one_row(
+            "SELECT COUNT(*) FILTER (WHERE NOT undone), COUNT(*) FILTER (WHERE undone)
                  FROM isoterra_strokes WHERE world = $1",
-                &[&self.world],
-            )
-            .map_err(self.pg())?;
+            &[&self.world],
+        )?;
         let (done, undone): (i64, i64) = (row.get(0), row.get(1));
         Ok(StrokeCounts {
             done: done as u64,
@@ -718,13 +719,10 @@ impl ChunkStore for PgStore {
 
     fn done_stroke_ids(&self) -> Result<Vec<i64>, StoreError> {
         Ok(self
-            .client
-            .borrow_mut()
-            .query(
+            .rows(
                 "SELECT id FROM isoterra_strokes WHERE world = $1 AND NOT undone ORDER BY id",
                 &[&self.world],
-            )
-            .map_err(self.pg())?
+            )?
             .iter()
             .map(|r| r.get(0))
             .collect())
@@ -740,15 +738,11 @@ impl ChunkStore for PgStore {
 
     fn world_stamp(&self) -> Result<String, StoreError> {
         let mut h = StampHasher::new(|key| self.meta_entry(key))?;
-        let rows = self
-            .client
-            .borrow_mut()
-            .query(
-                "SELECT layer, x, y, z, lod, payload FROM isoterra_chunks WHERE world = $1
+        let rows = self.rows(
+            "SELECT layer, x, y, z, lod, payload FROM isoterra_chunks WHERE world = $1
                  ORDER BY layer, x, y, z, lod",
-                &[&self.world],
-            )
-            .map_err(self.pg())?;
+            &[&self.world],
+        )?;
         for r in &rows {
             let payload: &[u8] = r.get(5);
             h.chunk(&key_of(r, 0), payload);
@@ -781,14 +775,11 @@ impl ChunkStore for PgStore {
 
     fn baked_row(&self, key: &ChunkKey) -> Result<Option<BakedRow>, StoreError> {
         Ok(self
-            .client
-            .borrow_mut()
-            .query_opt(
+            .row(
                 "SELECT source, hash, payload FROM isoterra_baked
                  WHERE world = $1 AND layer = $2 AND x = $3 AND y = $4 AND z = $5 AND lod = $6",
                 &KeyCols::of(key).params(&self.world),
-            )
-            .map_err(self.pg())?
+            )?
             .map(|r| BakedRow {
                 key: *key,
                 source: r.get(0),
@@ -799,13 +790,10 @@ impl ChunkStore for PgStore {
 
     fn baked_keys_from(&self, source: &str) -> Result<BTreeSet<ChunkKey>, StoreError> {
         Ok(self
-            .client
-            .borrow_mut()
-            .query(
+            .rows(
                 "SELECT layer, x, y, z, lod FROM isoterra_baked WHERE world = $1 AND source = $2",
                 &[&self.world, &source],
-            )
-            .map_err(self.pg())?
+            )?
             .iter()
             .map(|r| key_of(r, 0))
             .collect())
@@ -813,13 +801,10 @@ impl ChunkStore for PgStore {
 
     fn baked_sources(&self) -> Result<BTreeMap<ChunkKey, String>, StoreError> {
         Ok(self
-            .client
-            .borrow_mut()
-            .query(
+            .rows(
                 "SELECT layer, x, y, z, lod, source FROM isoterra_baked WHERE world = $1",
                 &[&self.world],
-            )
-            .map_err(self.pg())?
+            )?
             .iter()
             .map(|r| (key_of(r, 0), r.get(5)))
             .collect())
@@ -831,34 +816,28 @@ impl ChunkStore for PgStore {
         limit: usize,
     ) -> Result<Vec<ChunkKey>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let mut client = self.client.borrow_mut();
         let rows = match after {
-            None => client.query(
+            None => self.rows(
                 "SELECT layer, x, y, z, lod FROM isoterra_baked WHERE world = $1
                  ORDER BY layer, x, y, z, lod LIMIT $2",
                 &[&self.world, &limit],
             ),
-            Some(k) => client.query(
+            Some(k) => self.rows(
                 "SELECT layer, x, y, z, lod FROM isoterra_baked
                  WHERE world = $1 AND (layer, x, y, z, lod) > ($2, $3, $4, $5, $6)
                  ORDER BY layer, x, y, z, lod LIMIT $7",
                 &[KeyCols::of(k).params(&self.world).as_slice(), &[&limit]].concat(),
             ),
-        }
-        .map_err(self.pg())?;
+        }?;
         Ok(rows.iter().map(|r| key_of(r, 0)).collect())
     }
 
     fn baked_content_hash(&self) -> Result<Option<String>, StoreError> {
-        let rows = self
-            .client
-            .borrow_mut()
-            .query(
-                "SELECT layer, x, y, z, lod, source, hash, payload FROM isoterra_baked
+        let rows = self.rows(
+            "SELECT layer, x, y, z, lod, source, hash, payload FROM isoterra_baked
                  WHERE world = $1 ORDER BY layer, x, y, z, lod",
-                &[&self.world],
-            )
-            .map_err(self.pg())?;
+            &[&self.world],
+        )?;
         let mut h = BakedHasher::new();
         for r in &rows {
             let row = BakedRow {
