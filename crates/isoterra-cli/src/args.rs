@@ -670,7 +670,8 @@ pub struct DemoArgs {
 
 #[derive(Debug, Args)]
 pub struct BakeArgs {
-    /// The world file.
+    /// The world file, or a world on a PostgreSQL server
+    /// (postgres://USER@HOST/DB?world=NAME).
     pub file: PathBuf,
     /// Region in world units, minimum corner then maximum corner: X0,Y0,X1,Y1
     /// (side2d, clipped to the world), X0,Z0,X1,Z1 (heightmap; map, clipped,
@@ -714,6 +715,16 @@ pub struct BakeArgs {
     /// world file, then bring the copies together with `isoterra merge`.
     #[arg(long, value_name = "K/N")]
     pub part: Option<String>,
+    /// Share the bake of a world on a PostgreSQL server among any number of
+    /// workers: run `isoterra bake URL --region ... --queue` on as many
+    /// machines as you like; each claims jobs (small ranges of chunks) from
+    /// the server until none is left, a job whose worker dies is taken over
+    /// at once, and a stopped bake resumes where it stopped.
+    #[arg(long)]
+    pub queue: bool,
+    /// Chunks per job of --queue (default 64).
+    #[arg(long, value_name = "N")]
+    pub job_chunks: Option<u64>,
 }
 
 /// The order of a heightfield collider's heights.

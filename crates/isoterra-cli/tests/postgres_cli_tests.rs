@@ -10,7 +10,11 @@
 
 mod common;
 
-use common::{fails, ok, s};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, fails, ok, s};
+use serde_json::Value;
 
 fn server(test: &str) -> Option<String> {
     match std::env::var("ISOTERRA_POSTGRES_URL") {
@@ -166,12 +170,262 @@ fn bad_urls_missing_worlds_and_taken_names_are_refused() {
     let e = fails(&["info", &format!("{no_world}?world=a%20b")]);
     assert!(e.contains("world name"), "{e}");
     // Commands that take files only say so, and create nothing.
-    let e = fails(&["bake", url.as_str(), "--region", "0,0,32,32"]);
+    let e = fails(&["islands", url.as_str()]);
     assert!(e.contains("takes a world file"), "{e}");
+    // --queue needs a server, and hands out the chunks itself.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.isoterra");
+    ok(&["new", s(&file), "--kind", "map", "--size", "32x32"]);
+    let e = fails(&["bake", s(&file), "--region", "0,0,32,32", "--queue"]);
+    assert!(e.contains("PostgreSQL server"), "{e}");
+    for extra in [&["--part", "1/2"][..], &["--out", s(dir.path())][..]] {
+        let mut args = vec!["bake", url.as_str(), "--region", "0,0,32,32", "--queue"];
+        args.extend_from_slice(extra);
+        let e = fails(&args);
+        assert!(e.contains("leave out"), "{e}");
+    }
+    let e = fails(&["bake", &url, "--region", "0,0,32,32", "--job-chunks", "4"]);
+    assert!(e.contains("add --queue"), "{e}");
+    let e = fails(&[
+        "bake",
+        &url,
+        "--region",
+        "0,0,32,32",
+        "--queue",
+        "--job-chunks",
+        "0",
+    ]);
+    assert!(e.contains("at least 1"), "{e}");
     // A password never shows in what is printed.
     let (scheme, rest) = no_world.split_once("://").unwrap();
     let (user, host) = rest.split_once('@').unwrap_or(("isoterra", rest));
     let secret = format!("{scheme}://{user}:hunter2@{host}?world=nope");
     let e = fails(&["info", &secret]);
     assert!(!e.contains("hunter2"), "{e}");
+}
+
+/// A `bake --queue` worker process, killed however the test ends.
+struct Worker(Option<Child>);
+
+impl Worker {
+    fn child(&mut self) -> &mut Child {
+        self.0.as_mut().expect("a worker process")
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn worker(args: &[&str]) -> Worker {
+    Worker(Some(
+        bin()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ))
+}
+
+/// The JSON summary a finished worker printed.
+fn summary(mut w: Worker) -> Value {
+    let child = w.0.take().expect("a worker process");
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "worker failed: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(text.lines().last().unwrap()).unwrap()
+}
+
+#[test]
+fn queue_workers_bake_a_server_world_to_the_hash_of_a_local_bake() {
+    let Some(server) = server("queue_workers_bake_a_server_world_to_the_hash_of_a_local_bake")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // kind, new flags, a stroke, a region, a second stroke inside it.
+    type Case<'a> = (
+        &'a str,
+        &'a [&'a str],
+        &'a [&'a str],
+        &'a str,
+        &'a [&'a str],
+    );
+    let cases: [Case; 3] = [
+        (
+            "voxel",
+            &[],
+            &["--tool", "dig", "--at", "20,30,20", "--radius", "9"],
+            "0,0,0,160,64,160",
+            &["--tool", "add", "--at", "70,40,70", "--radius", "6"],
+        ),
+        (
+            "map",
+            &["--size", "96x96"],
+            &["--tool", "cliff-up", "--at", "30,30", "--radius", "8"],
+            "0,0,96,96",
+            &["--tool", "water", "--at", "60,60", "--radius", "6"],
+        ),
+        (
+            "heightmap",
+            &[],
+            &["--tool", "raise", "--at", "10,10", "--radius", "8"],
+            "0,0,256,256",
+            &["--tool", "lower", "--at", "100,100", "--radius", "10"],
+        ),
+    ];
+    for (kind, flags, stroke, region, second) in cases {
+        let file = dir.path().join(format!("{kind}.isoterra"));
+        let url = world_url(&server, &format!("q{kind}"));
+        for at in [s(&file), url.as_str()] {
+            let mut new = vec!["new", at, "--kind", kind, "--seed", "8"];
+            new.extend_from_slice(flags);
+            ok(&new);
+            let mut args = vec!["stroke", at];
+            args.extend_from_slice(stroke);
+            ok(&args);
+        }
+        ok(&["bake", s(&file), "--region", region, "--threads", "1", "-q"]);
+        // Three workers at once, one thread each, small jobs.
+        let q = [
+            "bake",
+            &url,
+            "--region",
+            region,
+            "--queue",
+            "--job-chunks",
+            "3",
+            "--threads",
+            "1",
+            "--json",
+            "-q",
+        ];
+        let workers: Vec<Worker> = (0..3).map(|_| worker(&q)).collect();
+        let sums: Vec<Value> = workers.into_iter().map(summary).collect();
+        let baked: u64 = sums.iter().map(|v| v["baked"].as_u64().unwrap()).sum();
+        let plan = sums[0]["plan_chunks"].as_u64().unwrap();
+        assert_eq!(baked, plan, "{kind}: every chunk baked once: {sums:?}");
+        let run = &sums[0]["queue"]["run"];
+        for v in &sums {
+            assert_eq!(&v["queue"]["run"], run, "{kind}: one run");
+            assert_eq!(v["queue"]["done"], v["queue"]["jobs"], "{kind}");
+        }
+        assert_eq!(
+            hash(s(&file)),
+            hash(&url),
+            "{kind}: queue bake = local bake"
+        );
+        // A worker started after the run finished finds nothing to do.
+        let late = summary(worker(&q));
+        assert_eq!(late["baked"], 0, "{kind}: {late}");
+        assert_eq!(late["queue"]["jobs_here"], 0, "{kind}");
+        // An edit makes a new run, which rebakes only what the edit reached.
+        for at in [s(&file), url.as_str()] {
+            let mut args = vec!["stroke", at];
+            args.extend_from_slice(second);
+            ok(&args);
+        }
+        ok(&["bake", s(&file), "--region", region, "--threads", "1", "-q"]);
+        let again = summary(worker(&q));
+        assert_ne!(
+            &again["queue"]["run"], run,
+            "{kind}: the edit made a new run"
+        );
+        let rebaked = again["rebaked"].as_u64().unwrap();
+        assert!(rebaked > 0, "{kind}: {again}");
+        // Every chunk of the small map borders the edit.
+        assert!(kind == "map" || rebaked < plan, "{kind}: {again}");
+        assert_eq!(
+            again["skipped"].as_u64().unwrap() + rebaked,
+            plan,
+            "{kind}: {again}"
+        );
+        assert_eq!(hash(s(&file)), hash(&url), "{kind}: after the edit");
+    }
+}
+
+#[test]
+fn a_queue_bake_killed_mid_way_resumes_and_a_plain_bake_and_merge_work_on_a_server() {
+    let Some(server) =
+        server("a_queue_bake_killed_mid_way_resumes_and_a_plain_bake_and_merge_work_on_a_server")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.isoterra");
+    let url = world_url(&server, "qkill");
+    for at in [s(&file), url.as_str()] {
+        ok(&["new", at, "--kind", "voxel", "--seed", "3"]);
+    }
+    let region = "-64,0,-64,192,96,192";
+    ok(&["bake", s(&file), "--region", region, "--threads", "1", "-q"]);
+    let q = [
+        "bake",
+        &url,
+        "--region",
+        region,
+        "--queue",
+        "--job-chunks",
+        "1",
+        "--threads",
+        "1",
+        "--json",
+        "-q",
+    ];
+    // kill -9 a worker once some of its jobs are stored (the hash covers
+    // the baked rows, so it moves with the first job).
+    let unbaked = hash(&url);
+    let mut first = worker(&q);
+    let t = Instant::now();
+    loop {
+        if hash(&url) != unbaked {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "the worker stored nothing"
+        );
+        assert!(
+            first.child().try_wait().unwrap().is_none(),
+            "the worker ended early"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    first.child().kill().unwrap();
+    first.child().wait().unwrap();
+    let rest = summary(worker(&q));
+    let plan = rest["plan_chunks"].as_u64().unwrap();
+    assert!(rest["baked"].as_u64().unwrap() < plan, "{rest}");
+    assert_eq!(rest["queue"]["done"], rest["queue"]["jobs"], "{rest}");
+    assert_eq!(
+        hash(s(&file)),
+        hash(&url),
+        "resumed queue bake = local bake"
+    );
+
+    // A plain bake of a server world, in two parts, and a merge into it.
+    let url2 = world_url(&server, "qparts");
+    ok(&["new", &url2, "--kind", "voxel", "--seed", "3"]);
+    ok(&["bake", &url2, "--region", region, "--part", "1/2", "-q"]);
+    assert_ne!(hash(s(&file)), hash(&url2), "half baked");
+    let part2 = dir.path().join("part2.isoterra");
+    ok(&["new", s(&part2), "--kind", "voxel", "--seed", "3"]);
+    ok(&["bake", s(&part2), "--region", region, "--part", "2/2", "-q"]);
+    let merged = ok(&["merge", &url2, "--from", s(&part2)]);
+    assert!(merged.contains("copied"), "{merged}");
+    assert_eq!(
+        hash(s(&file)),
+        hash(&url2),
+        "parts baked on the server and merged into it"
+    );
 }

@@ -35,7 +35,18 @@
 //! isoterra_chunks (world, layer, x, y, z, lod, payload)
 //! isoterra_strokes(world, id, tool, params, delta, undone, created_ms)
 //! isoterra_baked  (world, layer, x, y, z, lod, source, hash, payload)
+//! isoterra_bake_runs (world, run, plan, keys, jobs, created_ms)        -- v2
+//! isoterra_bake_jobs (world, run, job, first, stop, done, worker, finished_ms)
 //! ```
+//!
+//! Version 2 added the bake queue's two tables ([`PgBakeQueue`]); a version 1
+//! database is brought to version 2 when a build of version 2 opens it.
+//!
+//! Every write of the stroke log (a stroke, an undo, a redo, a migration)
+//! sends `NOTIFY isoterra_world, 'WORLD REVISION'` in its transaction, so a
+//! [`PgWatcher`] learns of it when it commits. Chunk puts (the game-rate
+//! path) and baked rows send nothing; a watcher's caller also checks the
+//! revision now and then to see those.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -54,8 +65,14 @@ use crate::chunk_store::{
 };
 use crate::hash::{BakedHasher, StampHasher};
 
+mod queue;
+mod watch;
+
+pub use queue::{BakeJob, MAX_BAKE_JOBS, PgBakeQueue, QueueProgress};
+pub use watch::{PG_NOTIFY_CHANNEL, PgWatcher};
+
 /// The schema version this build creates and reads.
-pub const PG_SCHEMA_VERSION: i32 = 1;
+pub const PG_SCHEMA_VERSION: i32 = 2;
 
 /// Longest world name.
 pub const MAX_PG_WORLD_NAME: usize = 64;
@@ -66,9 +83,11 @@ pub fn is_postgres_url(location: &str) -> bool {
     location.starts_with("postgres://") || location.starts_with("postgresql://")
 }
 
-/// The schema, version 1. Run under the advisory lock, so that two
-/// processes creating it at once take turns.
-const SCHEMA_V1: &str = "
+/// The schema, version 2 (version 1 without the two bake tables). Run under
+/// the advisory lock, so that two processes creating it at once take turns;
+/// every statement is `IF NOT EXISTS`, so running it on a version 1
+/// database adds what version 2 added.
+const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS isoterra_schema (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS isoterra_worlds (
     world    TEXT PRIMARY KEY,
@@ -112,6 +131,27 @@ CREATE TABLE IF NOT EXISTS isoterra_baked (
     hash    TEXT NOT NULL,
     payload BYTEA NOT NULL,
     PRIMARY KEY (world, layer, x, y, z, lod)
+);
+CREATE TABLE IF NOT EXISTS isoterra_bake_runs (
+    world      TEXT NOT NULL REFERENCES isoterra_worlds ON DELETE CASCADE,
+    run        TEXT NOT NULL,
+    plan       TEXT NOT NULL,
+    keys       BIGINT NOT NULL,
+    jobs       BIGINT NOT NULL,
+    created_ms BIGINT NOT NULL,
+    PRIMARY KEY (world, run)
+);
+CREATE TABLE IF NOT EXISTS isoterra_bake_jobs (
+    world       TEXT NOT NULL,
+    run         TEXT NOT NULL,
+    job         BIGINT NOT NULL,
+    first       BIGINT NOT NULL,
+    stop        BIGINT NOT NULL,
+    done        BOOLEAN NOT NULL,
+    worker      TEXT,
+    finished_ms BIGINT,
+    PRIMARY KEY (world, run, job),
+    FOREIGN KEY (world, run) REFERENCES isoterra_bake_runs ON DELETE CASCADE
 );
 ";
 
@@ -211,15 +251,15 @@ impl PgStore {
     pub fn open(url: &str) -> Result<Self, StoreError> {
         let (conn, world) = split_url(url)?;
         let location = redacted(&conn, &world);
-        let client =
+        let mut client =
             Client::connect(&conn, NoTls).map_err(|e| StoreError::postgres(&location, e))?;
+        migrate_schema(&mut client, &location)?;
         let mut store = PgStore {
             client: RefCell::new(client),
             world,
             location,
             revision: 0,
         };
-        store.migrate_schema()?;
         store.revision = store.read_revision()?.unwrap_or(0);
         Ok(store)
     }
@@ -265,39 +305,6 @@ impl PgStore {
         |e| StoreError::postgres(&self.location, e)
     }
 
-    /// Creates or checks the schema, under an advisory lock.
-    fn migrate_schema(&mut self) -> Result<(), StoreError> {
-        let location = self.location.clone();
-        let pg = |e| StoreError::postgres(&location, e);
-        let client = self.client.get_mut();
-        let mut tx = client.transaction().map_err(pg)?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
-            .map_err(pg)?;
-        tx.batch_execute(SCHEMA_V1).map_err(pg)?;
-        let version: Option<i32> = tx
-            .query_opt("SELECT version FROM isoterra_schema", &[])
-            .map_err(pg)?
-            .map(|r| r.get(0));
-        match version {
-            None => {
-                tx.execute(
-                    "INSERT INTO isoterra_schema (version) VALUES ($1)",
-                    &[&PG_SCHEMA_VERSION],
-                )
-                .map_err(pg)?;
-            }
-            Some(v) if v > PG_SCHEMA_VERSION => {
-                return Err(StoreError::NewerVersion {
-                    path: location.clone(),
-                    found: v as u32,
-                    supported: PG_SCHEMA_VERSION as u32,
-                });
-            }
-            Some(_) => {}
-        }
-        tx.commit().map_err(pg)
-    }
-
     /// The world's revision, or `None` when the world does not exist.
     fn read_revision(&self) -> Result<Option<i64>, StoreError> {
         Ok(self
@@ -309,9 +316,11 @@ impl PgStore {
     }
 
     /// Runs `f` in one transaction that first checks this handle is
-    /// current (locking the world's row) and ends by bumping the revision.
+    /// current (locking the world's row) and ends by bumping the revision;
+    /// with `notify`, the commit also tells the world's [`PgWatcher`]s.
     fn write<T>(
         &mut self,
+        notify: bool,
         f: impl FnOnce(&mut Transaction<'_>, &str, i64) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let location = self.location.clone();
@@ -340,6 +349,11 @@ impl PgStore {
             &[&world],
         )
         .map_err(pg)?;
+        if notify {
+            let payload = format!("{world} {}", revision + 1);
+            tx.execute("SELECT pg_notify($1, $2)", &[&PG_NOTIFY_CHANNEL, &payload])
+                .map_err(pg)?;
+        }
         tx.commit().map_err(pg)?;
         self.revision = revision + 1;
         Ok(out)
@@ -354,7 +368,7 @@ impl PgStore {
         changes: &[ChunkChange],
     ) -> Result<(), StoreError> {
         let location = self.location.clone();
-        self.write(|tx, world, _| {
+        self.write(true, |tx, world, _| {
             let pg = |e| StoreError::postgres(&location, e);
             tx.execute(
                 "UPDATE isoterra_strokes SET undone = $3 WHERE world = $1 AND id = $2",
@@ -429,6 +443,45 @@ impl PgStore {
     }
 }
 
+/// Creates the schema, or checks it and brings an older one to this
+/// build's version, under an advisory lock.
+fn migrate_schema(client: &mut Client, location: &Path) -> Result<(), StoreError> {
+    let pg = |e| StoreError::postgres(location, e);
+    let mut tx = client.transaction().map_err(pg)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+        .map_err(pg)?;
+    tx.batch_execute(SCHEMA).map_err(pg)?;
+    let version: Option<i32> = tx
+        .query_opt("SELECT version FROM isoterra_schema", &[])
+        .map_err(pg)?
+        .map(|r| r.get(0));
+    match version {
+        None => {
+            tx.execute(
+                "INSERT INTO isoterra_schema (version) VALUES ($1)",
+                &[&PG_SCHEMA_VERSION],
+            )
+            .map_err(pg)?;
+        }
+        Some(v) if v > PG_SCHEMA_VERSION => {
+            return Err(StoreError::NewerVersion {
+                path: location.to_path_buf(),
+                found: v as u32,
+                supported: PG_SCHEMA_VERSION as u32,
+            });
+        }
+        Some(v) if v < PG_SCHEMA_VERSION => {
+            tx.execute(
+                "UPDATE isoterra_schema SET version = $1",
+                &[&PG_SCHEMA_VERSION],
+            )
+            .map_err(pg)?;
+        }
+        Some(_) => {}
+    }
+    tx.commit().map_err(pg)
+}
+
 /// A key as the tables' `layer, x, y, z, lod` columns hold it.
 struct KeyCols {
     layer: i32,
@@ -491,6 +544,27 @@ fn apply(
             Some(p) => tx.execute(&put, &[row.as_slice(), &[p]].concat())?,
             None => tx.execute(&delete, &row)?,
         };
+    }
+    Ok(())
+}
+
+/// Writes baked rows (new or replacing) inside a transaction.
+fn insert_baked(
+    tx: &mut Transaction<'_>,
+    world: &str,
+    rows: &[BakedRow],
+) -> Result<(), postgres::Error> {
+    let put = tx.prepare(
+        "INSERT INTO isoterra_baked (world, layer, x, y, z, lod, source, hash, payload)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (world, layer, x, y, z, lod) DO UPDATE
+         SET source = EXCLUDED.source, hash = EXCLUDED.hash, payload = EXCLUDED.payload",
+    )?;
+    let world = world.to_string();
+    for row in rows {
+        let cols = KeyCols::of(&row.key);
+        let values: [&(dyn ToSql + Sync); 3] = [&row.source, &row.hash, &row.payload];
+        tx.execute(&put, &[cols.params(&world).as_slice(), &values].concat())?;
     }
     Ok(())
 }
@@ -566,7 +640,7 @@ impl ChunkStore for PgStore {
     ) -> Result<(), StoreError> {
         check_migration(self.meta()?.format_version, format_version, entries)?;
         let location = self.location.clone();
-        self.write(|tx, world, _| {
+        self.write(true, |tx, world, _| {
             let pg = |e| StoreError::postgres(&location, e);
             let put = tx
                 .prepare(
@@ -621,7 +695,7 @@ impl ChunkStore for PgStore {
 
     fn put_chunks(&mut self, changes: &[ChunkChange]) -> Result<(), StoreError> {
         let location = self.location.clone();
-        self.write(|tx, world, _| {
+        self.write(false, |tx, world, _| {
             apply(tx, world, changes).map_err(|e| StoreError::postgres(&location, e))
         })
     }
@@ -633,7 +707,7 @@ impl ChunkStore for PgStore {
     ) -> Result<i64, StoreError> {
         let params = stroke_params_json(stroke)?;
         let location = self.location.clone();
-        self.write(|tx, world, last_id| {
+        self.write(true, |tx, world, last_id| {
             let pg = |e| StoreError::postgres(&location, e);
             let id = last_id
                 .checked_add(1)
@@ -756,20 +830,7 @@ impl ChunkStore for PgStore {
         let world = self.world.clone();
         let client = self.client.get_mut();
         let mut tx = client.transaction().map_err(pg)?;
-        let put = tx
-            .prepare(
-                "INSERT INTO isoterra_baked (world, layer, x, y, z, lod, source, hash, payload)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-                 ON CONFLICT (world, layer, x, y, z, lod) DO UPDATE
-                 SET source = EXCLUDED.source, hash = EXCLUDED.hash, payload = EXCLUDED.payload",
-            )
-            .map_err(pg)?;
-        for row in rows {
-            let cols = KeyCols::of(&row.key);
-            let values: [&(dyn ToSql + Sync); 3] = [&row.source, &row.hash, &row.payload];
-            tx.execute(&put, &[cols.params(&world).as_slice(), &values].concat())
-                .map_err(pg)?;
-        }
+        insert_baked(&mut tx, &world, rows).map_err(pg)?;
         tx.commit().map_err(pg)
     }
 

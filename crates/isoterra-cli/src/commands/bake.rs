@@ -14,8 +14,10 @@
 //!
 //! `--part K/N` bakes one of N contiguous ranges of the plan's key order, so
 //! a region splits across processes or machines; `isoterra merge` brings
-//! part files together. Rows are written through [`ChunkStore`], so another
-//! storage backend only needs to implement that trait.
+//! part files together. Rows are written through [`ChunkStore`], so a world
+//! on a PostgreSQL server (a `postgres://` URL) bakes the same way, and
+//! there `--queue` shares the work among any number of workers on any
+//! machines through the server ([`PgBakeQueue`]).
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
@@ -30,7 +32,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use isoterra::export::{GlbMesh, export_glb};
 use isoterra::kind::{BakeInputs, BakePlan, BakeSource, ChunkBaker, Document};
 use isoterra::store::{
-    BakedChunk, BakedCollider, BakedRow, ChunkKey, ChunkStore, WorldFile, encode_baked,
+    BakedChunk, BakedCollider, BakedRow, ChunkKey, ChunkStore, PgBakeQueue, PgStore, WorldFile,
+    encode_baked, is_postgres_url, redact_url,
 };
 use rayon::prelude::*;
 use serde_json::json;
@@ -102,6 +105,30 @@ struct Totals {
     bytes: u64,
 }
 
+impl Totals {
+    /// Counts one stored chunk.
+    fn add(&mut self, f: &Finished) {
+        self.baked += 1;
+        self.rebaked += u64::from(f.stale);
+        self.empty += u64::from(f.empty);
+        self.vertices += f.vertices;
+        self.triangles += f.triangles;
+        self.bytes += f.bytes;
+    }
+
+    fn merge(&mut self, o: &Totals) {
+        self.baked += o.baked;
+        self.rebaked += o.rebaked;
+        self.empty += o.empty;
+        self.vertices += o.vertices;
+        self.triangles += o.triangles;
+        self.bytes += o.bytes;
+    }
+}
+
+/// Chunks per queue job unless `--job-chunks` says otherwise.
+const JOB_CHUNKS: u64 = 64;
+
 pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
     let threads = match a.threads {
@@ -111,15 +138,56 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let part = a.part.as_deref().map(parse_part).transpose()?;
+    let url = a.file.to_str().filter(|l| is_postgres_url(l));
+    if a.queue {
+        if url.is_none() {
+            bail!(
+                "--queue shares a bake among workers through a PostgreSQL server; {} is a                  world file (split a file's bake with --part K/N and merge the parts)",
+                a.file.display()
+            );
+        }
+        if a.part.is_some() || a.out.is_some() || a.shuffle.is_some() {
+            bail!("--queue hands out the chunks itself: leave out --part, --out and --shuffle");
+        }
+    }
+    let job_chunks = match a.job_chunks {
+        Some(_) if !a.queue => bail!("--job-chunks sizes the jobs of --queue; add --queue"),
+        Some(0) => bail!("--job-chunks 0: a job holds at least 1 chunk"),
+        Some(n) if n > 1 << 20 => bail!("--job-chunks {n}: at most {}", 1u64 << 20),
+        Some(n) => n,
+        None => JOB_CHUNKS,
+    };
     let coords = region_numbers(&a.region)?;
-    let mut doc = super::edit::open(&a.file)?;
+    let world = super::edit::open_world(&a.file)?;
+    super::edit::with_world!(world, doc => {
+        let queue = url.filter(|_| a.queue).map(|u| (u, job_chunks));
+        bake_in(doc, a, t0, threads, part, &coords, queue)
+    })
+}
+
+/// The world's name in messages: a file's path, or a server URL without
+/// its password.
+pub(crate) fn shown(location: &Path) -> String {
+    redact_url(&location.display().to_string())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bake_in<S: ChunkStore + Send>(
+    doc: &mut Document<S>,
+    a: &BakeArgs,
+    t0: Instant,
+    threads: usize,
+    part: Option<(u64, u64)>,
+    coords: &[f32],
+    queue: Option<(&str, u64)>,
+) -> anyhow::Result<()> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .context("cannot start the worker threads")?;
     pool.install(|| doc.rebuild());
     let source = doc.bake_source();
-    let file = doc.file();
+    let file = doc.store();
     let axes = source.region_axes();
     if coords.len() != 2 * axes {
         bail!(
@@ -136,7 +204,18 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot bake region `{}`", a.region))?;
     // What each chunk of this part is made from now.
     let inputs = BakeInputs::read(file)
-        .with_context(|| format!("cannot read the chunks of {}", a.file.display()))?;
+        .with_context(|| format!("cannot read the chunks of {}", shown(&a.file)))?;
+    if let Some((url, job_chunks)) = queue {
+        let world = file.world_stamp()?;
+        let existing = file.baked_sources()?;
+        let job = QueueJob {
+            url,
+            job_chunks,
+            world: &world,
+            existing: &existing,
+        };
+        return bake_queue(a, t0, threads, &pool, &source, &plan, &inputs, &job);
+    }
     let (index, parts) = part.unwrap_or((0, 1));
     let range = plan.part_range(index, parts)?;
     let wanted = range.end - range.start;
@@ -335,13 +414,204 @@ pub fn run(a: &BakeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Opens the chunk store named by `path` for writing baked rows. Today
-/// every store is a world file; a server backend would be picked here by
-/// the name's form (a URL).
+/// Opens the chunk store named by `path` for writing baked rows: a world
+/// on a PostgreSQL server for a `postgres://` URL, a world file otherwise.
 pub(crate) fn open_store(path: &Path) -> anyhow::Result<Box<dyn ChunkStore>> {
+    if let Some(url) = path.to_str().filter(|l| is_postgres_url(l)) {
+        let store = PgStore::open_existing(url)
+            .with_context(|| format!("cannot open {} for writing", redact_url(url)))?;
+        return Ok(Box::new(store));
+    }
     let file = WorldFile::open(path)
         .with_context(|| format!("cannot open {} for writing", path.display()))?;
     Ok(Box::new(file))
+}
+
+/// What a queue worker needs beside the plan: the server, the job size,
+/// the world's stamp and the rows already baked.
+struct QueueJob<'a> {
+    url: &'a str,
+    job_chunks: u64,
+    world: &'a str,
+    existing: &'a BTreeMap<ChunkKey, String>,
+}
+
+/// The run id of a queue bake: what decides its chunks (the kind, the
+/// plan, the world as it stands) and the job size, so every worker baking
+/// the same region of the same world joins one run.
+fn run_id(kind: &str, plan: &BakePlan, world: &str, job_chunks: u64) -> String {
+    let mut h = isoterra::field::hash::Fnv1a64::new();
+    h.write(b"ITBQ");
+    h.write(kind.as_bytes());
+    h.write(&plan.lod.to_le_bytes());
+    h.write(&plan.layer.0.to_le_bytes());
+    h.write(&plan.layer_count.to_le_bytes());
+    for v in plan.min.iter().chain(&plan.max) {
+        h.write(&v.to_le_bytes());
+    }
+    h.write(world.as_bytes());
+    h.write(&job_chunks.to_le_bytes());
+    h.hex()
+}
+
+/// This worker's name in the jobs table: the host and the process.
+fn worker_name() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| {
+            fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+        })
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into());
+    format!("{host}:{}", std::process::id())
+}
+
+/// `bake URL --queue`: claims jobs of the world's run until none is left
+/// (see [`PgBakeQueue`]); each job's chunks are baked on the pool and
+/// stored with the job in one transaction.
+#[allow(clippy::too_many_arguments)]
+fn bake_queue(
+    a: &BakeArgs,
+    t0: Instant,
+    threads: usize,
+    pool: &rayon::ThreadPool,
+    source: &BakeSource<'_>,
+    plan: &BakePlan,
+    inputs: &BakeInputs,
+    q: &QueueJob<'_>,
+) -> anyhow::Result<()> {
+    let kind = source.kind();
+    let run = run_id(kind, plan, q.world, q.job_chunks);
+    let described = format!(
+        "{kind} region {} at LOD {}: chunks {:?}..={:?}, {} layer(s) from {}",
+        a.region, plan.lod, plan.min, plan.max, plan.layer_count, plan.layer.0
+    );
+    let mut queue = PgBakeQueue::open(
+        q.url,
+        &run,
+        &described,
+        plan.count(),
+        q.job_chunks,
+        &worker_name(),
+    )
+    .with_context(|| format!("cannot join the bake queue of {}", redact_url(q.url)))?;
+    let bar = if a.quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::with_draw_target(Some(queue.jobs()), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} jobs of run {msg}")?
+                .progress_chars("=> "),
+        );
+        bar.set_message(run.clone());
+        bar
+    };
+    let t_bake = Instant::now();
+    let mut totals = Totals::default();
+    let (mut jobs, mut skipped) = (0u64, 0u64);
+    loop {
+        let mut pending = Totals::default();
+        let mut current = 0u64;
+        let claimed = queue.work(|job| -> anyhow::Result<Vec<BakedRow>> {
+            pending = Totals::default();
+            let keys: Vec<ChunkKey> = plan.keys_in(job.first..job.stop).collect();
+            let todo: Vec<Todo> = pool
+                .install(|| {
+                    keys.par_iter()
+                        .map(|k| inputs.stamp(source, k).map(|stamp| (*k, stamp)))
+                        .collect::<Result<Vec<_>, _>>()
+                })?
+                .into_iter()
+                .filter_map(|(key, stamp)| match q.existing.get(&key) {
+                    Some(recorded) if *recorded == stamp => None,
+                    other => Some(Todo {
+                        key,
+                        stamp,
+                        stale: other.is_some(),
+                    }),
+                })
+                .collect();
+            current = keys.len() as u64 - todo.len() as u64;
+            let finished: Vec<Finished> = pool.install(|| {
+                todo.par_iter()
+                    .map_init(ChunkBaker::new, |baker, t| {
+                        bake_one(baker, source, t, None, kind, a.layout)
+                            .with_context(|| format!("chunk {:?}", [t.key.x, t.key.y, t.key.z]))
+                    })
+                    .collect::<anyhow::Result<_>>()
+            })?;
+            let mut rows = Vec::with_capacity(finished.len());
+            for mut f in finished {
+                rows.extend(f.row.take());
+                pending.add(&f);
+            }
+            Ok(rows)
+        })?;
+        if claimed.is_none() {
+            break;
+        }
+        jobs += 1;
+        skipped += current;
+        totals.merge(&pending);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let progress = queue.progress()?;
+    let bake_seconds = t_bake.elapsed().as_secs_f64();
+    let seconds = t0.elapsed().as_secs_f64();
+    let rate = if bake_seconds > 0.0 {
+        totals.baked as f64 / bake_seconds
+    } else {
+        0.0
+    };
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "kind": kind,
+                "lod": plan.lod,
+                "threads": threads,
+                "plan_chunks": plan.count(),
+                "queue": {
+                    "run": run,
+                    "jobs": progress.jobs,
+                    "done": progress.done,
+                    "job_chunks": q.job_chunks,
+                    "jobs_here": jobs,
+                },
+                "baked": totals.baked,
+                "new": totals.baked - totals.rebaked,
+                "rebaked": totals.rebaked,
+                "skipped": skipped,
+                "empty": totals.empty,
+                "vertices": totals.vertices,
+                "triangles": totals.triangles,
+                "bytes": totals.bytes,
+                "seconds": seconds,
+                "bake_seconds": bake_seconds,
+                "chunks_per_s": rate,
+            })
+        );
+    } else {
+        println!(
+            "baked {} chunks ({skipped} skipped as current, {} rebaked after edits, {} empty) in {jobs} job{} of run {run} ({} of {} jobs done) at LOD {}: {} vertices, {} triangles, {} bytes in {seconds:.2} s ({rate:.1} chunks/s, {threads} thread{})",
+            totals.baked,
+            totals.rebaked,
+            totals.empty,
+            if jobs == 1 { "" } else { "s" },
+            progress.done,
+            progress.jobs,
+            plan.lod,
+            totals.vertices,
+            totals.triangles,
+            totals.bytes,
+            if threads == 1 { "" } else { "s" },
+        );
+    }
+    Ok(())
 }
 
 /// Parses `--part K/N` (K counted from 1) into the part counted from 0 and
@@ -548,7 +818,7 @@ fn commit(
             let rows: Vec<BakedRow> = batch.iter_mut().filter_map(|f| f.row.take()).collect();
             store
                 .put_baked(&rows)
-                .with_context(|| format!("cannot store baked chunks in {}", path.display()))?;
+                .with_context(|| format!("cannot store baked chunks in {}", shown(path)))?;
         }
         Sink::Folder { dir, journal } => {
             let mut text = String::new();
@@ -565,12 +835,7 @@ fn commit(
         }
     }
     for f in batch.drain(..) {
-        totals.baked += 1;
-        totals.rebaked += u64::from(f.stale);
-        totals.empty += u64::from(f.empty);
-        totals.vertices += f.vertices;
-        totals.triangles += f.triangles;
-        totals.bytes += f.bytes;
+        totals.add(&f);
         bar.inc(1);
     }
     Ok(())

@@ -22,7 +22,7 @@ pub fn refuse_url(path: &Path) -> anyhow::Result<()> {
     if path.to_str().is_some_and(is_postgres_url) {
         anyhow::bail!(
             "{}: this command takes a world file; worlds on a PostgreSQL server work with \
-             new, stroke, undo, redo, info, export and edit",
+             new, stroke, undo, redo, info, export, bake, merge and edit",
             redact_url(&path.display().to_string())
         );
     }

@@ -1,4 +1,5 @@
-//! `isoterra merge`: copies baked chunks from part files into a world file.
+//! `isoterra merge`: copies baked chunks from part files into a world file
+//! (or a world on a PostgreSQL server; parts may be either too).
 //!
 //! A bake split with `bake --part K/N` over several machines leaves one copy
 //! of the world per machine, each holding the baked rows of its range. This
@@ -23,12 +24,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::kind::BakeInputs;
+use isoterra::kind::{BakeInputs, Document};
 use isoterra::store::{BakedRow, ChunkKey, ChunkStore, decode_baked};
 use serde_json::json;
 
 use crate::args::MergeArgs;
-use crate::commands::bake::open_store;
+use crate::commands::bake::{open_store, shown};
 
 /// Keys listed per page while walking a part.
 const PAGE: usize = 512;
@@ -75,34 +76,45 @@ fn each_row(
 
 pub fn run(a: &MergeArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
-    let mut dest = open_store(&a.file)?;
+    let dest = open_store(&a.file)?;
     let stamp = dest
         .world_stamp()
-        .with_context(|| format!("cannot read {}", a.file.display()))?;
+        .with_context(|| format!("cannot read {}", shown(&a.file)))?;
     let mut parts: Vec<(PathBuf, Box<dyn ChunkStore>)> = Vec::with_capacity(a.from.len());
     for path in &a.from {
         let store = open_store(path)?;
         let theirs = store
             .world_stamp()
-            .with_context(|| format!("cannot read {}", path.display()))?;
+            .with_context(|| format!("cannot read {}", shown(path)))?;
         if theirs != stamp {
             bail!(
                 "{} holds a different world than {} (world stamp {theirs}, not {stamp}): \
                  another world, or a copy taken before or after an edit; bake the part again \
                  from a copy of the world as it is now. Nothing was merged.",
-                path.display(),
-                a.file.display()
+                shown(path),
+                shown(&a.file)
             );
         }
         parts.push((path.clone(), store));
     }
 
+    let world = super::edit::open_world(&a.file)?;
+    super::edit::with_world!(world, doc => copy_parts(doc, a, t0, dest, parts))
+}
+
+/// Checks every part against FILE, then copies the rows FILE lacks.
+fn copy_parts<S: ChunkStore>(
+    doc: &mut Document<S>,
+    a: &MergeArgs,
+    t0: Instant,
+    mut dest: Box<dyn ChunkStore>,
+    parts: Vec<(PathBuf, Box<dyn ChunkStore>)>,
+) -> anyhow::Result<()> {
     // The input stamp each chunk has in FILE now: rows recording it are
     // current (the parts hold the same world, so theirs are the same).
-    let doc = super::edit::open(&a.file)?;
     let source = doc.bake_source();
-    let inputs = BakeInputs::read(doc.file())
-        .with_context(|| format!("cannot read the chunks of {}", a.file.display()))?;
+    let inputs = BakeInputs::read(doc.store())
+        .with_context(|| format!("cannot read the chunks of {}", shown(&a.file)))?;
     let current = |k: &ChunkKey| inputs.stamp(&source, k).ok();
 
     // Check everything before writing anything.
@@ -122,7 +134,7 @@ pub fn run(a: &MergeArgs) -> anyhow::Result<()> {
                 return Ok::<(), anyhow::Error>(());
             }
             dest.put_baked(batch)
-                .with_context(|| format!("cannot store baked chunks in {}", a.file.display()))?;
+                .with_context(|| format!("cannot store baked chunks in {}", shown(&a.file)))?;
             copied += batch.len() as u64;
             batch.clear();
             Ok(())
@@ -134,7 +146,7 @@ pub fn run(a: &MergeArgs) -> anyhow::Result<()> {
                 .with_context(|| {
                     format!(
                         "{}: chunk {} changed while merging; run the merge again",
-                        path.display(),
+                        shown(path),
                         describe(key)
                     )
                 })?;
@@ -162,7 +174,7 @@ pub fn run(a: &MergeArgs) -> anyhow::Result<()> {
             "merged {} part{} into {}: {copied} chunks copied, {} already there, {} stale rows ignored ({seconds:.2} s)",
             parts.len(),
             if parts.len() == 1 { "" } else { "s" },
-            a.file.display(),
+            shown(&a.file),
             scan.present,
             scan.stale,
         );
@@ -188,15 +200,15 @@ fn check_part(
              both baked from the same inputs (input stamp {stamp}; baked by a different \
              build, or one file is damaged). Nothing was merged.",
             describe(key),
-            path.display(),
-            other.display(),
+            shown(path),
+            shown(other),
         )
     };
     each_row(part, |row| {
         let (_, hash) = decode_baked(&row.payload).with_context(|| {
             format!(
                 "{}: baked chunk {} is damaged; nothing was merged",
-                path.display(),
+                shown(path),
                 describe(&row.key)
             )
         })?;
@@ -204,7 +216,7 @@ fn check_part(
             bail!(
                 "{}: baked chunk {} decodes to content hash {hash} but records {}; \
                  the file is damaged. Nothing was merged.",
-                path.display(),
+                shown(path),
                 describe(&row.key),
                 row.hash
             );

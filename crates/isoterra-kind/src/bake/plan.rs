@@ -208,6 +208,36 @@ impl BakePlan {
         Ok(self.keys().skip(skip).take(take))
     }
 
+    /// The key at position `pos` of [`keys`](Self::keys), computed
+    /// directly (a queue job names its range by positions), or `None` past
+    /// the end.
+    pub fn key_at(&self, pos: u64) -> Option<ChunkKey> {
+        if pos >= self.count() {
+            return None;
+        }
+        let n = |a: usize| (i64::from(self.max[a]) - i64::from(self.min[a]) + 1) as u64;
+        let (nx, ny, nz) = (n(0), n(1), n(2));
+        let z = pos % nz;
+        let y = pos / nz % ny;
+        let x = pos / (nz * ny) % nx;
+        let layer = pos / (nz * ny * nx);
+        let at = |a: usize, v: u64| (i64::from(self.min[a]) + v as i64) as i32;
+        Some(ChunkKey {
+            layer: ChunkLayer(self.layer.0 + layer as u16),
+            x: at(0, x),
+            y: at(1, y),
+            z: at(2, z),
+            lod: self.lod,
+        })
+    }
+
+    /// The keys at positions `range` of [`keys`](Self::keys) (clipped to
+    /// the plan), in order.
+    pub fn keys_in(&self, range: Range<u64>) -> impl Iterator<Item = ChunkKey> + '_ {
+        let end = range.end.min(self.count());
+        (range.start.min(end)..end).filter_map(|p| self.key_at(p))
+    }
+
     /// True when the plan holds `key`.
     pub fn contains(&self, key: &ChunkKey) -> bool {
         (self.layer.0..self.layer.0.saturating_add(self.layer_count)).contains(&key.layer.0)
@@ -452,6 +482,29 @@ impl BakeSource<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn a_key_at_a_position_is_the_key_the_walk_reaches_there(
+            min in proptest::array::uniform3(-5i32..5),
+            size in proptest::array::uniform3(1i32..5),
+            layers in 1u16..3,
+            from in 0u64..200,
+            len in 0u64..60,
+        ) {
+            let plan = BakePlan {
+                layer: ChunkLayer(0x100),
+                layer_count: layers,
+                min,
+                max: [min[0] + size[0] - 1, min[1] + size[1] - 1, min[2] + size[2] - 1],
+                lod: 1,
+            };
+            let walked: Vec<ChunkKey> = plan.keys().skip(from as usize).take(len as usize).collect();
+            let direct: Vec<ChunkKey> = plan.keys_in(from..from + len).collect();
+            proptest::prop_assert_eq!(walked, direct);
+            proptest::prop_assert_eq!(plan.key_at(plan.count()), None);
+        }
+    }
 
     #[test]
     fn axis_chunks_are_half_open() {
