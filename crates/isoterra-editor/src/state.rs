@@ -18,7 +18,7 @@ use isoterra::kind::{AnyDocument, NewWorld, Recipe, StrokeId, StrokeSpec, WorldK
 use isoterra::world::StreamViewer;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use tokio::sync::oneshot;
 
@@ -62,6 +62,9 @@ pub(crate) enum Command {
     Pathing {
         reply: oneshot::Sender<Result<Vec<u8>, Reject>>,
     },
+    /// The server notified a write of the world (by any writer, this
+    /// server's own strokes included; see [`watch_server`]).
+    Notified,
     Shutdown,
 }
 
@@ -72,15 +75,83 @@ pub(crate) fn spawn(
     budget: Duration,
 ) -> Result<(Sender<Command>, std::thread::JoinHandle<()>), EditorError> {
     let (tx, rx) = std::sync::mpsc::channel();
+    let watching = kinds::is_url(&path);
+    let stop = Arc::new(AtomicBool::new(false));
+    if let Some(url) = path.to_str().filter(|_| watching) {
+        let (url, tx, stop) = (url.to_string(), tx.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name("isoterra-watch".into())
+            .spawn(move || watch_server(&url, &tx, &stop))
+            .map_err(EditorError::Io)?;
+    }
     let handle = std::thread::Builder::new()
         .name("isoterra-world".into())
         .spawn(move || {
-            let mut world = World::new(doc, path, budget);
+            let mut world = World::new(doc, path, budget, watching);
             world.run(rx);
+            stop.store(true, Ordering::Relaxed);
         })
         .map_err(EditorError::Io)?;
     Ok((tx, handle))
 }
+
+/// Listens for the server's notifications of the world's writes
+/// (`LISTEN`/`NOTIFY`, see [`isoterra::store::PgWatcher`]) and tells the
+/// world thread, which reads the world again when another writer moved it.
+/// A lost connection is opened again, and the world thread told, since
+/// writes may have been missed meanwhile. Ends with the world thread.
+fn watch_server(url: &str, tx: &Sender<Command>, stop: &AtomicBool) {
+    let mut watcher: Option<isoterra::store::PgWatcher> = None;
+    let mut warned = false;
+    while !stop.load(Ordering::Relaxed) {
+        let Some(w) = watcher.as_mut() else {
+            match isoterra::store::PgWatcher::open(url) {
+                Ok(w) => {
+                    if warned {
+                        eprintln!("note: listening to the server's changes again");
+                        warned = false;
+                        if tx.send(Command::Notified).is_err() {
+                            return;
+                        }
+                    }
+                    watcher = Some(w);
+                }
+                Err(e) => {
+                    if !warned {
+                        eprintln!(
+                            "warning: cannot listen to the server's changes ({e}); \
+                             the world is checked every {} ms until it can",
+                            SERVER_CHECK_EVERY.as_millis()
+                        );
+                        warned = true;
+                    }
+                    std::thread::sleep(WATCH_RETRY);
+                }
+            }
+            continue;
+        };
+        match w.wait(WATCH_WAIT) {
+            Ok(Some(_)) => {
+                if tx.send(Command::Notified).is_err() {
+                    return;
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("warning: lost the server's change notifications ({e}); reconnecting");
+                warned = true;
+                watcher = None;
+                std::thread::sleep(WATCH_RETRY);
+            }
+        }
+    }
+}
+
+/// How long the watcher waits for a notification before it looks whether
+/// the world thread has ended.
+const WATCH_WAIT: Duration = Duration::from_millis(250);
+/// Time between attempts to listen again after the connection was lost.
+const WATCH_RETRY: Duration = Duration::from_secs(1);
 
 /// A stroke being drawn: its id in the document, and the request id of
 /// its `stroke_begin`.
@@ -130,6 +201,15 @@ struct World {
     last_status: Instant,
     /// When the store was last asked whether another program wrote.
     last_follow: Instant,
+    /// How often to ask: [`FOLLOW_EVERY`] for a file, [`SERVER_CHECK_EVERY`]
+    /// for a server world, whose writes are notified.
+    follow_every: Duration,
+    /// Times the world was read again after another writer, and how many
+    /// of those a notification started (for `/api/info`).
+    reloads: u64,
+    notified_reloads: u64,
+    /// A notification came since the last check.
+    notified: bool,
     shutdown: bool,
     /// Exports running on threads of their own.
     exports: Arc<AtomicUsize>,
@@ -147,11 +227,15 @@ const MAX_OPEN_STROKES: usize = 16;
 /// Time between `status` messages.
 const STATUS_EVERY: Duration = Duration::from_millis(500);
 /// Time between checks for what another program (another editor server,
-/// a command) wrote to the world; the world is then read again.
+/// a command) wrote to a world file; the world is then read again.
 const FOLLOW_EVERY: Duration = Duration::from_millis(100);
+/// The same for a world on a server, whose stroke-log writes are notified
+/// at once: the check finds only chunk puts (which do not notify) and
+/// writes made while the notifications were lost.
+const SERVER_CHECK_EVERY: Duration = Duration::from_secs(1);
 
 impl World {
-    fn new(mut doc: Doc, path: PathBuf, budget: Duration) -> Self {
+    fn new(mut doc: Doc, path: PathBuf, budget: Duration, notified: bool) -> Self {
         World {
             meshing: kinds::meshing(&mut doc),
             doc: Some(doc),
@@ -162,6 +246,14 @@ impl World {
             remesh_ms: 0.0,
             last_status: Instant::now(),
             last_follow: Instant::now(),
+            follow_every: if notified {
+                SERVER_CHECK_EVERY
+            } else {
+                FOLLOW_EVERY
+            },
+            reloads: 0,
+            notified_reloads: 0,
+            notified: false,
             shutdown: false,
             exports: Arc::new(AtomicUsize::new(0)),
         }
@@ -293,6 +385,11 @@ impl World {
                 v["content_hash"] = json!(doc.content_hash());
                 v["history"] = doc.history().json();
                 v["recipe"] = doc.recipe().to_json_value();
+                v["others"] = json!({
+                    "reloads": self.reloads,
+                    "notified": self.notified_reloads,
+                    "check_ms": self.follow_every.as_millis() as u64,
+                });
                 let _ = reply.send(v);
             }
             Command::Pathing { reply } => {
@@ -304,6 +401,9 @@ impl World {
                 };
                 let _ = reply.send(result);
             }
+            // Read at the next tick, once for all the notifications that
+            // came in one batch of commands.
+            Command::Notified => self.notified = true,
             Command::Shutdown => self.shutdown = true,
         }
     }
@@ -664,7 +764,8 @@ impl World {
     /// Another program wrote to the world (another editor server on the
     /// same database, a command on the same file): the world is read again
     /// from the store and every client is welcomed to it, so that what the
-    /// other wrote shows within [`FOLLOW_EVERY`] and the next stroke is not
+    /// other wrote shows at once (a server notifies; a file is checked every
+    /// [`FOLLOW_EVERY`]) and the next stroke is not
     /// refused. Open strokes are dropped; nothing acknowledged is lost.
     ///
     /// Reading again rather than following the log (`Document::follow`)
@@ -672,21 +773,26 @@ impl World {
     /// server that followed drifted from the log in about 1 run in 8 of the
     /// load test, cause not found, and a drifted server's next strokes
     /// write rows the log does not give.
-    fn follow_others(&mut self) {
+    fn follow_others(&mut self, notified: bool) {
         self.last_follow = Instant::now();
         let Some(doc) = self.doc.as_mut() else {
             return;
         };
         match doc.store().check_current() {
             Ok(()) => {}
-            Err(isoterra::store::StoreError::Conflict { .. }) => self.reload(),
+            Err(isoterra::store::StoreError::Conflict { .. }) => {
+                self.reloads += 1;
+                self.notified_reloads += u64::from(notified);
+                self.reload();
+            }
             Err(e) => eprintln!("error: cannot check the world for other writers: {e}"),
         }
     }
 
     fn tick(&mut self) {
-        if self.last_follow.elapsed() >= FOLLOW_EVERY {
-            self.follow_others();
+        if self.notified || self.last_follow.elapsed() >= self.follow_every {
+            let notified = std::mem::take(&mut self.notified);
+            self.follow_others(notified);
         }
         let start = Instant::now();
         let viewers = self.take_viewers();

@@ -1,6 +1,7 @@
 //! Several editor servers on one world kept on a PostgreSQL server: a
 //! stroke acknowledged by one server reaches the clients of the other (the
-//! other reads the world again and welcomes them to it), undo and redo are
+//! server notifies it, and the other reads the world again and welcomes
+//! them to it), undo and redo are
 //! one shared history, a client that joins later sees the current world,
 //! and every acknowledged stroke is in the database afterwards.
 //!
@@ -151,6 +152,16 @@ fn two_editor_servers_share_one_world_on_postgres() {
         };
         let (ha, hb) = (hash(a_server.addr()).await, hash(b_server.addr()).await);
         assert_eq!(ha, hb, "both servers show one world");
+        // The other's writes were heard through LISTEN/NOTIFY: the revision
+        // check runs only once a second on a server world.
+        for addr in [a_server.addr(), b_server.addr()] {
+            let others = &info(addr).await["others"];
+            assert_eq!(others["check_ms"], 1000, "{others}");
+            assert!(
+                others["notified"].as_u64().unwrap() >= 1,
+                "a notification started a read of the world: {others}"
+            );
+        }
         a_server.shutdown().await;
         b_server.shutdown().await;
         ha
@@ -222,7 +233,7 @@ async fn load_client(
     (ids, latencies, refused)
 }
 
-/// Two editor servers on one world, four clients on each, every client
+/// Two editor servers on one world, eight clients on each, every client
 /// stroking as fast as its acks come back. A server reads the world again
 /// whenever the other wrote (dropping its clients' open strokes), and a
 /// stroke that ends just after the other server committed is refused
@@ -231,7 +242,8 @@ async fn load_client(
 /// world equals the stroke log replayed one stroke at a time into a fresh
 /// world. The stroke-to-ack
 /// latencies are printed (`--nocapture`); `ISOTERRA_EDITOR_LOAD_STROKES`
-/// sets the strokes per client (default 100).
+/// sets the strokes per client (default 200) and
+/// `ISOTERRA_EDITOR_LOAD_CLIENTS` the clients per server (default 8).
 #[test]
 fn two_servers_under_load_equal_a_serial_replay_on_postgres() {
     let Some(server_url) = server("two_servers_under_load_equal_a_serial_replay_on_postgres")
@@ -242,7 +254,12 @@ fn two_servers_under_load_equal_a_serial_replay_on_postgres() {
         .ok()
         .and_then(|v| v.parse().ok())
         .filter(|&n: &usize| n > 0)
-        .unwrap_or(100);
+        .unwrap_or(200);
+    let per_server: usize = std::env::var("ISOTERRA_EDITOR_LOAD_CLIENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| (1..=64).contains(&n))
+        .unwrap_or(8);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -256,7 +273,7 @@ fn two_servers_under_load_equal_a_serial_replay_on_postgres() {
         let a = serve(EditorOptions::new(&url).with_port(0)).await.unwrap();
         let b = serve(EditorOptions::new(&url).with_port(0)).await.unwrap();
         let started = std::time::Instant::now();
-        let tasks: Vec<_> = (0..8)
+        let tasks: Vec<_> = (0..2 * per_server)
             .map(|i| {
                 let addr = if i % 2 == 0 { a.addr() } else { b.addr() };
                 tokio::spawn(load_client(addr, i, strokes))
@@ -282,7 +299,7 @@ fn two_servers_under_load_equal_a_serial_replay_on_postgres() {
             latencies[i].as_secs_f64() * 1e3
         };
         println!(
-            "postgres load: 2 servers x 4 clients x {strokes} strokes in {:.2} s; \
+            "postgres load: 2 servers x {per_server} clients x {strokes} strokes in {:.2} s; \
              stroke->ack p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; {} acknowledged, {refused} refused",
             elapsed.as_secs_f64(),
             pct(0.5),
