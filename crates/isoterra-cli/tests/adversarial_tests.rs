@@ -7,7 +7,9 @@
 //! - a client that stops reading while another strokes (the stalled tab);
 //! - a client that floods camera messages without reading;
 //! - the largest voxel stroke the limits allow (radius 64, dabs far apart);
-//! - a client that disconnects in the middle of a stroke.
+//! - a client that disconnects in the middle of a stroke;
+//! - a server on a PostgreSQL world killed with `kill -9` while a client
+//!   strokes (needs a server, see the test).
 //!
 //! "New world" while another process holds the file is covered in the
 //! editor crate's `reliability_tests.rs`.
@@ -330,4 +332,127 @@ fn a_client_gone_in_the_middle_of_a_stroke_leaves_it_committed() {
     }
     editor.stop();
     assert_eq!(strokes_in(&file), 1);
+}
+
+/// Strokes the server acknowledged until the connection broke.
+fn stroke_until_gone(ws: &mut Ws, round: u32) -> Vec<i64> {
+    let mut acked = Vec::new();
+    for k in 0u32.. {
+        let id = format!("r{round}s{k}");
+        let at = [
+            f64::from(8 + (k * 37) % 80),
+            0.0,
+            f64::from(8 + (k * 53) % 80),
+        ];
+        let msgs = [
+            json!({"type": "stroke_begin", "stroke": id, "tool": "raise", "radius": 5.0,
+                   "strength": 1.0, "params": {}}),
+            json!({"type": "dab", "stroke": id, "at": at}),
+            json!({"type": "stroke_end", "stroke": id}),
+        ];
+        for m in msgs {
+            if ws.send(Message::Text(m.to_string().into())).is_err() {
+                return acked;
+            }
+        }
+        loop {
+            match ws.read() {
+                Ok(Message::Text(t)) => {
+                    let v: Value = serde_json::from_str(&t).unwrap();
+                    if v["type"] == "ack" && v["stroke"] == id.as_str() {
+                        if let Some(n) = v["id"].as_i64() {
+                            acked.push(n);
+                        }
+                        break;
+                    }
+                }
+                Ok(Message::Close(_)) | Err(_) => return acked,
+                Ok(_) => {}
+            }
+        }
+    }
+    acked
+}
+
+/// `isoterra edit` on a world on a PostgreSQL server, killed with `kill -9`
+/// while a client strokes as fast as it is acknowledged: every stroke it
+/// acknowledged is in the database, and the next server opens the world and
+/// goes on. Needs `ISOTERRA_POSTGRES_URL` (skips loudly without it, unless
+/// `ISOTERRA_REQUIRE_POSTGRES=1`); rounds: `ISOTERRA_KILL_ROUNDS` (default 4).
+#[test]
+fn an_editor_server_killed_on_postgres_loses_no_acknowledged_stroke() {
+    let server = match std::env::var("ISOTERRA_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => url,
+        _ => {
+            assert!(
+                std::env::var("ISOTERRA_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+                "ISOTERRA_REQUIRE_POSTGRES=1 but ISOTERRA_POSTGRES_URL is not set"
+            );
+            eprintln!(
+                "\n*** SKIPPED an_editor_server_killed_on_postgres_loses_no_acknowledged_stroke: \
+                 no PostgreSQL server (ISOTERRA_POSTGRES_URL) ***\n"
+            );
+            return;
+        }
+    };
+    let rounds: u32 = std::env::var("ISOTERRA_KILL_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4);
+    let sep = if server.contains('?') { '&' } else { '?' };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let url = format!(
+        "{server}{sep}world=editor-kill-{}-{nanos}",
+        std::process::id()
+    );
+    ok(&["new", &url, "--kind", "map", "--size", "96x96"]);
+    let mut all_acked = Vec::new();
+    for round in 0..rounds {
+        let editor = Editor::start(Path::new(&url));
+        let mut ws = editor.connect();
+        let welcome = until(&mut ws, "welcome");
+        assert_eq!(
+            welcome["history"]["strokes"].as_u64().unwrap(),
+            all_acked.len() as u64,
+            "round {round}: the world opens with every stroke acknowledged before"
+        );
+        let pid = editor.child.id();
+        let delay = Duration::from_millis(300 + 170 * u64::from(round));
+        let killer = std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            let status = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .expect("kill runs");
+            assert!(status.success());
+        });
+        let acked = stroke_until_gone(&mut ws, round);
+        killer.join().unwrap();
+        editor.stop();
+        assert!(
+            !acked.is_empty(),
+            "round {round}: some strokes were acknowledged"
+        );
+        all_acked.extend(acked);
+        let info: Value = serde_json::from_str(&ok(&["info", &url, "--json"])).unwrap();
+        let total = info["strokes_total"].as_i64().unwrap();
+        // Ids count up from 1 and nothing is undone: every acknowledged id
+        // at most the total is a stroke in the log.
+        let max = *all_acked.iter().max().unwrap();
+        assert!(
+            max <= total && all_acked.len() as i64 <= total,
+            "round {round}: {} acknowledged (up to id {max}), {total} in the database",
+            all_acked.len()
+        );
+        eprintln!(
+            "editor kill -9 round {round}: {} strokes acknowledged so far, {total} stored",
+            all_acked.len()
+        );
+        // A stroke still in flight at the kill may have been committed
+        // without its ack reaching the client: count the stored ones from
+        // here on.
+        all_acked = (1..=total).collect();
+    }
 }
