@@ -643,6 +643,9 @@ pub enum BenchGroup {
     /// Streaming: voxel and heightmap chunks around a moving viewer, memory
     /// per loaded chunk, world file bytes per edited chunk.
     Stream,
+    /// Storage: chunk rows inserted and upserted per second and stroke
+    /// commit latency, on a world file and (with --url) a PostgreSQL server.
+    Store,
 }
 
 #[derive(Debug, Args)]
@@ -656,6 +659,10 @@ pub struct BenchArgs {
     /// Repetitions per workload (the median is reported).
     #[arg(long, default_value_t = 15)]
     pub reps: u32,
+    /// `store`: also measure a PostgreSQL server (postgres://USER@HOST/DB;
+    /// a throwaway world is made and removed).
+    #[arg(long)]
+    pub url: Option<String>,
 }
 
 #[derive(Debug, Args)]

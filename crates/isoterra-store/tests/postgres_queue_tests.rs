@@ -329,6 +329,26 @@ fn a_version_1_database_is_brought_to_version_2() {
         .unwrap()
         .get(0);
     assert_eq!(version, PG_SCHEMA_VERSION);
+    // Payloads are kept without the server's compression ('e'xternal).
+    let storage: i8 = v1
+        .query_one(
+            "SELECT attstorage FROM pg_attribute
+             WHERE attrelid = 'isoterra_chunks'::regclass AND attname = 'payload'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(storage as u8, b'e');
+    // So are those of a database this build made (the test server's).
+    let storage: i8 = admin
+        .query_one(
+            "SELECT attstorage FROM pg_attribute
+             WHERE attrelid = 'isoterra_baked'::regclass AND attname = 'payload'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(storage as u8, b'e');
     let mut q = PgBakeQueue::open(&world_url, "r", "plan", 3, 3, "w").unwrap();
     assert!(q.work(|j| Ok::<_, StoreError>(rows(j))).unwrap().is_some());
     let by_key: BTreeMap<_, _> = store.baked_sources().unwrap().into_iter().collect();

@@ -62,6 +62,18 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                 });
             }
         }
+        BenchGroup::Store => {
+            for (name, unit, value, note) in super::bench_store::run(reps, a.url.as_deref())? {
+                out.push(Sample {
+                    extra: Vec::new(),
+                    group: "store",
+                    name,
+                    unit,
+                    value,
+                    note,
+                });
+            }
+        }
         BenchGroup::Stream => {
             for (name, unit, value, note) in super::bench_stream::run(reps)? {
                 out.push(Sample {

@@ -198,7 +198,10 @@ fn heightmap(reps: u32, out: &mut Vec<Figure>) -> anyhow::Result<()> {
 }
 
 /// Encoded size of edited voxel chunks near the surface, f32 vs u8.
-fn payloads(out: &mut Vec<Figure>) -> anyhow::Result<()> {
+/// The stored payloads (`encode_chunk`, zstd) of the chunks a few digs
+/// reach in a 32^3 voxel cave world with materials, and the raw bytes of
+/// one chunk.
+pub fn dug_payloads(enc: ChunkEncoding) -> anyhow::Result<(Vec<Vec<u8>>, usize)> {
     let params = VoxelParams::DEFAULT
         .with_chunk_cells(32)
         .with_generator(VoxelGen::new(VoxelPreset::Caves, 7));
@@ -215,26 +218,32 @@ fn payloads(out: &mut Vec<Figure>) -> anyhow::Result<()> {
     let edited: Vec<ChunkCoord> = world.modified_chunks().collect();
     let len = world.chunk_len();
     let n = world.chunk_cells();
+    let mut out = Vec::with_capacity(edited.len());
+    for &c in &edited {
+        let ch = world.chunk(c).context("edited chunk")?;
+        let data = ChunkData::new(
+            enc,
+            [n; 3],
+            ch.density.to_dense(len),
+            Some(ch.materials.to_dense(len)),
+        )?;
+        out.push(encode_chunk(&data));
+    }
+    let raw = len * (if enc == ChunkEncoding::F32 { 4 } else { 1 } + 1);
+    Ok((out, raw))
+}
+
+fn payloads(out: &mut Vec<Figure>) -> anyhow::Result<()> {
     for (label, enc) in [("f32", ChunkEncoding::F32), ("u8", ChunkEncoding::U8)] {
-        let mut total = 0usize;
-        for &c in &edited {
-            let ch = world.chunk(c).context("edited chunk")?;
-            let data = ChunkData::new(
-                enc,
-                [n; 3],
-                ch.density.to_dense(len),
-                Some(ch.materials.to_dense(len)),
-            )?;
-            total += encode_chunk(&data).len();
-        }
+        let (payloads, raw) = dug_payloads(enc)?;
+        let total: usize = payloads.iter().map(Vec::len).sum();
         out.push((
             format!("world_file_bytes_per_edited_chunk_{label}"),
             "bytes",
-            total as f64 / edited.len().max(1) as f64,
+            total as f64 / payloads.len().max(1) as f64,
             format!(
-                "encode_chunk payload of a dug 32^3 voxel chunk with materials (zstd), mean over {} chunks; raw {} bytes",
-                edited.len(),
-                len * (if label == "f32" { 4 } else { 1 } + 1)
+                "encode_chunk payload of a dug 32^3 voxel chunk with materials (zstd), mean over {} chunks; raw {raw} bytes",
+                payloads.len(),
             ),
         ));
     }

@@ -3,6 +3,7 @@
 mod bake;
 mod bench;
 mod bench_map;
+mod bench_store;
 mod bench_stream;
 mod contour;
 mod demo;
