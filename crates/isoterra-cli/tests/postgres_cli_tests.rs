@@ -429,3 +429,85 @@ fn a_queue_bake_killed_mid_way_resumes_and_a_plain_bake_and_merge_work_on_a_serv
         "parts baked on the server and merged into it"
     );
 }
+
+/// The command a manifest in docs/k8s runs (the folded `args` block), with
+/// its region made small and `isoterra` this build.
+fn manifest_command(name: &str, region: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/k8s")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("exec isoterra"));
+    let mut command = Vec::new();
+    for l in lines.by_ref() {
+        if l.trim().is_empty() || l.trim_start().starts_with("env:") {
+            break;
+        }
+        command.push(l.trim());
+    }
+    assert!(!command.is_empty(), "{name} runs isoterra");
+    let command = command.join(" ");
+    assert!(
+        command.contains("--region=-2048,-128,-2048,2048,256,2048"),
+        "{command}"
+    );
+    command
+        .replace(
+            "--region=-2048,-128,-2048,2048,256,2048",
+            &format!("--region={region}"),
+        )
+        .replace(
+            "exec isoterra",
+            &format!("exec {}", env!("CARGO_BIN_EXE_isoterra")),
+        )
+}
+
+#[test]
+fn the_kubernetes_manifests_commands_bake_the_world() {
+    let Some(server) = server("the_kubernetes_manifests_commands_bake_the_world") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.isoterra");
+    ok(&["new", s(&file), "--kind", "voxel", "--seed", "6"]);
+    let region = "0,0,0,128,64,128";
+    ok(&["bake", s(&file), "--region", region, "--threads", "1", "-q"]);
+    let sh = |command: &str, env: &[(&str, &str)]| {
+        let out = std::process::Command::new("/bin/sh")
+            .args(["-c", command])
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // The queue Job: two pods.
+    let url = world_url(&server, "k8sq");
+    ok(&["new", &url, "--kind", "voxel", "--seed", "6"]);
+    let queue = manifest_command("bake-queue-job.yaml", region);
+    for _ in 0..2 {
+        sh(&queue, &[("ISOTERRA_WORLD", &url)]);
+    }
+    assert_eq!(hash(s(&file)), hash(&url), "queue Job");
+    // The Indexed Job: every completion index once.
+    let url = world_url(&server, "k8sp");
+    ok(&["new", &url, "--kind", "voxel", "--seed", "6"]);
+    let parts = manifest_command("bake-indexed-job.yaml", region);
+    for index in 0..8 {
+        let index = index.to_string();
+        sh(
+            &parts,
+            &[
+                ("ISOTERRA_WORLD", &url),
+                ("JOB_COMPLETION_INDEX", &index),
+                ("PARTS", "8"),
+            ],
+        );
+    }
+    assert_eq!(hash(s(&file)), hash(&url), "Indexed Job");
+}

@@ -242,8 +242,10 @@ async fn load_client(
 /// world equals the stroke log replayed one stroke at a time into a fresh
 /// world. The stroke-to-ack
 /// latencies are printed (`--nocapture`); `ISOTERRA_EDITOR_LOAD_STROKES`
-/// sets the strokes per client (default 200) and
-/// `ISOTERRA_EDITOR_LOAD_CLIENTS` the clients per server (default 8).
+/// sets the strokes per client (default 200),
+/// `ISOTERRA_EDITOR_LOAD_CLIENTS` the clients per server (default 8) and
+/// `ISOTERRA_EDITOR_LOAD_SERVERS` the servers (default 2; 1 measures one
+/// server on PostgreSQL next to one on a file).
 #[test]
 fn two_servers_under_load_equal_a_serial_replay_on_postgres() {
     let Some(server_url) = server("two_servers_under_load_equal_a_serial_replay_on_postgres")
@@ -260,6 +262,11 @@ fn two_servers_under_load_equal_a_serial_replay_on_postgres() {
         .and_then(|v| v.parse().ok())
         .filter(|&n: &usize| (1..=64).contains(&n))
         .unwrap_or(8);
+    let servers: usize = std::env::var("ISOTERRA_EDITOR_LOAD_SERVERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| (1..=4).contains(&n))
+        .unwrap_or(2);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -270,12 +277,14 @@ fn two_servers_under_load_equal_a_serial_replay_on_postgres() {
         .with_seed(3);
     Document::create_in(PgStore::open(&url).unwrap(), &new).unwrap();
     let (acked, hashes) = rt().block_on(async {
-        let a = serve(EditorOptions::new(&url).with_port(0)).await.unwrap();
-        let b = serve(EditorOptions::new(&url).with_port(0)).await.unwrap();
+        let mut running = Vec::new();
+        for _ in 0..servers {
+            running.push(serve(EditorOptions::new(&url).with_port(0)).await.unwrap());
+        }
         let started = std::time::Instant::now();
-        let tasks: Vec<_> = (0..2 * per_server)
+        let tasks: Vec<_> = (0..servers * per_server)
             .map(|i| {
-                let addr = if i % 2 == 0 { a.addr() } else { b.addr() };
+                let addr = running[i % servers].addr();
                 tokio::spawn(load_client(addr, i, strokes))
             })
             .collect();
@@ -287,19 +296,22 @@ fn two_servers_under_load_equal_a_serial_replay_on_postgres() {
             refused += r;
         }
         let elapsed = started.elapsed();
-        // Both servers catch up with each other's last strokes.
+        // The servers catch up with each other's last strokes.
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let ha = info(a.addr()).await["content_hash"].clone();
-        let hb = info(b.addr()).await["content_hash"].clone();
-        a.shutdown().await;
-        b.shutdown().await;
+        let mut hashes = Vec::new();
+        for r in &running {
+            hashes.push(info(r.addr()).await["content_hash"].clone());
+        }
+        for r in running {
+            r.shutdown().await;
+        }
         latencies.sort();
         let pct = |p: f64| {
             let i = ((latencies.len() as f64 - 1.0) * p).round() as usize;
             latencies[i].as_secs_f64() * 1e3
         };
         println!(
-            "postgres load: 2 servers x {per_server} clients x {strokes} strokes in {:.2} s; \
+            "postgres load: {servers} server(s) x {per_server} clients x {strokes} strokes in {:.2} s; \
              stroke->ack p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; {} acknowledged, {refused} refused",
             elapsed.as_secs_f64(),
             pct(0.5),
@@ -307,12 +319,15 @@ fn two_servers_under_load_equal_a_serial_replay_on_postgres() {
             pct(1.0),
             ids.len()
         );
-        (ids, [ha, hb])
+        (ids, hashes)
     });
     let rows_hash = Document::open_in(PgStore::open_existing(&url).unwrap())
         .unwrap()
         .content_hash();
-    assert_eq!(hashes[0], hashes[1], "both servers show one world");
+    assert!(
+        hashes.iter().all(|h| *h == hashes[0]),
+        "every server shows one world: {hashes:?}"
+    );
     assert_eq!(
         hashes[0],
         serde_json::Value::String(rows_hash),
