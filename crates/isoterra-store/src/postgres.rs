@@ -50,12 +50,12 @@
 //! revision now and then to see those.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, Transaction};
+use postgres::{Client, GenericClient, NoTls, Row, Statement, Transaction};
 
 use crate::StoreError;
 use crate::baked::decode_row;
@@ -170,9 +170,57 @@ ALTER TABLE isoterra_strokes ALTER COLUMN delta SET STORAGE EXTERNAL;
 /// The advisory lock key the schema is created under (`isoterra` in ASCII).
 const SCHEMA_LOCK: i64 = 0x6973_6f74_6572_7261;
 
+/// The prepared statements of one connection, by their text: a query is
+/// parsed by the server once per connection, not once per call (each
+/// parse is a round trip).
+#[derive(Default)]
+pub(crate) struct Statements(RefCell<HashMap<String, Statement>>);
+
+impl Statements {
+    fn get(&self, c: &mut impl GenericClient, sql: &str) -> Result<Statement, postgres::Error> {
+        if let Some(s) = self.0.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let s = c.prepare(sql)?;
+        self.0.borrow_mut().insert(sql.to_string(), s.clone());
+        Ok(s)
+    }
+}
+
+/// A transaction whose statements are prepared once per connection.
+pub(crate) struct Tx<'a, 'b> {
+    tx: &'a mut Transaction<'b>,
+    statements: &'a Statements,
+}
+
+impl<'a, 'b> Tx<'a, 'b> {
+    pub(crate) fn new(tx: &'a mut Transaction<'b>, statements: &'a Statements) -> Self {
+        Tx { tx, statements }
+    }
+
+    pub(crate) fn execute(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, postgres::Error> {
+        let st = self.statements.get(self.tx, sql)?;
+        self.tx.execute(&st, params)
+    }
+
+    pub(crate) fn query_opt(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, postgres::Error> {
+        let st = self.statements.get(self.tx, sql)?;
+        self.tx.query_opt(&st, params)
+    }
+}
+
 /// A world on a PostgreSQL server (see the module docs).
 pub struct PgStore {
     client: RefCell<Client>,
+    statements: Statements,
     world: String,
     location: PathBuf,
     /// The world's revision as this handle last read or wrote it.
@@ -268,6 +316,7 @@ impl PgStore {
         migrate_schema(&mut client, &location)?;
         let mut store = PgStore {
             client: RefCell::new(client),
+            statements: Statements::default(),
             world,
             location,
             revision: 0,
@@ -333,13 +382,14 @@ impl PgStore {
     fn write<T>(
         &mut self,
         notify: bool,
-        f: impl FnOnce(&mut Transaction<'_>, &str, i64) -> Result<T, StoreError>,
+        f: impl FnOnce(&mut Tx<'_, '_>, &str, i64) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let location = self.location.clone();
         let pg = |e| StoreError::postgres(&location, e);
         let world = self.world.clone();
         let client = self.client.get_mut();
-        let mut tx = client.transaction().map_err(pg)?;
+        let mut raw = client.transaction().map_err(pg)?;
+        let mut tx = Tx::new(&mut raw, &self.statements);
         let row = tx
             .query_opt(
                 "SELECT revision, last_id FROM isoterra_worlds WHERE world = $1 FOR UPDATE",
@@ -366,7 +416,7 @@ impl PgStore {
             tx.execute("SELECT pg_notify($1, $2)", &[&PG_NOTIFY_CHANNEL, &payload])
                 .map_err(pg)?;
         }
-        tx.commit().map_err(pg)?;
+        raw.commit().map_err(pg)?;
         self.revision = revision + 1;
         Ok(out)
     }
@@ -393,26 +443,23 @@ impl PgStore {
 
     /// The rows of a query.
     fn rows(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, StoreError> {
-        self.client
-            .borrow_mut()
-            .query(sql, params)
-            .map_err(self.pg())
+        let mut c = self.client.borrow_mut();
+        let st = self.statements.get(&mut *c, sql).map_err(self.pg())?;
+        c.query(&st, params).map_err(self.pg())
     }
 
     /// The row of a query that finds at most one.
     fn row(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>, StoreError> {
-        self.client
-            .borrow_mut()
-            .query_opt(sql, params)
-            .map_err(self.pg())
+        let mut c = self.client.borrow_mut();
+        let st = self.statements.get(&mut *c, sql).map_err(self.pg())?;
+        c.query_opt(&st, params).map_err(self.pg())
     }
 
     /// The row of a query that finds exactly one.
     fn one_row(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, StoreError> {
-        self.client
-            .borrow_mut()
-            .query_one(sql, params)
-            .map_err(self.pg())
+        let mut c = self.client.borrow_mut();
+        let st = self.statements.get(&mut *c, sql).map_err(self.pg())?;
+        c.query_one(&st, params).map_err(self.pg())
     }
 
     fn history_error(&self, reason: String) -> StoreError {
@@ -536,27 +583,19 @@ fn key_of(row: &postgres::Row, at: usize) -> ChunkKey {
 }
 
 /// Writes or deletes chunk rows inside a transaction.
-fn apply(
-    tx: &mut Transaction<'_>,
-    world: &str,
-    changes: &[ChunkChange],
-) -> Result<(), postgres::Error> {
-    let put = tx.prepare(
-        "INSERT INTO isoterra_chunks (world, layer, x, y, z, lod, payload)
+fn apply(tx: &mut Tx<'_, '_>, world: &str, changes: &[ChunkChange]) -> Result<(), postgres::Error> {
+    const PUT: &str = "INSERT INTO isoterra_chunks (world, layer, x, y, z, lod, payload)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ON CONFLICT (world, layer, x, y, z, lod) DO UPDATE SET payload = EXCLUDED.payload",
-    )?;
-    let delete = tx.prepare(
-        "DELETE FROM isoterra_chunks
-         WHERE world = $1 AND layer = $2 AND x = $3 AND y = $4 AND z = $5 AND lod = $6",
-    )?;
+         ON CONFLICT (world, layer, x, y, z, lod) DO UPDATE SET payload = EXCLUDED.payload";
+    const DELETE: &str = "DELETE FROM isoterra_chunks
+         WHERE world = $1 AND layer = $2 AND x = $3 AND y = $4 AND z = $5 AND lod = $6";
     let world = world.to_string();
     for (key, payload) in changes {
         let cols = KeyCols::of(key);
         let row = cols.params(&world);
         match payload {
-            Some(p) => tx.execute(&put, &[row.as_slice(), &[p]].concat())?,
-            None => tx.execute(&delete, &row)?,
+            Some(p) => tx.execute(PUT, &[row.as_slice(), &[p]].concat())?,
+            None => tx.execute(DELETE, &row)?,
         };
     }
     Ok(())
@@ -564,21 +603,20 @@ fn apply(
 
 /// Writes baked rows (new or replacing) inside a transaction.
 fn insert_baked(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_, '_>,
     world: &str,
     rows: &[BakedRow],
 ) -> Result<(), postgres::Error> {
-    let put = tx.prepare(
+    const PUT: &str =
         "INSERT INTO isoterra_baked (world, layer, x, y, z, lod, source, hash, payload)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (world, layer, x, y, z, lod) DO UPDATE
-         SET source = EXCLUDED.source, hash = EXCLUDED.hash, payload = EXCLUDED.payload",
-    )?;
+         SET source = EXCLUDED.source, hash = EXCLUDED.hash, payload = EXCLUDED.payload";
     let world = world.to_string();
     for row in rows {
         let cols = KeyCols::of(&row.key);
         let values: [&(dyn ToSql + Sync); 3] = [&row.source, &row.hash, &row.payload];
-        tx.execute(&put, &[cols.params(&world).as_slice(), &values].concat())?;
+        tx.execute(PUT, &[cols.params(&world).as_slice(), &values].concat())?;
     }
     Ok(())
 }
@@ -656,17 +694,13 @@ impl ChunkStore for PgStore {
         let location = self.location.clone();
         self.write(true, |tx, world, _| {
             let pg = |e| StoreError::postgres(&location, e);
-            let put = tx
-                .prepare(
-                    "INSERT INTO isoterra_meta (world, key, value) VALUES ($1, $2, $3)
-                     ON CONFLICT (world, key) DO UPDATE SET value = EXCLUDED.value",
-                )
-                .map_err(pg)?;
+            const PUT: &str = "INSERT INTO isoterra_meta (world, key, value) VALUES ($1, $2, $3)
+                 ON CONFLICT (world, key) DO UPDATE SET value = EXCLUDED.value";
             let version = format_version.to_string();
-            tx.execute(&put, &[&world, &"format_version", &version])
+            tx.execute(PUT, &[&world, &"format_version", &version])
                 .map_err(pg)?;
             for &(k, v) in entries {
-                tx.execute(&put, &[&world, &k, &v]).map_err(pg)?;
+                tx.execute(PUT, &[&world, &k, &v]).map_err(pg)?;
             }
             Ok(())
         })
@@ -844,7 +878,7 @@ impl ChunkStore for PgStore {
         let world = self.world.clone();
         let client = self.client.get_mut();
         let mut tx = client.transaction().map_err(pg)?;
-        insert_baked(&mut tx, &world, rows).map_err(pg)?;
+        insert_baked(&mut Tx::new(&mut tx, &self.statements), &world, rows).map_err(pg)?;
         tx.commit().map_err(pg)
     }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use postgres::{Client, NoTls};
 
-use super::{insert_baked, migrate_schema, redacted, split_url};
+use super::{Statements, Tx, insert_baked, migrate_schema, redacted, split_url};
 use crate::StoreError;
 use crate::chunk_store::{BakedRow, now_ms};
 
@@ -63,6 +63,7 @@ pub struct QueueProgress {
 /// same world is created, which removes the world's finished runs.
 pub struct PgBakeQueue {
     client: Client,
+    statements: Statements,
     world: String,
     location: PathBuf,
     run: String,
@@ -175,6 +176,7 @@ impl PgBakeQueue {
         tx.commit().map_err(pg)?;
         Ok(PgBakeQueue {
             client,
+            statements: Statements::default(),
             world,
             location,
             run: run.to_string(),
@@ -234,7 +236,8 @@ impl PgBakeQueue {
                     stop: stop as u64,
                 };
                 let rows = bake(&job)?;
-                insert_baked(&mut tx, &self.world, &rows).map_err(pg)?;
+                insert_baked(&mut Tx::new(&mut tx, &self.statements), &self.world, &rows)
+                    .map_err(pg)?;
                 tx.execute(
                     "UPDATE isoterra_bake_jobs SET done = TRUE, worker = $4, finished_ms = $5
                      WHERE world = $1 AND run = $2 AND job = $3",
