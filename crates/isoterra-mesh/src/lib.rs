@@ -30,6 +30,7 @@
 //! The conventions (sign, cells, interpolation, saddles, seams) are written down
 //! in the documentation of [`MarchingSquares`].
 
+mod alloc;
 mod cases;
 mod cells;
 mod contour;

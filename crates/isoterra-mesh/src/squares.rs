@@ -394,17 +394,17 @@ impl MarchingSquares {
             let c = self.rows.count(&input);
             if options.fill {
                 let n = c.fill_vertices();
-                out.fill.positions.reserve_exact(n);
-                out.fill.normals.reserve_exact(n);
-                out.fill.uvs.reserve_exact(n);
+                crate::alloc::reserve_exact(&mut out.fill.positions, n);
+                crate::alloc::reserve_exact(&mut out.fill.normals, n);
+                crate::alloc::reserve_exact(&mut out.fill.uvs, n);
                 if materials.is_none() {
-                    out.fill.indices.reserve_exact(3 * c.max_triangles());
+                    crate::alloc::reserve_exact(&mut out.fill.indices, 3 * c.max_triangles());
                 }
             }
             if options.segments {
-                out.segments.points.reserve_exact(c.crossed_edges);
-                out.segments.keys.reserve_exact(c.crossed_edges);
-                out.segments.segments.reserve_exact(c.segments());
+                crate::alloc::reserve_exact(&mut out.segments.points, c.crossed_edges);
+                crate::alloc::reserve_exact(&mut out.segments.keys, c.crossed_edges);
+                crate::alloc::reserve_exact(&mut out.segments.segments, c.segments());
             }
         }
         let fill = &mut out.fill;

@@ -103,14 +103,14 @@ pub(crate) fn parts<'a, const N: bool, const M: bool>(
 ) -> Vec<SlabParts<'a>> {
     out.reset();
     let (v, i) = (plan.vertices(), plan.indices());
-    out.positions.reserve_exact(v);
+    crate::alloc::reserve_exact(&mut out.positions, v);
     if N {
-        out.normals.reserve_exact(v);
+        crate::alloc::reserve_exact(&mut out.normals, v);
     }
     if M {
-        out.materials.reserve_exact(v);
+        crate::alloc::reserve_exact(&mut out.materials, v);
     }
-    out.indices.reserve_exact(i);
+    crate::alloc::reserve_exact(&mut out.indices, i);
     let positions = split(
         &mut out.positions.spare_capacity_mut()[..v],
         &plan.vertex_start,
