@@ -165,7 +165,7 @@ fn strokes_in(file: &Path) -> u64 {
 /// sent its first meshes. RELIABILITY.md states them.
 const STALLED_READER_MIB: f64 = 256.0;
 const FLOOD_MIB: f64 = 128.0;
-const GIANT_STROKE_MIB: f64 = 1536.0;
+const GIANT_STROKE_MIB: f64 = 768.0;
 
 #[test]
 fn a_stalled_reader_does_not_grow_the_server_and_loses_no_stroke() {

@@ -750,14 +750,20 @@ impl<S: ChunkStore> Document<S> {
         for a in applied.iter().rev() {
             revert(self.doc.ops_mut(), &a.preview);
         }
+        // The previews are taken back: only their stamps are needed again.
+        // Freed before `f`, since a stroke's preview holds each node it
+        // touched (hundreds of MB for the largest voxel strokes) and `f`
+        // may commit that stroke, which builds its edit anew.
+        let lifted: Vec<(StrokeId, Vec<Stamp>)> =
+            applied.into_iter().map(|a| (a.stroke, a.stamps)).collect();
         let out = f(&mut self.doc);
-        for a in applied {
-            if !self.open.contains_key(&a.stroke) {
+        for (stroke, stamps) in lifted {
+            if !self.open.contains_key(&stroke) {
                 continue;
             }
-            for stamp in a.stamps {
+            for stamp in stamps {
                 if let Ok(preview) = self.preview(&stamp) {
-                    self.push_preview(a.stroke, stamp, preview);
+                    self.push_preview(stroke, stamp, preview);
                 }
             }
         }

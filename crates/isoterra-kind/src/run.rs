@@ -7,70 +7,8 @@
 
 use std::collections::HashMap;
 
-use isoterra_world::{HeightEdit, HeightmapWorld, VoxelEdit, VoxelWorld};
-
-/// Voxel: the value and material of each touched node before the run.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct VoxelRun {
-    before: HashMap<[i64; 3], (f32, u8)>,
-}
-
-impl VoxelRun {
-    pub(crate) fn of(e: &VoxelEdit) -> Self {
-        let mut run = VoxelRun::default();
-        run.fold(e);
-        run
-    }
-
-    /// Adds the nodes of an edit applied after the run; nodes the run
-    /// already holds keep their older value.
-    pub(crate) fn fold(&mut self, e: &VoxelEdit) {
-        self.before.reserve(e.nodes.len());
-        for (k, g) in e.nodes.iter().enumerate() {
-            self.before
-                .entry(*g)
-                .or_insert((e.before[k], e.mat_before[k]));
-        }
-    }
-
-    /// Folds a later run in.
-    pub(crate) fn absorb(&mut self, later: VoxelRun) {
-        for (g, v) in later.before {
-            self.before.entry(g).or_insert(v);
-        }
-    }
-
-    /// Nodes of `later` this run does not hold yet.
-    pub(crate) fn new_nodes(&self, later: &VoxelRun) -> usize {
-        later
-            .before
-            .keys()
-            .filter(|g| !self.before.contains_key(*g))
-            .count()
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.before.len()
-    }
-
-    /// The edit that takes the run back: from its values before to the
-    /// world's values now, in the edit's node order.
-    pub(crate) fn edit(&self, world: &VoxelWorld) -> VoxelEdit {
-        let mut nodes: Vec<[i64; 3]> = self.before.keys().copied().collect();
-        nodes.sort_unstable_by_key(|g| [g[2], g[1], g[0]]);
-        let mut e = VoxelEdit::default();
-        for g in nodes {
-            let (b, mb) = self.before[&g];
-            let (a, ma) = world.node(g).unwrap_or((b, mb));
-            e.nodes.push(g);
-            e.before.push(b);
-            e.after.push(a);
-            e.mat_before.push(mb);
-            e.mat_after.push(ma);
-        }
-        e
-    }
-}
+pub(crate) use isoterra_world::VoxelRun;
+use isoterra_world::{HeightEdit, HeightmapWorld};
 
 /// Heightmap: the edit-layer delta of each touched node before the run.
 #[derive(Debug, Clone, Default)]

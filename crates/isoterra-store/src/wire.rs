@@ -148,9 +148,22 @@ const ZSTD_LEVEL: i32 = 3;
 /// checks it, so a flipped bit anywhere in a stored payload is reported as
 /// corrupt data instead of decoding to different values. Frames written
 /// before the checksum was added have none and still decode.
+///
+/// The frame is written into room for half of `raw` first (payloads of
+/// terrain compress to well under that), and only when it does not fit
+/// into room for zstd's worst case: a large body then takes half its size
+/// again while it is compressed, not its whole size. The bytes are the
+/// same either way.
 pub(crate) fn compress_checked(raw: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
     c.include_checksum(true)?;
+    if raw.len() >= 64 * 1024 {
+        let mut out = Vec::with_capacity(raw.len() / 2);
+        if c.compress_to_buffer(raw, &mut out).is_ok() {
+            out.shrink_to_fit();
+            return Ok(out);
+        }
+    }
     c.compress(raw)
 }
 

@@ -117,6 +117,6 @@ pub use stream::{
 pub use stream::{StreamExecutor, StreamScheduler, StreamStats};
 pub use voxel::{
     VoxelBrush, VoxelChunk, VoxelChunkData, VoxelChunkMaterials, VoxelChunkMesh, VoxelEdit,
-    VoxelHit, VoxelLodChunk, VoxelLodMesher, VoxelLodParams, VoxelMesher, VoxelParams, VoxelShape,
-    VoxelTool, VoxelWorld, select_voxel_lods, voxel_lod_transitions,
+    VoxelHit, VoxelLodChunk, VoxelLodMesher, VoxelLodParams, VoxelMesher, VoxelParams, VoxelRun,
+    VoxelShape, VoxelTool, VoxelWorld, select_voxel_lods, voxel_lod_transitions,
 };

@@ -7,6 +7,7 @@ mod edit;
 mod lod;
 mod mesher;
 mod params;
+mod run;
 mod world;
 
 pub use brush::{VoxelBrush, VoxelShape, VoxelTool};
@@ -17,4 +18,5 @@ pub use lod::{
 };
 pub use mesher::VoxelMesher;
 pub use params::VoxelParams;
+pub use run::VoxelRun;
 pub use world::{VoxelHit, VoxelWorld};
