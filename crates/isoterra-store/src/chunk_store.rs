@@ -137,7 +137,9 @@ pub trait ChunkStore {
     /// Calls `f` with every stored chunk of `layer`, in ascending key order;
     /// stops at the first error and returns it. The default reads
     /// [`chunk_keys`](Self::chunk_keys) and then each [`chunk`](Self::chunk);
-    /// a backend that can stream rows does better.
+    /// a backend that can stream rows does better (the world file and the
+    /// PostgreSQL store hand each row to `f` as it is read, so `f` must not
+    /// use the store itself).
     fn visit_chunks(&self, layer: ChunkLayer, f: &mut ChunkVisitor<'_>) -> Result<(), StoreError> {
         for key in self.chunk_keys()? {
             if key.layer != layer {

@@ -448,6 +448,27 @@ impl PgStore {
         c.query(&st, params).map_err(self.pg())
     }
 
+    /// Calls `f` with each row of a query as the rows arrive, so that a
+    /// world's chunks are never all in memory at once (`f` must not use
+    /// this store: the connection is busy until the rows are read).
+    fn each_row(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+        mut f: impl FnMut(&Row) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let mut c = self.client.borrow_mut();
+        let st = self.statements.get(&mut *c, sql).map_err(self.pg())?;
+        let mut rows = c
+            .query_raw(&st, params.iter().copied())
+            .map_err(self.pg())?;
+        while let Some(r) = rows.next().map_err(self.pg())? {
+            f(&r)?;
+        }
+        Ok(())
+    }
+
     /// The row of a query that finds at most one.
     fn row(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>, StoreError> {
         let mut c = self.client.borrow_mut();
@@ -729,16 +750,15 @@ impl ChunkStore for PgStore {
     }
 
     fn visit_chunks(&self, layer: ChunkLayer, f: &mut ChunkVisitor<'_>) -> Result<(), StoreError> {
-        let rows = self.rows(
+        self.each_row(
             "SELECT layer, x, y, z, lod, payload FROM isoterra_chunks
                  WHERE world = $1 AND layer = $2 ORDER BY layer, x, y, z, lod",
             &[&self.world, &i32::from(layer.0)],
-        )?;
-        for r in &rows {
-            let payload: &[u8] = r.get(5);
-            f(key_of(r, 0), payload)?;
-        }
-        Ok(())
+            |r| {
+                let payload: &[u8] = r.get(5);
+                f(key_of(r, 0), payload)
+            },
+        )
     }
 
     fn put_chunks(&mut self, changes: &[ChunkChange]) -> Result<(), StoreError> {
@@ -860,15 +880,16 @@ impl ChunkStore for PgStore {
 
     fn world_stamp(&self) -> Result<String, StoreError> {
         let mut h = StampHasher::new(|key| self.meta_entry(key))?;
-        let rows = self.rows(
+        self.each_row(
             "SELECT layer, x, y, z, lod, payload FROM isoterra_chunks WHERE world = $1
                  ORDER BY layer, x, y, z, lod",
             &[&self.world],
+            |r| {
+                let payload: &[u8] = r.get(5);
+                h.chunk(&key_of(r, 0), payload);
+                Ok(())
+            },
         )?;
-        for r in &rows {
-            let payload: &[u8] = r.get(5);
-            h.chunk(&key_of(r, 0), payload);
-        }
         Ok(h.finish())
     }
 
@@ -942,22 +963,23 @@ impl ChunkStore for PgStore {
     }
 
     fn baked_content_hash(&self) -> Result<Option<String>, StoreError> {
-        let rows = self.rows(
+        let mut h = BakedHasher::new();
+        self.each_row(
             "SELECT layer, x, y, z, lod, source, hash, payload FROM isoterra_baked
                  WHERE world = $1 ORDER BY layer, x, y, z, lod",
             &[&self.world],
+            |r| {
+                let row = BakedRow {
+                    key: key_of(r, 0),
+                    source: r.get(5),
+                    hash: r.get(6),
+                    payload: r.get(7),
+                };
+                let (_, hash) = decode_row(&self.location, &row)?;
+                h.row(&row.key, &hash);
+                Ok(())
+            },
         )?;
-        let mut h = BakedHasher::new();
-        for r in &rows {
-            let row = BakedRow {
-                key: key_of(r, 0),
-                source: r.get(5),
-                hash: r.get(6),
-                payload: r.get(7),
-            };
-            let (_, hash) = decode_row(&self.location, &row)?;
-            h.row(&row.key, &hash);
-        }
         Ok(h.finish())
     }
 }
