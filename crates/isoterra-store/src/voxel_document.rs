@@ -96,6 +96,25 @@ pub fn encode_delta3(edit: &VoxelEdit) -> Result<Vec<u8>, StoreError> {
     if n > MAX_STROKE_NODES {
         return Err(too_many_nodes());
     }
+    // The body's length: the count, then 34 bytes a node.
+    let mut count = Writer::with_capacity(10);
+    count.varint(n as u64);
+    let raw_len = count.buf.len() as u64 + (n as u64) * DELTA_NODE_BYTES as u64;
+    let raw_len = u32::try_from(raw_len)
+        .map_err(|_| StoreError::input("voxel edit", "too many nodes for one stroke"))?;
+    // A large body is compressed as it is written, never held whole (a
+    // stroke of millions of nodes has a body of a hundred MB and more).
+    if raw_len as usize >= STREAM_BODY_BYTES {
+        match encode_delta3_streamed(edit, &count.buf, raw_len) {
+            Ok(out) => return Ok(out),
+            // Only a compressor that cannot start (out of memory) gets
+            // here; the body is then written whole, as a small one is.
+            Err(e) => debug_assert!(
+                e.kind() == std::io::ErrorKind::OutOfMemory,
+                "the streamed delta failed: {e}"
+            ),
+        }
+    }
     let mut body = Writer::with_capacity(8 + n * DELTA_NODE_BYTES);
     body.varint(n as u64);
     for p in &edit.nodes {
@@ -107,17 +126,64 @@ pub fn encode_delta3(edit: &VoxelEdit) -> Result<Vec<u8>, StoreError> {
     body.f32_planes(edit.after.iter().copied());
     body.bytes(&edit.mat_before);
     body.bytes(&edit.mat_after);
-    let raw_len = u32::try_from(body.buf.len())
-        .map_err(|_| StoreError::input("voxel edit", "too many nodes for one stroke"))?;
+    debug_assert_eq!(body.buf.len(), raw_len as usize);
     let (stored, flags) = pack_body(body.buf);
-    let mut out = Writer::with_capacity(DELTA_HEADER_LEN + stored.len());
+    let mut out = delta_head(flags, raw_len, stored.len());
+    out.bytes(&stored);
+    Ok(out.buf)
+}
+
+/// Bodies from this size on are compressed as they are written.
+const STREAM_BODY_BYTES: usize = 4 << 20;
+
+/// The header of a voxel stroke delta, with room for `body` more bytes.
+fn delta_head(flags: u8, raw_len: u32, body: usize) -> Writer {
+    let mut out = Writer::with_capacity(DELTA_HEADER_LEN + body);
     out.bytes(DELTA_MAGIC);
     out.u8(DELTA_VERSION);
     out.u8(flags);
     out.bytes(&[0, 0]);
     out.u32(raw_len);
-    out.bytes(&stored);
-    Ok(out.buf)
+    out
+}
+
+/// [`encode_delta3`]'s bytes with the body compressed block by block as it
+/// is written (the same body, in one zstd frame with its checksum).
+fn encode_delta3_streamed(
+    edit: &VoxelEdit,
+    count: &[u8],
+    raw_len: u32,
+) -> std::io::Result<Vec<u8>> {
+    /// Values written between flushes.
+    const STEP: usize = 1 << 16;
+    let head = delta_head(crate::wire::FLAG_ZSTD, raw_len, raw_len as usize / 4).buf;
+    let mut w = crate::wire::FrameWriter::new(head, u64::from(raw_len))?;
+    w.body().bytes(count);
+    for nodes in edit.nodes.chunks(STEP) {
+        for p in nodes {
+            for c in p {
+                w.body().bytes(&c.to_le_bytes());
+            }
+        }
+        w.flush_if_full()?;
+    }
+    for values in [&edit.before, &edit.after] {
+        for plane in 0..4 {
+            for part in values.chunks(STEP) {
+                w.body()
+                    .buf
+                    .extend(part.iter().map(|v| v.to_bits().to_le_bytes()[plane]));
+                w.flush_if_full()?;
+            }
+        }
+    }
+    for mats in [&edit.mat_before, &edit.mat_after] {
+        for part in mats.chunks(STEP) {
+            w.body().bytes(part);
+            w.flush_if_full()?;
+        }
+    }
+    w.finish()
 }
 
 /// Decodes a delta written by [`encode_delta3`].

@@ -167,6 +167,60 @@ pub(crate) fn compress_checked(raw: &[u8]) -> std::io::Result<Vec<u8>> {
     c.compress(raw)
 }
 
+/// A body written into one zstd frame (with the checksum of
+/// [`compress_checked`] and the content size) a block at a time, after bytes
+/// already in the output (a header): a large body is never held whole.
+/// Write through [`body`](Self::body), call [`flush_if_full`](Self::flush_if_full)
+/// now and then, and [`finish`](Self::finish).
+pub(crate) struct FrameWriter {
+    enc: zstd::stream::write::Encoder<'static, Vec<u8>>,
+    block: Writer,
+}
+
+/// Bytes gathered before they are handed to the compressor.
+const FRAME_BLOCK: usize = 1 << 20;
+
+impl FrameWriter {
+    /// A frame of exactly `raw_len` body bytes, written after `head`.
+    pub(crate) fn new(head: Vec<u8>, raw_len: u64) -> std::io::Result<Self> {
+        let mut enc = zstd::stream::write::Encoder::new(head, ZSTD_LEVEL)?;
+        enc.include_checksum(true)?;
+        enc.include_contentsize(true)?;
+        enc.set_pledged_src_size(Some(raw_len))?;
+        Ok(FrameWriter {
+            enc,
+            block: Writer::with_capacity(FRAME_BLOCK + 4096),
+        })
+    }
+
+    /// Where the next body bytes go.
+    pub(crate) fn body(&mut self) -> &mut Writer {
+        &mut self.block
+    }
+
+    /// Compresses what was written once a block has gathered.
+    pub(crate) fn flush_if_full(&mut self) -> std::io::Result<()> {
+        if self.block.buf.len() >= FRAME_BLOCK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        use std::io::Write;
+        self.enc.write_all(&self.block.buf)?;
+        self.block.buf.clear();
+        Ok(())
+    }
+
+    /// The head and the whole frame (an error when the body was not
+    /// exactly `raw_len` bytes).
+    pub(crate) fn finish(mut self) -> std::io::Result<Vec<u8>> {
+        self.flush()?;
+        self.enc.finish()
+    }
+}
+
 /// Compresses a payload body: the zstd frame (with its checksum, see
 /// [`compress_checked`]) and [`FLAG_ZSTD`], or the body as it is and no
 /// flag if zstd itself fails (out of memory).
