@@ -803,7 +803,13 @@ impl ChunkStore for PgStore {
     }
 
     fn mark_undone(&mut self, id: i64, changes: &[ChunkChange]) -> Result<(), StoreError> {
-        let cursor = self.last_done_stroke()?.map_or(0, |s| s.id);
+        // The ids only: a record's delta may be tens of MB.
+        let cursor: i64 = self
+            .one_row(
+                "SELECT COALESCE(MAX(id), 0) FROM isoterra_strokes WHERE world = $1 AND NOT undone",
+                &[&self.world],
+            )?
+            .get(0);
         if cursor != id || id == 0 {
             return Err(self.history_error(format!(
                 "cannot undo stroke {id}: the last done stroke is {}",
@@ -818,7 +824,12 @@ impl ChunkStore for PgStore {
     }
 
     fn mark_redone(&mut self, id: i64, changes: &[ChunkChange]) -> Result<(), StoreError> {
-        let first = self.first_undone_stroke()?.map(|s| s.id);
+        let first: Option<i64> = self
+            .one_row(
+                "SELECT MIN(id) FROM isoterra_strokes WHERE world = $1 AND undone",
+                &[&self.world],
+            )?
+            .get(0);
         if first != Some(id) {
             return Err(self.history_error(format!(
                 "cannot redo stroke {id}: the first undone stroke is {}",
