@@ -116,6 +116,32 @@ impl Totals {
         self.bytes += f.bytes;
     }
 
+    /// Chunks stored per second of baking.
+    fn rate(&self, bake_seconds: f64) -> f64 {
+        if bake_seconds > 0.0 {
+            self.baked as f64 / bake_seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// The `--json` summary's counts and times, which every bake prints.
+    fn summary(&self, skipped: u64, seconds: f64, bake_seconds: f64) -> serde_json::Value {
+        json!({
+            "baked": self.baked,
+            "new": self.baked - self.rebaked,
+            "rebaked": self.rebaked,
+            "skipped": skipped,
+            "empty": self.empty,
+            "vertices": self.vertices,
+            "triangles": self.triangles,
+            "bytes": self.bytes,
+            "seconds": seconds,
+            "bake_seconds": bake_seconds,
+            "chunks_per_s": self.rate(bake_seconds),
+        })
+    }
+
     fn merge(&mut self, o: &Totals) {
         self.baked += o.baked;
         self.rebaked += o.rebaked;
@@ -359,35 +385,17 @@ fn bake_in<S: ChunkStore + Send>(
         write_manifest(dir, &a.file, &world, &current, &plan, kind)?;
     }
     let seconds = t0.elapsed().as_secs_f64();
-    let rate = if bake_seconds > 0.0 {
-        totals.baked as f64 / bake_seconds
-    } else {
-        0.0
-    };
+    let rate = totals.rate(bake_seconds);
     if a.json {
-        println!(
-            "{}",
-            json!({
-                "kind": kind,
-                "lod": plan.lod,
-                "threads": threads,
-                "chunks": wanted,
-                "plan_chunks": plan.count(),
-                "part": part.map(|(k, n)| [k + 1, n]),
-                "first": range.start,
-                "baked": totals.baked,
-                "new": totals.baked - totals.rebaked,
-                "rebaked": totals.rebaked,
-                "skipped": skipped,
-                "empty": totals.empty,
-                "vertices": totals.vertices,
-                "triangles": totals.triangles,
-                "bytes": totals.bytes,
-                "seconds": seconds,
-                "bake_seconds": bake_seconds,
-                "chunks_per_s": rate,
-            })
-        );
+        let mut v = totals.summary(skipped, seconds, bake_seconds);
+        v["kind"] = json!(kind);
+        v["lod"] = json!(plan.lod);
+        v["threads"] = json!(threads);
+        v["chunks"] = json!(wanted);
+        v["plan_chunks"] = json!(plan.count());
+        v["part"] = json!(part.map(|(k, n)| [k + 1, n]));
+        v["first"] = json!(range.start);
+        println!("{v}");
     } else {
         let of = match part {
             Some((k, n)) => format!(
@@ -562,39 +570,21 @@ fn bake_queue(
     let progress = queue.progress()?;
     let bake_seconds = t_bake.elapsed().as_secs_f64();
     let seconds = t0.elapsed().as_secs_f64();
-    let rate = if bake_seconds > 0.0 {
-        totals.baked as f64 / bake_seconds
-    } else {
-        0.0
-    };
+    let rate = totals.rate(bake_seconds);
     if a.json {
-        println!(
-            "{}",
-            json!({
-                "kind": kind,
-                "lod": plan.lod,
-                "threads": threads,
-                "plan_chunks": plan.count(),
-                "queue": {
-                    "run": run,
-                    "jobs": progress.jobs,
-                    "done": progress.done,
-                    "job_chunks": q.job_chunks,
-                    "jobs_here": jobs,
-                },
-                "baked": totals.baked,
-                "new": totals.baked - totals.rebaked,
-                "rebaked": totals.rebaked,
-                "skipped": skipped,
-                "empty": totals.empty,
-                "vertices": totals.vertices,
-                "triangles": totals.triangles,
-                "bytes": totals.bytes,
-                "seconds": seconds,
-                "bake_seconds": bake_seconds,
-                "chunks_per_s": rate,
-            })
-        );
+        let mut v = totals.summary(skipped, seconds, bake_seconds);
+        v["kind"] = json!(kind);
+        v["lod"] = json!(plan.lod);
+        v["threads"] = json!(threads);
+        v["plan_chunks"] = json!(plan.count());
+        v["queue"] = json!({
+            "run": run,
+            "jobs": progress.jobs,
+            "done": progress.done,
+            "job_chunks": q.job_chunks,
+            "jobs_here": jobs,
+        });
+        println!("{v}");
     } else {
         println!(
             "baked {} chunks ({skipped} skipped as current, {} rebaked after edits, {} empty) in {jobs} job{} of run {run} ({} of {} jobs done) at LOD {}: {} vertices, {} triangles, {} bytes in {seconds:.2} s ({rate:.1} chunks/s, {threads} thread{})",
