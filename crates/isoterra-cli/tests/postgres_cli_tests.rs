@@ -403,6 +403,16 @@ fn a_queue_bake_killed_mid_way_resumes_and_a_plain_bake_and_merge_work_on_a_serv
     }
     first.child().kill().unwrap();
     first.child().wait().unwrap();
+    // `info` shows how far the run came.
+    let info: Value = serde_json::from_str(&ok(&["info", &url, "--json"])).unwrap();
+    let runs = info["bake_runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{info}");
+    let (done, jobs) = (
+        runs[0]["done"].as_u64().unwrap(),
+        runs[0]["jobs"].as_u64().unwrap(),
+    );
+    assert!(done >= 1 && done < jobs, "{info}");
+    assert!(ok(&["info", &url]).contains("bake run:"));
     let rest = summary(worker(&q));
     let plan = rest["plan_chunks"].as_u64().unwrap();
     assert!(rest["baked"].as_u64().unwrap() < plan, "{rest}");
@@ -412,6 +422,10 @@ fn a_queue_bake_killed_mid_way_resumes_and_a_plain_bake_and_merge_work_on_a_serv
         hash(&url),
         "resumed queue bake = local bake"
     );
+    let info: Value = serde_json::from_str(&ok(&["info", &url, "--json"])).unwrap();
+    let run = &info["bake_runs"][0];
+    assert_eq!(run["done"], run["jobs"], "{info}");
+    assert_eq!(run["chunks"].as_u64(), Some(plan), "{info}");
 
     // A plain bake of a server world, in two parts, and a merge into it.
     let url2 = world_url(&server, "qparts");

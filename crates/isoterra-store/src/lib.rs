@@ -128,8 +128,8 @@ pub use map_document::{
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{
-    BakeJob, MAX_BAKE_JOBS, MAX_PG_WORLD_NAME, PG_NOTIFY_CHANNEL, PG_SCHEMA_VERSION, PgBakeQueue,
-    PgStore, PgWatcher, QueueProgress, is_postgres_url, redact_url,
+    BakeJob, BakeRun, MAX_BAKE_JOBS, MAX_PG_WORLD_NAME, PG_NOTIFY_CHANNEL, PG_SCHEMA_VERSION,
+    PgBakeQueue, PgStore, PgWatcher, QueueProgress, is_postgres_url, redact_url,
 };
 pub use voxel_document::{
     MAX_STROKE_NODES as MAX_VOXEL_STROKE_NODES, VOXEL_FORMAT_VERSION, VOXEL_KIND, VoxelDocument,

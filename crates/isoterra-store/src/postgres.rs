@@ -69,7 +69,7 @@ use crate::hash::{BakedHasher, StampHasher};
 mod queue;
 mod watch;
 
-pub use queue::{BakeJob, MAX_BAKE_JOBS, PgBakeQueue, QueueProgress};
+pub use queue::{BakeJob, BakeRun, MAX_BAKE_JOBS, PgBakeQueue, QueueProgress};
 pub use watch::{PG_NOTIFY_CHANNEL, PgWatcher};
 
 /// The schema version this build creates and reads.

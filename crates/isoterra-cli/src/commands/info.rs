@@ -6,13 +6,22 @@ use isoterra::world::{PathingGrid, PathingRules, pathing_grid};
 
 use crate::args::InfoArgs;
 use crate::commands::edit::{open_world, with_world};
-use isoterra::store::redact_url;
+use isoterra::store::{BakeRun, PgBakeQueue, is_postgres_url, redact_url};
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
-    with_world!(open_world(&a.file)?, doc => info_of(doc, a))
+    // A world on a server also says how far its shared bakes have come.
+    let runs = match a.file.to_str().filter(|l| is_postgres_url(l)) {
+        Some(url) if !a.recipe => Some(PgBakeQueue::runs(url)?),
+        _ => None,
+    };
+    with_world!(open_world(&a.file)?, doc => info_of(doc, a, runs.as_deref()))
 }
 
-fn info_of<S: ChunkStore>(doc: &Document<S>, a: &InfoArgs) -> anyhow::Result<()> {
+fn info_of<S: ChunkStore>(
+    doc: &Document<S>,
+    a: &InfoArgs,
+    runs: Option<&[BakeRun]>,
+) -> anyhow::Result<()> {
     if a.recipe {
         print!("{}", doc.recipe().to_json_pretty());
         return Ok(());
@@ -33,6 +42,17 @@ fn info_of<S: ChunkStore>(doc: &Document<S>, a: &InfoArgs) -> anyhow::Result<()>
     if a.json {
         if let Some(hash) = hash {
             info["hash"] = serde_json::Value::String(hash);
+        }
+        if let Some(runs) = runs {
+            info["bake_runs"] = runs
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "run": r.run, "plan": r.plan, "chunks": r.keys,
+                        "jobs": r.jobs, "done": r.done, "created_ms": r.created_ms,
+                    })
+                })
+                .collect();
         }
         println!("{}", serde_json::to_string(&info)?);
         return Ok(());
@@ -56,6 +76,12 @@ fn info_of<S: ChunkStore>(doc: &Document<S>, a: &InfoArgs) -> anyhow::Result<()>
             };
             println!("{:<width$} {v}", format!("{}:", k.replace('_', " ")));
         }
+    }
+    for r in runs.unwrap_or_default() {
+        println!(
+            "{:<width$} {} of {} jobs done ({} chunks): {} [run {}]",
+            "bake run:", r.done, r.jobs, r.keys, r.plan, r.run
+        );
     }
     if let Some(hash) = hash {
         println!("{hash}");

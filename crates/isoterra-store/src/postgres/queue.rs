@@ -38,6 +38,23 @@ pub struct QueueProgress {
     pub done: u64,
 }
 
+/// A bake run of a world as the jobs table holds it (see [`PgBakeQueue::runs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BakeRun {
+    /// The run's id.
+    pub run: String,
+    /// What the run bakes, as its first worker described it.
+    pub plan: String,
+    /// Chunks (keys) in the run.
+    pub keys: u64,
+    /// Jobs in the run.
+    pub jobs: u64,
+    /// Jobs whose rows are stored.
+    pub done: u64,
+    /// When the run was made, in milliseconds since the Unix epoch.
+    pub created_ms: i64,
+}
+
 /// One worker's handle on a bake run of a world on a PostgreSQL server.
 ///
 /// A *run* is a bake plan of a world as it stands: its id is chosen by the
@@ -188,6 +205,42 @@ impl PgBakeQueue {
     /// What errors name: the server without a password, and the world.
     pub fn location(&self) -> &Path {
         &self.location
+    }
+
+    /// The bake runs of the world `url` names, newest first, with how many
+    /// of their jobs are done: how far a shared bake has come. A world
+    /// keeps its unfinished runs and its newest finished one.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidInput`] for a bad URL, [`StoreError::Postgres`].
+    pub fn runs(url: &str) -> Result<Vec<BakeRun>, StoreError> {
+        let (conn, world) = split_url(url)?;
+        let location = redacted(&conn, &world);
+        let pg = |e| StoreError::postgres(&location, e);
+        let mut client = Client::connect(&conn, NoTls).map_err(pg)?;
+        migrate_schema(&mut client, &location)?;
+        let rows = client
+            .query(
+                "SELECT r.run, r.plan, r.keys, r.jobs, r.created_ms,
+                        (SELECT COUNT(*) FROM isoterra_bake_jobs j
+                         WHERE j.world = r.world AND j.run = r.run AND j.done)
+                 FROM isoterra_bake_runs r WHERE r.world = $1
+                 ORDER BY r.created_ms DESC, r.run",
+                &[&world],
+            )
+            .map_err(pg)?;
+        Ok(rows
+            .iter()
+            .map(|r| BakeRun {
+                run: r.get(0),
+                plan: r.get(1),
+                keys: r.get::<_, i64>(2) as u64,
+                jobs: r.get::<_, i64>(3) as u64,
+                created_ms: r.get(4),
+                done: r.get::<_, i64>(5) as u64,
+            })
+            .collect())
     }
 
     /// The run's id.
