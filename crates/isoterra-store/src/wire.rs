@@ -149,15 +149,16 @@ const ZSTD_LEVEL: i32 = 3;
 /// corrupt data instead of decoding to different values. Frames written
 /// before the checksum was added have none and still decode.
 ///
-/// The frame is written into room for half of `raw` first (payloads of
-/// terrain compress to well under that), and only when it does not fit
+/// A body of 4 MiB or more is written into room for half its size first
+/// (terrain compresses to well under that), and only when it does not fit
 /// into room for zstd's worst case: a large body then takes half its size
 /// again while it is compressed, not its whole size. The bytes are the
-/// same either way.
+/// same either way. Smaller bodies (every chunk) go straight to the worst
+/// case's room, so none is compressed twice.
 pub(crate) fn compress_checked(raw: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
     c.include_checksum(true)?;
-    if raw.len() >= 64 * 1024 {
+    if raw.len() >= 4 << 20 {
         let mut out = Vec::with_capacity(raw.len() / 2);
         if c.compress_to_buffer(raw, &mut out).is_ok() {
             out.shrink_to_fit();
