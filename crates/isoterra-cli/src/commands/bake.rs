@@ -240,7 +240,7 @@ fn bake_in<S: ChunkStore + Send>(
             world: &world,
             existing: &existing,
         };
-        return bake_queue(a, t0, threads, &pool, &source, &plan, &inputs, &job);
+        return bake_queue(a, t0, threads, &source, &plan, &inputs, &job);
     }
     let (index, parts) = part.unwrap_or((0, 1));
     let range = plan.part_range(index, parts)?;
@@ -477,15 +477,67 @@ fn worker_name() -> String {
     format!("{host}:{}", std::process::id())
 }
 
+/// One thread of a queue worker: claims jobs until none is left (or
+/// another thread failed) and bakes each one alone. Returns what it stored:
+/// the totals, the jobs and the chunks skipped as current.
+#[allow(clippy::too_many_arguments)]
+fn claim_jobs(
+    queue: &mut PgBakeQueue,
+    a: &BakeArgs,
+    source: &BakeSource<'_>,
+    plan: &BakePlan,
+    inputs: &BakeInputs,
+    q: &QueueJob<'_>,
+    stop: &AtomicBool,
+    bar: &ProgressBar,
+) -> anyhow::Result<(Totals, u64, u64)> {
+    let kind = source.kind();
+    let mut baker = ChunkBaker::new();
+    let mut totals = Totals::default();
+    let (mut jobs, mut skipped) = (0u64, 0u64);
+    while !stop.load(Ordering::Relaxed) {
+        let mut pending = Totals::default();
+        let mut current = 0u64;
+        let claimed = queue.work(|job| -> anyhow::Result<Vec<BakedRow>> {
+            pending = Totals::default();
+            current = 0;
+            let mut rows = Vec::new();
+            for key in plan.keys_in(job.first..job.stop) {
+                let stamp = inputs.stamp(source, &key)?;
+                let stale = match q.existing.get(&key) {
+                    Some(recorded) if *recorded == stamp => {
+                        current += 1;
+                        continue;
+                    }
+                    other => other.is_some(),
+                };
+                let todo = Todo { key, stamp, stale };
+                let mut f = bake_one(&mut baker, source, &todo, None, kind, a.layout)
+                    .with_context(|| format!("chunk {:?}", [key.x, key.y, key.z]))?;
+                rows.extend(f.row.take());
+                pending.add(&f);
+            }
+            Ok(rows)
+        })?;
+        if claimed.is_none() {
+            break;
+        }
+        jobs += 1;
+        skipped += current;
+        totals.merge(&pending);
+        bar.inc(1);
+    }
+    Ok((totals, jobs, skipped))
+}
+
 /// `bake URL --queue`: claims jobs of the world's run until none is left
-/// (see [`PgBakeQueue`]); each job's chunks are baked on the pool and
-/// stored with the job in one transaction.
+/// (see [`PgBakeQueue`]), on `threads` threads each with a connection of
+/// its own; each job's chunks are stored with the job in one transaction.
 #[allow(clippy::too_many_arguments)]
 fn bake_queue(
     a: &BakeArgs,
     t0: Instant,
     threads: usize,
-    pool: &rayon::ThreadPool,
     source: &BakeSource<'_>,
     plan: &BakePlan,
     inputs: &BakeInputs,
@@ -497,7 +549,7 @@ fn bake_queue(
         "{kind} region {} at LOD {}: chunks {:?}..={:?}, {} layer(s) from {}",
         a.region, plan.lod, plan.min, plan.max, plan.layer_count, plan.layer.0
     );
-    let mut queue = PgBakeQueue::open(
+    let queue = PgBakeQueue::open(
         q.url,
         &run,
         &described,
@@ -518,54 +570,58 @@ fn bake_queue(
         bar
     };
     let t_bake = Instant::now();
+    // One claim loop per thread, each with its own connection and baking
+    // its job alone: while one thread waits for its commit, the others
+    // bake (one loop baking each job on all threads waited for every
+    // commit with every thread idle).
+    let stop = AtomicBool::new(false);
+    let mut first = Some(queue);
+    let mut queues = Vec::with_capacity(threads);
+    for _ in 0..threads {
+        queues.push(match first.take() {
+            Some(q) => q,
+            None => PgBakeQueue::open(
+                q.url,
+                &run,
+                &described,
+                plan.count(),
+                q.job_chunks,
+                &worker_name(),
+            )
+            .with_context(|| format!("cannot join the bake queue of {}", redact_url(q.url)))?,
+        });
+    }
+    let results: Vec<anyhow::Result<(Totals, u64, u64)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = queues
+            .iter_mut()
+            .map(|queue| {
+                let (stop, bar) = (&stop, &bar);
+                scope.spawn(move || {
+                    let out = claim_jobs(queue, a, source, plan, inputs, q, stop, bar);
+                    if out.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a bake thread panicked")))
+            })
+            .collect()
+    });
     let mut totals = Totals::default();
     let (mut jobs, mut skipped) = (0u64, 0u64);
-    loop {
-        let mut pending = Totals::default();
-        let mut current = 0u64;
-        let claimed = queue.work(|job| -> anyhow::Result<Vec<BakedRow>> {
-            pending = Totals::default();
-            let keys: Vec<ChunkKey> = plan.keys_in(job.first..job.stop).collect();
-            let todo: Vec<Todo> = pool
-                .install(|| {
-                    keys.par_iter()
-                        .map(|k| inputs.stamp(source, k).map(|stamp| (*k, stamp)))
-                        .collect::<Result<Vec<_>, _>>()
-                })?
-                .into_iter()
-                .filter_map(|(key, stamp)| match q.existing.get(&key) {
-                    Some(recorded) if *recorded == stamp => None,
-                    other => Some(Todo {
-                        key,
-                        stamp,
-                        stale: other.is_some(),
-                    }),
-                })
-                .collect();
-            current = keys.len() as u64 - todo.len() as u64;
-            let finished: Vec<Finished> = pool.install(|| {
-                todo.par_iter()
-                    .map_init(ChunkBaker::new, |baker, t| {
-                        bake_one(baker, source, t, None, kind, a.layout)
-                            .with_context(|| format!("chunk {:?}", [t.key.x, t.key.y, t.key.z]))
-                    })
-                    .collect::<anyhow::Result<_>>()
-            })?;
-            let mut rows = Vec::with_capacity(finished.len());
-            for mut f in finished {
-                rows.extend(f.row.take());
-                pending.add(&f);
-            }
-            Ok(rows)
-        })?;
-        if claimed.is_none() {
-            break;
-        }
-        jobs += 1;
-        skipped += current;
-        totals.merge(&pending);
-        bar.inc(1);
+    for r in results {
+        let (t, j, k) = r?;
+        totals.merge(&t);
+        jobs += j;
+        skipped += k;
     }
+    let mut queue = queues.swap_remove(0);
     bar.finish_and_clear();
     let progress = queue.progress()?;
     let bake_seconds = t_bake.elapsed().as_secs_f64();
