@@ -24,8 +24,8 @@ mod rules;
 mod types;
 
 pub(crate) use rules::{
-    RESERVED_META_KEYS, check_migration, initial_meta_entries, meta_params_json, now_ms,
-    parse_meta, stroke_params_json, validate_entries, validate_meta,
+    RESERVED_META_KEYS, check_migration, check_redo, check_undo, initial_meta_entries,
+    meta_params_json, now_ms, parse_meta, stroke_params_json, validate_entries, validate_meta,
 };
 pub use types::{
     BakedRow, ChunkChange, ChunkKey, ChunkLayer, NewStroke, StrokeCounts, StrokeRecord, WorldMeta,

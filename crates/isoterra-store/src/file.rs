@@ -71,8 +71,8 @@ mod baked_table;
 use crate::StoreError;
 use crate::chunk_store::{
     BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore, ChunkVisitor, NewStroke,
-    RESERVED_META_KEYS, StrokeCounts, StrokeRecord, WorldMeta, check_migration,
-    initial_meta_entries, meta_params_json, now_ms, parse_meta, stroke_params_json,
+    RESERVED_META_KEYS, StrokeCounts, StrokeRecord, WorldMeta, check_migration, check_redo,
+    check_undo, initial_meta_entries, meta_params_json, now_ms, parse_meta, stroke_params_json,
     validate_entries, validate_meta,
 };
 use crate::hash::StampHasher;
@@ -823,15 +823,7 @@ impl WorldFile {
                     r.get(0)
                 })
                 .map_err(sql)?;
-            if cursor != id || id == 0 {
-                return Err(StoreError::History {
-                    path: path.to_path_buf(),
-                    reason: format!(
-                        "cannot undo stroke {id}: the last done stroke is {}",
-                        if cursor == 0 { "none".to_string() } else { cursor.to_string() }
-                    ),
-                });
-            }
+            check_undo(path, id, cursor)?;
             tx.execute("UPDATE strokes SET undone = 1 WHERE id = ?1", [id])
                 .map_err(sql)?;
             tx.execute(
@@ -857,15 +849,7 @@ impl WorldFile {
                     r.get(0)
                 })
                 .map_err(sql)?;
-            if first != Some(id) {
-                return Err(StoreError::History {
-                    path: path.to_path_buf(),
-                    reason: format!(
-                        "cannot redo stroke {id}: the first undone stroke is {}",
-                        first.map_or("none".to_string(), |f| f.to_string())
-                    ),
-                });
-            }
+            check_redo(path, id, first)?;
             tx.execute("UPDATE strokes SET undone = 0 WHERE id = ?1", [id])
                 .map_err(sql)?;
             tx.execute("UPDATE history SET cursor = ?1 WHERE singleton = 1", [id])

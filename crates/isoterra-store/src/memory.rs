@@ -8,8 +8,8 @@ use crate::StoreError;
 use crate::baked::decode_row;
 use crate::chunk_store::{
     BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore, ChunkVisitor, NewStroke, StrokeCounts,
-    StrokeRecord, WorldMeta, check_migration, initial_meta_entries, meta_params_json, now_ms,
-    stroke_params_json, validate_entries, validate_meta,
+    StrokeRecord, WorldMeta, check_migration, check_redo, check_undo, initial_meta_entries,
+    meta_params_json, now_ms, stroke_params_json, validate_entries, validate_meta,
 };
 use crate::hash::{BakedHasher, StampHasher};
 
@@ -175,13 +175,6 @@ impl MemoryStore {
             created_ms: s.created_ms,
         }))
     }
-
-    fn history_error(&self, reason: String) -> StoreError {
-        StoreError::History {
-            path: self.location.clone(),
-            reason,
-        }
-    }
 }
 
 impl Default for MemoryStore {
@@ -300,17 +293,7 @@ impl ChunkStore for MemoryStore {
     }
 
     fn mark_undone(&mut self, id: i64, changes: &[ChunkChange]) -> Result<(), StoreError> {
-        let cursor = self.cursor();
-        if cursor != id || id == 0 {
-            return Err(self.history_error(format!(
-                "cannot undo stroke {id}: the last done stroke is {}",
-                if cursor == 0 {
-                    "none".to_string()
-                } else {
-                    cursor.to_string()
-                }
-            )));
-        }
+        check_undo(&self.location, id, self.cursor())?;
         if let Some(s) = self.strokes.get_mut(&id) {
             s.undone = true;
         }
@@ -319,13 +302,7 @@ impl ChunkStore for MemoryStore {
     }
 
     fn mark_redone(&mut self, id: i64, changes: &[ChunkChange]) -> Result<(), StoreError> {
-        let first = self.first_undone();
-        if first != Some(id) {
-            return Err(self.history_error(format!(
-                "cannot redo stroke {id}: the first undone stroke is {}",
-                first.map_or("none".to_string(), |f| f.to_string())
-            )));
-        }
+        check_redo(&self.location, id, self.first_undone())?;
         if let Some(s) = self.strokes.get_mut(&id) {
             s.undone = false;
         }

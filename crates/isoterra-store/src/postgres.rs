@@ -61,8 +61,8 @@ use crate::StoreError;
 use crate::baked::decode_row;
 use crate::chunk_store::{
     BakedRow, ChunkChange, ChunkKey, ChunkLayer, ChunkStore, ChunkVisitor, NewStroke, StrokeCounts,
-    StrokeRecord, WorldMeta, check_migration, initial_meta_entries, meta_params_json, now_ms,
-    stroke_params_json, validate_entries, validate_meta,
+    StrokeRecord, WorldMeta, check_migration, check_redo, check_undo, initial_meta_entries,
+    meta_params_json, now_ms, stroke_params_json, validate_entries, validate_meta,
 };
 use crate::hash::{BakedHasher, StampHasher};
 
@@ -309,11 +309,7 @@ impl PgStore {
     /// be reached or refuses, [`StoreError::NewerVersion`] for a schema
     /// newer than this build's.
     pub fn open(url: &str) -> Result<Self, StoreError> {
-        let (conn, world) = split_url(url)?;
-        let location = redacted(&conn, &world);
-        let mut client =
-            Client::connect(&conn, NoTls).map_err(|e| StoreError::postgres(&location, e))?;
-        migrate_schema(&mut client, &location)?;
+        let (client, world, location) = connect(url)?;
         let mut store = PgStore {
             client: RefCell::new(client),
             statements: Statements::default(),
@@ -483,13 +479,6 @@ impl PgStore {
         c.query_one(&st, params).map_err(self.pg())
     }
 
-    fn history_error(&self, reason: String) -> StoreError {
-        StoreError::History {
-            path: self.location.clone(),
-            reason,
-        }
-    }
-
     fn record(&self, row: &postgres::Row) -> Result<StrokeRecord, StoreError> {
         let id: i64 = row.get(0);
         let params: String = row.get(2);
@@ -521,6 +510,19 @@ impl PgStore {
         };
         row.map(|r| self.record(&r)).transpose()
     }
+}
+
+/// Connects to the server `url` names, with the schema created or checked
+/// (see [`migrate_schema`]): the client, the world's name and what errors
+/// name (the URL without its password). Every handle on a world — store,
+/// watcher, bake queue — connects this way.
+fn connect(url: &str) -> Result<(Client, String, PathBuf), StoreError> {
+    let (conn, world) = split_url(url)?;
+    let location = redacted(&conn, &world);
+    let mut client =
+        Client::connect(&conn, NoTls).map_err(|e| StoreError::postgres(&location, e))?;
+    migrate_schema(&mut client, &location)?;
+    Ok((client, world, location))
 }
 
 /// Creates the schema, or checks it and brings an older one to this
@@ -810,16 +812,7 @@ impl ChunkStore for PgStore {
                 &[&self.world],
             )?
             .get(0);
-        if cursor != id || id == 0 {
-            return Err(self.history_error(format!(
-                "cannot undo stroke {id}: the last done stroke is {}",
-                if cursor == 0 {
-                    "none".to_string()
-                } else {
-                    cursor.to_string()
-                }
-            )));
-        }
+        check_undo(&self.location, id, cursor)?;
         self.set_undone(id, true, changes)
     }
 
@@ -830,12 +823,7 @@ impl ChunkStore for PgStore {
                 &[&self.world],
             )?
             .get(0);
-        if first != Some(id) {
-            return Err(self.history_error(format!(
-                "cannot redo stroke {id}: the first undone stroke is {}",
-                first.map_or("none".to_string(), |f| f.to_string())
-            )));
-        }
+        check_redo(&self.location, id, first)?;
         self.set_undone(id, false, changes)
     }
 

@@ -1,7 +1,7 @@
 //! The rules every [`ChunkStore`](super::ChunkStore) applies the same way,
 //! so that backends accept and refuse the same input: metadata keys and
 //! kinds, stroke parameters, reading [`WorldMeta`] back from raw entries,
-//! and format migrations.
+//! format migrations, and which stroke an undo or a redo may move.
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -109,6 +109,39 @@ pub(crate) fn check_migration(
             "metadata key",
             format!("`{key}` is reserved"),
         ));
+    }
+    Ok(())
+}
+
+/// Checks that stroke `id` may be undone: it must be the last done one
+/// (`last_done`, 0 for none). `path` names the store in the error.
+pub(crate) fn check_undo(path: &Path, id: i64, last_done: i64) -> Result<(), StoreError> {
+    if last_done != id || id == 0 {
+        let last = if last_done == 0 {
+            "none".to_string()
+        } else {
+            last_done.to_string()
+        };
+        return Err(StoreError::History {
+            path: path.to_path_buf(),
+            reason: format!("cannot undo stroke {id}: the last done stroke is {last}"),
+        });
+    }
+    Ok(())
+}
+
+/// Checks that stroke `id` may be redone: it must be the first undone one.
+pub(crate) fn check_redo(
+    path: &Path,
+    id: i64,
+    first_undone: Option<i64>,
+) -> Result<(), StoreError> {
+    if first_undone != Some(id) {
+        let first = first_undone.map_or("none".to_string(), |f| f.to_string());
+        return Err(StoreError::History {
+            path: path.to_path_buf(),
+            reason: format!("cannot redo stroke {id}: the first undone stroke is {first}"),
+        });
     }
     Ok(())
 }

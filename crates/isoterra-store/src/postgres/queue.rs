@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use postgres::{Client, NoTls};
+use postgres::Client;
 
-use super::{Statements, Tx, insert_baked, migrate_schema, redacted, split_url};
+use super::{Statements, Tx, connect, insert_baked};
 use crate::StoreError;
 use crate::chunk_store::{BakedRow, now_ms};
 
@@ -133,11 +133,8 @@ impl PgBakeQueue {
                 ),
             ));
         }
-        let (conn, world) = split_url(url)?;
-        let location = redacted(&conn, &world);
+        let (mut client, world, location) = connect(url)?;
         let pg = |e| StoreError::postgres(&location, e);
-        let mut client = Client::connect(&conn, NoTls).map_err(pg)?;
-        migrate_schema(&mut client, &location)?;
         let as_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         let (keys_i, jobs_i, size_i) = (as_i64(keys), as_i64(jobs), as_i64(job_keys));
         let mut tx = client.transaction().map_err(pg)?;
@@ -215,11 +212,8 @@ impl PgBakeQueue {
     ///
     /// [`StoreError::InvalidInput`] for a bad URL, [`StoreError::Postgres`].
     pub fn runs(url: &str) -> Result<Vec<BakeRun>, StoreError> {
-        let (conn, world) = split_url(url)?;
-        let location = redacted(&conn, &world);
+        let (mut client, world, location) = connect(url)?;
         let pg = |e| StoreError::postgres(&location, e);
-        let mut client = Client::connect(&conn, NoTls).map_err(pg)?;
-        migrate_schema(&mut client, &location)?;
         let rows = client
             .query(
                 "SELECT r.run, r.plan, r.keys, r.jobs, r.created_ms,

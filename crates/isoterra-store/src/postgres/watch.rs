@@ -3,10 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
-use postgres::{Client, NoTls};
 
-use super::{redacted, split_url};
+use super::connect;
 use crate::StoreError;
 
 /// The channel every stroke-log write of every world notifies, with the
@@ -45,12 +45,10 @@ impl PgWatcher {
     ///
     /// [`StoreError::InvalidInput`] for a URL that is not `postgres://` or
     /// names no valid world, [`StoreError::Postgres`] when the server cannot
-    /// be reached or refuses.
+    /// be reached or refuses, [`StoreError::NewerVersion`] for a schema
+    /// newer than this build's (a database without one is given it).
     pub fn open(url: &str) -> Result<Self, StoreError> {
-        let (conn, world) = split_url(url)?;
-        let location = redacted(&conn, &world);
-        let mut client =
-            Client::connect(&conn, NoTls).map_err(|e| StoreError::postgres(&location, e))?;
+        let (mut client, world, location) = connect(url)?;
         client
             .batch_execute(&format!("LISTEN {PG_NOTIFY_CHANNEL}"))
             .map_err(|e| StoreError::postgres(&location, e))?;
