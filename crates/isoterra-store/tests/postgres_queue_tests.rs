@@ -60,7 +60,7 @@ fn row(i: u64) -> BakedRow {
 }
 
 fn rows(job: &BakeJob) -> Vec<BakedRow> {
-    (job.first..job.stop).map(row).collect()
+    (job.start..job.end).map(row).collect()
 }
 
 #[test]
@@ -94,8 +94,8 @@ fn every_job_is_baked_once_across_workers() {
     assert_eq!(jobs.len() as u64, keys.div_ceil(size), "{per_worker:?}");
     for (i, j) in jobs.iter().enumerate() {
         assert_eq!(j.job, i as u64, "each job once");
-        assert_eq!(j.first, i as u64 * size);
-        assert_eq!(j.stop, ((i as u64 + 1) * size).min(keys));
+        assert_eq!(j.start, i as u64 * size);
+        assert_eq!(j.end, ((i as u64 + 1) * size).min(keys));
     }
     let stored = store.baked_sources().unwrap();
     assert_eq!(stored.len() as u64, keys);

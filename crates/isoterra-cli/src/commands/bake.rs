@@ -502,7 +502,7 @@ fn claim_jobs(
             pending = Totals::default();
             current = 0;
             let mut rows = Vec::new();
-            for key in plan.keys_in(job.first..job.stop) {
+            for key in plan.keys_in(job.start..job.end) {
                 let stamp = inputs.stamp(source, &key)?;
                 let stale = match q.existing.get(&key) {
                     Some(recorded) if *recorded == stamp => {

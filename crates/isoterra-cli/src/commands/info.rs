@@ -48,7 +48,7 @@ fn info_of<S: ChunkStore>(
                 .iter()
                 .map(|r| {
                     serde_json::json!({
-                        "run": r.run, "plan": r.plan, "chunks": r.keys,
+                        "run": r.run, "plan": r.plan, "chunks": r.chunks,
                         "jobs": r.jobs, "done": r.done, "created_ms": r.created_ms,
                     })
                 })
@@ -80,7 +80,7 @@ fn info_of<S: ChunkStore>(
     for r in runs.unwrap_or_default() {
         println!(
             "{:<width$} {} of {} jobs done ({} chunks): {} [run {}]",
-            "bake run:", r.done, r.jobs, r.keys, r.plan, r.run
+            "bake run:", r.done, r.jobs, r.chunks, r.plan, r.run
         );
     }
     if let Some(hash) = hash {

@@ -17,16 +17,16 @@ const HELD_WAIT: Duration = Duration::from_millis(100);
 /// Most jobs one run may have.
 pub const MAX_BAKE_JOBS: u64 = 1 << 24;
 
-/// One job of a run: the positions `[first, stop)` of the plan's keys in
+/// One job of a run: the positions `start..end` of the plan's keys in
 /// their canonical order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BakeJob {
     /// The job's number, from 0.
     pub job: u64,
     /// First position.
-    pub first: u64,
+    pub start: u64,
     /// One past the last position.
-    pub stop: u64,
+    pub end: u64,
 }
 
 /// How far a run has come.
@@ -45,8 +45,8 @@ pub struct BakeRun {
     pub run: String,
     /// What the run bakes, as its first worker described it.
     pub plan: String,
-    /// Chunks (keys) in the run.
-    pub keys: u64,
+    /// Chunks in the run (keys of the plan: chunks times layers).
+    pub chunks: u64,
     /// Jobs in the run.
     pub jobs: u64,
     /// Jobs whose rows are stored.
@@ -229,7 +229,7 @@ impl PgBakeQueue {
             .map(|r| BakeRun {
                 run: r.get(0),
                 plan: r.get(1),
-                keys: r.get::<_, i64>(2) as u64,
+                chunks: r.get::<_, i64>(2) as u64,
                 jobs: r.get::<_, i64>(3) as u64,
                 created_ms: r.get(4),
                 done: r.get::<_, i64>(5) as u64,
@@ -279,8 +279,8 @@ impl PgBakeQueue {
                 let (job, first, stop): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
                 let job = BakeJob {
                     job: job as u64,
-                    first: first as u64,
-                    stop: stop as u64,
+                    start: first as u64,
+                    end: stop as u64,
                 };
                 let rows = bake(&job)?;
                 insert_baked(&mut Tx::new(&mut tx, &self.statements), &self.world, &rows)
