@@ -26,6 +26,8 @@ use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
 
 mod common;
+#[path = "../../isoterra-store/tests/pg_support/mod.rs"]
+mod pg_support;
 use common::*;
 
 type Ws = WebSocket<MaybeTlsStream<TcpStream>>;
@@ -381,32 +383,16 @@ fn stroke_until_gone(ws: &mut Ws, round: u32) -> Vec<i64> {
 /// `ISOTERRA_REQUIRE_POSTGRES=1`); rounds: `ISOTERRA_KILL_ROUNDS` (default 4).
 #[test]
 fn an_editor_server_killed_on_postgres_loses_no_acknowledged_stroke() {
-    let server = match std::env::var("ISOTERRA_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ => {
-            assert!(
-                std::env::var("ISOTERRA_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-                "ISOTERRA_REQUIRE_POSTGRES=1 but ISOTERRA_POSTGRES_URL is not set"
-            );
-            eprintln!(
-                "\n*** SKIPPED an_editor_server_killed_on_postgres_loses_no_acknowledged_stroke: \
-                 no PostgreSQL server (ISOTERRA_POSTGRES_URL) ***\n"
-            );
-            return;
-        }
+    let Some(server) =
+        pg_support::server("an_editor_server_killed_on_postgres_loses_no_acknowledged_stroke")
+    else {
+        return;
     };
     let rounds: u32 = std::env::var("ISOTERRA_KILL_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(4);
-    let sep = if server.contains('?') { '&' } else { '?' };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let url = format!(
-        "{server}{sep}world=editor-kill-{}-{nanos}",
-        std::process::id()
-    );
+    let url = pg_support::world_url(&server, "editor-kill");
     ok(&["new", &url, "--kind", "map", "--size", "96x96"]);
     let mut all_acked = Vec::new();
     for round in 0..rounds {

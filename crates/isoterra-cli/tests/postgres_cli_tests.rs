@@ -9,35 +9,14 @@
 //! `ISOTERRA_REQUIRE_POSTGRES=1`.
 
 mod common;
+#[path = "../../isoterra-store/tests/pg_support/mod.rs"]
+mod pg_support;
 
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{bin, fails, ok, s};
 use serde_json::Value;
-
-fn server(test: &str) -> Option<String> {
-    match std::env::var("ISOTERRA_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var("ISOTERRA_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-                "{test}: ISOTERRA_REQUIRE_POSTGRES=1 but ISOTERRA_POSTGRES_URL is not set"
-            );
-            eprintln!("\n*** SKIPPED {test}: no PostgreSQL server (ISOTERRA_POSTGRES_URL) ***\n");
-            None
-        }
-    }
-}
-
-/// A world URL on `server` no other test uses.
-fn world_url(server: &str, tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let sep = if server.contains('?') { '&' } else { '?' };
-    format!("{server}{sep}world={tag}-{}-{nanos}", std::process::id())
-}
 
 /// The `info --hash` line.
 fn hash(location: &str) -> String {
@@ -50,7 +29,9 @@ fn hash(location: &str) -> String {
 
 #[test]
 fn every_kind_on_postgres_matches_the_same_world_in_a_file() {
-    let Some(server) = server("every_kind_on_postgres_matches_the_same_world_in_a_file") else {
+    let Some(server) =
+        pg_support::server("every_kind_on_postgres_matches_the_same_world_in_a_file")
+    else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -114,7 +95,7 @@ fn every_kind_on_postgres_matches_the_same_world_in_a_file() {
     ];
     for (kind, flags, strokes, export) in cases {
         let file = dir.path().join(format!("{kind}.isoterra"));
-        let url = world_url(&server, kind);
+        let url = pg_support::world_url(&server, kind);
         for at in [s(&file), url.as_str()] {
             let mut new = vec!["new", at, "--kind", kind, "--seed", "5"];
             new.extend_from_slice(flags);
@@ -147,17 +128,18 @@ fn every_kind_on_postgres_matches_the_same_world_in_a_file() {
 
 #[test]
 fn bad_urls_missing_worlds_and_taken_names_are_refused() {
-    let Some(server) = server("bad_urls_missing_worlds_and_taken_names_are_refused") else {
+    let Some(server) = pg_support::server("bad_urls_missing_worlds_and_taken_names_are_refused")
+    else {
         return;
     };
-    let url = world_url(&server, "taken");
+    let url = pg_support::world_url(&server, "taken");
     // A refused `new` makes nothing: the name is still free afterwards.
     let e = fails(&["new", &url, "--kind", "map", "--preset", "volcano"]);
     assert!(e.contains("volcano"), "{e}");
     ok(&["new", &url, "--kind", "map", "--size", "32x32"]);
     let e = fails(&["new", &url, "--kind", "map"]);
     assert!(e.contains("already exists"), "{e}");
-    let missing = world_url(&server, "missing");
+    let missing = pg_support::world_url(&server, "missing");
     let e = fails(&["info", &missing]);
     assert!(e.contains("no such world"), "{e}");
     let e = fails(&[
@@ -248,7 +230,8 @@ fn summary(mut w: Worker) -> Value {
 
 #[test]
 fn queue_workers_bake_a_server_world_to_the_hash_of_a_local_bake() {
-    let Some(server) = server("queue_workers_bake_a_server_world_to_the_hash_of_a_local_bake")
+    let Some(server) =
+        pg_support::server("queue_workers_bake_a_server_world_to_the_hash_of_a_local_bake")
     else {
         return;
     };
@@ -286,7 +269,7 @@ fn queue_workers_bake_a_server_world_to_the_hash_of_a_local_bake() {
     ];
     for (kind, flags, stroke, region, second) in cases {
         let file = dir.path().join(format!("{kind}.isoterra"));
-        let url = world_url(&server, &format!("q{kind}"));
+        let url = pg_support::world_url(&server, &format!("q{kind}"));
         for at in [s(&file), url.as_str()] {
             let mut new = vec!["new", at, "--kind", kind, "--seed", "8"];
             new.extend_from_slice(flags);
@@ -356,14 +339,14 @@ fn queue_workers_bake_a_server_world_to_the_hash_of_a_local_bake() {
 
 #[test]
 fn a_queue_bake_killed_mid_way_resumes_and_a_plain_bake_and_merge_work_on_a_server() {
-    let Some(server) =
-        server("a_queue_bake_killed_mid_way_resumes_and_a_plain_bake_and_merge_work_on_a_server")
-    else {
+    let Some(server) = pg_support::server(
+        "a_queue_bake_killed_mid_way_resumes_and_a_plain_bake_and_merge_work_on_a_server",
+    ) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("v.isoterra");
-    let url = world_url(&server, "qkill");
+    let url = pg_support::world_url(&server, "qkill");
     for at in [s(&file), url.as_str()] {
         ok(&["new", at, "--kind", "voxel", "--seed", "3"]);
     }
@@ -428,7 +411,7 @@ fn a_queue_bake_killed_mid_way_resumes_and_a_plain_bake_and_merge_work_on_a_serv
     assert_eq!(run["chunks"].as_u64(), Some(plan), "{info}");
 
     // A plain bake of a server world, in two parts, and a merge into it.
-    let url2 = world_url(&server, "qparts");
+    let url2 = pg_support::world_url(&server, "qparts");
     ok(&["new", &url2, "--kind", "voxel", "--seed", "3"]);
     ok(&["bake", &url2, "--region", region, "--part", "1/2", "-q"]);
     assert_ne!(hash(s(&file)), hash(&url2), "half baked");
@@ -480,7 +463,8 @@ fn manifest_command(name: &str, region: &str) -> String {
 
 #[test]
 fn the_kubernetes_manifests_commands_bake_the_world() {
-    let Some(server) = server("the_kubernetes_manifests_commands_bake_the_world") else {
+    let Some(server) = pg_support::server("the_kubernetes_manifests_commands_bake_the_world")
+    else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -501,7 +485,7 @@ fn the_kubernetes_manifests_commands_bake_the_world() {
         );
     };
     // The queue Job: two pods.
-    let url = world_url(&server, "k8sq");
+    let url = pg_support::world_url(&server, "k8sq");
     ok(&["new", &url, "--kind", "voxel", "--seed", "6"]);
     let queue = manifest_command("bake-queue-job.yaml", region);
     for _ in 0..2 {
@@ -509,7 +493,7 @@ fn the_kubernetes_manifests_commands_bake_the_world() {
     }
     assert_eq!(hash(s(&file)), hash(&url), "queue Job");
     // The Indexed Job: every completion index once.
-    let url = world_url(&server, "k8sp");
+    let url = pg_support::world_url(&server, "k8sp");
     ok(&["new", &url, "--kind", "voxel", "--seed", "6"]);
     let parts = manifest_command("bake-indexed-job.yaml", region);
     for index in 0..8 {

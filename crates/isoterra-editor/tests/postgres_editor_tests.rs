@@ -10,6 +10,8 @@
 //! `ISOTERRA_REQUIRE_POSTGRES=1`.
 
 mod common;
+#[path = "../../isoterra-store/tests/pg_support/mod.rs"]
+mod pg_support;
 
 use std::time::Duration;
 
@@ -25,20 +27,6 @@ fn rt() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("runtime")
-}
-
-fn server(test: &str) -> Option<String> {
-    match std::env::var("ISOTERRA_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var("ISOTERRA_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-                "{test}: ISOTERRA_REQUIRE_POSTGRES=1 but ISOTERRA_POSTGRES_URL is not set"
-            );
-            eprintln!("\n*** SKIPPED {test}: no PostgreSQL server (ISOTERRA_POSTGRES_URL) ***\n");
-            None
-        }
-    }
 }
 
 /// Reads until a `welcome` holding `strokes` strokes arrives (the server
@@ -59,17 +47,11 @@ async fn until_welcome(ws: &mut Ws, strokes: u64) -> serde_json::Value {
 
 #[test]
 fn two_editor_servers_share_one_world_on_postgres() {
-    let Some(server_url) = server("two_editor_servers_share_one_world_on_postgres") else {
+    let Some(server_url) = pg_support::server("two_editor_servers_share_one_world_on_postgres")
+    else {
         return;
     };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let sep = if server_url.contains('?') { '&' } else { '?' };
-    let url = format!(
-        "{server_url}{sep}world=editors-{}-{nanos}",
-        std::process::id()
-    );
+    let url = pg_support::world_url(&server_url, "editors");
     let new = NewWorld::new(WorldKind::Map)
         .with_size([96, 96])
         .with_seed(3);
@@ -248,7 +230,8 @@ async fn load_client(
 /// server on PostgreSQL next to one on a file).
 #[test]
 fn two_servers_under_load_equal_a_serial_replay_on_postgres() {
-    let Some(server_url) = server("two_servers_under_load_equal_a_serial_replay_on_postgres")
+    let Some(server_url) =
+        pg_support::server("two_servers_under_load_equal_a_serial_replay_on_postgres")
     else {
         return;
     };
@@ -267,11 +250,7 @@ fn two_servers_under_load_equal_a_serial_replay_on_postgres() {
         .and_then(|v| v.parse().ok())
         .filter(|&n: &usize| (1..=4).contains(&n))
         .unwrap_or(2);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let sep = if server_url.contains('?') { '&' } else { '?' };
-    let url = format!("{server_url}{sep}world=load-{}-{nanos}", std::process::id());
+    let url = pg_support::world_url(&server_url, "load");
     let new = NewWorld::new(WorldKind::Map)
         .with_size([96, 96])
         .with_seed(3);

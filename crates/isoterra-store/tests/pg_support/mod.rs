@@ -1,4 +1,5 @@
-//! The PostgreSQL server the store's tests run against: the URL in
+//! The PostgreSQL server the tests run against (the store's here; the
+//! command line's and the editor's include this file too): the URL in
 //! `ISOTERRA_POSTGRES_URL` (a server and database, without `world=`; start a
 //! throwaway one with `.ci/start-postgres`). Without it the tests skip with
 //! a loud message, unless `ISOTERRA_REQUIRE_POSTGRES=1` (CI), which makes
