@@ -439,197 +439,219 @@ impl<'a> GlbMesh<'a> {
     }
 }
 
-/// Builds the binary buffer, its views and accessors.
-/// The bytes of one buffer view, borrowed from the meshes until the file is
-/// written.
-enum Piece<'a> {
-    Vec3(&'a [[f32; 3]]),
-    Vec4(&'a [[f32; 4]]),
-    Vec2(&'a [[f32; 2]]),
-    Scalar(&'a [f32]),
-    /// Indices written as `u16` (every index below 65 535).
-    Index16(&'a [u32]),
-    Index32(&'a [u32]),
+/// The kind of an application-specific attribute's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AttributeKind {
+    Scalar,
+    Vec4,
 }
 
-impl Piece<'_> {
-    fn byte_len(&self) -> usize {
-        match self {
-            Piece::Vec3(d) => d.len() * 12,
-            Piece::Vec4(d) => d.len() * 16,
-            Piece::Vec2(d) => d.len() * 8,
-            Piece::Scalar(d) => d.len() * 4,
-            Piece::Index16(d) => d.len() * 2,
-            Piece::Index32(d) => d.len() * 4,
+/// What the file's JSON says of one part of a mesh (a set of vertices and
+/// the primitives drawn from them): everything but its bytes. A mesh made
+/// one part at a time is laid out from its parts' shapes before any part
+/// is made.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PartShape<'a> {
+    pub vertices: usize,
+    pub normals: bool,
+    pub uvs: bool,
+    pub colors: bool,
+    pub attributes: Vec<(&'a str, AttributeKind)>,
+    /// The part's non-empty index ranges with their materials.
+    pub ranges: Vec<GlbPrimitive<'a>>,
+    /// The bounds of the positions (`POSITION` needs them).
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+}
+
+impl<'a> PartShape<'a> {
+    /// The shape of a whole mesh (one part).
+    pub fn of(m: &GlbMesh<'a>) -> Self {
+        let attributes = m
+            .attributes
+            .iter()
+            .map(|a| {
+                let kind = match a.data {
+                    GlbAttributeData::Scalar(_) => AttributeKind::Scalar,
+                    GlbAttributeData::Vec4(_) => AttributeKind::Vec4,
+                };
+                (a.name, kind)
+            })
+            .collect();
+        let ranges = if m.indices.is_empty() {
+            Vec::new()
+        } else {
+            m.ranges()
+        };
+        Self::measured(m, ranges, attributes)
+    }
+
+    /// The shape of mesh `m` said to have `ranges` and `attributes` (which
+    /// may outlive the mesh): its vertex count, which of the standard
+    /// attributes it has and its bounds.
+    pub fn measured(
+        m: &GlbMesh<'_>,
+        ranges: Vec<GlbPrimitive<'a>>,
+        attributes: Vec<(&'a str, AttributeKind)>,
+    ) -> Self {
+        let (min, max) = bounds(m.positions);
+        PartShape {
+            vertices: m.positions.len(),
+            normals: !m.normals.is_empty(),
+            uvs: !m.uvs.is_empty(),
+            colors: !m.colors.is_empty(),
+            attributes,
+            ranges,
+            min,
+            max,
         }
     }
 
-    /// Appends the little-endian bytes of elements `from..to` to `out`.
-    fn encode(&self, from: usize, to: usize, out: &mut Vec<u8>) {
-        let floats = |out: &mut Vec<u8>, v: &[f32]| {
+    /// The byte lengths of the part's buffer views, in file order:
+    /// positions, normals, UVs, colours, attributes, then each range's
+    /// indices.
+    fn view_lengths(&self) -> Vec<usize> {
+        let n = self.vertices;
+        let mut out = vec![n * 12];
+        if self.normals {
+            out.push(n * 12);
+        }
+        if self.uvs {
+            out.push(n * 8);
+        }
+        if self.colors {
+            out.push(n * 16);
+        }
+        for (_, kind) in &self.attributes {
+            out.push(match kind {
+                AttributeKind::Scalar => n * 4,
+                AttributeKind::Vec4 => n * 16,
+            });
+        }
+        let index = if self.short_indices() { 2 } else { 4 };
+        out.extend(self.ranges.iter().map(|r| r.count as usize * index));
+        out
+    }
+
+    /// Indices are written as `u16` when every one is below 65 535 (the
+    /// primitive restart value of `u16` indices).
+    fn short_indices(&self) -> bool {
+        self.vertices <= 65_535
+    }
+}
+
+/// The bounds of `positions` (infinite for none).
+fn bounds(positions: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
+    let mut min = [f32::INFINITY; 3];
+    let mut max = [f32::NEG_INFINITY; 3];
+    for p in positions {
+        for k in 0..3 {
+            min[k] = min[k].min(p[k]);
+            max[k] = max[k].max(p[k]);
+        }
+    }
+    (min, max)
+}
+
+/// A mesh of a `.glb` laid out before its bytes exist: its node's name and
+/// translation and the shapes of its parts (a mesh written whole has one).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MeshShape<'a> {
+    pub name: &'a str,
+    pub translation: Option<[f32; 3]>,
+    pub parts: Vec<PartShape<'a>>,
+}
+
+/// Hands each part's mesh to the writer: called once per part, in the
+/// order the parts are written, with the mesh and part number and the
+/// function that writes the part (which must be called once).
+pub(crate) type PartSource<'s> = dyn FnMut(
+        usize,
+        usize,
+        &mut dyn FnMut(&GlbMesh<'_>) -> Result<(), ExportError>,
+    ) -> Result<(), ExportError>
+    + 's;
+
+/// The binary chunk as it is written: a block of about 64 KiB at a time,
+/// each view zero-padded to 4 bytes.
+struct BinWriter<'w, W: std::io::Write + ?Sized> {
+    w: &'w mut W,
+    buf: Vec<u8>,
+    written: usize,
+}
+
+impl<W: std::io::Write + ?Sized> BinWriter<'_, W> {
+    const BLOCK: usize = 64 * 1024;
+
+    /// Writes `items`, each encoded by `encode` into `size` bytes, as one view.
+    fn view<T>(
+        &mut self,
+        items: &[T],
+        size: usize,
+        encode: impl Fn(&T, &mut Vec<u8>),
+    ) -> Result<(), ExportError> {
+        let mut from = 0;
+        while from < items.len() {
+            // As many items as fill the block, at least one.
+            let step = (Self::BLOCK.saturating_sub(self.buf.len()) / size).max(1);
+            let to = (from + step).min(items.len());
+            for item in &items[from..to] {
+                encode(item, &mut self.buf);
+            }
+            from = to;
+            if self.buf.len() >= Self::BLOCK {
+                self.flush()?;
+            }
+        }
+        while !(self.written + self.buf.len()).is_multiple_of(4) {
+            self.buf.push(0);
+        }
+        Ok(())
+    }
+
+    fn floats<const N: usize>(&mut self, items: &[[f32; N]]) -> Result<(), ExportError> {
+        self.view(items, 4 * N, |v, out| {
             for c in v {
                 out.extend_from_slice(&c.to_le_bytes());
             }
-        };
-        match self {
-            Piece::Vec3(d) => d[from..to].iter().for_each(|v| floats(out, v)),
-            Piece::Vec4(d) => d[from..to].iter().for_each(|v| floats(out, v)),
-            Piece::Vec2(d) => d[from..to].iter().for_each(|v| floats(out, v)),
-            Piece::Scalar(d) => floats(out, &d[from..to]),
-            Piece::Index16(d) => {
-                for &i in &d[from..to] {
+        })
+    }
+
+    fn flush(&mut self) -> Result<(), ExportError> {
+        self.written += self.buf.len();
+        self.w.write_all(&self.buf).map_err(ExportError::Write)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes the views of `m`, which has the shape `shape`.
+    fn part(&mut self, m: &GlbMesh<'_>, shape: &PartShape<'_>) -> Result<(), ExportError> {
+        self.floats(m.positions)?;
+        self.floats(m.normals)?;
+        self.floats(m.uvs)?;
+        self.floats(m.colors)?;
+        for a in m.attributes {
+            match a.data {
+                GlbAttributeData::Scalar(v) => self.view(v, 4, |c, out| {
+                    out.extend_from_slice(&c.to_le_bytes());
+                })?,
+                GlbAttributeData::Vec4(v) => self.floats(v)?,
+            }
+        }
+        for r in &shape.ranges {
+            let (s, e) = (r.start as usize, (r.start + r.count) as usize);
+            let indices = &m.indices[s..e];
+            if shape.short_indices() {
+                // Every index is below the vertex count, which is below 65 535.
+                self.view(indices, 2, |&i, out| {
                     out.extend_from_slice(&(i as u16).to_le_bytes());
-                }
-            }
-            Piece::Index32(d) => {
-                for &i in &d[from..to] {
+                })?;
+            } else {
+                self.view(indices, 4, |&i, out| {
                     out.extend_from_slice(&i.to_le_bytes());
-                }
+                })?;
             }
         }
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Piece::Vec3(d) => d.len(),
-            Piece::Vec4(d) => d.len(),
-            Piece::Vec2(d) => d.len(),
-            Piece::Scalar(d) => d.len(),
-            Piece::Index16(d) | Piece::Index32(d) => d.len(),
-        }
-    }
-}
-
-/// The buffer's layout: its views (as JSON and as the pieces that fill
-/// them) and accessors. The bytes are written only when the file is.
-#[derive(Default)]
-struct Builder<'a> {
-    bin_len: usize,
-    pieces: Vec<Piece<'a>>,
-    views: Vec<Value>,
-    accessors: Vec<Value>,
-}
-
-impl<'a> Builder<'a> {
-    /// Lays out `piece` as a new buffer view (4-byte aligned) and returns
-    /// its index.
-    fn view(&mut self, piece: Piece<'a>, target: u32) -> usize {
-        let offset = self.bin_len;
-        let length = piece.byte_len();
-        self.bin_len = (offset + length).next_multiple_of(4);
-        self.pieces.push(piece);
-        self.views.push(json!({
-            "buffer": 0,
-            "byteOffset": offset,
-            "byteLength": length,
-            "target": target,
-        }));
-        self.views.len() - 1
-    }
-
-    fn accessor(&mut self, mut accessor: Map<String, Value>, view: usize) -> usize {
-        accessor.insert("bufferView".into(), json!(view));
-        self.accessors.push(Value::Object(accessor));
-        self.accessors.len() - 1
-    }
-
-    fn vec3(&mut self, data: &'a [[f32; 3]], bounds: bool) -> usize {
-        let view = self.view(Piece::Vec3(data), ARRAY_BUFFER);
-        let mut a = Map::new();
-        a.insert("componentType".into(), json!(FLOAT));
-        a.insert("count".into(), json!(data.len()));
-        a.insert("type".into(), json!("VEC3"));
-        if bounds {
-            let mut min = [f32::INFINITY; 3];
-            let mut max = [f32::NEG_INFINITY; 3];
-            for p in data {
-                for k in 0..3 {
-                    min[k] = min[k].min(p[k]);
-                    max[k] = max[k].max(p[k]);
-                }
-            }
-            // f32 -> f64 is exact, so the JSON numbers read back to the same f32.
-            a.insert("min".into(), json!(min.map(f64::from)));
-            a.insert("max".into(), json!(max.map(f64::from)));
-        }
-        self.accessor(a, view)
-    }
-
-    fn vec4(&mut self, data: &'a [[f32; 4]]) -> usize {
-        let view = self.view(Piece::Vec4(data), ARRAY_BUFFER);
-        let mut a = Map::new();
-        a.insert("componentType".into(), json!(FLOAT));
-        a.insert("count".into(), json!(data.len()));
-        a.insert("type".into(), json!("VEC4"));
-        self.accessor(a, view)
-    }
-
-    fn scalar(&mut self, data: &'a [f32]) -> usize {
-        let view = self.view(Piece::Scalar(data), ARRAY_BUFFER);
-        let mut a = Map::new();
-        a.insert("componentType".into(), json!(FLOAT));
-        a.insert("count".into(), json!(data.len()));
-        a.insert("type".into(), json!("SCALAR"));
-        self.accessor(a, view)
-    }
-
-    fn vec2(&mut self, data: &'a [[f32; 2]]) -> usize {
-        let view = self.view(Piece::Vec2(data), ARRAY_BUFFER);
-        let mut a = Map::new();
-        a.insert("componentType".into(), json!(FLOAT));
-        a.insert("count".into(), json!(data.len()));
-        a.insert("type".into(), json!("VEC2"));
-        self.accessor(a, view)
-    }
-
-    fn indices(&mut self, indices: &'a [u32], vertices: usize) -> usize {
-        // 65535 is the primitive restart value for u16 indices, so u16 is used only
-        // when every index is below it.
-        let (view, component) = if vertices <= 65_535 {
-            (
-                self.view(Piece::Index16(indices), ELEMENT_ARRAY_BUFFER),
-                UNSIGNED_SHORT,
-            )
-        } else {
-            (
-                self.view(Piece::Index32(indices), ELEMENT_ARRAY_BUFFER),
-                UNSIGNED_INT,
-            )
-        };
-        let mut a = Map::new();
-        a.insert("componentType".into(), json!(component));
-        a.insert("count".into(), json!(indices.len()));
-        a.insert("type".into(), json!("SCALAR"));
-        self.accessor(a, view)
-    }
-
-    /// Writes the buffer's bytes (every view, zero-padded to 4 bytes) to
-    /// `w` in blocks of about 64 KiB.
-    fn write_bin<W: std::io::Write + ?Sized>(&self, w: &mut W) -> Result<(), ExportError> {
-        const BLOCK: usize = 64 * 1024;
-        let mut buf = Vec::with_capacity(BLOCK + 64);
-        let mut written = 0usize;
-        for piece in &self.pieces {
-            let n = piece.len();
-            let per = piece.byte_len().checked_div(n).unwrap_or(1).max(1);
-            let mut from = 0;
-            while from < n {
-                // As many elements as fill the block, at least one.
-                let step = (BLOCK.saturating_sub(buf.len()) / per).max(1);
-                let to = (from + step).min(n);
-                piece.encode(from, to, &mut buf);
-                from = to;
-                if buf.len() >= BLOCK {
-                    written += buf.len();
-                    w.write_all(&buf).map_err(ExportError::Write)?;
-                    buf.clear();
-                }
-            }
-            while !(written + buf.len()).is_multiple_of(4) {
-                buf.push(0);
-            }
-        }
-        w.write_all(&buf).map_err(ExportError::Write)?;
         Ok(())
     }
 }
@@ -701,12 +723,71 @@ fn write_glb_sized<W: std::io::Write + ?Sized>(
     for (k, m) in meshes.iter().enumerate() {
         m.validate(k)?;
     }
-    let mut b = Builder::default();
-    let mut nodes = Vec::with_capacity(meshes.len());
+    let shapes: Vec<MeshShape<'_>> = meshes
+        .iter()
+        .map(|m| MeshShape {
+            name: m.name,
+            translation: m.translation,
+            parts: vec![PartShape::of(m)],
+        })
+        .collect();
+    let order: Vec<(usize, usize)> = (0..meshes.len()).map(|k| (k, 0)).collect();
+    write_glb_parts(&shapes, &order, w, sized, &mut |k, _, emit| {
+        emit(&meshes[k])
+    })
+}
+
+/// Writes a `.glb` whose meshes are made one part at a time: the file is
+/// laid out from `shapes` (the JSON chunk is written first), then `source`
+/// is asked for each part in `order` (a list of `(mesh, part)`, each part
+/// once; the binary chunk holds them in that order) and its bytes are
+/// written as it is handed over. Only one part need be held at a time.
+///
+/// A part handed over must be valid and have exactly the shape it was laid
+/// out with, or the export fails with [`ExportError::InvalidMesh`] (the
+/// file is then cut short).
+pub(crate) fn write_glb_parts<W: std::io::Write + ?Sized>(
+    shapes: &[MeshShape<'_>],
+    order: &[(usize, usize)],
+    w: &mut W,
+    sized: impl FnOnce(&mut W, usize),
+    source: &mut PartSource<'_>,
+) -> Result<(), ExportError> {
+    // Where each part's views start in the binary chunk, in the order the
+    // parts are written.
+    let mut lengths: Vec<Vec<Vec<usize>>> = shapes
+        .iter()
+        .map(|m| {
+            m.parts
+                .iter()
+                .map(|p| {
+                    if p.ranges.is_empty() {
+                        Vec::new()
+                    } else {
+                        p.view_lengths()
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let mut offsets: Vec<Vec<Vec<usize>>> = lengths
+        .iter()
+        .map(|m| m.iter().map(|p| vec![0; p.len()]).collect())
+        .collect();
+    let mut bin_len = 0usize;
+    for &(k, p) in order {
+        for (v, len) in lengths[k][p].iter().enumerate() {
+            offsets[k][p][v] = bin_len;
+            bin_len = (bin_len + len).next_multiple_of(4);
+        }
+    }
+    let mut nodes = Vec::with_capacity(shapes.len());
     let mut gltf_meshes = Vec::new();
     let mut materials = Vec::new();
     let mut seen: Vec<GlbMaterial<'_>> = Vec::new();
-    for m in meshes {
+    let mut views = Vec::new();
+    let mut accessors = Vec::new();
+    for (k, m) in shapes.iter().enumerate() {
         let mut node = Map::new();
         if !m.name.is_empty() {
             node.insert("name".into(), json!(m.name));
@@ -714,33 +795,78 @@ fn write_glb_sized<W: std::io::Write + ?Sized>(
         if let Some(t) = m.translation {
             node.insert("translation".into(), json!(t.map(f64::from)));
         }
-        if !m.indices.is_empty() {
+        let mut primitives = Vec::new();
+        for (p, part) in m.parts.iter().enumerate() {
+            if part.ranges.is_empty() {
+                continue;
+            }
+            let lens = std::mem::take(&mut lengths[k][p]);
+            let mut next = 0;
+            // Lays out the next view and an accessor of it.
+            let mut accessor = |component: u32, count: usize, kind: &str, target: u32| {
+                views.push(json!({
+                    "buffer": 0,
+                    "byteOffset": offsets[k][p][next],
+                    "byteLength": lens[next],
+                    "target": target,
+                }));
+                next += 1;
+                let mut a = Map::new();
+                a.insert("bufferView".into(), json!(views.len() - 1));
+                a.insert("componentType".into(), json!(component));
+                a.insert("count".into(), json!(count));
+                a.insert("type".into(), json!(kind));
+                accessors.push(Value::Object(a));
+                accessors.len() - 1
+            };
+            let n = part.vertices;
             let mut attributes = Map::new();
-            attributes.insert("POSITION".into(), json!(b.vec3(m.positions, true)));
-            if !m.normals.is_empty() {
-                attributes.insert("NORMAL".into(), json!(b.vec3(m.normals, false)));
+            let position = accessor(FLOAT, n, "VEC3", ARRAY_BUFFER);
+            attributes.insert("POSITION".into(), json!(position));
+            if part.normals {
+                attributes.insert(
+                    "NORMAL".into(),
+                    json!(accessor(FLOAT, n, "VEC3", ARRAY_BUFFER)),
+                );
             }
-            if !m.uvs.is_empty() {
-                attributes.insert("TEXCOORD_0".into(), json!(b.vec2(m.uvs)));
+            if part.uvs {
+                attributes.insert(
+                    "TEXCOORD_0".into(),
+                    json!(accessor(FLOAT, n, "VEC2", ARRAY_BUFFER)),
+                );
             }
-            if !m.colors.is_empty() {
-                attributes.insert("COLOR_0".into(), json!(b.vec4(m.colors)));
+            if part.colors {
+                attributes.insert(
+                    "COLOR_0".into(),
+                    json!(accessor(FLOAT, n, "VEC4", ARRAY_BUFFER)),
+                );
             }
-            for a in m.attributes {
-                let accessor = match a.data {
-                    GlbAttributeData::Scalar(v) => b.scalar(v),
-                    GlbAttributeData::Vec4(v) => b.vec4(v),
+            for (name, kind) in &part.attributes {
+                let kind = match kind {
+                    AttributeKind::Scalar => "SCALAR",
+                    AttributeKind::Vec4 => "VEC4",
                 };
-                attributes.insert(a.name.into(), json!(accessor));
+                attributes.insert(
+                    (*name).into(),
+                    json!(accessor(FLOAT, n, kind, ARRAY_BUFFER)),
+                );
             }
-            let mut mesh = Map::new();
-            if !m.name.is_empty() {
-                mesh.insert("name".into(), json!(m.name));
+            let component = if part.short_indices() {
+                UNSIGNED_SHORT
+            } else {
+                UNSIGNED_INT
+            };
+            let index_accessors: Vec<usize> = part
+                .ranges
+                .iter()
+                .map(|r| accessor(component, r.count as usize, "SCALAR", ELEMENT_ARRAY_BUFFER))
+                .collect();
+            // f32 -> f64 is exact, so the JSON numbers read back to the same f32.
+            if let Value::Object(a) = &mut accessors[position] {
+                a.insert("min".into(), json!(part.min.map(f64::from)));
+                a.insert("max".into(), json!(part.max.map(f64::from)));
             }
-            let mut primitives = Vec::new();
-            for range in m.ranges() {
-                let (s, e) = (range.start as usize, (range.start + range.count) as usize);
-                let indices = b.indices(&m.indices[s..e], m.positions.len());
+            for (range, indices) in part.ranges.iter().zip(index_accessors) {
                 let mut primitive = Map::new();
                 primitive.insert("attributes".into(), Value::Object(attributes.clone()));
                 primitive.insert("indices".into(), json!(indices));
@@ -759,6 +885,12 @@ fn write_glb_sized<W: std::io::Write + ?Sized>(
                     primitive.insert("material".into(), json!(index));
                 }
                 primitives.push(Value::Object(primitive));
+            }
+        }
+        if !primitives.is_empty() {
+            let mut mesh = Map::new();
+            if !m.name.is_empty() {
+                mesh.insert("name".into(), json!(m.name));
             }
             mesh.insert("primitives".into(), Value::Array(primitives));
             node.insert("mesh".into(), json!(gltf_meshes.len()));
@@ -782,22 +914,16 @@ fn write_glb_sized<W: std::io::Write + ?Sized>(
         if !materials.is_empty() {
             doc.insert("materials".into(), Value::Array(materials));
         }
-        doc.insert(
-            "accessors".into(),
-            Value::Array(std::mem::take(&mut b.accessors)),
-        );
-        doc.insert(
-            "bufferViews".into(),
-            Value::Array(std::mem::take(&mut b.views)),
-        );
-        doc.insert("buffers".into(), json!([{ "byteLength": b.bin_len }]));
+        doc.insert("accessors".into(), Value::Array(accessors));
+        doc.insert("bufferViews".into(), Value::Array(views));
+        doc.insert("buffers".into(), json!([{ "byteLength": bin_len }]));
     }
     // Serialising a tree of plain values cannot fail.
     let mut json_bytes = serde_json::to_vec(&Value::Object(doc)).unwrap_or_default();
     while !json_bytes.len().is_multiple_of(4) {
         json_bytes.push(b' ');
     }
-    let bin_chunk = if b.bin_len == 0 { 0 } else { 8 + b.bin_len };
+    let bin_chunk = if bin_len == 0 { 0 } else { 8 + bin_len };
     let total = 12 + 8 + json_bytes.len() + bin_chunk;
     let too_large = || {
         ExportError::param(
@@ -815,11 +941,44 @@ fn write_glb_sized<W: std::io::Write + ?Sized>(
     head.extend_from_slice(&(json_bytes.len() as u32).to_le_bytes());
     head.extend_from_slice(&CHUNK_JSON.to_le_bytes());
     head.extend_from_slice(&json_bytes);
-    if b.bin_len > 0 {
+    if bin_len > 0 {
         // Within the total, so within u32.
-        head.extend_from_slice(&(b.bin_len as u32).to_le_bytes());
+        head.extend_from_slice(&(bin_len as u32).to_le_bytes());
         head.extend_from_slice(&CHUNK_BIN.to_le_bytes());
     }
     w.write_all(&head).map_err(ExportError::Write)?;
-    b.write_bin(w)
+    let mut bin = BinWriter {
+        w,
+        buf: Vec::with_capacity(BinWriter::<W>::BLOCK + 64),
+        written: 0,
+    };
+    for &(k, p) in order {
+        let shape = &shapes[k].parts[p];
+        if shape.ranges.is_empty() {
+            continue;
+        }
+        let mut handed = 0;
+        source(k, p, &mut |m: &GlbMesh<'_>| {
+            m.validate(k)?;
+            if PartShape::of(m) != *shape {
+                return Err(ExportError::InvalidMesh {
+                    mesh: k,
+                    name: shapes[k].name.to_string(),
+                    what: "part",
+                    detail: format!("part {p} is not the shape it was laid out with"),
+                });
+            }
+            handed += 1;
+            bin.part(m, shape)
+        })?;
+        if handed != 1 {
+            return Err(ExportError::InvalidMesh {
+                mesh: k,
+                name: shapes[k].name.to_string(),
+                what: "part",
+                detail: format!("part {p} was handed over {handed} times, not once"),
+            });
+        }
+    }
+    bin.flush()
 }

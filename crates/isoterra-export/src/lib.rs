@@ -29,13 +29,14 @@ pub use heightmap_io::{
 };
 pub use json::{export_polylines_json, parse_polylines_json};
 pub use map::{
-    CELLS_PER_TILE_PROPERTY, CLIFF_COLOR, MAP_PALETTE, MAP_TEXTURE_NAMES, MAX_TILESET_IMAGE_TILE,
-    PngLayers, PngLayersInfo, PngLayersMesh, TiledEncoding, TiledExport, TiledFiles, TiledImport,
-    TiledLayer, TiledTiles, WATER_COLOR, export_map_glb, export_map_mesh_glb, export_map_mesh_obj,
-    export_map_obj, export_pathing_png, export_png_layers, export_tiled, export_tiled_tmx,
-    import_tiled, import_tiled_with, load_png_layers, pathing_color, quantize_for_png,
-    read_png_layers_sidecar, read_tiled_layer, splat_color, tiled_cells_per_tile,
-    tiled_tileset_png, write_map_glb, write_map_obj,
+    CELLS_PER_TILE_PROPERTY, CLIFF_COLOR, MAP_EXPORT_BAND_CELLS, MAP_PALETTE, MAP_TEXTURE_NAMES,
+    MAX_TILESET_IMAGE_TILE, PngLayers, PngLayersInfo, PngLayersMesh, TiledEncoding, TiledExport,
+    TiledFiles, TiledImport, TiledLayer, TiledTiles, WATER_COLOR, export_map_glb,
+    export_map_mesh_glb, export_map_mesh_obj, export_map_obj, export_pathing_png,
+    export_png_layers, export_tiled, export_tiled_tmx, import_tiled, import_tiled_with,
+    load_png_layers, pathing_color, quantize_for_png, read_png_layers_sidecar, read_tiled_layer,
+    splat_color, tiled_cells_per_tile, tiled_tileset_png, write_map_glb, write_map_glb_in_bands,
+    write_map_obj, write_map_obj_in_bands,
 };
 pub use npy::{
     export_npy_f32, read_npy, read_npy_file, read_npy_from, read_npy3, read_npy3_file,

@@ -15,7 +15,7 @@ pub struct ObjFiles {
 
 /// The distinct materials of `meshes` in the order they first appear, each
 /// with the unique OBJ name it is written under.
-fn material_names<'a>(meshes: &[GlbMesh<'a>]) -> Vec<(GlbMaterial<'a>, String)> {
+pub(crate) fn material_names<'a>(meshes: &[GlbMesh<'a>]) -> Vec<(GlbMaterial<'a>, String)> {
     let mut out: Vec<(GlbMaterial<'a>, String)> = Vec::new();
     for m in meshes {
         for r in m.ranges() {
@@ -90,7 +90,7 @@ pub fn write_obj_mtl<W: std::io::Write + ?Sized>(
     Ok(mtl_text(meshes))
 }
 
-fn check_mtl_file(mtl_file: &str) -> Result<(), ExportError> {
+pub(crate) fn check_mtl_file(mtl_file: &str) -> Result<(), ExportError> {
     if mtl_file.is_empty() || mtl_file.contains(['\n', '\r']) {
         return Err(ExportError::param(
             "mtl file",
@@ -103,13 +103,18 @@ fn check_mtl_file(mtl_file: &str) -> Result<(), ExportError> {
 
 /// The material library of `meshes` (see [`export_obj_mtl`]).
 fn mtl_text(meshes: &[GlbMesh<'_>]) -> String {
-    let names = material_names(meshes);
-    let mut mtl = String::from("# written by isoterra\n");
     let untextured = meshes
         .iter()
         .flat_map(|m| m.ranges())
         .any(|r| r.material.is_none());
-    let fallback = fallback_name(&names);
+    mtl_of(&material_names(meshes), untextured)
+}
+
+/// The material library of the materials `names` (and of the fallback
+/// material when some triangles have none: `untextured`).
+pub(crate) fn mtl_of(names: &[(GlbMaterial<'_>, String)], untextured: bool) -> String {
+    let mut mtl = String::from("# written by isoterra\n");
+    let fallback = fallback_name(names);
     let default = GlbMaterial::new("default", [1.0; 4]);
     let listed = names
         .iter()
@@ -174,77 +179,127 @@ fn obj_text(
     mtllib: Option<&str>,
     sink: &mut dyn FnMut(&str) -> Result<(), ExportError>,
 ) -> Result<(), ExportError> {
-    const BLOCK: usize = 64 * 1024;
     for (k, m) in meshes.iter().enumerate() {
         m.validate(k)?;
     }
-    let mut s = String::with_capacity(BLOCK + 256);
-    // Hands the buffer on once it holds a block.
-    let mut flush = |s: &mut String| -> Result<(), ExportError> {
-        if s.len() >= BLOCK {
-            sink(s)?;
-            s.clear();
+    let mut obj = ObjWriter::new(material_names(meshes), mtllib, sink);
+    for (k, m) in meshes.iter().enumerate() {
+        obj.object(m.name, k);
+        obj.part(m)?;
+    }
+    obj.finish()
+}
+
+/// OBJ text written as it is made, a block of about 64 KiB at a time: a
+/// header, then objects ([`object`](Self::object)) whose vertices and
+/// faces may come in several parts ([`part`](Self::part)), each part's
+/// faces indexing its own vertices.
+pub(crate) struct ObjWriter<'s, 'a> {
+    s: String,
+    sink: &'s mut dyn FnMut(&str) -> Result<(), ExportError>,
+    /// The materials `usemtl` may name, with their names.
+    names: Vec<(GlbMaterial<'a>, String)>,
+    fallback: String,
+    /// The 1-based index of the next vertex.
+    base: u64,
+}
+
+impl<'s, 'a> ObjWriter<'s, 'a> {
+    const BLOCK: usize = 64 * 1024;
+
+    /// Starts the text: a comment and the `mtllib` line. `names` are the
+    /// materials the parts may use, named as [`material_names`] names them.
+    pub fn new(
+        names: Vec<(GlbMaterial<'a>, String)>,
+        mtllib: Option<&str>,
+        sink: &'s mut dyn FnMut(&str) -> Result<(), ExportError>,
+    ) -> Self {
+        let mut s = String::with_capacity(Self::BLOCK + 256);
+        s.push_str("# written by isoterra\n");
+        if let Some(lib) = mtllib {
+            let _ = writeln!(s, "mtllib {lib}");
+        }
+        let fallback = fallback_name(&names);
+        ObjWriter {
+            s,
+            sink,
+            names,
+            fallback,
+            base: 1,
+        }
+    }
+
+    /// Hands the text on once it holds a block.
+    fn flush(&mut self) -> Result<(), ExportError> {
+        if self.s.len() >= Self::BLOCK {
+            (self.sink)(&self.s)?;
+            self.s.clear();
         }
         Ok(())
-    };
-    let names = material_names(meshes);
-    let any_material = !names.is_empty();
-    let fallback = fallback_name(&names);
-    s.push_str("# written by isoterra\n");
-    if let Some(lib) = mtllib {
-        let _ = writeln!(s, "mtllib {lib}");
     }
-    let mut base = 1u64;
-    for (k, m) in meshes.iter().enumerate() {
+
+    /// Starts object `name` (whitespace becomes `_`; an empty name becomes
+    /// `mesh_K`).
+    pub fn object(&mut self, name: &str, k: usize) {
         // Writing into a String cannot fail.
-        let name: String = if m.name.is_empty() {
-            format!("mesh_{k}")
+        if name.is_empty() {
+            let _ = writeln!(self.s, "o mesh_{k}");
         } else {
-            m.name
+            let name: String = name
                 .chars()
                 .map(|c| if c.is_whitespace() { '_' } else { c })
-                .collect()
-        };
-        let _ = writeln!(s, "o {name}");
+                .collect();
+            let _ = writeln!(self.s, "o {name}");
+        }
+    }
+
+    /// Writes the vertices and faces of a validated mesh into the current
+    /// object.
+    pub fn part(&mut self, m: &GlbMesh<'_>) -> Result<(), ExportError> {
         let t = m.translation.unwrap_or([0.0; 3]);
         for p in m.positions {
-            let _ = writeln!(s, "v {} {} {}", p[0] + t[0], p[1] + t[1], p[2] + t[2]);
-            flush(&mut s)?;
+            let _ = writeln!(self.s, "v {} {} {}", p[0] + t[0], p[1] + t[1], p[2] + t[2]);
+            self.flush()?;
         }
         for n in m.normals {
-            let _ = writeln!(s, "vn {} {} {}", n[0], n[1], n[2]);
-            flush(&mut s)?;
+            let _ = writeln!(self.s, "vn {} {} {}", n[0], n[1], n[2]);
+            self.flush()?;
         }
         for uv in m.uvs {
-            let _ = writeln!(s, "vt {} {}", uv[0], uv[1]);
-            flush(&mut s)?;
+            let _ = writeln!(self.s, "vt {} {}", uv[0], uv[1]);
+            self.flush()?;
         }
         let (has_n, has_t) = (!m.normals.is_empty(), !m.uvs.is_empty());
         for range in m.ranges() {
-            if any_material {
+            if !self.names.is_empty() {
                 let name = range
                     .material
-                    .and_then(|mat| names.iter().find(|(x, _)| *x == mat))
-                    .map_or(fallback.as_str(), |(_, n)| n.as_str());
-                let _ = writeln!(s, "usemtl {name}");
+                    .and_then(|mat| self.names.iter().find(|(x, _)| *x == mat))
+                    .map_or(self.fallback.as_str(), |(_, n)| n.as_str());
+                let _ = writeln!(self.s, "usemtl {name}");
             }
             let (a, e) = (range.start as usize, (range.start + range.count) as usize);
             for tri in m.indices[a..e].chunks_exact(3) {
-                s.push('f');
+                self.s.push('f');
                 for &i in tri {
-                    let i = base + u64::from(i);
+                    let i = self.base + u64::from(i);
                     let _ = match (has_t, has_n) {
-                        (true, true) => write!(s, " {i}/{i}/{i}"),
-                        (false, true) => write!(s, " {i}//{i}"),
-                        (true, false) => write!(s, " {i}/{i}"),
-                        (false, false) => write!(s, " {i}"),
+                        (true, true) => write!(self.s, " {i}/{i}/{i}"),
+                        (false, true) => write!(self.s, " {i}//{i}"),
+                        (true, false) => write!(self.s, " {i}/{i}"),
+                        (false, false) => write!(self.s, " {i}"),
                     };
                 }
-                s.push('\n');
-                flush(&mut s)?;
+                self.s.push('\n');
+                self.flush()?;
             }
         }
-        base += m.positions.len() as u64;
+        self.base += m.positions.len() as u64;
+        Ok(())
     }
-    sink(&s)
+
+    /// Hands on the rest of the text.
+    pub fn finish(self) -> Result<(), ExportError> {
+        (self.sink)(&self.s)
+    }
 }

@@ -1055,3 +1055,294 @@ fn the_tileset_image_has_a_tile_per_id_and_the_maps_name_it() {
     );
     assert!(export_tiled(&m, None, &opts.clone().with_tile_size(512)).is_err());
 }
+
+// ---------------------------------------------------------------------------
+// Map mesh files made a band of rows at a time
+// ---------------------------------------------------------------------------
+
+use isoterra_export::{write_map_glb_in_bands, write_map_obj_in_bands};
+
+/// A triangle as the bits of its three positions, corners in a canonical
+/// order (a band's vertex numbering is its own).
+type Tri = [[u32; 3]; 3];
+
+fn canonical(mut t: Tri) -> Tri {
+    // Rotate so the smallest corner comes first; the winding is kept.
+    let first = (0..3).min_by_key(|&k| t[k]).unwrap();
+    t.rotate_left(first);
+    t
+}
+
+/// The floats of accessor `a` of a `.glb`.
+fn glb_floats(doc: &Value, bin: &[u8], a: usize) -> Vec<f32> {
+    let acc = &doc["accessors"][a];
+    let view = &doc["bufferViews"][acc["bufferView"].as_u64().unwrap() as usize];
+    let width = match acc["type"].as_str().unwrap() {
+        "SCALAR" => 1,
+        "VEC2" => 2,
+        "VEC3" => 3,
+        _ => 4,
+    };
+    let start = view["byteOffset"].as_u64().unwrap() as usize;
+    let n = acc["count"].as_u64().unwrap() as usize * width;
+    assert_eq!(view["byteLength"].as_u64().unwrap() as usize, 4 * n);
+    (0..n)
+        .map(|k| f32::from_le_bytes(bin[start + 4 * k..start + 4 * k + 4].try_into().unwrap()))
+        .collect()
+}
+
+/// The indices of accessor `a` of a `.glb`.
+fn glb_indices(doc: &Value, bin: &[u8], a: usize) -> Vec<u32> {
+    let acc = &doc["accessors"][a];
+    let view = &doc["bufferViews"][acc["bufferView"].as_u64().unwrap() as usize];
+    let start = view["byteOffset"].as_u64().unwrap() as usize;
+    let n = acc["count"].as_u64().unwrap() as usize;
+    match acc["componentType"].as_u64().unwrap() {
+        5123 => (0..n)
+            .map(|k| {
+                u32::from(u16::from_le_bytes(
+                    bin[start + 2 * k..start + 2 * k + 2].try_into().unwrap(),
+                ))
+            })
+            .collect(),
+        _ => (0..n)
+            .map(|k| u32::from_le_bytes(bin[start + 4 * k..start + 4 * k + 4].try_into().unwrap()))
+            .collect(),
+    }
+}
+
+/// The JSON of a `.glb` and its binary chunk.
+fn glb_parts(bytes: &[u8]) -> (Value, &[u8]) {
+    assert_eq!(&bytes[0..4], b"glTF");
+    assert_eq!(
+        u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize,
+        bytes.len()
+    );
+    let json_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let doc: Value = serde_json::from_slice(&bytes[20..20 + json_len]).unwrap();
+    let bin = bytes.get(28 + json_len..).unwrap_or(&[]);
+    (doc, bin)
+}
+
+/// Every triangle of each node's mesh, by material name, sorted; checks
+/// on the way that every vertex is used and in range, and that wall UVs
+/// have the height as `v`.
+fn glb_triangles(bytes: &[u8]) -> std::collections::BTreeMap<String, Vec<Tri>> {
+    let (doc, bin) = glb_parts(bytes);
+    let mut out: std::collections::BTreeMap<String, Vec<Tri>> = Default::default();
+    for mesh in doc["meshes"].as_array().into_iter().flatten() {
+        for prim in mesh["primitives"].as_array().unwrap() {
+            let material = doc["materials"][prim["material"].as_u64().unwrap() as usize]["name"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let attrs = &prim["attributes"];
+            let pos = glb_floats(&doc, bin, attrs["POSITION"].as_u64().unwrap() as usize);
+            let uv = glb_floats(&doc, bin, attrs["TEXCOORD_0"].as_u64().unwrap() as usize);
+            let idx = glb_indices(&doc, bin, prim["indices"].as_u64().unwrap() as usize);
+            let list = out.entry(material.clone()).or_default();
+            for tri in idx.chunks_exact(3) {
+                let t = [0, 1, 2].map(|k| {
+                    let i = tri[k] as usize;
+                    assert!(3 * i + 2 < pos.len(), "index {i} out of range");
+                    if material == "cliff" {
+                        assert_eq!(uv[2 * i + 1], pos[3 * i + 1], "a wall's v is its height");
+                    }
+                    [
+                        pos[3 * i].to_bits(),
+                        pos[3 * i + 1].to_bits(),
+                        pos[3 * i + 2].to_bits(),
+                    ]
+                });
+                list.push(canonical(t));
+            }
+        }
+    }
+    for list in out.values_mut() {
+        list.sort_unstable();
+    }
+    out
+}
+
+/// Every triangle of an OBJ text by its `usemtl` group, sorted.
+fn obj_triangles(obj: &str) -> std::collections::BTreeMap<String, Vec<Tri>> {
+    let mut v: Vec<[u32; 3]> = Vec::new();
+    let mut group = String::new();
+    let mut out: std::collections::BTreeMap<String, Vec<Tri>> = Default::default();
+    for line in obj.lines() {
+        let mut it = line.split_whitespace();
+        match it.next() {
+            Some("v") => {
+                let p: Vec<f32> = it.map(|t| t.parse().unwrap()).collect();
+                v.push([p[0].to_bits(), p[1].to_bits(), p[2].to_bits()]);
+            }
+            Some("usemtl") => group = it.next().unwrap().to_string(),
+            Some("f") => {
+                let c: Vec<usize> = it
+                    .map(|t| t.split('/').next().unwrap().parse::<usize>().unwrap() - 1)
+                    .collect();
+                let t = [v[c[0]], v[c[1]], v[c[2]]];
+                out.entry(group.clone()).or_default().push(canonical(t));
+            }
+            _ => {}
+        }
+    }
+    for list in out.values_mut() {
+        list.sort_unstable();
+    }
+    out
+}
+
+/// 40 x 30 cells of terraces, a chasm and a lake, with rims that run
+/// across every band boundary.
+fn banded_sample_map() -> MapLayers {
+    let mut m = MapLayers::new(40, 30).unwrap();
+    for z in 0..=30u32 {
+        for x in 0..=40u32 {
+            let i = m.index(x, z).unwrap();
+            m.level[i] = ((x / 7 + z / 9) % 3) as f32;
+            m.height[i] = ((x * 7 + z * 3) % 5) as f32 * 0.03;
+            if (20..=24).contains(&x) && (3..=14).contains(&z) {
+                m.ground[i] = -1.0;
+            }
+            if x <= 6 && z >= 20 {
+                m.water[i] = 0.8;
+            }
+            m.splat[i] = Splat::single(((x / 5 + z / 4) % 12) as u8);
+        }
+    }
+    m
+}
+
+#[test]
+fn map_mesh_files_made_in_bands_hold_the_whole_maps_triangles() {
+    let m = banded_sample_map();
+    let options = MapMeshOptions::DEFAULT.with_cell_size(2.0);
+    let mut whole = Vec::new();
+    write_map_glb_in_bands(&m, &options, u64::MAX, &mut whole).unwrap();
+    assert_eq!(whole, export_map_glb(&m, &options).unwrap());
+    let want = glb_triangles(&whole);
+    assert_eq!(
+        want.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["cliff", "terrain", "water"]
+    );
+    let mut whole_obj = Vec::new();
+    let whole_mtl =
+        write_map_obj_in_bands(&m, &options, "m.mtl", u64::MAX, &mut whole_obj).unwrap();
+    let want_obj = obj_triangles(std::str::from_utf8(&whole_obj).unwrap());
+    assert_eq!(want_obj, want);
+    // One row, three rows, seven rows (the last band short) at a time.
+    for rows in [1u64, 3, 7] {
+        let mut bytes = Vec::new();
+        write_map_glb_in_bands(&m, &options, rows * 40, &mut bytes).unwrap();
+        let (doc, _) = glb_parts(&bytes);
+        let bands = 30u64.div_ceil(rows) as usize;
+        // Terrain: a ground and a wall primitive per band that has walls;
+        // water: a primitive per band with water. Materials written once.
+        let terrain = doc["meshes"][0]["primitives"].as_array().unwrap().len();
+        assert!(
+            terrain > bands && terrain <= 2 * bands,
+            "{terrain} for {bands} bands"
+        );
+        assert_eq!(doc["materials"].as_array().unwrap().len(), 3);
+        assert_eq!(glb_triangles(&bytes), want, "{rows} rows a band");
+        let mut obj = Vec::new();
+        let mtl = write_map_obj_in_bands(&m, &options, "m.mtl", rows * 40, &mut obj).unwrap();
+        assert_eq!(obj_triangles(std::str::from_utf8(&obj).unwrap()), want);
+        let names = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter_map(|l| l.strip_prefix("newmtl "))
+                .map(str::to_string)
+                .collect()
+        };
+        assert_eq!(names(&mtl), names(&whole_mtl));
+        if rows == 3 {
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("banded.glb");
+            std::fs::write(&file, &bytes).unwrap();
+            if let Some(report) = validate(&file) {
+                let issues = &report["issues"];
+                assert_eq!(issues["numErrors"], 0, "{:#}", issues["messages"]);
+                assert_eq!(issues["numWarnings"], 0, "{:#}", issues["messages"]);
+            }
+        }
+    }
+    // No band is an error, not a panic.
+    assert!(write_map_glb_in_bands(&m, &options, 0, &mut Vec::new()).is_err());
+    assert!(write_map_obj_in_bands(&m, &options, "m.mtl", 0, &mut Vec::new()).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Any map, cut into bands of any height, gives the triangles of the
+    /// whole map's file, in the glb and in the OBJ.
+    #[test]
+    fn bands_of_any_height_give_the_whole_maps_triangles(
+        m in arb_map(),
+        rows in 1u64..8,
+    ) {
+        let options = MapMeshOptions::DEFAULT;
+        let whole = glb_triangles(&export_map_glb(&m, &options).unwrap());
+        let band_cells = rows * u64::from(m.width_cells());
+        let mut bytes = Vec::new();
+        write_map_glb_in_bands(&m, &options, band_cells, &mut bytes).unwrap();
+        prop_assert_eq!(&glb_triangles(&bytes), &whole);
+        let mut obj = Vec::new();
+        write_map_obj_in_bands(&m, &options, "m.mtl", band_cells, &mut obj).unwrap();
+        prop_assert_eq!(&obj_triangles(std::str::from_utf8(&obj).unwrap()), &whole);
+    }
+}
+
+/// The rim points (x, z bits) of a `.glb`'s wall vertices that carry more
+/// than one distinct `u`: where the distance along a rim jumps.
+fn wall_u_jumps(bytes: &[u8]) -> usize {
+    let (doc, bin) = glb_parts(bytes);
+    let mut us: std::collections::BTreeMap<(u32, u32), Vec<u32>> = Default::default();
+    for prim in doc["meshes"][0]["primitives"].as_array().unwrap() {
+        let material = doc["materials"][prim["material"].as_u64().unwrap() as usize]["name"]
+            .as_str()
+            .unwrap();
+        if material != "cliff" {
+            continue;
+        }
+        let attrs = &prim["attributes"];
+        let pos = glb_floats(&doc, bin, attrs["POSITION"].as_u64().unwrap() as usize);
+        let uv = glb_floats(&doc, bin, attrs["TEXCOORD_0"].as_u64().unwrap() as usize);
+        for i in glb_indices(&doc, bin, prim["indices"].as_u64().unwrap() as usize) {
+            let i = i as usize;
+            let e = us
+                .entry((pos[3 * i].to_bits(), pos[3 * i + 2].to_bits()))
+                .or_default();
+            let u = uv[2 * i].to_bits();
+            if !e.contains(&u) {
+                e.push(u);
+            }
+        }
+    }
+    us.values().filter(|u| u.len() > 1).count()
+}
+
+/// The walls' `u` runs on across band boundaries: cut into bands of one
+/// row, the sample's rims jump 10 times where the whole map's jump 6 times
+/// (loops closing, and rims crossing back into a band already written);
+/// starting each band's rims at 0 made 188 jumps.
+#[test]
+fn wall_uvs_run_on_from_band_to_band() {
+    let m = banded_sample_map();
+    let options = MapMeshOptions::DEFAULT.with_cell_size(2.0);
+    let jumps = |rows: u64| {
+        let mut bytes = Vec::new();
+        write_map_glb_in_bands(&m, &options, rows * 40, &mut bytes).unwrap();
+        wall_u_jumps(&bytes)
+    };
+    let whole = jumps(1000);
+    assert!(whole > 0, "the sample's loops close somewhere");
+    for rows in [1, 3, 7] {
+        let banded = jumps(rows);
+        assert!(
+            banded <= 2 * whole,
+            "{banded} jumps in u in bands of {rows} rows, {whole} whole"
+        );
+    }
+}

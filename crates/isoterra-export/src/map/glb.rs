@@ -8,9 +8,11 @@ use isoterra_mesh::{
     CellRect, MapMeshBuffers, MapMeshOptions, MapMeshOutput, MapMesher, WaterBuffers,
 };
 
+use crate::gltf::{AttributeKind, MeshShape, PartShape, write_glb_parts};
+use crate::obj::{ObjWriter, check_mtl_file, mtl_of};
 use crate::{
     ExportError, GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, ObjFiles,
-    export_glb, export_obj_mtl, write_glb, write_obj_mtl,
+    export_glb, export_obj_mtl,
 };
 
 /// The fixed colour of each of the 16 splat textures (linear RGB), used for
@@ -153,11 +155,20 @@ fn rim_key(p: [f32; 3]) -> RimKey {
     (p[0].to_bits(), p[2].to_bits())
 }
 
+/// The distance along the rims at each rim point of the band meshed last,
+/// so that a rim that runs on into the next band goes on from there.
+type RimCarry = BTreeMap<RimKey, f32>;
+
 /// Splits a terrain mesh into ground and walls, in place: its vertex lists
 /// become the parts' (wall vertices get copies appended), its triangle list
 /// is reordered ground first, and only the UVs and colours are new, so a
 /// whole map's mesh is never held twice.
-fn split_terrain(t: MapMeshBuffers) -> TerrainParts {
+///
+/// `carry` holds the distance along the rims at the rim points of the band
+/// meshed before this one (empty for a mesh made whole); walks along the
+/// rims start there, so a rim that crosses from one band into the next
+/// keeps counting. It is replaced by this mesh's.
+fn split_terrain(t: MapMeshBuffers, carry: &mut RimCarry) -> TerrainParts {
     // Ground vertices at a rim take the ground's colour and the mean normal
     // of the ground around them; the walls get copies below with the
     // wall's (no saw-tooth of wall colour on the ground along the rims).
@@ -241,18 +252,27 @@ fn split_terrain(t: MapMeshBuffers) -> TerrainParts {
     };
     let mut u_at: BTreeMap<RimKey, f32> = BTreeMap::new();
     let mut seg_u: BTreeMap<(RimKey, RimKey), (f32, f32)> = BTreeMap::new();
-    // Open rims start at an end; loops at their smallest key.
-    let mut starts: Vec<RimKey> = links
+    // Rims that come from the band before go on from where it left them;
+    // then open rims start at an end, loops at their smallest key.
+    let carried: Vec<(RimKey, f32)> = carry
         .iter()
-        .filter(|(_, l)| l.len() == 1)
-        .map(|(k, _)| *k)
+        .filter(|(k, _)| links.contains_key(k))
+        .map(|(k, u)| (*k, *u))
         .collect();
+    for (k, u) in &carried {
+        u_at.insert(*k, *u);
+    }
+    let mut starts: Vec<RimKey> = carried.iter().map(|(k, _)| *k).collect();
+    let from_carry = starts.len();
+    starts.extend(links.iter().filter(|(_, l)| l.len() == 1).map(|(k, _)| *k));
     starts.extend(links.keys().copied());
-    for start in starts {
-        if u_at.contains_key(&start) {
-            continue;
+    for (n, start) in starts.into_iter().enumerate() {
+        if n >= from_carry {
+            if u_at.contains_key(&start) {
+                continue;
+            }
+            u_at.insert(start, 0.0);
         }
-        u_at.insert(start, 0.0);
         let mut stack = vec![start];
         while let Some(a) = stack.pop() {
             let ua = u_at[&a];
@@ -301,26 +321,41 @@ fn split_terrain(t: MapMeshBuffers) -> TerrainParts {
             out.normals[i] = *n;
         }
     }
+    *carry = u_at;
     out
 }
 
 /// The meshes of a map ready for a mesh file: the terrain split into ground
 /// and walls with their UVs and colours, the splat weight groups, and the
 /// water's UVs. [`MapParts::meshes`] lends them as [`GlbMesh`]es.
-struct MapParts<'a> {
+struct MapParts {
     terrain: TerrainParts,
+    /// How many groups of four splat weights the terrain needs.
+    groups_used: usize,
     splat_groups: Vec<Vec<[f32; 4]>>,
-    water: &'a WaterBuffers,
+    water: WaterBuffers,
     water_uvs: Vec<[f32; 2]>,
+}
+
+/// The water's material: [`WATER_COLOR`], blended.
+fn water_material() -> GlbMaterial<'static> {
+    GlbMaterial::new("water", WATER_COLOR).with_blend(true)
 }
 
 /// The names of the splat weight attributes, four textures each.
 const SPLAT_NAMES: [&str; 4] = ["_SPLAT0", "_SPLAT1", "_SPLAT2", "_SPLAT3"];
 
-impl<'a> MapParts<'a> {
+impl MapParts {
     /// The parts of a map mesh: the terrain `t` is split in place (see
-    /// [`split_terrain`]), `water` is lent on to the mesh file.
-    fn new(t: MapMeshBuffers, water: &'a WaterBuffers) -> Result<Self, ExportError> {
+    /// [`split_terrain`], which takes and updates `carry`). `groups` is the
+    /// number of splat weight groups to make (`None`: as many as the
+    /// terrain uses; `Some(0)`: none, for a mesh only measured).
+    fn new(
+        t: MapMeshBuffers,
+        water: WaterBuffers,
+        carry: &mut RimCarry,
+        groups: Option<usize>,
+    ) -> Result<Self, ExportError> {
         if t.splat.len() != t.positions.len() || t.blend.len() != t.positions.len() {
             return Err(ExportError::InvalidMesh {
                 mesh: 0,
@@ -334,7 +369,7 @@ impl<'a> MapParts<'a> {
                 ),
             });
         }
-        let terrain = split_terrain(t);
+        let terrain = split_terrain(t, carry);
         // The highest texture any vertex weighs, then the weights four
         // textures at a time, each computed where it is stored (a map of
         // millions of vertices holds no 16-weight array per vertex).
@@ -344,7 +379,8 @@ impl<'a> MapParts<'a> {
             .filter_map(|&s| texture_weights(s).iter().rposition(|v| *v > 0.0))
             .max()
             .unwrap_or(0);
-        let splat_groups = (0..=used / 4)
+        let groups_used = used / 4 + 1;
+        let splat_groups = (0..groups.unwrap_or(groups_used))
             .map(|g| {
                 terrain
                     .splat
@@ -359,6 +395,7 @@ impl<'a> MapParts<'a> {
         let water_uvs = water.positions.iter().map(|p| [p[0], p[2]]).collect();
         Ok(MapParts {
             terrain,
+            groups_used,
             splat_groups,
             water,
             water_uvs,
@@ -399,15 +436,13 @@ impl<'a> MapParts<'a> {
                 .with_primitives(primitives)
                 .with_attributes(attributes),
         ];
-        let w = self.water;
+        let w = &self.water;
         if !w.indices.is_empty() {
             meshes.push(
                 GlbMesh::new("water", &w.positions, &w.indices)
                     .with_normals(&w.normals)
                     .with_uvs(&self.water_uvs)
-                    .with_material(Some(
-                        GlbMaterial::new("water", WATER_COLOR).with_blend(true),
-                    )),
+                    .with_material(Some(water_material())),
             );
         }
         meshes
@@ -437,24 +472,15 @@ impl<'a> MapParts<'a> {
 ///
 /// Errors as [`export_glb`].
 pub fn export_map_mesh_glb(mesh: &MapMeshOutput) -> Result<Vec<u8>, ExportError> {
-    map_glb(&MapParts::new(mesh.terrain.clone(), &mesh.water)?)
-}
-
-/// The `.glb` of [`export_map_mesh_glb`] from the split parts.
-fn map_glb(parts: &MapParts<'_>) -> Result<Vec<u8>, ExportError> {
+    let parts = MapParts::new(
+        mesh.terrain.clone(),
+        mesh.water.clone(),
+        &mut RimCarry::new(),
+        None,
+    )?;
     let primitives = parts.primitives();
     let attributes = parts.attributes();
     export_glb(&parts.meshes(&primitives, &attributes))
-}
-
-/// [`map_glb`], written to `w` as it is encoded.
-fn map_glb_to<W: std::io::Write + ?Sized>(
-    parts: &MapParts<'_>,
-    w: &mut W,
-) -> Result<(), ExportError> {
-    let primitives = parts.primitives();
-    let attributes = parts.attributes();
-    write_glb(&parts.meshes(&primitives, &attributes), w)
 }
 
 /// Writes meshes of a map as Wavefront OBJ with its material library
@@ -467,67 +493,147 @@ fn map_glb_to<W: std::io::Write + ?Sized>(
 ///
 /// Errors as [`export_obj_mtl`].
 pub fn export_map_mesh_obj(mesh: &MapMeshOutput, mtl_file: &str) -> Result<ObjFiles, ExportError> {
-    let parts = MapParts::new(mesh.terrain.clone(), &mesh.water)?;
-    map_obj(&parts, mtl_file)
-}
-
-/// The OBJ files of [`export_map_mesh_obj`] from the split parts.
-fn map_obj(parts: &MapParts<'_>, mtl_file: &str) -> Result<ObjFiles, ExportError> {
-    let primitives = obj_primitives(parts);
-    export_obj_mtl(&parts.meshes(&primitives, &[]), mtl_file)
-}
-
-/// The terrain's OBJ material groups: the mean ground colour and the cliff
-/// colour (OBJ has no vertex colours).
-fn obj_primitives(parts: &MapParts<'_>) -> [GlbPrimitive<'static>; 2] {
+    let parts = MapParts::new(
+        mesh.terrain.clone(),
+        mesh.water.clone(),
+        &mut RimCarry::new(),
+        None,
+    )?;
     let t = &parts.terrain;
     let walls = t.indices.len() as u32 - t.ground;
     let ground = mean_color(&t.colors[..]);
     let cliff = [CLIFF_COLOR[0], CLIFF_COLOR[1], CLIFF_COLOR[2], 1.0];
-    [
+    let primitives = [
         GlbPrimitive::new(0, t.ground, Some(GlbMaterial::new("terrain", ground))),
         GlbPrimitive::new(t.ground, walls, Some(GlbMaterial::new("cliff", cliff))),
-    ]
+    ];
+    export_obj_mtl(&parts.meshes(&primitives, &[]), mtl_file)
 }
 
 /// The mean of vertex colours (white for none).
 fn mean_color(colors: &[[f32; 4]]) -> [f32; 4] {
-    if colors.is_empty() {
-        return [1.0; 4];
-    }
-    let mut sum = [0f64; 3];
-    for c in colors {
-        for k in 0..3 {
-            sum[k] += f64::from(c[k]);
+    let mut sum = ColorSum::default();
+    sum.add(colors);
+    sum.mean()
+}
+
+/// A sum of vertex colours, made a band at a time.
+#[derive(Default)]
+struct ColorSum {
+    sum: [f64; 3],
+    n: u64,
+}
+
+impl ColorSum {
+    fn add(&mut self, colors: &[[f32; 4]]) {
+        for c in colors {
+            for (sum, v) in self.sum.iter_mut().zip(c) {
+                *sum += f64::from(*v);
+            }
         }
+        self.n += colors.len() as u64;
     }
-    let n = colors.len() as f64;
-    [
-        (sum[0] / n) as f32,
-        (sum[1] / n) as f32,
-        (sum[2] / n) as f32,
-        1.0,
-    ]
+
+    /// The mean colour (white for none).
+    fn mean(&self) -> [f32; 4] {
+        if self.n == 0 {
+            return [1.0; 4];
+        }
+        let n = self.n as f64;
+        [
+            (self.sum[0] / n) as f32,
+            (self.sum[1] / n) as f32,
+            (self.sum[2] / n) as f32,
+            1.0,
+        ]
+    }
+}
+
+/// How many cells the map's mesh exports mesh at once by default: the map
+/// is meshed and written in bands of whole rows of about this many cells,
+/// so an export holds one band's mesh, not the map's.
+pub const MAP_EXPORT_BAND_CELLS: u64 = 1 << 20;
+
+/// The bands of rows of at most about `band_cells` cells (at least one
+/// row) that cover `map`, in order.
+fn bands(map: &MapLayers, band_cells: u64) -> Vec<CellRect> {
+    let (w, d) = (map.width_cells(), map.depth_cells());
+    let rows = (band_cells / u64::from(w.max(1))).clamp(1, u64::from(d.max(1))) as u32;
+    (0..d)
+        .step_by(rows as usize)
+        .map(|y0| CellRect {
+            x0: 0,
+            y0,
+            x1: w,
+            y1: y0.saturating_add(rows).min(d),
+        })
+        .collect()
+}
+
+/// A map meshed one band after the other (see [`bands`]), each band's
+/// terrain split into its parts with the rims' distances carried on.
+struct BandMesher<'m> {
+    map: &'m MapLayers,
+    options: &'m MapMeshOptions,
+    bands: Vec<CellRect>,
+    carry: RimCarry,
+}
+
+impl<'m> BandMesher<'m> {
+    fn new(
+        map: &'m MapLayers,
+        options: &'m MapMeshOptions,
+        band_cells: u64,
+    ) -> Result<Self, ExportError> {
+        if band_cells == 0 {
+            return Err(ExportError::param(
+                "band cells",
+                band_cells,
+                "a map is exported in bands of at least one row of cells",
+            ));
+        }
+        Ok(BandMesher {
+            map,
+            options,
+            bands: bands(map, band_cells),
+            carry: RimCarry::new(),
+        })
+    }
+
+    /// Starts again at the first band.
+    fn restart(&mut self) {
+        self.carry.clear();
+    }
+
+    /// The parts of band `b` with `groups` splat weight groups (see
+    /// [`MapParts::new`]); bands are to be asked for in order.
+    fn band(&mut self, b: usize, groups: Option<usize>) -> Result<MapParts, ExportError> {
+        // A mesher of its own, gone with its scratch before the mesh is
+        // split (a band's mesh is large, and so is the scratch).
+        let mut out = MapMeshOutput::default();
+        MapMesher::new()
+            .mesh(self.map, self.bands[b], self.options, &mut out)
+            .map_err(|e| ExportError::param("map mesh", e, "the map cannot be meshed"))?;
+        MapParts::new(out.terrain, out.water, &mut self.carry, groups)
+    }
 }
 
 /// Meshes the whole map with `options` and writes it as `.glb` (see
-/// [`export_map_mesh_glb`]).
+/// [`export_map_mesh_glb`]; [`write_map_glb`] says how it is meshed).
 ///
 /// Errors: invalid layers or options (from the mesher), or as [`export_glb`].
-///
-/// Memory: the terrain mesh is split into ground and walls in place (the
-/// mesher's scratch is gone before that), so the peak holds the split
-/// mesh, the water and the file, not the mesh twice.
 pub fn export_map_glb(map: &MapLayers, options: &MapMeshOptions) -> Result<Vec<u8>, ExportError> {
-    let out = whole_map_mesh(map, options)?;
-    let water = out.water;
-    let parts = MapParts::new(out.terrain, &water)?;
-    map_glb(&parts)
+    let mut out = Vec::new();
+    // The file's size is known before its first byte: reserve it once.
+    map_glb_in_bands(map, options, MAP_EXPORT_BAND_CELLS, &mut out, |v, total| {
+        v.reserve_exact(total)
+    })?;
+    Ok(out)
 }
 
-/// Meshes the whole map with `options` and writes it as `.glb` to `w`: the
-/// bytes of [`export_map_glb`], encoded straight from the split mesh
-/// without holding the file in memory.
+/// Meshes the map with `options` and writes it as `.glb` to `w`, in bands
+/// of rows of about [`MAP_EXPORT_BAND_CELLS`] cells (see
+/// [`write_map_glb_in_bands`]).
 ///
 /// Errors: as [`export_map_glb`], and [`ExportError::Write`] when `w`
 /// fails.
@@ -536,43 +642,134 @@ pub fn write_map_glb<W: std::io::Write + ?Sized>(
     options: &MapMeshOptions,
     w: &mut W,
 ) -> Result<(), ExportError> {
-    let out = whole_map_mesh(map, options)?;
-    let water = out.water;
-    let parts = MapParts::new(out.terrain, &water)?;
-    map_glb_to(&parts, w)
+    write_map_glb_in_bands(map, options, MAP_EXPORT_BAND_CELLS, w)
 }
 
-/// The whole map meshed with `options` (the mesher and its scratch are gone
-/// when this returns).
-fn whole_map_mesh(map: &MapLayers, options: &MapMeshOptions) -> Result<MapMeshOutput, ExportError> {
-    let mut mesher = MapMesher::new();
-    let mut out = MapMeshOutput::default();
-    mesher
-        .mesh(map, CellRect::whole(map), options, &mut out)
-        .map_err(|e| ExportError::param("map mesh", e, "the map cannot be meshed"))?;
-    Ok(out)
-}
-
-/// Meshes the whole map with `options` and writes its OBJ to `w` as it is
-/// encoded: the OBJ of [`export_map_obj`] without holding its text, which
-/// is several times the size of the glb. Returns the material library.
+/// Meshes the map with `options` a band of rows of about `band_cells` cells
+/// at a time and writes it as `.glb` to `w` as it is encoded: the nodes,
+/// attributes and materials of [`export_map_mesh_glb`], with each band a
+/// pair of primitives (ground and walls) of the `terrain` mesh, and a
+/// primitive of the `water` mesh, of its own vertices. A map of one band
+/// gives the bytes of [`export_map_mesh_glb`] of its whole mesh.
 ///
-/// Errors: as [`export_map_obj`], and [`ExportError::Write`] when `w` fails.
-pub fn write_map_obj<W: std::io::Write + ?Sized>(
+/// Memory: one band's mesh at a time. The map is meshed twice, once to lay
+/// the file out (glTF states every length and bound before the first
+/// byte) and once to write it.
+///
+/// The distance along a rim (the walls' `u`) runs on from one band into
+/// the next; a rim that crosses back into a band already written starts
+/// again there, as a loop does where it closes.
+///
+/// Errors: as [`write_map_glb`], and a `band_cells` of 0.
+pub fn write_map_glb_in_bands<W: std::io::Write + ?Sized>(
     map: &MapLayers,
     options: &MapMeshOptions,
-    mtl_file: &str,
+    band_cells: u64,
     w: &mut W,
-) -> Result<String, ExportError> {
-    let out = whole_map_mesh(map, options)?;
-    let water = out.water;
-    let parts = MapParts::new(out.terrain, &water)?;
-    let primitives = obj_primitives(&parts);
-    write_obj_mtl(&parts.meshes(&primitives, &[]), mtl_file, w)
+) -> Result<(), ExportError> {
+    map_glb_in_bands(map, options, band_cells, w, |_, _| {})
+}
+
+/// [`write_map_glb_in_bands`], telling `sized` the file's length in bytes
+/// before the first one is written.
+fn map_glb_in_bands<W: std::io::Write + ?Sized>(
+    map: &MapLayers,
+    options: &MapMeshOptions,
+    band_cells: u64,
+    w: &mut W,
+    sized: impl FnOnce(&mut W, usize),
+) -> Result<(), ExportError> {
+    let mut bands = BandMesher::new(map, options, band_cells)?;
+    // First pass: the shape of every band's terrain and water.
+    let mut terrain = Vec::with_capacity(bands.bands.len());
+    let mut water = Vec::with_capacity(bands.bands.len());
+    let mut groups = 1;
+    for b in 0..bands.bands.len() {
+        let parts = bands.band(b, Some(0))?;
+        groups = groups.max(parts.groups_used);
+        let primitives = parts.primitives();
+        let meshes = parts.meshes(&primitives, &[]);
+        for (k, m) in meshes.iter().enumerate() {
+            m.validate(k)?;
+        }
+        // The ranges `GlbMesh::ranges` gives, with their materials.
+        let ranges = primitives.into_iter().filter(|p| p.count > 0).collect();
+        terrain.push(PartShape::measured(&meshes[0], ranges, Vec::new()));
+        water.push(meshes.get(1).map(|m| {
+            let n = m.indices.len() as u32;
+            let ranges = vec![GlbPrimitive::new(0, n, Some(water_material()))];
+            PartShape::measured(m, ranges, Vec::new())
+        }));
+    }
+    let names: Vec<&str> = SPLAT_NAMES[..groups].to_vec();
+    for t in &mut terrain {
+        t.attributes = names.iter().map(|n| (*n, AttributeKind::Vec4)).collect();
+    }
+    let any_water = water.iter().any(Option::is_some);
+    let empty = PartShape {
+        vertices: 0,
+        normals: false,
+        uvs: false,
+        colors: false,
+        attributes: Vec::new(),
+        ranges: Vec::new(),
+        min: [0.0; 3],
+        max: [0.0; 3],
+    };
+    let mut shapes = vec![MeshShape {
+        name: "terrain",
+        translation: None,
+        parts: terrain,
+    }];
+    let mut order = Vec::with_capacity(2 * bands.bands.len());
+    for b in 0..bands.bands.len() {
+        order.push((0, b));
+        if any_water {
+            order.push((1, b));
+        }
+    }
+    if any_water {
+        shapes.push(MeshShape {
+            name: "water",
+            translation: None,
+            parts: water
+                .into_iter()
+                .map(|s| s.unwrap_or_else(|| empty.clone()))
+                .collect(),
+        });
+    }
+    // Second pass: each band again, written as it is made.
+    bands.restart();
+    let mut current: Option<(usize, MapParts)> = None;
+    write_glb_parts(&shapes, &order, w, sized, &mut |k, b, emit| {
+        if k == 0 {
+            current = Some((b, bands.band(b, Some(groups))?));
+        }
+        let parts = match &current {
+            Some((at, parts)) if *at == b => parts,
+            _ => {
+                return Err(ExportError::InvalidMesh {
+                    mesh: k,
+                    name: "water".into(),
+                    what: "part",
+                    detail: format!("band {b} was asked for out of order"),
+                });
+            }
+        };
+        let primitives = parts.primitives();
+        let attributes = parts.attributes();
+        let meshes = parts.meshes(&primitives, &attributes);
+        match meshes.get(k) {
+            Some(m) => emit(m),
+            // A band without water: laid out empty, so never asked for.
+            None => Ok(()),
+        }
+    })
 }
 
 /// Meshes the whole map with `options` and writes it as Wavefront OBJ with
-/// its material library `mtl_file` (see [`export_map_mesh_obj`]).
+/// its material library `mtl_file` (see [`export_map_mesh_obj`];
+/// [`write_map_obj`] says how it is meshed).
 ///
 /// Errors: invalid layers or options (from the mesher), or as
 /// [`export_obj_mtl`].
@@ -581,8 +778,99 @@ pub fn export_map_obj(
     options: &MapMeshOptions,
     mtl_file: &str,
 ) -> Result<ObjFiles, ExportError> {
-    let out = whole_map_mesh(map, options)?;
-    let water = out.water;
-    let parts = MapParts::new(out.terrain, &water)?;
-    map_obj(&parts, mtl_file)
+    let mut obj = Vec::new();
+    let mtl = write_map_obj(map, options, mtl_file, &mut obj)?;
+    // Every byte written is ASCII.
+    let obj = String::from_utf8(obj)
+        .map_err(|e| ExportError::param("obj", e, "the OBJ text is not UTF-8 (this is a bug)"))?;
+    Ok(ObjFiles { obj, mtl })
+}
+
+/// Meshes the map with `options` and writes its OBJ to `w` as it is
+/// encoded, in bands of rows of about [`MAP_EXPORT_BAND_CELLS`] cells (see
+/// [`write_map_obj_in_bands`]). Returns the material library.
+///
+/// Errors: as [`export_map_obj`], and [`ExportError::Write`] when `w` fails.
+pub fn write_map_obj<W: std::io::Write + ?Sized>(
+    map: &MapLayers,
+    options: &MapMeshOptions,
+    mtl_file: &str,
+    w: &mut W,
+) -> Result<String, ExportError> {
+    write_map_obj_in_bands(map, options, mtl_file, MAP_EXPORT_BAND_CELLS, w)
+}
+
+/// Meshes the map with `options` a band of rows of about `band_cells` cells
+/// at a time and writes its OBJ to `w` as it is encoded: object `terrain`
+/// with each band's vertices and its `usemtl terrain` and `usemtl cliff`
+/// faces, then object `water` with each band's (the map is meshed again
+/// for the water when it has any). A map of one band gives the text of
+/// [`export_map_mesh_obj`] of its whole mesh. Returns the material library.
+///
+/// Errors: as [`write_map_obj`], and a `band_cells` of 0.
+pub fn write_map_obj_in_bands<W: std::io::Write + ?Sized>(
+    map: &MapLayers,
+    options: &MapMeshOptions,
+    mtl_file: &str,
+    band_cells: u64,
+    w: &mut W,
+) -> Result<String, ExportError> {
+    check_mtl_file(mtl_file)?;
+    let mut bands = BandMesher::new(map, options, band_cells)?;
+    // The materials the faces name; the terrain's colour (the mean of the
+    // ground's) is known at the end, when the library is made.
+    let cliff = [CLIFF_COLOR[0], CLIFF_COLOR[1], CLIFF_COLOR[2], 1.0];
+    let materials = [
+        GlbMaterial::new("terrain", [1.0; 4]),
+        GlbMaterial::new("cliff", cliff),
+        water_material(),
+    ];
+    let names: Vec<(GlbMaterial<'_>, String)> =
+        materials.iter().map(|m| (*m, m.name.to_string())).collect();
+    let mut used = [false; 3];
+    let mut colors = ColorSum::default();
+    let mut sink = |text: &str| w.write_all(text.as_bytes()).map_err(ExportError::Write);
+    let mut obj = ObjWriter::new(names, Some(mtl_file), &mut sink);
+    obj.object("terrain", 0);
+    let mut water_bands = Vec::new();
+    for b in 0..bands.bands.len() {
+        let parts = bands.band(b, Some(0))?;
+        let t = &parts.terrain;
+        colors.add(&t.colors);
+        let walls = t.indices.len() as u32 - t.ground;
+        used[0] |= t.ground > 0;
+        used[1] |= walls > 0;
+        let primitives = [
+            GlbPrimitive::new(0, t.ground, Some(materials[0])),
+            GlbPrimitive::new(t.ground, walls, Some(materials[1])),
+        ];
+        let meshes = parts.meshes(&primitives, &[]);
+        for (k, m) in meshes.iter().enumerate() {
+            m.validate(k)?;
+        }
+        obj.part(&meshes[0])?;
+        if meshes.len() > 1 {
+            water_bands.push(b);
+        }
+    }
+    if !water_bands.is_empty() {
+        used[2] = true;
+        obj.object("water", 1);
+        bands.restart();
+        for &b in &water_bands {
+            let parts = bands.band(b, Some(0))?;
+            if let Some(water) = parts.meshes(&[], &[]).get(1) {
+                obj.part(&water.with_material(Some(materials[2])))?;
+            }
+        }
+    }
+    obj.finish()?;
+    let terrain = GlbMaterial::new("terrain", colors.mean());
+    let listed: Vec<(GlbMaterial<'_>, String)> = [terrain, materials[1], materials[2]]
+        .into_iter()
+        .zip(used)
+        .filter(|(_, u)| *u)
+        .map(|(m, _)| (m, m.name.to_string()))
+        .collect();
+    Ok(mtl_of(&listed, false))
 }

@@ -9,8 +9,9 @@ mod tiled;
 mod tmx;
 
 pub use glb::{
-    CLIFF_COLOR, MAP_PALETTE, MAP_TEXTURE_NAMES, WATER_COLOR, export_map_glb, export_map_mesh_glb,
-    export_map_mesh_obj, export_map_obj, splat_color, write_map_glb, write_map_obj,
+    CLIFF_COLOR, MAP_EXPORT_BAND_CELLS, MAP_PALETTE, MAP_TEXTURE_NAMES, WATER_COLOR,
+    export_map_glb, export_map_mesh_glb, export_map_mesh_obj, export_map_obj, splat_color,
+    write_map_glb, write_map_glb_in_bands, write_map_obj, write_map_obj_in_bands,
 };
 pub use pathing_png::{export_pathing_png, pathing_color};
 pub use png_layers::{
