@@ -541,7 +541,7 @@ impl<'a> PartShape<'a> {
 }
 
 /// The bounds of `positions` (infinite for none).
-fn bounds(positions: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
+pub(crate) fn bounds(positions: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
     let mut min = [f32::INFINITY; 3];
     let mut max = [f32::NEG_INFINITY; 3];
     for p in positions {

@@ -8,7 +8,7 @@ use isoterra_mesh::{
     CellRect, MapMeshBuffers, MapMeshOptions, MapMeshOutput, MapMesher, WaterBuffers,
 };
 
-use crate::gltf::{AttributeKind, MeshShape, PartShape, write_glb_parts};
+use crate::gltf::{AttributeKind, MeshShape, PartShape, bounds, write_glb_parts};
 use crate::obj::{ObjWriter, check_mtl_file, mtl_of};
 use crate::{
     ExportError, GlbAttribute, GlbAttributeData, GlbMaterial, GlbMesh, GlbPrimitive, ObjFiles,
@@ -330,8 +330,6 @@ fn split_terrain(t: MapMeshBuffers, carry: &mut RimCarry) -> TerrainParts {
 /// water's UVs. [`MapParts::meshes`] lends them as [`GlbMesh`]es.
 struct MapParts {
     terrain: TerrainParts,
-    /// How many groups of four splat weights the terrain needs.
-    groups_used: usize,
     splat_groups: Vec<Vec<[f32; 4]>>,
     water: WaterBuffers,
     water_uvs: Vec<[f32; 2]>,
@@ -340,6 +338,17 @@ struct MapParts {
 /// The water's material: [`WATER_COLOR`], blended.
 fn water_material() -> GlbMaterial<'static> {
     GlbMaterial::new("water", WATER_COLOR).with_blend(true)
+}
+
+/// How many groups of four splat weights (`_SPLAT0`, …) vertices with
+/// `splat` need: up to the highest texture any of them weighs.
+fn groups_used(splat: &[Splat]) -> usize {
+    let used = splat
+        .iter()
+        .filter_map(|&s| texture_weights(s).iter().rposition(|v| *v > 0.0))
+        .max()
+        .unwrap_or(0);
+    used / 4 + 1
 }
 
 /// The names of the splat weight attributes, four textures each.
@@ -370,17 +379,10 @@ impl MapParts {
             });
         }
         let terrain = split_terrain(t, carry);
-        // The highest texture any vertex weighs, then the weights four
-        // textures at a time, each computed where it is stored (a map of
-        // millions of vertices holds no 16-weight array per vertex).
-        let used = terrain
-            .splat
-            .iter()
-            .filter_map(|&s| texture_weights(s).iter().rposition(|v| *v > 0.0))
-            .max()
-            .unwrap_or(0);
-        let groups_used = used / 4 + 1;
-        let splat_groups = (0..groups.unwrap_or(groups_used))
+        // The weights four textures at a time, each computed where it is
+        // stored (a map of millions of vertices holds no 16-weight array
+        // per vertex).
+        let splat_groups = (0..groups.unwrap_or_else(|| groups_used(&terrain.splat)))
             .map(|g| {
                 terrain
                     .splat
@@ -395,7 +397,6 @@ impl MapParts {
         let water_uvs = water.positions.iter().map(|p| [p[0], p[2]]).collect();
         Ok(MapParts {
             terrain,
-            groups_used,
             splat_groups,
             water,
             water_uvs,
@@ -600,20 +601,77 @@ impl<'m> BandMesher<'m> {
         })
     }
 
-    /// Starts again at the first band.
-    fn restart(&mut self) {
-        self.carry.clear();
+    /// Band `b` meshed, by a mesher of its own that is gone with its
+    /// scratch before the mesh is used (a band's mesh is large, and so is
+    /// the scratch).
+    fn mesh(&self, b: usize) -> Result<MapMeshOutput, ExportError> {
+        let mut out = MapMeshOutput::default();
+        MapMesher::new()
+            .mesh(self.map, self.bands[b], self.options, &mut out)
+            .map_err(|e| ExportError::param("map mesh", e, "the map cannot be meshed"))?;
+        Ok(out)
+    }
+
+    /// The shapes of band `b`'s terrain and water (`None` without water) in
+    /// the file, and the splat weight groups its terrain uses: what
+    /// [`band`](Self::band) would make, counted without making it.
+    fn shapes(
+        &mut self,
+        b: usize,
+    ) -> Result<(PartShape<'static>, Option<PartShape<'static>>, usize), ExportError> {
+        let out = self.mesh(b)?;
+        let t = &out.terrain;
+        // Each wall triangle gets three vertices of its own, copies of
+        // existing ones (the bounds stay).
+        let walls = t
+            .indices
+            .chunks_exact(3)
+            .filter(|tri| is_wall([0, 1, 2].map(|k| t.positions[tri[k] as usize])))
+            .count() as u32
+            * 3;
+        let ground = t.indices.len() as u32 - walls;
+        let (min, max) = bounds(&t.positions);
+        let terrain = PartShape {
+            vertices: t.positions.len() + walls as usize,
+            normals: true,
+            uvs: true,
+            colors: true,
+            attributes: Vec::new(),
+            ranges: [
+                GlbPrimitive::new(0, ground, Some(GlbMaterial::new("terrain", [1.0; 4]))),
+                GlbPrimitive::new(ground, walls, Some(GlbMaterial::new("cliff", [1.0; 4]))),
+            ]
+            .into_iter()
+            .filter(|p| p.count > 0)
+            .collect(),
+            min,
+            max,
+        };
+        let w = &out.water;
+        let water = (!w.indices.is_empty()).then(|| {
+            let (min, max) = bounds(&w.positions);
+            PartShape {
+                vertices: w.positions.len(),
+                normals: true,
+                uvs: true,
+                colors: false,
+                attributes: Vec::new(),
+                ranges: vec![GlbPrimitive::new(
+                    0,
+                    w.indices.len() as u32,
+                    Some(water_material()),
+                )],
+                min,
+                max,
+            }
+        });
+        Ok((terrain, water, groups_used(&t.splat)))
     }
 
     /// The parts of band `b` with `groups` splat weight groups (see
     /// [`MapParts::new`]); bands are to be asked for in order.
     fn band(&mut self, b: usize, groups: Option<usize>) -> Result<MapParts, ExportError> {
-        // A mesher of its own, gone with its scratch before the mesh is
-        // split (a band's mesh is large, and so is the scratch).
-        let mut out = MapMeshOutput::default();
-        MapMesher::new()
-            .mesh(self.map, self.bands[b], self.options, &mut out)
-            .map_err(|e| ExportError::param("map mesh", e, "the map cannot be meshed"))?;
+        let out = self.mesh(b)?;
         MapParts::new(out.terrain, out.water, &mut self.carry, groups)
     }
 }
@@ -685,21 +743,10 @@ fn map_glb_in_bands<W: std::io::Write + ?Sized>(
     let mut water = Vec::with_capacity(bands.bands.len());
     let mut groups = 1;
     for b in 0..bands.bands.len() {
-        let parts = bands.band(b, Some(0))?;
-        groups = groups.max(parts.groups_used);
-        let primitives = parts.primitives();
-        let meshes = parts.meshes(&primitives, &[]);
-        for (k, m) in meshes.iter().enumerate() {
-            m.validate(k)?;
-        }
-        // The ranges `GlbMesh::ranges` gives, with their materials.
-        let ranges = primitives.into_iter().filter(|p| p.count > 0).collect();
-        terrain.push(PartShape::measured(&meshes[0], ranges, Vec::new()));
-        water.push(meshes.get(1).map(|m| {
-            let n = m.indices.len() as u32;
-            let ranges = vec![GlbPrimitive::new(0, n, Some(water_material()))];
-            PartShape::measured(m, ranges, Vec::new())
-        }));
+        let (t, w, used) = bands.shapes(b)?;
+        groups = groups.max(used);
+        terrain.push(t);
+        water.push(w);
     }
     let names: Vec<&str> = SPLAT_NAMES[..groups].to_vec();
     for t in &mut terrain {
@@ -739,7 +786,6 @@ fn map_glb_in_bands<W: std::io::Write + ?Sized>(
         });
     }
     // Second pass: each band again, written as it is made.
-    bands.restart();
     let mut current: Option<(usize, MapParts)> = None;
     write_glb_parts(&shapes, &order, w, sized, &mut |k, b, emit| {
         if k == 0 {
@@ -856,12 +902,15 @@ pub fn write_map_obj_in_bands<W: std::io::Write + ?Sized>(
     if !water_bands.is_empty() {
         used[2] = true;
         obj.object("water", 1);
-        bands.restart();
         for &b in &water_bands {
-            let parts = bands.band(b, Some(0))?;
-            if let Some(water) = parts.meshes(&[], &[]).get(1) {
-                obj.part(&water.with_material(Some(materials[2])))?;
-            }
+            let w = bands.mesh(b)?.water;
+            let uvs: Vec<[f32; 2]> = w.positions.iter().map(|p| [p[0], p[2]]).collect();
+            let water = GlbMesh::new("water", &w.positions, &w.indices)
+                .with_normals(&w.normals)
+                .with_uvs(&uvs)
+                .with_material(Some(materials[2]));
+            water.validate(1)?;
+            obj.part(&water)?;
         }
     }
     obj.finish()?;
