@@ -8,8 +8,8 @@
 //   CHROMIUM                   the browser (default /usr/bin/chromium)
 //   ISOTERRA_SCREENSHOTS       where screenshots go (default target/e2e-screenshots)
 //   ISOTERRA_DOC_SCREENSHOTS=1 also write docs/screenshots/<kind>.png
-//   ISOTERRA_E2E_ONLY          comma-separated scenario names to run (map, side2d, voxel, heightmap,
-//                              recipe)
+//   ISOTERRA_E2E_ONLY          comma-separated scenario names to run (map, map-stream, side2d,
+//                              voxel, heightmap, recipe)
 //
 // Each scenario creates a world through the editor's New world dialog, paints
 // strokes with the mouse, checks that the canvas changed where the strokes
@@ -1337,9 +1337,76 @@ async function mapCloseupScenario(ctx) {
   }
 }
 
+// A map of more chunks than the server sends whole (320² cells in chunks
+// of 16: 400) is streamed around the camera: every chunk arrives, those
+// near the point looked at in full and the rest as coarse overview tiles;
+// moving the camera brings the chunks there in full. The picture of the
+// whole map shows terrain everywhere (no hole where a tile or a chunk is
+// missing), and so does a close view across the edge of the full chunks.
+async function mapStreamScenario(ctx) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'isoterra-e2e-stream-'));
+  const file = path.join(dir, 'large.isoterra');
+  await runCli(['new', file, '--kind', 'map', '--size', '320x320', '--chunk', '16', '--seed', '5'], dir);
+  const server = await Server.start(file, dir, 'stream server');
+  const page = await ctx.newPage();
+  const problems = [];
+  watchPage(page, problems);
+  try {
+    await openEditor(page, editorUrl(server.url, {}));
+    await page.waitForFunction(() => window.isoterra.chunks >= 400, null, { timeout: 240000 });
+    await settle(page);
+    const first = await page.evaluate(() => window.isoterra.lods);
+    log(`  whole map: ${JSON.stringify(first)} terrain meshes by LOD`);
+    check((first[0] ?? 0) > 0 && (first[1] ?? 0) > 0, `full chunks near the camera and tiles elsewhere: ${JSON.stringify(first)}`);
+    check((first[0] ?? 0) + (first[1] ?? 0) === 400, `one terrain mesh per chunk: ${JSON.stringify(first)}`);
+    await hideCursor(page);
+    const whole = await shot(page, 'map-stream-whole');
+    // The map fills the middle of the view: no sky shows through it.
+    const box = (img, fx, fy, fw, fh) => ({ x: Math.round(img.width * fx), y: Math.round(img.height * fy), w: Math.round(img.width * fw), h: Math.round(img.height * fh) });
+    const mid = box(whole, 0.4, 0.45, 0.2, 0.1);
+    check(!skyIn(whole, mid), 'the middle of the whole map shows sky: a tile or a chunk is missing');
+    // Close over a corner: the chunks there come in full.
+    const cam = await page.evaluate(() => window.isoterra.camera());
+    await page.evaluate((c) => window.isoterra.setCamera({ ...c, target: [60, c.target[1], 60], dist: 70, pitch: 0.7 }), cam);
+    // (a camera message of the page's first moments may have had it in full)
+    await page
+      .waitForFunction(() => window.isoterra.lodOf([3, 0, 3]) === 1, null, { timeout: 60000 })
+      .catch(() => check(false, `a corner chunk is not a tile while the camera is away (camera ${JSON.stringify(cam)})`));
+    await page.waitForFunction(() => window.isoterra.lodOf([3, 0, 3]) === 0, null, { timeout: 60000 });
+    await page.waitForTimeout(500);
+    await settle(page);
+    const near = await page.evaluate(() => window.isoterra.lods);
+    log(`  close to a corner: ${JSON.stringify(near)}`);
+    const close = await shot(page, 'map-stream-corner');
+    const low = box(close, 0.3, 0.6, 0.4, 0.3);
+    check(!skyIn(close, low), 'the ground in front of the camera shows sky: a gap between full chunks and tiles');
+    await checkNoErrors(page, problems, 'stream');
+  } finally {
+    await page.close();
+    await server.stop();
+  }
+}
+
+/** Whether more than 1% of the pixels of `box` in `img` are sky blue. */
+function skyIn(img, box) {
+  let sky = 0;
+  let n = 0;
+  for (let y = box.y; y < box.y + box.h; y++) {
+    for (let x = box.x; x < box.x + box.w; x++) {
+      const i = (y * img.width + x) * 4;
+      const [r, g, b] = [img.data[i], img.data[i + 1], img.data[i + 2]];
+      // the sky gradient: blue over red and green, light
+      if (b > 150 && b > r + 40 && b > g + 10) sky++;
+      n++;
+    }
+  }
+  return sky > n * 0.01;
+}
+
 const SCENARIOS = [
   ['map', mapScenario],
   ['map-closeup', mapCloseupScenario],
+  ['map-stream', mapStreamScenario],
   ['side2d', side2dScenario],
   ['voxel', voxelScenario],
   ['heightmap', heightmapScenario],

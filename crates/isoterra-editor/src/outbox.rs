@@ -156,8 +156,7 @@ impl Outbox {
     }
 
     /// The bytes queued now.
-    #[cfg(test)]
-    fn queued_bytes(&self) -> usize {
+    pub(crate) fn queued_bytes(&self) -> usize {
         self.lock().bytes
     }
 

@@ -176,6 +176,11 @@ pub(crate) struct Client {
 }
 
 impl Client {
+    /// Bytes queued for the client and not yet written to its socket.
+    pub(crate) fn queued_bytes(&self) -> usize {
+        self.tx.as_ref().map_or(0, |tx| tx.queued_bytes())
+    }
+
     pub(crate) fn send(&self, out: Out) {
         if let Some(tx) = &self.tx {
             tx.push(out);

@@ -1669,3 +1669,169 @@ fn recipe_fields_previews_and_worlds_made_from_an_edited_recipe() {
         server.shutdown().await;
     });
 }
+
+/// What a client holds of a streamed map: per chunk, its terrain frame's
+/// LOD (0 full, 1 overview tile), size and a hash of its bytes.
+type MapHeld = std::collections::BTreeMap<[i32; 3], (u8, usize, u64)>;
+
+/// Reads until nothing arrives for `QUIET`, applying map terrain frames to
+/// `held`; returns the bytes of every frame received.
+async fn map_stream_into(ws: &mut Ws, held: &mut MapHeld) -> usize {
+    let mut bytes = 0;
+    while let Some(got) = next_within(ws, QUIET).await {
+        match got {
+            Got::Frame(f) => {
+                let h = parse_frame_header(&f).expect("frame parses");
+                assert_eq!(h.kind, 1, "map frames only");
+                bytes += f.len();
+                if h.layer == 0 {
+                    use std::hash::{Hash, Hasher};
+                    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                    f.hash(&mut hasher);
+                    held.insert(h.chunk, (h.lod, f.len(), hasher.finish()));
+                }
+            }
+            Got::Json(_) => {}
+            Got::Closed(c) => panic!("closed ({c:?})"),
+        }
+    }
+    bytes
+}
+
+/// 320 x 320 cells in chunks of 16: 400 chunks, more than a map sent whole
+/// may have, so the server streams it per camera.
+fn create_large_map(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("large.isoterra");
+    let params = isoterra::world::MapParams::DEFAULT
+        .with_size(320, 320)
+        .with_chunk_cells(16)
+        .with_seed(3);
+    isoterra::store::MapDocument::create(&path, &params).expect("create map");
+    path
+}
+
+/// Whether chunk `c` (16 cells of 1 unit) is within `radius` of `at` (x, z):
+/// the server's rule for sending it in full.
+fn map_chunk_near(c: [i32; 3], at: [f32; 2], radius: f32) -> bool {
+    let d = |k: i32, p: f32| ((k as f32 + 0.5) * 16.0 - p).abs() - 8.0;
+    let (dx, dz) = (d(c[0], at[0]).max(0.0), d(c[2], at[1]).max(0.0));
+    (dx * dx + dz * dz).sqrt() <= radius
+}
+
+#[test]
+fn a_large_map_streams_full_chunks_near_the_camera_and_an_overview_elsewhere() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = create_large_map(dir.path());
+        let server = start(&path).await;
+        // A client without a camera gets every chunk as an overview tile.
+        let mut idle = connect(server.addr()).await;
+        let (welcome, _) = until_json(&mut idle, "welcome").await;
+        assert_eq!(welcome["world"]["size"], json!([320, 320]));
+        let mut idle_held = MapHeld::new();
+        let overview_bytes = map_stream_into(&mut idle, &mut idle_held).await;
+        assert_eq!(idle_held.len(), 400, "every chunk arrives");
+        assert!(idle_held.values().all(|(lod, _, _)| *lod == 1));
+        // A camera over one corner: the chunks within its distance in full
+        // (radius 40 units, under the cap of 6 chunks), the rest as tiles.
+        let mut ws = connect(server.addr()).await;
+        until_json(&mut ws, "welcome").await;
+        send(
+            &mut ws,
+            json!({"type": "camera", "position": [40.0, 0.0, 40.0], "view_distance": 40.0}),
+        )
+        .await;
+        let mut held = MapHeld::new();
+        let first_bytes = map_stream_into(&mut ws, &mut held).await;
+        assert_eq!(held.len(), 400);
+        let check = |held: &MapHeld, at: [f32; 2], radius: f32| {
+            for (c, (lod, _, _)) in held {
+                let near = map_chunk_near(*c, at, radius);
+                assert_eq!(
+                    *lod == 0,
+                    near,
+                    "chunk {c:?} at LOD {lod} (camera at {at:?})"
+                );
+            }
+        };
+        check(&held, [40.0, 40.0], 40.0);
+        let full: Vec<usize> = held.values().filter(|h| h.0 == 0).map(|h| h.1).collect();
+        let tiles: Vec<usize> = held.values().filter(|h| h.0 == 1).map(|h| h.1).collect();
+        assert!(
+            full.len() >= 9 && tiles.len() >= 350,
+            "{} full, {} tiles",
+            full.len(),
+            tiles.len()
+        );
+        // A tile is a fraction of a full chunk; the whole stream is a
+        // fraction of every chunk in full.
+        let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len() as f64;
+        assert!(
+            mean(&tiles) < 0.2 * mean(&full),
+            "tiles {} bytes, full {}",
+            mean(&tiles),
+            mean(&full)
+        );
+        assert!(
+            (first_bytes as f64) < 0.25 * 400.0 * mean(&full),
+            "{first_bytes} bytes streamed; every chunk in full would be about {}",
+            400.0 * mean(&full)
+        );
+        assert!(overview_bytes < first_bytes);
+        // The camera moves to the far corner: the chunks there come in
+        // full, the ones it left become tiles again.
+        send(
+            &mut ws,
+            json!({"type": "camera", "position": [280.0, 0.0, 280.0], "view_distance": 40.0}),
+        )
+        .await;
+        map_stream_into(&mut ws, &mut held).await;
+        assert_eq!(held.len(), 400);
+        check(&held, [280.0, 280.0], 40.0);
+        // A far camera is capped at 6 chunks (96 units) of full detail.
+        send(
+            &mut ws,
+            json!({"type": "camera", "position": [160.0, 0.0, 160.0], "view_distance": 4000.0}),
+        )
+        .await;
+        map_stream_into(&mut ws, &mut held).await;
+        check(&held, [160.0, 160.0], 96.0);
+        // An edit under the camera: the touched chunks come again, in full
+        // to this client and as tiles to the idle one.
+        let (ack, _) = stroke(
+            &mut ws,
+            "s1",
+            "raise",
+            json!({}),
+            [160.0, 0.0, 160.0],
+            2,
+            4.0,
+        )
+        .await;
+        assert!(!ack["id"].is_null(), "the stroke changed the map");
+        let before = held.clone();
+        let bytes = map_stream_into(&mut ws, &mut held).await;
+        assert!(bytes > 0, "the edited chunks are sent again");
+        check(&held, [160.0, 160.0], 96.0);
+        let changed: Vec<&[i32; 3]> = held.keys().filter(|c| before[*c] != held[*c]).collect();
+        assert!(!changed.is_empty(), "an edited chunk changed");
+        assert!(
+            changed.iter().all(|c| held[*c].0 == 0),
+            "in full under the camera"
+        );
+        let mut again = MapHeld::new();
+        map_stream_into(&mut idle, &mut again).await;
+        assert!(
+            !again.is_empty() && again.len() < 400,
+            "{} tiles sent again",
+            again.len()
+        );
+        assert!(again.values().all(|h| h.0 == 1));
+        assert!(
+            again
+                .keys()
+                .all(|c| map_chunk_near(*c, [160.0, 160.0], 16.0))
+        );
+        server.shutdown().await;
+    });
+}

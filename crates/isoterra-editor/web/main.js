@@ -468,7 +468,7 @@ function redo() {
 // ---------------------------------------------------------------- camera
 
 function sendCamera(force) {
-  if (!app.ready || !(app.camera instanceof FlyCamera)) return;
+  if (!app.ready || !(app.camera instanceof FlyCamera || app.camera instanceof MapCamera)) return;
   const now = performance.now();
   if (!force && now - app.lastCameraSent < 200) {
     app.cameraDirty = true;
@@ -477,6 +477,18 @@ function sendCamera(force) {
   app.lastCameraSent = now;
   app.cameraDirty = false;
   const c = app.camera;
+  if (c instanceof MapCamera) {
+    // A large map is streamed around the point looked at: chunks within
+    // about the camera's distance of it come in full, the rest as a coarse
+    // overview (the server caps the radius).
+    const [lo, hi] = app.limits.view_distance ?? [1, 4000];
+    send({
+      type: 'camera',
+      position: c.target.map((v) => Math.round(v * 100) / 100),
+      view_distance: Math.min(hi, Math.max(lo, Math.round(c.dist * 1.5))),
+    });
+    return;
+  }
   send({
     type: 'camera',
     position: c.pos.map((v) => Math.round(v * 100) / 100),
@@ -1179,6 +1191,16 @@ window.isoterra = {
   },
   get meshes() {
     return renderer.meshes.size;
+  },
+  /** The LOD of the terrain mesh held for chunk `[x, y, z]`, or null. */
+  lodOf(chunk) {
+    return renderer.meshes.get(chunkKey(LAYER_TERRAIN, chunk))?.lod ?? null;
+  },
+  /** Terrain meshes held, by LOD (a large map: 0 in full, 1 overview tiles). */
+  get lods() {
+    const n = {};
+    for (const m of renderer.meshes.values()) if (m.layer === LAYER_TERRAIN) n[m.lod] = (n[m.lod] ?? 0) + 1;
+    return n;
   },
   /** Draw calls and triangles of the last frame of the main view (meshes
    *  outside the view are not drawn). */

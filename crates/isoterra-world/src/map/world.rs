@@ -432,6 +432,12 @@ impl MapWorld {
         out
     }
 
+    /// How many chunks were touched since the last
+    /// [`take_dirty`](Self::take_dirty).
+    pub fn dirty_count(&self) -> usize {
+        self.dirty.iter().filter(|m| **m != 0).count()
+    }
+
     /// Marks every chunk dirty in every layer (e.g. after changing mesh
     /// options in a viewer).
     pub fn mark_all_dirty(&mut self) {
