@@ -126,8 +126,9 @@ pub(crate) fn open_or_create(location: &Path) -> Result<Doc, EditorError> {
 /// How the world thread meshes one kind's world and sends its chunks to
 /// the browsers, written in the kind's file: bounded kinds mesh through
 /// the world's rebuild queue within the frame budget and send every chunk
-/// whose mesh changed; endless kinds drive the shared stream with every
-/// client's camera.
+/// whose mesh changed (a large map is sent per client around its camera,
+/// with a coarse overview elsewhere); endless kinds drive the shared stream
+/// with every client's camera.
 pub(crate) trait Meshing: Send {
     /// Whether there is meshing or sending to do now; `viewers_changed`
     /// says a camera moved, came or went.
