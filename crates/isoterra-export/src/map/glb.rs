@@ -403,6 +403,12 @@ impl MapParts {
         })
     }
 
+    /// The parts of a whole map's mesh (copied: the mesh stays the caller's).
+    fn of_mesh(mesh: &MapMeshOutput) -> Result<Self, ExportError> {
+        let (t, w) = (mesh.terrain.clone(), mesh.water.clone());
+        MapParts::new(t, w, &mut RimCarry::new(), None)
+    }
+
     /// The ground and wall ranges of the terrain with their materials.
     fn primitives(&self) -> [GlbPrimitive<'static>; 2] {
         let t = &self.terrain;
@@ -473,12 +479,7 @@ impl MapParts {
 ///
 /// Errors as [`export_glb`].
 pub fn export_map_mesh_glb(mesh: &MapMeshOutput) -> Result<Vec<u8>, ExportError> {
-    let parts = MapParts::new(
-        mesh.terrain.clone(),
-        mesh.water.clone(),
-        &mut RimCarry::new(),
-        None,
-    )?;
+    let parts = MapParts::of_mesh(mesh)?;
     let primitives = parts.primitives();
     let attributes = parts.attributes();
     export_glb(&parts.meshes(&primitives, &attributes))
@@ -494,12 +495,7 @@ pub fn export_map_mesh_glb(mesh: &MapMeshOutput) -> Result<Vec<u8>, ExportError>
 ///
 /// Errors as [`export_obj_mtl`].
 pub fn export_map_mesh_obj(mesh: &MapMeshOutput, mtl_file: &str) -> Result<ObjFiles, ExportError> {
-    let parts = MapParts::new(
-        mesh.terrain.clone(),
-        mesh.water.clone(),
-        &mut RimCarry::new(),
-        None,
-    )?;
+    let parts = MapParts::of_mesh(mesh)?;
     let t = &parts.terrain;
     let walls = t.indices.len() as u32 - t.ground;
     let ground = mean_color(&t.colors[..]);
