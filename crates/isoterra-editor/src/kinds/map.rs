@@ -297,7 +297,7 @@ struct MapStream {
     chunk_cells: u32,
     cells: [u32; 2],
     chunks: [u32; 2],
-    /// The overview's node spacing in map cells (1: no overview).
+    /// The overview's node spacing in map cells (2, 4 or 8).
     step: u32,
     coarse: MapLayers,
     coarse_options: MapMeshOptions,
@@ -320,7 +320,7 @@ struct MapStream {
 
 /// The node spacing of the overview of chunks of `chunk_cells` cells: the
 /// largest of 8, 4, 2 that divides them into at least two cells (1 when
-/// none does: the chunks are sent in full).
+/// none does: such a map is sent whole).
 fn overview_step(chunk_cells: u32) -> u32 {
     [8, 4, 2]
         .into_iter()
@@ -329,11 +329,16 @@ fn overview_step(chunk_cells: u32) -> u32 {
 }
 
 impl MapStream {
-    /// The stream of map `d` (`None` if its overview cannot be made: the
-    /// map is then sent whole).
+    /// The stream of map `d` (`None` if its chunks have no overview or it
+    /// cannot be made: the map is then sent whole).
     fn new(d: &mut MapDocument<super::Store>) -> Option<Self> {
         let p = *d.params();
         let step = overview_step(p.chunk_cells);
+        if step == 1 {
+            // Chunks too small to coarsen (fewer than 4 cells a side, or a
+            // prime number of them): sent whole, as a small map is.
+            return None;
+        }
         let cells = [p.width_cells, p.depth_cells];
         let coarse_cells = cells.map(|c| c.div_ceil(step).max(1));
         // At least one cell, and no more than the map's.
@@ -462,7 +467,7 @@ impl MapStream {
                     let dz =
                         ((cz as f32 + 0.5) * chunk_world - centre[1]).abs() - chunk_world / 2.0;
                     let dist = (dx.max(0.0).powi(2) + dz.max(0.0).powi(2)).sqrt();
-                    let full = self.step == 1 || dist <= radius;
+                    let full = dist <= radius;
                     if full {
                         wanted_detail.insert([cx, cz]);
                     }
@@ -566,6 +571,31 @@ fn add_skirts(t: &mut isoterra::mesh::MapMeshBuffers, bounds: [f32; 4], drop: f3
             }
             t.indices
                 .extend_from_slice(&[j, i, base, j, base, base + 1]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overview_step;
+
+    #[test]
+    fn overview_steps_divide_chunks_into_at_least_two_cells() {
+        for (cells, step) in [
+            (64, 8),
+            (16, 8),
+            (12, 4),
+            (8, 4),
+            (6, 2),
+            (4, 2),
+            (5, 1),
+            (7, 1),
+        ] {
+            assert_eq!(overview_step(cells), step, "{cells} cells a chunk");
+        }
+        for cells in 4..=512 {
+            let s = overview_step(cells);
+            assert!(s == 1 || (cells % s == 0 && cells / s >= 2), "{cells}: {s}");
         }
     }
 }
