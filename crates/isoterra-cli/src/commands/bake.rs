@@ -549,15 +549,19 @@ fn bake_queue(
         "{kind} region {} at LOD {}: chunks {:?}..={:?}, {} layer(s) from {}",
         a.region, plan.lod, plan.min, plan.max, plan.layer_count, plan.layer.0
     );
-    let queue = PgBakeQueue::open(
-        q.url,
-        &run,
-        &described,
-        plan.count(),
-        q.job_chunks,
-        &worker_name(),
-    )
-    .with_context(|| format!("cannot join the bake queue of {}", redact_url(q.url)))?;
+    // Each thread's loop joins the run with a connection of its own.
+    let join = || {
+        PgBakeQueue::open(
+            q.url,
+            &run,
+            &described,
+            plan.count(),
+            q.job_chunks,
+            &worker_name(),
+        )
+        .with_context(|| format!("cannot join the bake queue of {}", redact_url(q.url)))
+    };
+    let queue = join()?;
     let bar = if a.quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
@@ -580,15 +584,7 @@ fn bake_queue(
     for _ in 0..threads {
         queues.push(match first.take() {
             Some(q) => q,
-            None => PgBakeQueue::open(
-                q.url,
-                &run,
-                &described,
-                plan.count(),
-                q.job_chunks,
-                &worker_name(),
-            )
-            .with_context(|| format!("cannot join the bake queue of {}", redact_url(q.url)))?,
+            None => join()?,
         });
     }
     let results: Vec<anyhow::Result<(Totals, u64, u64)>> = std::thread::scope(|scope| {
