@@ -27,6 +27,20 @@ pub(crate) fn reserve_exact<T>(v: &mut Vec<T>, additional: usize) {
     }
 }
 
+/// Like [`reserve_exact`], but returns `false` instead of aborting when the
+/// memory cannot be had (the vector is then unchanged).
+pub(crate) fn try_reserve_exact<T>(v: &mut Vec<T>, additional: usize) -> bool {
+    let before = v.capacity();
+    if v.try_reserve_exact(additional).is_err() {
+        return false;
+    }
+    if v.capacity() != before {
+        let spare = v.spare_capacity_mut();
+        advise_huge(spare.as_ptr().cast(), std::mem::size_of_val(spare));
+    }
+    true
+}
+
 #[cfg(target_os = "linux")]
 fn advise_huge(ptr: *const u8, len: usize) {
     if len < HUGE_MIN_BYTES {
@@ -68,5 +82,11 @@ mod tests {
         big.truncate(10);
         super::reserve_exact(&mut big, 100);
         assert_eq!(big.capacity(), cap);
+        // Fallible: a request no machine can meet is refused, nothing changes.
+        assert!(!super::try_reserve_exact(&mut big, usize::MAX / 16));
+        assert_eq!((big.len(), big.capacity()), (10, cap));
+        let mut v: Vec<[f32; 3]> = Vec::new();
+        assert!(super::try_reserve_exact(&mut v, 2 << 20));
+        assert!(v.capacity() >= 2 << 20);
     }
 }

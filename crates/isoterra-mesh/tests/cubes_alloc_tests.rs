@@ -47,3 +47,36 @@ fn steady_chunk_loop_allocates_nothing() {
     assert!(outs.iter().all(|o| o.triangle_count() > 100));
     assert!(outs.iter().all(|o| o.materials.len() == o.positions.len()));
 }
+
+#[test]
+fn a_one_shot_call_reserves_its_output_once_and_never_grows_it() {
+    // 79^3 cells of a dense gyroid: a fresh output large enough to be sized
+    // before the scan, with about a million triangles.
+    let n = 80;
+    let f = Field3::from_fn(n, n, n, |x, y, z| {
+        let [x, y, z] = [x, y, z].map(|c| c as f32 * 0.9);
+        x.sin() * y.cos() + y.sin() * z.cos() + z.sin() * x.cos()
+    })
+    .unwrap();
+    let mut out = CubesOutput::default();
+    let before = allocs();
+    MarchingCubes::new()
+        .mesh(&f, CellBox::whole(&f), &CubesOptions::DEFAULT, &mut out)
+        .unwrap();
+    let made = allocs() - before;
+    assert!(out.triangle_count() > 500_000, "{}", out.triangle_count());
+    // Each of the three output buffers: one reservation and one hand-back of
+    // the room it did not use; the scan's scratch: three buffers. Grown as it
+    // filled, the output would have been reallocated about twenty times per
+    // buffer.
+    assert!(made <= 9, "{made} allocations");
+    assert_eq!(out.positions.capacity(), out.positions.len());
+    assert_eq!(out.normals.capacity(), out.normals.len());
+    assert_eq!(out.indices.capacity(), out.indices.len());
+    let mut warm = CubesOutput::default();
+    warm.positions.reserve(1);
+    MarchingCubes::new()
+        .mesh(&f, CellBox::whole(&f), &CubesOptions::DEFAULT, &mut warm)
+        .unwrap();
+    assert_eq!(warm, out);
+}

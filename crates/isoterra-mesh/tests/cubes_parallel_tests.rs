@@ -213,8 +213,8 @@ fn a_large_gyroid_is_the_same_on_two_threads_and_closed() {
 }
 
 #[test]
-fn a_one_shot_call_allocates_its_output_once_at_the_exact_size() {
-    // 69^3 cells: large enough to be counted first.
+fn a_one_shot_call_keeps_no_spare_room() {
+    // 69^3 cells: large enough to be sized before the scan.
     let f = Field3::from_fn(70, 70, 70, |x, y, z| {
         let d = [x, y, z].map(|c| c as f32 - 34.5);
         25.0 - (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()

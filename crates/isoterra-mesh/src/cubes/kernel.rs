@@ -136,6 +136,37 @@ impl<'a> Input<'a> {
     }
 }
 
+/// Upper bounds of what a scan emits, from the number of crossed edges `e`
+/// in its box alone.
+///
+/// * Triangles: a cell's polygons are loops through its crossed edges, each
+///   edge in one loop; a loop of `k` edges is `k - 2` triangles, or `k` when
+///   fanned around a centre vertex. So a cell has at most as many triangles as
+///   crossed edges, and since an edge touches at most four cells, the box has
+///   at most `4e` triangles: `12e` corners.
+/// * Vertices: one per crossed edge, plus one per cell with a centre vertex;
+///   such a cell has at least [`MIN_CENTRE_LOOP`] crossed edges, so there are
+///   at most `4e / MIN_CENTRE_LOOP` of them.
+///
+/// `tables.rs` checks both facts on the generated tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    pub(crate) vertices: u64,
+    pub(crate) indices: u64,
+}
+
+/// Fewest crossed edges of a cell whose polygon has a centre vertex.
+pub(crate) const MIN_CENTRE_LOOP: u64 = 9;
+
+impl Bounds {
+    pub(crate) fn of_edges(e: u64) -> Self {
+        Bounds {
+            vertices: e + 4 * e / MIN_CENTRE_LOOP,
+            indices: 12 * e,
+        }
+    }
+}
+
 /// Reusable scan buffers.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Scratch {
@@ -186,6 +217,18 @@ struct Layout {
 }
 
 impl Layout {
+    /// The layout of a scan of the box `c`.
+    fn of(c: CellBox) -> Self {
+        let nx = (c.x1 - c.x0) as usize + 1;
+        let ny = (c.y1 - c.y0) as usize + 1;
+        Layout {
+            nx,
+            ny,
+            wpr: nx.div_ceil(64) + 1,
+            plane: nx * ny,
+        }
+    }
+
     /// Packed words of a node slice.
     #[inline(always)]
     fn slice_words(&self) -> usize {
@@ -470,14 +513,8 @@ impl Scratch {
     ) {
         let t = tables();
         let c = inp.cells;
-        let nx = (c.x1 - c.x0) as usize + 1;
-        let ny = (c.y1 - c.y0) as usize + 1;
-        let lay = Layout {
-            nx,
-            ny,
-            wpr: nx.div_ceil(64) + 1,
-            plane: nx * ny,
-        };
+        let lay = Layout::of(c);
+        let (nx, ny) = (lay.nx, lay.ny);
         let slots = match packing {
             Packing::Ring => 3,
             Packing::Store | Packing::Stored => (c.z1 - c.z0) as usize + 1,
@@ -522,6 +559,58 @@ impl Scratch {
             self.z_edges::<N, M, S>(inp, &lay, slot(z), slot(z + 1), z, out);
             self.cells::<N, M, S>(inp, t, &lay, slot(z), slot(z + 1), z, out);
         }
+    }
+
+    /// Packs every node slice of the box, as a [`Packing::Store`] scan does, for
+    /// a [`Packing::Stored`] scan of the same input after this call, and
+    /// returns the number of crossed edges in the box: the number of vertices
+    /// that scan creates on edges (see [`Bounds`] for the rest).
+    ///
+    /// Each slice is counted while its words are in cache, with the word
+    /// operations the scan uses to find its edges, so the pass costs about
+    /// what classifying the field costs.
+    pub(crate) fn pack_box(&mut self, inp: &Input<'_>) -> u64 {
+        let c = inp.cells;
+        let lay = Layout::of(c);
+        let (nx, ny, wpr, sw) = (lay.nx, lay.ny, lay.wpr, lay.slice_words());
+        let slices = (c.z1 - c.z0) as usize + 1;
+        self.bits.resize(slices * sw, 0);
+        self.kinds.resize(slices * ny, AIR);
+        let words = |n: usize| n.div_ceil(64);
+        let mut edges = 0u64;
+        for s in 0..slices {
+            self.pack_slice(inp, &lay, s, c.z0 + s as u32);
+            let bits = &self.bits[s * sw..(s + 1) * sw];
+            let kinds = &self.kinds[s * ny..(s + 1) * ny];
+            for j in 0..ny {
+                let row = &bits[j * wpr..(j + 1) * wpr];
+                if kinds[j] == MIXED {
+                    for w in 0..words(nx - 1) {
+                        edges += ((row[w] ^ shr1(row, w)) & valid(w, nx - 1)).count_ones() as u64;
+                    }
+                }
+                if j + 1 < ny && (kinds[j] == MIXED || kinds[j + 1] != kinds[j]) {
+                    let next = &bits[(j + 1) * wpr..(j + 2) * wpr];
+                    for w in 0..words(nx) {
+                        edges += ((row[w] ^ next[w]) & valid(w, nx)).count_ones() as u64;
+                    }
+                }
+            }
+            if s > 0 {
+                let below = &self.bits[(s - 1) * sw..s * sw];
+                let kinds_below = &self.kinds[(s - 1) * ny..s * ny];
+                for j in 0..ny {
+                    if kinds[j] != MIXED && kinds_below[j] == kinds[j] {
+                        continue;
+                    }
+                    let (r0, r1) = (&below[j * wpr..], &bits[j * wpr..]);
+                    for w in 0..words(nx) {
+                        edges += ((r0[w] ^ r1[w]) & valid(w, nx)).count_ones() as u64;
+                    }
+                }
+            }
+        }
+        edges
     }
 
     /// Frees the slices kept by a [`Packing::Store`] scan when they hold more

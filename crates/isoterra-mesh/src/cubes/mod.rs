@@ -540,7 +540,8 @@ impl MarchingCubes {
     }
 
     /// Picks the way to fill `out`: a fresh output (no memory yet) of a large
-    /// box is counted first and allocated once at its exact size; a reused one,
+    /// box gets its room before the scan and gives back what it did not use
+    /// (see `slabs::run_fresh`); a reused one,
     /// or a small box (a chunk, whose output grows in a few cheap steps), is
     /// filled straight into the memory it has; a parallel mesher counts and
     /// fills slabs on the thread pool.
@@ -554,7 +555,7 @@ impl MarchingCubes {
             }
         }
         if out.positions.capacity() == 0 && input.cells().cell_count() >= COUNT_FIRST_CELLS {
-            slabs::run_serial::<N, M>(&mut self.scratch, input, out);
+            slabs::run_fresh::<N, M>(&mut self.scratch, input, out);
         } else {
             self.scratch
                 .scan::<N, M, _>(input, &mut VecSink(out), Packing::Ring);
@@ -562,9 +563,9 @@ impl MarchingCubes {
     }
 }
 
-/// Smallest box (in cells, 64^3) whose fresh output is counted before it is
-/// filled: below it the output is small and growing it costs less than a
-/// second scan.
+/// Smallest box (in cells, 64^3) whose fresh output is sized before it is
+/// filled: below it the output is small and growing it costs less than the
+/// sizing pass.
 const COUNT_FIRST_CELLS: u64 = 1 << 18;
 
 /// Slabs per worker thread of a parallel call: a few, so that a thread that

@@ -10,8 +10,8 @@
 //! layers are cut (see `sink.rs` for why).
 
 use super::CubesOutput;
-use super::kernel::{Input, Packing, Scratch};
-use super::sink::{CountSink, Counts, Ghost, SlabParts, SlabSink};
+use super::kernel::{Bounds, Input, Packing, Scratch};
+use super::sink::{CountSink, Counts, Ghost, SlabParts, SlabSink, VecSink};
 
 /// Cuts the cell layers of `inp`'s box into `n` slabs (at most one per layer)
 /// of nearly equal thickness, bottom to top.
@@ -209,6 +209,69 @@ pub(crate) fn run_serial<const N: bool, const M: bool>(
     commit::<N, M>(out, &plan, &filled);
 }
 
+/// Meshes `inp` into a fresh `out` in one scan, with its room reserved
+/// before the scan so that the vectors do not grow and copy as they fill.
+///
+/// 1. The output gets room for the most the box can hold ([`Bounds`] from
+///    three crossed edges per node). Room that is reserved and never written
+///    is never touched, so it costs address space, not memory (and the room
+///    is offered huge pages, so a large output takes few page faults); what
+///    is left is handed back after the scan (an mmapped buffer shrinks in
+///    place, without a copy).
+/// 2. Where that much address space is refused (a system that does not
+///    overcommit memory, a box near the size limit), one pass packs the
+///    field's signs and counts its crossed edges, for a tight bound.
+/// 3. Where even that is refused, the output is counted exactly first.
+pub(crate) fn run_fresh<const N: bool, const M: bool>(
+    scratch: &mut Scratch,
+    inp: &Input<'_>,
+    out: &mut CubesOutput,
+) {
+    let c = inp.cells();
+    let nodes = (c.x1 - c.x0 + 1) as u64 * (c.y1 - c.y0 + 1) as u64 * (c.z1 - c.z0 + 1) as u64;
+    if make_room::<N, M>(out, Bounds::of_edges(3 * nodes)) {
+        fill_room::<N, M>(scratch, inp, out, Packing::Ring);
+        return;
+    }
+    let crossed = Bounds::of_edges(scratch.pack_box(inp));
+    if make_room::<N, M>(out, crossed) {
+        fill_room::<N, M>(scratch, inp, out, Packing::Stored);
+        scratch.release_stored_slices();
+        return;
+    }
+    run_serial::<N, M>(scratch, inp, out);
+}
+
+/// Reserves room for `b` in the empty `out`; `false`, with `out` emptied of
+/// any room, when the memory (address space) cannot be had.
+fn make_room<const N: bool, const M: bool>(out: &mut CubesOutput, b: Bounds) -> bool {
+    let (Ok(v), Ok(i)) = (usize::try_from(b.vertices), usize::try_from(b.indices)) else {
+        return false;
+    };
+    let reserved = crate::alloc::try_reserve_exact(&mut out.positions, v)
+        && (!N || crate::alloc::try_reserve_exact(&mut out.normals, v))
+        && (!M || crate::alloc::try_reserve_exact(&mut out.materials, v))
+        && crate::alloc::try_reserve_exact(&mut out.indices, i);
+    if !reserved {
+        *out = CubesOutput::default();
+    }
+    reserved
+}
+
+/// Scans into the room [`make_room`] made and hands back what is left.
+fn fill_room<const N: bool, const M: bool>(
+    scratch: &mut Scratch,
+    inp: &Input<'_>,
+    out: &mut CubesOutput,
+    packing: Packing,
+) {
+    scratch.scan::<N, M, _>(inp, &mut VecSink(out), packing);
+    out.positions.shrink_to_fit();
+    out.normals.shrink_to_fit();
+    out.materials.shrink_to_fit();
+    out.indices.shrink_to_fit();
+}
+
 /// Meshes `inp` into `out` with exactly sized buffers, `slabs` slabs at a time
 /// on the current rayon thread pool.
 #[cfg(feature = "parallel")]
@@ -283,7 +346,6 @@ pub(crate) fn run_slabs<const N: bool, const M: bool>(
 mod tests {
     use super::*;
     use crate::cubes::CellBox;
-    use crate::cubes::sink::VecSink;
 
     /// Values from a small generator: a third exactly at 0, the rest in [-1, 1).
     fn values(n: usize, mut seed: u64) -> Vec<f32> {
@@ -327,6 +389,52 @@ mod tests {
             run_serial::<true, true>(&mut Scratch::default(), &inp, &mut got);
             assert_eq!(got, want, "seed {seed}, counted");
             assert_eq!(got.indices.capacity(), got.indices.len());
+            let mut got = CubesOutput::default();
+            run_fresh::<true, true>(&mut Scratch::default(), &inp, &mut got);
+            assert_eq!(got, want, "seed {seed}, fresh");
+            assert_eq!(got.indices.capacity(), got.indices.len());
+            // Each way `run_fresh` can size the room gives the same bytes; the
+            // bounds hold, so the room is never outgrown.
+            let mut scratch = Scratch::default();
+            let edges = scratch.pack_box(&inp);
+            let b = Bounds::of_edges(edges);
+            let nodes = v.len() as u64;
+            for (bounds, packing) in [
+                (b, Packing::Stored),
+                (
+                    Bounds {
+                        vertices: 1,
+                        indices: 1,
+                    },
+                    Packing::Stored,
+                ),
+                (Bounds::of_edges(3 * nodes), Packing::Ring),
+            ] {
+                let mut got = CubesOutput::default();
+                assert!(make_room::<true, true>(&mut got, bounds));
+                let room = (got.positions.capacity(), got.indices.capacity());
+                fill_room::<true, true>(&mut scratch, &inp, &mut got, packing);
+                assert_eq!(got, want, "seed {seed}, {bounds:?}");
+                if bounds
+                    != (Bounds {
+                        vertices: 1,
+                        indices: 1,
+                    })
+                {
+                    assert!(got.positions.len() <= room.0 && got.indices.len() <= room.1);
+                }
+            }
+            let centres = want.positions.len() as u64 - edges;
+            assert!(centres <= 4 * edges / 9, "seed {seed}");
+            assert!(want.indices.len() as u64 <= b.indices);
+            assert!(!make_room::<true, true>(
+                &mut got,
+                Bounds {
+                    vertices: u64::MAX / 8,
+                    indices: 1
+                }
+            ));
+            assert_eq!(got, CubesOutput::default());
         }
     }
 

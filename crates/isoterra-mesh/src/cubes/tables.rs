@@ -433,6 +433,30 @@ fn build() -> Tables {
 mod tests {
     use super::*;
 
+    /// The facts behind `kernel::Bounds`, which sizes a fresh output before
+    /// the scan: no cell has more triangles than crossed edges, and a cell
+    /// with a centre vertex has at least `MIN_CENTRE_LOOP` crossed edges.
+    #[test]
+    fn cells_have_no_more_triangles_than_crossed_edges() {
+        let t = tables();
+        for case in 0..=255u8 {
+            let crossed = crossed_edges(case).count_ones();
+            for d in 0..1u16 << t.cases[case as usize].amb_count {
+                let s = t.sub(case, d as u8);
+                assert!(
+                    u32::from(s.count) <= crossed,
+                    "case {case:#010b}, decisions {d}"
+                );
+                if s.centre_len != 0 {
+                    assert!(
+                        u64::from(crossed) >= crate::cubes::kernel::MIN_CENTRE_LOOP,
+                        "case {case:#010b}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn geometry_is_consistent() {
         for e in 0..12u8 {
