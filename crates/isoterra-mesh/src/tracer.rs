@@ -143,6 +143,21 @@ impl ContourTracer {
             key_offset: [0, 0],
             materials: None,
         };
+        // A fresh tracer (what a one-shot call makes) gets room for a point
+        // on every edge of the cells before the scan, so that its lists do
+        // not grow, copy and fault their way up: room never written is never
+        // touched, and it is offered huge pages. What is left is handed back
+        // after the walk. Where the address space is refused, they grow.
+        let fresh = self.points.capacity() == 0;
+        if fresh {
+            let (w, h) = (cells.width() as usize, cells.height() as usize);
+            let edges = w
+                .saturating_mul(h + 1)
+                .saturating_add((w + 1).saturating_mul(h));
+            let _ = crate::alloc::try_reserve_exact(&mut self.points, edges)
+                && crate::alloc::try_reserve_exact(&mut self.next, edges)
+                && crate::alloc::try_reserve_exact(&mut self.has_prev, edges);
+        }
         self.link(&input);
         let mut w = PolyWriter::new(out);
         // Marching squares links each crossing to at most one successor and
@@ -155,6 +170,11 @@ impl ContourTracer {
             &mut w,
         );
         w.finish();
+        if fresh {
+            self.points.shrink_to_fit();
+            self.next.shrink_to_fit();
+            self.has_prev.shrink_to_fit();
+        }
         Ok(())
     }
 

@@ -122,6 +122,16 @@ fn tracer_validates_and_reuses() {
     // Another iso level moves the loop inwards.
     t.contour_lines(&f, 2.0, &mut out).unwrap();
     assert!(signed_area(&out[0].points) < signed_area(&first[0].points));
+    // A fresh tracer sizes its lists before the scan and a reused one grows
+    // them: on a field larger than the last, both give the same lines.
+    let big = ring(120, 60.0, 50.0, 20.0);
+    t.contour_lines(&big, 0.0, &mut out).unwrap();
+    let mut fresh = Vec::new();
+    ContourTracer::new()
+        .contour_lines(&big, 0.0, &mut fresh)
+        .unwrap();
+    assert_eq!(out, fresh);
+    assert_eq!(fresh.len(), 2);
 }
 
 #[test]
