@@ -45,6 +45,8 @@ pub struct ContourTracer {
     has_prev: Vec<bool>,
     no_positions: Vec<[f32; 3]>,
     lanes: LaneScratch,
+    /// Point buffers of polylines dropped from a caller's output.
+    spare_lines: Vec<Vec<[f32; 2]>>,
     #[cfg(feature = "parallel")]
     parallel: bool,
     #[cfg(feature = "parallel")]
@@ -159,7 +161,7 @@ impl ContourTracer {
                 && crate::alloc::try_reserve_exact(&mut self.has_prev, edges);
         }
         self.link(&input);
-        let mut w = PolyWriter::new(out);
+        let mut w = PolyWriter::with_spare(out, &mut self.spare_lines);
         // Marching squares links each crossing to at most one successor and
         // from at most one predecessor.
         walk_chains(
