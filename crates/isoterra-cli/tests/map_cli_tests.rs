@@ -355,6 +355,9 @@ fn bench_map_prints_json_lines() {
             assert_eq!(v["group"], "map");
             assert_eq!(v["unit"], "ms");
             assert!(v["value"].as_f64().unwrap() >= 0.0);
+            // CPU time beside the wall time, so a figure from a busy
+            // machine can be told apart.
+            assert!(v["cpu_ms"].as_f64().unwrap() >= 0.0, "{v}");
             v["name"].as_str().unwrap().to_string()
         })
         .collect();

@@ -5,7 +5,11 @@
 //! volume warm (mesher and output reused) and cold (a new mesher and output
 //! per call, what a one-shot call does), on one thread and with the parallel
 //! mesher on two, with the process CPU time and minor page faults beside the
-//! wall time (`cpu_ms`, `minor_faults`).
+//! wall time (`cpu_ms`, `minor_faults`). `squares` does the same for the
+//! contour and fill workloads, `map` gives `cpu_ms` for each workload,
+//! `stream` the chunks built per CPU second (`chunks_per_cpu_s`), and
+//! `erosion` the droplets per CPU second of the eroding thread: CPU time
+//! holds up on a shared machine where wall time does not.
 
 use std::time::Instant;
 
@@ -51,9 +55,9 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         BenchGroup::Cubes => cubes(reps, &mut out)?,
         BenchGroup::Erosion => erosion(reps, &mut out)?,
         BenchGroup::Map => {
-            for (name, unit, value, note) in super::bench_map::run(reps)? {
+            for (name, unit, value, note, extra) in super::bench_map::run(reps)? {
                 out.push(Sample {
-                    extra: Vec::new(),
+                    extra,
                     group: "map",
                     name,
                     unit,
@@ -63,9 +67,10 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             }
         }
         BenchGroup::Store => {
-            for (name, unit, value, note) in super::bench_store::run(reps, a.url.as_deref())? {
+            for (name, unit, value, note, extra) in super::bench_store::run(reps, a.url.as_deref())?
+            {
                 out.push(Sample {
-                    extra: Vec::new(),
+                    extra,
                     group: "store",
                     name,
                     unit,
@@ -75,9 +80,9 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             }
         }
         BenchGroup::Stream => {
-            for (name, unit, value, note) in super::bench_stream::run(reps)? {
+            for (name, unit, value, note, extra) in super::bench_stream::run(reps)? {
                 out.push(Sample {
-                    extra: Vec::new(),
+                    extra,
                     group: "stream",
                     name,
                     unit,
@@ -458,7 +463,7 @@ struct Cost {
 /// CPU seconds of the process (user + system, every thread) and its minor page
 /// faults so far.
 #[cfg(unix)]
-fn usage() -> (f64, f64) {
+pub(crate) fn usage() -> (f64, f64) {
     // SAFETY: `getrusage` fills the zeroed struct it is given and reads nothing else.
     let u = unsafe {
         let mut u: libc::rusage = std::mem::zeroed();
@@ -470,14 +475,14 @@ fn usage() -> (f64, f64) {
 }
 
 #[cfg(not(unix))]
-fn usage() -> (f64, f64) {
+pub(crate) fn usage() -> (f64, f64) {
     (f64::NAN, f64::NAN)
 }
 
 /// CPU seconds of the calling thread (`CLOCK_THREAD_CPUTIME_ID`): what a
 /// single-threaded figure costs however busy the machine is.
 #[cfg(unix)]
-fn thread_cpu_s() -> f64 {
+pub(crate) fn thread_cpu_s() -> f64 {
     // SAFETY: `clock_gettime` writes the zeroed timespec it is given.
     let t = unsafe {
         let mut t: libc::timespec = std::mem::zeroed();
@@ -488,7 +493,7 @@ fn thread_cpu_s() -> f64 {
 }
 
 #[cfg(not(unix))]
-fn thread_cpu_s() -> f64 {
+pub(crate) fn thread_cpu_s() -> f64 {
     f64::NAN
 }
 

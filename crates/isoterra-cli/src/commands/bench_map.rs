@@ -13,6 +13,10 @@
 //!   texture-only chunks get their splats refreshed in place
 //!   (`MapWorld::refresh_chunk_attributes`), on one thread; the note gives
 //!   the time of a full parallel remesh of the same chunks.
+//!
+//! Each line carries `cpu_ms`: CPU time of the process for the parallel
+//! workloads, of the measuring thread for the one-thread ones (and
+//! `one_thread_ms` / `one_thread_cpu_ms` where the note gives one thread).
 
 use std::time::Instant;
 
@@ -22,8 +26,24 @@ use isoterra::world::{
     EditDirection, MapBrush, MapParams, MapPreset, MapStroke, MapTool, MapWorld,
 };
 
-/// One result: name, unit, value, note.
-pub type MapSample = (String, &'static str, f64, String);
+/// One result: name, unit, value, note, and CPU figures beside it.
+pub type MapSample = (String, &'static str, f64, String, Vec<(&'static str, f64)>);
+
+/// CPU seconds so far: of the whole process (every thread) when `process`,
+/// else of the calling thread.
+fn cpu_s(process: bool) -> f64 {
+    if process {
+        super::bench::usage().0
+    } else {
+        super::bench::thread_cpu_s()
+    }
+}
+
+/// The middle value.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
 
 fn mesh_options(params: &MapParams) -> MapMeshOptions {
     MapMeshOptions::DEFAULT
@@ -42,51 +62,61 @@ fn remesh(world: &MapWorld, chunks: &[[u32; 2]]) -> anyhow::Result<usize> {
         .sum())
 }
 
-fn median_ms(reps: u32, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
+/// Median wall and CPU milliseconds of `f` (CPU of the process when
+/// `process`, else of this thread) over `reps` runs after a warm-up.
+fn median_ms(
+    reps: u32,
+    process: bool,
+    mut f: impl FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<(f64, f64)> {
     f()?;
-    let mut t = Vec::with_capacity(reps as usize);
+    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
     for _ in 0..reps {
+        let c = cpu_s(process);
         let s = Instant::now();
         f()?;
-        t.push(s.elapsed().as_secs_f64() * 1e3);
+        wall.push(s.elapsed().as_secs_f64() * 1e3);
+        cpu.push((cpu_s(process) - c) * 1e3);
     }
-    t.sort_by(f64::total_cmp);
-    Ok(t[t.len() / 2])
+    Ok((median(wall), median(cpu)))
 }
 
 /// Applies `stroke`, updates the meshes of the dirty chunks with `update`
 /// (which returns a triangle count) and undoes the stroke (untimed).
+/// CPU time is the process's when `process` (a parallel update), else this
+/// thread's.
 fn stroke_run(
     world: &mut MapWorld,
     stroke: &MapStroke,
     reps: u32,
+    process: bool,
     mut update: impl FnMut(&MapWorld, &[([u32; 2], LayerMask)]) -> anyhow::Result<usize>,
 ) -> anyhow::Result<StrokeTimes> {
     let mut chunks = 0;
     let mut tris = 0;
     let mut total = Vec::with_capacity(reps as usize + 1);
     let mut apply = Vec::with_capacity(reps as usize + 1);
+    let mut cpu = Vec::with_capacity(reps as usize + 1);
     for _ in 0..=reps {
         world.take_dirty();
+        let c = cpu_s(process);
         let s = Instant::now();
         let edit = world.apply_stroke(stroke)?;
         let dirty = world.take_dirty();
         apply.push(s.elapsed().as_secs_f64() * 1e3);
         tris = update(world, &dirty)?;
         total.push(s.elapsed().as_secs_f64() * 1e3);
+        cpu.push((cpu_s(process) - c) * 1e3);
         chunks = dirty.len();
         world.apply_edit(&edit, EditDirection::Backward)?;
         world.take_dirty();
     }
     // The first run warms the meshers up.
-    let median = |mut v: Vec<f64>| {
-        let mut t = v.split_off(1);
-        t.sort_by(f64::total_cmp);
-        t[t.len() / 2]
-    };
+    let median = |mut v: Vec<f64>| median(v.split_off(1));
     Ok(StrokeTimes {
         total_ms: median(total),
         apply_ms: median(apply),
+        cpu_ms: median(cpu),
         chunks,
         tris,
     })
@@ -101,6 +131,8 @@ fn coords(dirty: &[([u32; 2], LayerMask)]) -> Vec<[u32; 2]> {
 struct StrokeTimes {
     total_ms: f64,
     apply_ms: f64,
+    /// CPU milliseconds of the whole stroke (see [`stroke_run`]).
+    cpu_ms: f64,
     chunks: usize,
     tris: usize,
 }
@@ -119,12 +151,12 @@ pub fn run(reps: u32) -> anyhow::Result<Vec<MapSample>> {
 
     let brush = MapBrush::new(MapTool::Raise, 100.0).with_strength(0.5);
     let stroke = MapStroke::dab(brush, [256.0, 256.0]);
-    let par = stroke_run(&mut world, &stroke, reps, |w, dirty| {
+    let par = stroke_run(&mut world, &stroke, reps, true, |w, dirty| {
         remesh(w, &coords(dirty))
     })?;
     let mut mesher = MapMesher::new();
     let mut one = MapMeshOutput::default();
-    let t = stroke_run(&mut world, &stroke, reps, |w, dirty| {
+    let t = stroke_run(&mut world, &stroke, reps, false, |w, dirty| {
         let mut tris = 0;
         for &(c, _) in dirty {
             w.mesh_chunk(c, &mut mesher, &mut one)?;
@@ -141,16 +173,21 @@ pub fn run(reps: u32) -> anyhow::Result<Vec<MapSample>> {
              one thread (one reused mesher): {:.3} ms",
             par.apply_ms, par.chunks, par.tris, t.total_ms
         ),
+        vec![
+            ("cpu_ms", par.cpu_ms),
+            ("one_thread_ms", t.total_ms),
+            ("one_thread_cpu_ms", t.cpu_ms),
+        ],
     ));
 
     let [cw, cd] = world.chunk_count();
     let all: Vec<[u32; 2]> = (0..cd).flat_map(|z| (0..cw).map(move |x| [x, z])).collect();
     let mut tris = 0;
-    let ms = median_ms(reps, || {
+    let (ms, cpu_ms) = median_ms(reps, true, || {
         tris = remesh(&world, &all)?;
         Ok(())
     })?;
-    let one_ms = median_ms(reps.min(5), || {
+    let (one_ms, one_cpu_ms) = median_ms(reps.min(5), false, || {
         for &c in &all {
             world.mesh_chunk(c, &mut mesher, &mut one)?;
         }
@@ -164,10 +201,15 @@ pub fn run(reps: u32) -> anyhow::Result<Vec<MapSample>> {
             "{} chunks, {tris} triangles, {threads} threads; one thread: {one_ms:.3} ms",
             all.len()
         ),
+        vec![
+            ("cpu_ms", cpu_ms),
+            ("one_thread_ms", one_ms),
+            ("one_thread_cpu_ms", one_cpu_ms),
+        ],
     ));
 
     let mut whole = MapMeshOutput::default();
-    let ms = median_ms(reps.min(5), || {
+    let (ms, cpu_ms) = median_ms(reps.min(5), false, || {
         whole.clear();
         mesher.mesh(
             world.layers(),
@@ -185,19 +227,20 @@ pub fn run(reps: u32) -> anyhow::Result<Vec<MapSample>> {
             "{} triangles, one thread",
             whole.terrain.triangle_count() + whole.water.triangle_count()
         ),
+        vec![("cpu_ms", cpu_ms)],
     ));
 
     let paint = MapBrush::new(MapTool::Paint, 100.0)
         .with_strength(1.0)
         .with_texture(3);
     let stroke = MapStroke::dab(paint, [256.0, 256.0]);
-    let full = stroke_run(&mut world, &stroke, reps, |w, dirty| {
+    let full = stroke_run(&mut world, &stroke, reps, true, |w, dirty| {
         remesh(w, &coords(dirty))
     })?;
     // The editor's texture path: the kept chunk meshes get new splats in
     // place (a chunk whose mask touched geometry would be remeshed).
     let mut kept: Vec<MapMeshOutput> = world.mesh_chunks(&all)?;
-    let t = stroke_run(&mut world, &stroke, reps, |w, dirty| {
+    let t = stroke_run(&mut world, &stroke, reps, false, |w, dirty| {
         let mut tris = 0;
         for &(c, mask) in dirty {
             let k = (c[1] * cw + c[0]) as usize;
@@ -219,6 +262,7 @@ pub fn run(reps: u32) -> anyhow::Result<Vec<MapSample>> {
              full remesh of those chunks instead: {:.3} ms, {threads} threads",
             t.apply_ms, t.chunks, full.total_ms
         ),
+        vec![("cpu_ms", t.cpu_ms)],
     ));
     Ok(out)
 }

@@ -102,12 +102,14 @@ fn measure(
         "rows/s",
         median(&mut insert),
         format!("new rows: {what}"),
+        Vec::new(),
     ));
     out.push((
         format!("{backend}_chunk_upsert_rows_per_s"),
         "rows/s",
         median(&mut upsert),
         format!("rows replaced: {what}"),
+        Vec::new(),
     ));
     // Stroke commits, each with one chunk.
     let mut lat = Vec::with_capacity(STROKES);
@@ -132,12 +134,14 @@ fn measure(
         "ms",
         pct(0.5),
         what.clone(),
+        Vec::new(),
     ));
     out.push((
         format!("{backend}_stroke_commit_p99_ms"),
         "ms",
         pct(0.99),
         what,
+        Vec::new(),
     ));
     Ok(())
 }

@@ -15,8 +15,10 @@ use isoterra::world::{
     VoxelWorld,
 };
 
-/// One measured figure: name, unit, value, note.
-pub type Figure = (String, &'static str, f64, String);
+/// One measured figure: name, unit, value, note, and more figures beside it
+/// (CPU time: `cpu_s` of the process for the scheduler runs, of the thread
+/// for one-thread runs).
+pub type Figure = (String, &'static str, f64, String, Vec<(&'static str, f64)>);
 
 /// Runs every stream workload; `reps` repeats the streaming runs (the
 /// median rate is reported).
@@ -32,6 +34,8 @@ pub fn run(reps: u32) -> anyhow::Result<Vec<Figure>> {
 struct Run<T> {
     built: u64,
     secs: f64,
+    /// CPU seconds of the whole process (every thread) over the run.
+    cpu_s: f64,
     loaded: HashMap<ChunkCoord, T>,
 }
 
@@ -46,6 +50,7 @@ fn stream<S: ChunkSource>(
 ) -> anyhow::Result<Run<S::Output>> {
     let mut s = StreamScheduler::new(source, cfg).context("cannot start the stream scheduler")?;
     let mut loaded = HashMap::new();
+    let (cpu0, _) = super::bench::usage();
     let start = Instant::now();
     for i in 0..steps {
         let mut v = viewer.clone();
@@ -63,9 +68,12 @@ fn stream<S: ChunkSource>(
             }
         }
     }
+    let secs = start.elapsed().as_secs_f64();
+    let (cpu1, _) = super::bench::usage();
     Ok(Run {
         built: s.stats().built,
-        secs: start.elapsed().as_secs_f64(),
+        secs,
+        cpu_s: cpu1 - cpu0,
         loaded,
     })
 }
@@ -86,7 +94,7 @@ fn voxel(reps: u32, out: &mut Vec<Figure>) -> anyhow::Result<()> {
     // At the ground, moving along +x; every chunk at full resolution.
     let viewer = StreamViewer::new([0.0, 0.0, 0.0], 128.0).with_velocity([64.0, 0.0, 0.0]);
     let threads = rayon::current_num_threads();
-    let mut rates = Vec::new();
+    let (mut rates, mut cpu_rates) = (Vec::new(), Vec::new());
     let mut last = None;
     for _ in 0..reps.clamp(1, 5) {
         let source = VoxelSource::new(&params).context("voxel source")?;
@@ -96,6 +104,7 @@ fn voxel(reps: u32, out: &mut Vec<Figure>) -> anyhow::Result<()> {
             .with_max_in_flight(4 * threads);
         let run = stream(source, cfg, &viewer, 24, 16.0)?;
         rates.push(run.built as f64 / run.secs);
+        cpu_rates.push(run.built as f64 / run.cpu_s);
         last = Some(run);
     }
     let run = last.context("no run")?;
@@ -111,16 +120,19 @@ fn voxel(reps: u32, out: &mut Vec<Figure>) -> anyhow::Result<()> {
             surface,
             run.loaded.len()
         ),
+        vec![("chunks_per_cpu_s", median(cpu_rates))],
     ));
     // The source alone on one thread, over the loaded chunks.
     let source = VoxelSource::new(&params).context("voxel source")?;
     let mut coords: Vec<ChunkCoord> = run.loaded.keys().copied().collect();
     coords.sort_unstable();
+    let cpu0 = super::bench::thread_cpu_s();
     let start = Instant::now();
     for &c in &coords {
         std::hint::black_box(source.build_mesh(c, 0, None));
     }
     let secs = start.elapsed().as_secs_f64();
+    let cpu_s = super::bench::thread_cpu_s() - cpu0;
     out.push((
         "voxel_caves_32_source_1_thread".into(),
         "chunks/s",
@@ -129,6 +141,7 @@ fn voxel(reps: u32, out: &mut Vec<Figure>) -> anyhow::Result<()> {
             "VoxelSource::build_mesh over the {} loaded chunks on one thread, no scheduler",
             coords.len()
         ),
+        vec![("chunks_per_cpu_s", coords.len() as f64 / cpu_s)],
     ));
     let bytes: usize = run.loaded.values().map(voxel_mesh_bytes).sum();
     out.push((
@@ -140,6 +153,7 @@ fn voxel(reps: u32, out: &mut Vec<Figure>) -> anyhow::Result<()> {
             run.loaded.len(),
             bytes as f64 / surface.max(1) as f64
         ),
+        Vec::new(),
     ));
     Ok(())
 }
@@ -165,13 +179,14 @@ fn heightmap(reps: u32, out: &mut Vec<Figure>) -> anyhow::Result<()> {
         .with_lod_distances(vec![128.0, 256.0, 512.0])
         .with_velocity([64.0, 0.0, 0.0]);
     let threads = rayon::current_num_threads();
-    let mut rates = Vec::new();
+    let (mut rates, mut cpu_rates) = (Vec::new(), Vec::new());
     let mut last = None;
     for _ in 0..reps.clamp(1, 5) {
         let source = HeightmapSource::new(&params).context("heightmap source")?;
         let cfg = source.stream_config().with_max_in_flight(4 * threads);
         let run = stream(source, cfg, &viewer, 24, 64.0)?;
         rates.push(run.built as f64 / run.secs);
+        cpu_rates.push(run.built as f64 / run.cpu_s);
         last = Some(run);
     }
     let run = last.context("no run")?;
@@ -183,6 +198,7 @@ fn heightmap(reps: u32, out: &mut Vec<Figure>) -> anyhow::Result<()> {
             "64^2 chunks at LOD 0-3 with skirts and colliders, {} chunks per run, {} threads, view 1024",
             run.built, threads
         ),
+        vec![("chunks_per_cpu_s", median(cpu_rates))],
     ));
     let bytes: usize = run.loaded.values().map(heightmap_bytes).sum();
     out.push((
@@ -193,6 +209,7 @@ fn heightmap(reps: u32, out: &mut Vec<Figure>) -> anyhow::Result<()> {
             "mesh + heightfield collider, mean over {} loaded chunks at mixed LOD",
             run.loaded.len()
         ),
+        Vec::new(),
     ));
     Ok(())
 }
@@ -245,6 +262,7 @@ fn payloads(out: &mut Vec<Figure>) -> anyhow::Result<()> {
                 "encode_chunk payload of a dug 32^3 voxel chunk with materials (zstd), mean over {} chunks; raw {raw} bytes",
                 payloads.len(),
             ),
+            Vec::new(),
         ));
     }
     Ok(())
