@@ -167,6 +167,18 @@ impl Bounds {
     }
 }
 
+/// Sets `v` to `n` elements, zero where new. Room it does not have yet is
+/// allocated zeroed (`vec![0; n]` asks the allocator for zeroed memory,
+/// which fresh pages already are), so a new mesher of a large box does not
+/// touch, and fault in, id slots that no crossed edge ever writes.
+fn zeroed_len<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
+    if v.capacity() < n {
+        *v = vec![T::default(); n];
+    } else {
+        v.resize(n, T::default());
+    }
+}
+
 /// Reusable scan buffers.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Scratch {
@@ -525,12 +537,12 @@ impl Scratch {
                 "a stored scan follows a store scan of the same box"
             );
         } else {
-            self.bits.resize(slots * lay.slice_words(), 0);
-            self.kinds.resize(slots * ny, AIR);
+            zeroed_len(&mut self.bits, slots * lay.slice_words());
+            zeroed_len(&mut self.kinds, slots * ny);
         }
         let ring = packing == Packing::Ring;
         let pack = packing != Packing::Stored;
-        self.ids.resize(5 * lay.plane + nx, 0);
+        zeroed_len(&mut self.ids, 5 * lay.plane + nx);
 
         // Node slice `z` lives in bit slot `(z - z0) % 3` (ring) or `z - z0`, and
         // in id slot `(z - z0) % 2`.
@@ -574,8 +586,8 @@ impl Scratch {
         let lay = Layout::of(c);
         let (nx, ny, wpr, sw) = (lay.nx, lay.ny, lay.wpr, lay.slice_words());
         let slices = (c.z1 - c.z0) as usize + 1;
-        self.bits.resize(slices * sw, 0);
-        self.kinds.resize(slices * ny, AIR);
+        zeroed_len(&mut self.bits, slices * sw);
+        zeroed_len(&mut self.kinds, slices * ny);
         let words = |n: usize| n.div_ceil(64);
         let mut edges = 0u64;
         for s in 0..slices {
