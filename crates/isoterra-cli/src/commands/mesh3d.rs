@@ -41,8 +41,8 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
     let options = CubesOptions::DEFAULT
         .with_iso(iso)
         .with_normals(!a.no_normals);
-    // A fresh output: the mesher counts first and allocates it once, exactly;
-    // one thread meshes straight into it, several fill their slabs' parts.
+    // A fresh output: one thread reserves room for it and meshes straight
+    // into it, several count their slabs and fill their parts.
     let mut out = CubesOutput::default();
     pool.install(|| {
         MarchingCubes::new().with_parallel(threads > 1).mesh(
