@@ -81,9 +81,11 @@ pub struct Field2 {
 }
 
 impl Field2 {
-    /// The largest number of nodes a field may hold: 2^28 (268,435,456 nodes,
-    /// 1 GiB of `f32`). Larger worlds are built from chunks.
-    pub const MAX_NODES: u64 = 1 << 28;
+    /// The largest number of nodes a field may hold: 2^30 (1,073,741,824
+    /// nodes, 4 GiB of `f32`; 32768², the same as
+    /// [`Field3::MAX_NODES`](crate::Field3::MAX_NODES)). Larger worlds are
+    /// built from chunks.
+    pub const MAX_NODES: u64 = 1 << 30;
 
     /// Checks a size and returns the node count.
     pub fn check_size(width: u64, height: u64) -> Result<usize, FieldError> {
@@ -392,9 +394,16 @@ mod tests {
             Err(FieldError::TooLarge { .. })
         ));
         assert!(matches!(
-            Field2::new(1 << 15, 1 << 14, 0.0),
+            Field2::new(1 << 16, 1 << 15, 0.0),
             Err(FieldError::TooLarge { .. })
         ));
+        // The limit itself, without allocating: 32768² is allowed, one row
+        // more is not, and the message names the limit.
+        assert_eq!(Field2::check_size(1 << 15, 1 << 15).unwrap(), 1 << 30);
+        assert_eq!(Field2::check_size(16385, 16385).unwrap(), 16385 * 16385);
+        let e = Field2::check_size(1 << 15, (1 << 15) + 1).unwrap_err();
+        assert!(matches!(e, FieldError::TooLarge { max, .. } if max == 1 << 30));
+        assert!(e.to_string().contains("4096 MiB"), "{e}");
     }
 
     #[test]

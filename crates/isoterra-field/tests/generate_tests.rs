@@ -287,7 +287,7 @@ fn invalid_specs_are_rejected() {
     for spec in [
         d.with_size(u32::MAX, 10),
         d.with_size(u32::MAX, u32::MAX),
-        d.with_size(1 << 16, 1 << 13),
+        d.with_size(1 << 16, 1 << 15),
     ] {
         assert!(
             matches!(generate_side2d(&spec), Err(FieldError::TooLarge { .. })),
