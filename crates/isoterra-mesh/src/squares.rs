@@ -331,7 +331,9 @@ impl MarchingSquares {
     ///
     /// [`MeshError::RegionOutOfBounds`] when `cells` does not fit the field,
     /// [`MeshError::InvalidParameter`] for a non-finite `iso`, a `uv_scale` that is
-    /// not finite and positive, or a `key_offset` that overflows the key range,
+    /// not finite and positive, a `key_offset` that overflows the key range, or
+    /// a fill with materials of more cells than 32-bit submesh ranges hold
+    /// (357,913,941: four triangles a cell),
     /// [`MeshError::MaterialSizeMismatch`] when the material grid's size differs
     /// from the field's. On error `out` is left untouched.
     pub fn mesh(
@@ -359,6 +361,9 @@ impl MarchingSquares {
                 format!("{:?}", options.key_offset),
                 "global node coordinates must fit the key range (x <= 2^32-1, y <= 2^30-1)",
             ));
+        }
+        if options.fill && materials.is_some() {
+            check_material_fill(cells)?;
         }
         if let Some(m) = materials
             && (m.width() != field.width() || m.height() != field.height())
@@ -470,6 +475,20 @@ impl MarchingSquares {
     }
 }
 
+/// A fill with materials records each material's index range in 32 bits
+/// ([`Submesh`]): the indices of at most four triangles a cell must fit.
+fn check_material_fill(cells: CellRect) -> Result<(), MeshError> {
+    let count = cells.width() as u64 * cells.height() as u64;
+    if 12 * count > u32::MAX as u64 {
+        return Err(MeshError::param(
+            "cells",
+            format!("{}x{}", cells.width(), cells.height()),
+            "too many cells for 32-bit submesh ranges: mesh a material fill in smaller rectangles",
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -488,6 +507,15 @@ mod tests {
             (0.5, 8.0, false, true, [3, 4])
         );
         assert_eq!(SquaresOptions::default(), SquaresOptions::DEFAULT);
+    }
+
+    #[test]
+    fn a_material_fill_fits_32_bit_ranges() {
+        assert!(check_material_fill(CellRect::new(0, 0, 16384, 16384)).is_ok());
+        assert!(check_material_fill(CellRect::new(0, 0, 18918, 18918)).is_ok());
+        let e = check_material_fill(CellRect::new(0, 0, 18919, 18919)).unwrap_err();
+        assert!(e.to_string().contains("smaller rectangles"), "{e}");
+        assert!(check_material_fill(CellRect::new(0, 0, 32767, 32767)).is_err());
     }
 
     #[test]
