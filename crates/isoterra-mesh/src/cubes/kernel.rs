@@ -628,7 +628,12 @@ impl Scratch {
     /// Frees the slices kept by a [`Packing::Store`] scan when they hold more
     /// than a few KiB (a box's worth of packed signs).
     pub(crate) fn release_stored_slices(&mut self) {
-        if self.bits.capacity() > 3 * 1024 {
+        self.release_stored_slices_above(3 * 1024);
+    }
+
+    /// Frees the packed slices when they hold more than `bytes`.
+    pub(crate) fn release_stored_slices_above(&mut self, bytes: usize) {
+        if self.bits.capacity() * 8 > bytes {
             self.bits = Vec::new();
             self.kinds = Vec::new();
         }

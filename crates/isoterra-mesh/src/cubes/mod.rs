@@ -282,6 +282,9 @@ pub struct MarchingCubes {
     scratch: Scratch,
     #[cfg(feature = "parallel")]
     parallel: bool,
+    /// One scratch per slab of a parallel call, kept across calls.
+    #[cfg(feature = "parallel")]
+    slab_scratch: Vec<(Scratch, sink::Ghost)>,
 }
 
 /// Largest node count of a box, so that vertex ids fit `u32`: a box of `n`
@@ -356,8 +359,9 @@ impl MarchingCubes {
     /// `ThreadPool::install` to choose the threads). The output is the same,
     /// bit for bit, as a single-thread call's, whatever the number of threads:
     /// the same vertices in the same order, the same triangles, the same
-    /// normals. A pool of one thread meshes on the calling thread. Default:
-    /// `false`.
+    /// normals. A pool of one thread meshes on the calling thread. The mesher
+    /// keeps one set of scan buffers per slab (a few per thread) between
+    /// calls. Default: `false`.
     #[cfg(feature = "parallel")]
     pub fn with_parallel(mut self, parallel: bool) -> Self {
         self.parallel = parallel;
@@ -550,7 +554,12 @@ impl MarchingCubes {
         if self.parallel {
             let threads = rayon::current_num_threads();
             if threads > 1 {
-                slabs::run_parallel::<N, M>(input, SLABS_PER_THREAD * threads, out);
+                slabs::run_parallel::<N, M>(
+                    &mut self.slab_scratch,
+                    input,
+                    SLABS_PER_THREAD * threads,
+                    out,
+                );
                 return;
             }
         }

@@ -273,9 +273,14 @@ fn fill_room<const N: bool, const M: bool>(
 }
 
 /// Meshes `inp` into `out` with exactly sized buffers, `slabs` slabs at a time
-/// on the current rayon thread pool.
+/// on the current rayon thread pool. Each slab has its own scratch in
+/// `scratches`, kept across calls: its count packs the slab's node slices
+/// and keeps them for its fill, so the field's signs are classified once
+/// (on a sparse volume, classifying is most of the work), and a warm call
+/// allocates no scan buffers.
 #[cfg(feature = "parallel")]
 pub(crate) fn run_parallel<const N: bool, const M: bool>(
+    scratches: &mut Vec<(Scratch, Ghost)>,
     inp: &Input<'_>,
     slabs: usize,
     out: &mut CubesOutput,
@@ -283,27 +288,33 @@ pub(crate) fn run_parallel<const N: bool, const M: bool>(
     use rayon::prelude::*;
 
     let cuts = cut(inp, slabs);
-    let counts: Vec<Counts> = cuts
-        .par_iter()
+    scratches.resize_with(cuts.len(), Default::default);
+    let scratches = &mut scratches[..cuts.len()];
+    let counts: Vec<Counts> = scratches
+        .par_iter_mut()
+        .zip(cuts.par_iter())
         .enumerate()
-        .map_init(Scratch::default, |scratch, (k, &slab)| {
-            count::<N, M>(scratch, inp, k, slab, Packing::Ring)
-        })
+        .map(|(k, ((scratch, _), &slab))| count::<N, M>(scratch, inp, k, slab, Packing::Store))
         .collect();
     let plan = Plan::new(&counts);
     let filled: Vec<bool> = parts::<N, M>(out, &plan)
         .into_par_iter()
+        .zip(scratches.par_iter_mut())
         .zip(cuts.par_iter())
         .enumerate()
-        .map_init(
-            || (Scratch::default(), Ghost::default()),
-            |(scratch, ghost), (k, (p, &slab))| {
-                fill::<N, M>(scratch, ghost, inp, &plan, k, slab, p, Packing::Ring)
-            },
-        )
+        .map(|(k, ((p, (scratch, ghost)), &slab))| {
+            let ok = fill::<N, M>(scratch, ghost, inp, &plan, k, slab, p, Packing::Stored);
+            scratch.release_stored_slices_above(KEEP_STORED_BYTES);
+            ok
+        })
         .collect();
     commit::<N, M>(out, &plan, &filled);
 }
+
+/// Packed slices a slab's scratch keeps between parallel calls: a slab of a
+/// 512^3 box cut for a few threads; larger ones are freed after each call.
+#[cfg(feature = "parallel")]
+const KEEP_STORED_BYTES: usize = 4 << 20;
 
 /// Meshes `inp` into `out` in `slabs` slabs, one after the other on this thread
 /// (what [`run_parallel`] does, without threads).
