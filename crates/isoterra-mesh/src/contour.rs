@@ -296,7 +296,7 @@ fn walk_open_interleaved(
             break;
         }
         for lane in lanes.iter_mut().filter(|l| l.busy) {
-            match step_ahead(lane.start, lane.cur, points, next, w.slot(lane.seq)) {
+            match step::<true>(lane.start, lane.cur, points, next, w.slot(lane.seq)) {
                 Ok(nx) => {
                     lane.cur = nx;
                     prefetch(&next[nx as usize]);
@@ -511,7 +511,7 @@ fn walk(start: u32, points: &[[f32; 2]], next: &mut [u32], w: &mut PolyWriter<'_
     let pts = w.begin();
     let mut cur = start;
     let closed = loop {
-        match step(start, cur, points, next, pts) {
+        match step::<false>(start, cur, points, next, pts) {
             Ok(nx) => cur = nx,
             Err(closed) => break closed,
         }
@@ -524,8 +524,14 @@ fn walk(start: u32, points: &[[f32; 2]], next: &mut [u32], w: &mut PolyWriter<'_
 /// walk ends: at the chain's end, back at its start (a loop), or where it
 /// runs into a chain already walked (only with inconsistent input; that
 /// point is appended too).
+///
+/// With `AHEAD`, for links where no point has two incoming links, the check
+/// that the next point was walked already is made when the walk gets there,
+/// so that the point's link is read once, from the cache line prefetched
+/// for it one step earlier. The same points are appended: nothing but this
+/// walk can reach its next point.
 #[inline(always)]
-fn step(
+fn step<const AHEAD: bool>(
     start: u32,
     cur: u32,
     points: &[[f32; 2]],
@@ -534,6 +540,9 @@ fn step(
 ) -> Result<u32, bool> {
     push_point(pts, points[cur as usize]);
     let nx = next[cur as usize];
+    if AHEAD && nx == DONE {
+        return Err(false);
+    }
     next[cur as usize] = DONE;
     if nx == NONE {
         return Err(false);
@@ -541,37 +550,9 @@ fn step(
     if nx == start {
         return Err(true);
     }
-    if next[nx as usize] == DONE {
+    if !AHEAD && next[nx as usize] == DONE {
         push_point(pts, points[nx as usize]);
         return Err(false);
-    }
-    Ok(nx)
-}
-
-/// [`step`] for links where no point has two incoming links: the check
-/// that the next point was walked already (which only inconsistent links
-/// need) is made when the walk gets there, so that the point's link is read
-/// once, from the cache line prefetched for it one step earlier. The same
-/// points are appended: nothing but this walk can reach its next point.
-#[inline(always)]
-fn step_ahead(
-    start: u32,
-    cur: u32,
-    points: &[[f32; 2]],
-    next: &mut [u32],
-    pts: &mut Vec<[f32; 2]>,
-) -> Result<u32, bool> {
-    push_point(pts, points[cur as usize]);
-    let nx = next[cur as usize];
-    if nx == DONE && cur != start {
-        return Err(false);
-    }
-    next[cur as usize] = DONE;
-    if nx == NONE {
-        return Err(false);
-    }
-    if nx == start {
-        return Err(true);
     }
     Ok(nx)
 }

@@ -6,6 +6,7 @@ use isoterra_mesh::{
     SquaresOutput, StripBuilder, StripMesh,
 };
 
+mod common;
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
 use counting_alloc::allocs;
@@ -82,17 +83,7 @@ fn steady_loop_allocates_nothing() {
 
 #[test]
 fn a_warmed_up_tracer_on_a_large_field_allocates_nothing() {
-    // More than 2^21 crossings, so open chains and loops are walked several
-    // at a time: open chains run the field's height, loops fill the rest.
-    let f = Field2::from_fn(1200, 2049, |x, y| {
-        if x < 1100 {
-            let s = if x % 2 == 0 { 1.0 } else { -1.0 };
-            s * (1.0 + 0.5 * (y as f32 * 0.1 + x as f32).sin())
-        } else {
-            (x as f32 * 0.4).sin() + (y as f32 * 0.4).sin() - 0.5
-        }
-    })
-    .unwrap();
+    let f = common::long_chains_field();
     let mut tracer = ContourTracer::new();
     let mut traced: Vec<Polyline> = Vec::new();
     tracer.contour_lines(&f, 0.0, &mut traced).unwrap();

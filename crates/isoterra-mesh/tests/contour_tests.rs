@@ -327,15 +327,7 @@ proptest! {
 /// (which follows one chain at a time).
 #[test]
 fn a_large_field_traces_as_mesh_and_join() {
-    let f = Field2::from_fn(1200, 2049, |x, y| {
-        if x < 1100 {
-            let s = if x % 2 == 0 { 1.0 } else { -1.0 };
-            s * (1.0 + 0.5 * (y as f32 * 0.1 + x as f32).sin())
-        } else {
-            (x as f32 * 0.4).sin() + (y as f32 * 0.4).sin() - 0.5
-        }
-    })
-    .unwrap();
+    let f = long_chains_field();
     // Reused output: polylines already there (more of them, with points in
     // them) have their buffers written over, as a warmed-up caller's would.
     let mut traced = vec![Polyline::new(vec![[9.0, 9.0]; 5], true); 5000];

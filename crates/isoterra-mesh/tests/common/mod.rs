@@ -124,3 +124,18 @@ pub fn canonical_set(lines: &[Polyline]) -> Vec<(bool, Vec<[u32; 2]>)> {
 pub fn rel_close(a: f64, b: f64, rel: f64, abs: f64) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs()) + abs
 }
+
+/// A 1200 x 2049 field with more than 2^21 crossings, so the tracer walks
+/// several chains and loops at a time: 1,100 columns of open chains that run
+/// the field's height, and loops in the rest.
+pub fn long_chains_field() -> Field2 {
+    Field2::from_fn(1200, 2049, |x, y| {
+        if x < 1100 {
+            let s = if x % 2 == 0 { 1.0 } else { -1.0 };
+            s * (1.0 + 0.5 * (y as f32 * 0.1 + x as f32).sin())
+        } else {
+            (x as f32 * 0.4).sin() + (y as f32 * 0.4).sin() - 0.5
+        }
+    })
+    .unwrap()
+}
