@@ -457,6 +457,31 @@ fn edge_vertex<const AXIS: usize, const N: bool, const M: bool, S: Sink>(
     out.vertex::<N, M>(p, normal, material)
 }
 
+/// Cut cells in a word of 64 from which [`word_cases`] pays.
+const DENSE_WORD_CELLS: u32 = 8;
+
+/// The case of each of the 64 cells of a word: `cases[i]` has bit `k` set
+/// when corner `k` of cell `i` is solid (`corners[k]` holds corner `k` of the
+/// 64 cells). Eight cells at a time: their eight corner bytes form an 8 x 8
+/// bit matrix, transposed in three steps of swaps.
+#[inline]
+fn word_cases(corners: &[u64; 8], cases: &mut [u8; 64]) {
+    for j in 0..8 {
+        let mut x = 0u64;
+        for (k, &c) in corners.iter().enumerate() {
+            x |= ((c >> (8 * j)) & 0xff) << (8 * k);
+        }
+        // Byte k, bit i: corner k of cell 8j + i. Transposed: byte i, bit k.
+        let t = (x ^ (x >> 7)) & 0x00aa_00aa_00aa_00aa;
+        x ^= t ^ (t << 7);
+        let t = (x ^ (x >> 14)) & 0x0000_cccc_0000_cccc;
+        x ^= t ^ (t << 14);
+        let t = (x ^ (x >> 28)) & 0x0000_0000_f0f0_f0f0;
+        x ^= t ^ (t << 28);
+        cases[8 * j..8 * j + 8].copy_from_slice(&x.to_le_bytes());
+    }
+}
+
 /// Decision bits of the ambiguous faces of `case` for the cell whose first
 /// corner has storage index `i0`: bit `k` is set when the `k`-th ambiguous face
 /// joins its solid corners (the asymptotic decider).
@@ -782,6 +807,8 @@ impl Scratch {
         let ka = &self.kinds[a.bits * ny..(a.bits + 1) * ny];
         let kb = &self.kinds[b.bits * ny..(b.bits + 1) * ny];
         let ids = &mut self.ids;
+        // The cases of a dense word's cells (see `word_cases`).
+        let mut cases = [0u8; 64];
         for j in 0..lay.ny - 1 {
             let k = ka[j];
             if k != MIXED && ka[j + 1] == k && kb[j] == k && kb[j + 1] == k {
@@ -831,14 +858,25 @@ impl Scratch {
                 let any = r[0] | r[1] | r[2] | r[3] | r[4] | r[5] | r[6] | r[7];
                 let all = r[0] & r[1] & r[2] & r[3] & r[4] & r[5] & r[6] & r[7];
                 let mut m = any & !all & valid(w, ncx);
+                // Where most cells of the word are cut (a dense surface), the
+                // cases of all 64 are had at once by transposing bits.
+                let dense = m.count_ones() >= DENSE_WORD_CELLS;
+                if dense {
+                    word_cases(&r, &mut cases);
+                }
                 while m != 0 {
                     let bit = m.trailing_zeros();
                     m &= m - 1;
                     let x = w * 64 + bit as usize;
-                    let mut case = 0u8;
-                    for (k, word) in r.iter().enumerate() {
-                        case |= (((word >> bit) & 1) as u8) << k;
-                    }
+                    let case = if dense {
+                        cases[bit as usize]
+                    } else {
+                        let mut case = 0u8;
+                        for (k, word) in r.iter().enumerate() {
+                            case |= (((word >> bit) & 1) as u8) << k;
+                        }
+                        case
+                    };
                     let entry = &t.cases[case as usize];
                     let sub: SubEntry = if entry.amb_count == 0 {
                         entry.first
@@ -893,6 +931,28 @@ mod tests {
         let mut out = vec![0u64; 2];
         assert_eq!(pack_row(&[0.0, f32::NAN], 0.0, &mut out), MIXED);
         assert_eq!(out[0], 1);
+    }
+
+    #[test]
+    fn word_cases_match_one_cell_at_a_time() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200 {
+            let corners: [u64; 8] = std::array::from_fn(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            });
+            let mut cases = [0u8; 64];
+            word_cases(&corners, &mut cases);
+            for (bit, &case) in cases.iter().enumerate() {
+                let mut want = 0u8;
+                for (k, word) in corners.iter().enumerate() {
+                    want |= (((word >> bit) & 1) as u8) << k;
+                }
+                assert_eq!(case, want, "cell {bit}");
+            }
+        }
     }
 
     #[test]
