@@ -585,7 +585,7 @@ fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
             });
             // Cold, growing: a one-shot call into an output that already holds a
             // little memory, so the mesher pushes onto it and the vectors grow
-            // as they fill (what a fresh output did before it was counted first).
+            // as they fill (what a fresh output did before it was sized first).
             let cold_grow = median_cost(reps, || {
                 let mut o = CubesOutput::default();
                 o.positions.reserve(1);
@@ -625,11 +625,9 @@ fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
             ] {
                 let secs = cost.wall_s;
                 let how = match (mode.starts_with("_cold"), threads) {
-                    _ if mode == "_cold_grow" => {
-                        "cold, output grown as it fills (not counted first)"
-                    }
+                    _ if mode == "_cold_grow" => "cold, output grown as it fills (not sized first)",
                     (false, 1) => "warm (reused mesher and output)",
-                    (true, 1) => "cold (new mesher and output, counted first, one-shot)",
+                    (true, 1) => "cold (new mesher and output, sized before the scan, one-shot)",
                     (false, _) => "warm, parallel mesher",
                     (true, _) => "cold, parallel mesher, one-shot",
                 };

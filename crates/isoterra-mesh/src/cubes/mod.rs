@@ -563,7 +563,7 @@ impl MarchingCubes {
                 return;
             }
         }
-        if out.positions.capacity() == 0 && input.cells().cell_count() >= COUNT_FIRST_CELLS {
+        if out.positions.capacity() == 0 && input.cells().cell_count() >= SIZE_FIRST_CELLS {
             slabs::run_fresh::<N, M>(&mut self.scratch, input, out);
         } else {
             self.scratch
@@ -575,7 +575,7 @@ impl MarchingCubes {
 /// Smallest box (in cells, 64^3) whose fresh output is sized before it is
 /// filled: below it the output is small and growing it costs less than the
 /// sizing pass.
-const COUNT_FIRST_CELLS: u64 = 1 << 18;
+const SIZE_FIRST_CELLS: u64 = 1 << 18;
 
 /// Slabs per worker thread of a parallel call: a few, so that a thread that
 /// finishes early takes over work, and not many, since each slab recomputes

@@ -1,4 +1,5 @@
-//! Exactly sized output, slab by slab: count, allocate once, fill.
+//! Sized output: a fresh output's room before one scan ([`run_fresh`]), or
+//! exactly sized output slab by slab: count, allocate once, fill.
 //!
 //! The box's cell layers are cut into z-slabs. A first scan of each slab only
 //! counts its vertices and triangle corners ([`CountSink`]); prefix sums give
