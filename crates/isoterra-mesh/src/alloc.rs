@@ -21,10 +21,7 @@ const HUGE_PAGE: usize = 2 << 20;
 pub(crate) fn reserve_exact<T>(v: &mut Vec<T>, additional: usize) {
     let before = v.capacity();
     v.reserve_exact(additional);
-    if v.capacity() != before {
-        let spare = v.spare_capacity_mut();
-        advise_huge(spare.as_ptr().cast(), std::mem::size_of_val(spare));
-    }
+    advise_new_room(v, before);
 }
 
 /// Like [`reserve_exact`], but returns `false` instead of aborting when the
@@ -34,11 +31,17 @@ pub(crate) fn try_reserve_exact<T>(v: &mut Vec<T>, additional: usize) -> bool {
     if v.try_reserve_exact(additional).is_err() {
         return false;
     }
+    advise_new_room(v, before);
+    true
+}
+
+/// Advises huge pages for `v`'s spare room when its capacity is no longer
+/// `before` (the room is new).
+fn advise_new_room<T>(v: &mut Vec<T>, before: usize) {
     if v.capacity() != before {
         let spare = v.spare_capacity_mut();
         advise_huge(spare.as_ptr().cast(), std::mem::size_of_val(spare));
     }
-    true
 }
 
 #[cfg(target_os = "linux")]

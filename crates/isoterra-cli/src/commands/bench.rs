@@ -115,18 +115,24 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The middle value of `v` (the upper one of an even count).
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// Median wall time of `f` in seconds over `reps` runs after one warm-up.
 fn median_secs(reps: u32, mut f: impl FnMut()) -> f64 {
     f();
-    let mut t: Vec<f64> = (0..reps)
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed().as_secs_f64()
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
+    median(
+        (0..reps)
+            .map(|_| {
+                let s = Instant::now();
+                f();
+                s.elapsed().as_secs_f64()
+            })
+            .collect(),
+    )
 }
 
 /// The standard marching-squares input: `n x n` nodes over `[0, s]^2`,

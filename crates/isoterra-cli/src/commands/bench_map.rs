@@ -20,6 +20,8 @@
 
 use std::time::Instant;
 
+use super::bench::median;
+
 use isoterra::field::LayerMask;
 use isoterra::mesh::{CellRect, MapMeshOptions, MapMeshOutput, MapMesher};
 use isoterra::world::{
@@ -37,12 +39,6 @@ fn cpu_s(process: bool) -> f64 {
     } else {
         super::bench::thread_cpu_s()
     }
-}
-
-/// The middle value.
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn mesh_options(params: &MapParams) -> MapMeshOptions {

@@ -13,6 +13,7 @@ use isoterra::store::{
     redact_url,
 };
 
+use super::bench::median;
 use super::bench_stream::{Figure, dug_payloads};
 
 /// Rows per transaction.
@@ -100,14 +101,14 @@ fn measure(
     out.push((
         format!("{backend}_chunk_insert_rows_per_s"),
         "rows/s",
-        median(&mut insert),
+        median(insert),
         format!("new rows: {what}"),
         Vec::new(),
     ));
     out.push((
         format!("{backend}_chunk_upsert_rows_per_s"),
         "rows/s",
-        median(&mut upsert),
+        median(upsert),
         format!("rows replaced: {what}"),
         Vec::new(),
     ));
@@ -144,9 +145,4 @@ fn measure(
         Vec::new(),
     ));
     Ok(())
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }

@@ -15,6 +15,8 @@ use isoterra::world::{
     VoxelWorld,
 };
 
+use super::bench::median;
+
 /// One measured figure: name, unit, value, note, and more figures beside it
 /// (CPU time: `cpu_s` of the process for the scheduler runs, of the thread
 /// for one-thread runs).
@@ -76,11 +78,6 @@ fn stream<S: ChunkSource>(
         cpu_s: cpu1 - cpu0,
         loaded,
     })
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn voxel_mesh_bytes(m: &VoxelChunkMesh) -> usize {
