@@ -333,10 +333,11 @@ fn assert_basic(out: &MapMeshOutput) {
 }
 
 /// The terrain top (not wall) over the point `(x, z)`: the barycentric
-/// interpolation of the top triangles whose footprint holds the point,
-/// the highest of them; or, for a point on no footprint (rounding, the
-/// outline of a sliver), the lowest of those within a small tolerance;
-/// `None` where there is no ground.
+/// interpolation of the top triangles whose footprint holds the point
+/// clear of its outline, the highest of them; or, for a point on no
+/// footprint or within rounding of an outline (a sliver, the foot of a
+/// cliff, where the pieces on both sides hold it), the lowest of those
+/// within a small tolerance; `None` where there is no ground.
 fn surface_at(out: &MapMeshOutput, x: f64, z: f64) -> Option<f32> {
     let m = &out.terrain;
     let p = &m.positions;
@@ -358,9 +359,9 @@ fn surface_at(out: &MapMeshOutput, x: f64, z: f64) -> Option<f32> {
         let u = (ux * qz - uz * qx) / det;
         let y = a[1] + s * (b[1] - a[1]) + u * (c[1] - a[1]);
         let low = s.min(u).min(1.0 - s - u);
-        if low >= 0.0 {
+        if low >= 1e-5 {
             inside = Some(inside.map_or(y, |b| b.max(y)));
-        } else if low >= -1e-6 {
+        } else if low >= -1e-5 {
             near = Some(near.map_or(y, |b| b.min(y)));
         }
     }
