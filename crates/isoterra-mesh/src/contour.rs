@@ -4,6 +4,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::Segments;
+use crate::cache::prefetch;
 use crate::scan::NONE;
 
 /// A contour polyline. Closed loops do not repeat the first point at the end.
@@ -491,20 +492,6 @@ fn join_loop(walk: usize, first: usize, pieces: &mut VecDeque<Piece>) {
             break;
         }
     }
-}
-
-/// Asks for the cache line holding `r` ahead of its use.
-#[inline(always)]
-fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch only hints the cache; `r` is a valid reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (r as *const T).cast::<i8>(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
 }
 
 fn walk(start: u32, points: &[[f32; 2]], next: &mut [u32], w: &mut PolyWriter<'_>) {

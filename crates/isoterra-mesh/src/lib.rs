@@ -31,6 +31,7 @@
 //! in the documentation of [`MarchingSquares`].
 
 mod alloc;
+mod cache;
 mod cases;
 mod cells;
 mod contour;

@@ -192,7 +192,20 @@ pub(crate) struct Scratch {
     /// Vertex ids: x-edges of slices 0 and 1, y-edges of slices 0 and 1, z-edges of
     /// the slab, then one row of cell-centre ids.
     ids: Vec<u32>,
+    /// The triangle list ([`Tables::subs`] index) of every cut cell, in scan
+    /// order, as a counting [`Packing::Store`] scan resolved them (case and
+    /// decider), for the [`Packing::Stored`] scan that fills after it.
+    subs: Vec<u16>,
+    /// Whether `subs` holds the lists of the last counting store scan.
+    subs_ready: bool,
 }
+
+/// What a scan does with the cut cells' triangle lists ([`Scratch::subs`]).
+const SUBS_NONE: u8 = 0;
+/// Records them (a counting store scan).
+const SUBS_RECORD: u8 = 1;
+/// Replays them (the stored scan after a recording one).
+const SUBS_REPLAY: u8 = 2;
 
 /// How a scan gets the packed bits of its node slices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -567,6 +580,17 @@ impl Scratch {
         }
         let ring = packing == Packing::Ring;
         let pack = packing != Packing::Stored;
+        let subs = if S::COUNT && packing == Packing::Store {
+            self.subs.clear();
+            self.subs_ready = true;
+            SUBS_RECORD
+        } else if !S::COUNT && packing == Packing::Stored && self.subs_ready {
+            SUBS_REPLAY
+        } else {
+            self.subs_ready = false;
+            SUBS_NONE
+        };
+        let mut sub_pos = 0usize;
         zeroed_len(&mut self.ids, 5 * lay.plane + nx);
 
         // Node slice `z` lives in bit slot `(z - z0) % 3` (ring) or `z - z0`, and
@@ -582,19 +606,45 @@ impl Scratch {
         if pack {
             self.pack_slice(inp, &lay, slot(c.z0).bits, c.z0);
             self.pack_slice(inp, &lay, slot(c.z0 + 1).bits, c.z0 + 1);
+        } else if !S::COUNT {
+            // A stored scan does not read the field to classify it, so the
+            // rows its vertices read are asked for ahead of use instead, when
+            // packing would have read them.
+            for z in c.z0..(c.z0 + 2).min(c.z1 + 1) {
+                self.prefetch_rows(inp, &lay, z);
+            }
         }
         self.slice_edges::<N, M, S>(inp, &lay, slot(c.z0), c.z0, out);
         out.first_slice_done();
         for z in c.z0..c.z1 {
             if pack && z + 2 <= c.z1 {
                 self.pack_slice(inp, &lay, slot(z + 2).bits, z + 2);
+            } else if !pack && !S::COUNT && z + 2 <= c.z1 {
+                self.prefetch_rows(inp, &lay, z + 2);
             }
             if z + 1 == c.z1 {
                 out.last_slice_begins();
             }
             self.slice_edges::<N, M, S>(inp, &lay, slot(z + 1), z + 1, out);
             self.z_edges::<N, M, S>(inp, &lay, slot(z), slot(z + 1), z, out);
-            self.cells::<N, M, S>(inp, t, &lay, slot(z), slot(z + 1), z, out);
+            let (a, b) = (slot(z), slot(z + 1));
+            match subs {
+                SUBS_RECORD => {
+                    self.cells::<N, M, S, SUBS_RECORD>(inp, t, &lay, a, b, z, &mut sub_pos, out)
+                }
+                SUBS_REPLAY => {
+                    self.cells::<N, M, S, SUBS_REPLAY>(inp, t, &lay, a, b, z, &mut sub_pos, out)
+                }
+                _ => self.cells::<N, M, S, SUBS_NONE>(inp, t, &lay, a, b, z, &mut sub_pos, out),
+            }
+        }
+        if subs == SUBS_REPLAY {
+            assert_eq!(
+                sub_pos,
+                self.subs.len(),
+                "a stored scan replays the cells its count scan recorded"
+            );
+            self.subs_ready = false;
         }
     }
 
@@ -613,6 +663,8 @@ impl Scratch {
         let slices = (c.z1 - c.z0) as usize + 1;
         zeroed_len(&mut self.bits, slices * sw);
         zeroed_len(&mut self.kinds, slices * ny);
+        // The stored scan after this one resolves its cells itself.
+        self.subs_ready = false;
         let words = |n: usize| n.div_ceil(64);
         let mut edges = 0u64;
         for s in 0..slices {
@@ -650,17 +702,49 @@ impl Scratch {
         edges
     }
 
-    /// Frees the slices kept by a [`Packing::Store`] scan when they hold more
-    /// than a few KiB (a box's worth of packed signs).
+    /// Frees the slices and triangle lists kept by a [`Packing::Store`] scan
+    /// when they hold more than a few KiB (a box's worth).
     pub(crate) fn release_stored_slices(&mut self) {
         self.release_stored_slices_above(3 * 1024);
     }
 
-    /// Frees the packed slices when they hold more than `bytes`.
+    /// Frees the packed slices, and the recorded triangle lists, when they
+    /// hold more than `bytes`.
     pub(crate) fn release_stored_slices_above(&mut self, bytes: usize) {
         if self.bits.capacity() * 8 > bytes {
             self.bits = Vec::new();
             self.kinds = Vec::new();
+        }
+        if self.subs.capacity() * 2 > bytes {
+            self.subs = Vec::new();
+        }
+        self.subs_ready = false;
+    }
+
+    /// Asks the cache for the rows of node slice `z` that vertices will read,
+    /// from the stored row summaries (a [`Packing::Stored`] scan): each row
+    /// with a crossing in it, next to it, or between it and the slices
+    /// beside it (the gradient at a vertex reads its neighbours on all three
+    /// axes).
+    fn prefetch_rows(&self, inp: &Input<'_>, lay: &Layout, z: u32) {
+        let c = inp.cells;
+        let ny = lay.ny;
+        let kinds = |zz: u32| {
+            let s = (zz - c.z0) as usize;
+            &self.kinds[s * ny..(s + 1) * ny]
+        };
+        let here = kinds(z);
+        let below = (z > c.z0).then(|| kinds(z - 1));
+        let above = (z < c.z1).then(|| kinds(z + 1));
+        for j in 0..ny {
+            let lo = j.saturating_sub(1);
+            let hi = (j + 1).min(ny - 1);
+            let k = here[j];
+            let busy = |ks: &[u8]| ks[lo..=hi].iter().any(|&r| r == MIXED || r != k);
+            if busy(here) || below.is_some_and(busy) || above.is_some_and(busy) {
+                let start = inp.index(c.x0, c.y0 + j as u32, z);
+                crate::cache::prefetch_slice(&inp.values[start..start + lay.nx]);
+            }
         }
     }
 
@@ -788,7 +872,8 @@ impl Scratch {
 
     /// Triangles of the cells of slab `z` (node slices `z` in `a` and `z + 1` in `b`).
     #[allow(clippy::too_many_arguments)]
-    fn cells<const N: bool, const M: bool, S: Sink>(
+    #[allow(clippy::too_many_arguments)]
+    fn cells<const N: bool, const M: bool, S: Sink, const SUBS: u8>(
         &mut self,
         inp: &Input<'_>,
         t: &Tables,
@@ -796,6 +881,7 @@ impl Scratch {
         a: Slots,
         b: Slots,
         z: u32,
+        sub_pos: &mut usize,
         out: &mut S,
     ) {
         let c = inp.cells;
@@ -807,6 +893,7 @@ impl Scratch {
         let ka = &self.kinds[a.bits * ny..(a.bits + 1) * ny];
         let kb = &self.kinds[b.bits * ny..(b.bits + 1) * ny];
         let ids = &mut self.ids;
+        let subs = &mut self.subs;
         // The cases of a dense word's cells (see `word_cases`).
         let mut cases = [0u8; 64];
         for j in 0..lay.ny - 1 {
@@ -860,7 +947,7 @@ impl Scratch {
                 let mut m = any & !all & valid(w, ncx);
                 // Where most cells of the word are cut (a dense surface), the
                 // cases of all 64 are had at once by transposing bits.
-                let dense = m.count_ones() >= DENSE_WORD_CELLS;
+                let dense = SUBS != SUBS_REPLAY && m.count_ones() >= DENSE_WORD_CELLS;
                 if dense {
                     word_cases(&r, &mut cases);
                 }
@@ -868,20 +955,35 @@ impl Scratch {
                     let bit = m.trailing_zeros();
                     m &= m - 1;
                     let x = w * 64 + bit as usize;
-                    let case = if dense {
-                        cases[bit as usize]
+                    let sub: SubEntry = if SUBS == SUBS_REPLAY {
+                        // Indexing checks that the count recorded this cell.
+                        let id = subs[*sub_pos];
+                        *sub_pos += 1;
+                        t.subs[id as usize]
                     } else {
-                        let mut case = 0u8;
-                        for (k, word) in r.iter().enumerate() {
-                            case |= (((word >> bit) & 1) as u8) << k;
+                        let case = if dense {
+                            cases[bit as usize]
+                        } else {
+                            let mut case = 0u8;
+                            for (k, word) in r.iter().enumerate() {
+                                case |= (((word >> bit) & 1) as u8) << k;
+                            }
+                            case
+                        };
+                        let entry = &t.cases[case as usize];
+                        if entry.amb_count == 0 {
+                            if SUBS == SUBS_RECORD {
+                                subs.push(entry.sub_start as u16);
+                            }
+                            entry.first
+                        } else {
+                            let id =
+                                entry.sub_start as usize + decide(inp, t, case, i0 + x) as usize;
+                            if SUBS == SUBS_RECORD {
+                                subs.push(id as u16);
+                            }
+                            t.subs[id]
                         }
-                        case
-                    };
-                    let entry = &t.cases[case as usize];
-                    let sub: SubEntry = if entry.amb_count == 0 {
-                        entry.first
-                    } else {
-                        t.subs[entry.sub_start as usize + decide(inp, t, case, i0 + x) as usize]
                     };
                     if sub.centre_len != 0 {
                         let edges =

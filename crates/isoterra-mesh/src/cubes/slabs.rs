@@ -192,8 +192,9 @@ pub(crate) fn commit<const N: bool, const M: bool>(
 }
 
 /// Meshes `inp` into `out` with exactly sized buffers on this thread: one slab,
-/// so one count and one fill. The count keeps every packed node slice, so the
-/// fill reads the field's signs once, not twice.
+/// so one count and one fill. The count keeps every packed node slice and
+/// each cut cell's triangle list, so the fill reads the field's signs once,
+/// not twice, and resolves no case again.
 pub(crate) fn run_serial<const N: bool, const M: bool>(
     scratch: &mut Scratch,
     inp: &Input<'_>,
@@ -277,8 +278,10 @@ fn fill_room<const N: bool, const M: bool>(
 /// on the current rayon thread pool. Each slab has its own scratch in
 /// `scratches`, kept across calls: its count packs the slab's node slices
 /// and keeps them for its fill, so the field's signs are classified once
-/// (on a sparse volume, classifying is most of the work), and a warm call
-/// allocates no scan buffers.
+/// (on a sparse volume, classifying is most of the work), and records the
+/// triangle list it resolves for each cut cell, so the fill neither
+/// recomputes the cases nor runs the decider again; a warm call allocates
+/// no scan buffers.
 #[cfg(feature = "parallel")]
 pub(crate) fn run_parallel<const N: bool, const M: bool>(
     scratches: &mut Vec<(Scratch, Ghost)>,

@@ -513,6 +513,8 @@ mod tests {
         assert_eq!(t.triangles(case as u8, 0).len(), 6);
         let max_tris = t.subs.iter().map(|s| s.count).max().unwrap();
         assert!(max_tris <= 12, "{max_tris}");
+        // A scan records a cut cell's triangle list as a 16-bit index.
+        assert!(t.subs.len() <= 1 << 16, "{}", t.subs.len());
         // Exactly the twelve known configurations need a centre vertex: a nine-point
         // loop around three ambiguous faces of one corner.
         let centres: Vec<_> = t.subs.iter().filter(|s| s.centre_len != 0).collect();
