@@ -499,6 +499,29 @@ fn bench_squares_reports_cold_and_warm() {
             assert_eq!(v["cold"].as_f64(), Some(cold), "{v}");
         }
     }
+    // The machine's rate of fresh memory, and the floor it puts under a cold
+    // fill: the warm time plus zeroing the output's pages.
+    if cfg!(target_os = "linux") {
+        let all: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let fresh = all
+            .iter()
+            .find(|v| v["name"] == "fresh_pages")
+            .unwrap_or_else(|| panic!("no fresh_pages line in {out}"));
+        assert_eq!((&fresh["group"], &fresh["unit"]), (&"memory".into(), &"GB/s".into()));
+        assert!(fresh["value"].as_f64().unwrap() > 0.0, "{fresh}");
+        let value = |name: &str, field: &str| {
+            let v = lines.iter().find(|v| v["name"] == name).unwrap();
+            v[field].as_f64().unwrap_or_else(|| panic!("no {field} in {v}"))
+        };
+        let warm = value("fill_and_segments_dense_2048", "wall_ms");
+        let zeroing = value("fill_and_segments_dense_2048_cold", "fresh_pages_ms");
+        let floor = value("fill_and_segments_dense_2048_cold", "cold_floor_ms");
+        // (The figures are printed to three decimals.)
+        assert!(zeroing > 0.0 && (floor - warm - zeroing).abs() < 0.01, "{out}");
+    }
 }
 
 /// A ball of radius 6 around (10, 9, 8) in a (Z, Y, X) = (16, 18, 20) volume,

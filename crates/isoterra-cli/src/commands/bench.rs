@@ -172,7 +172,21 @@ fn squares_sample(name: String, cost: &Cost, cold: bool, what: String) -> Sample
     }
 }
 
+/// Adds a cold sample's floor: the `warm` figure plus `zeroing_ms`, what the
+/// kernel takes to zero the fresh pages of its output.
+fn with_floor(mut sample: Sample, warm: &Cost, zeroing_ms: f64) -> Sample {
+    let floor_ms = warm.wall_s * 1e3 + zeroing_ms;
+    sample.extra.push(("fresh_pages_ms", zeroing_ms));
+    sample.extra.push(("cold_floor_ms", floor_ms));
+    sample.note.push_str(&format!(
+        "; floor {floor_ms:.1} ms (warm + {zeroing_ms:.1} ms to zero the output's fresh pages)"
+    ));
+    sample
+}
+
 fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
+    let (fresh, spb) = fresh_memory_sample();
+    out.push(fresh);
     let pi = std::f64::consts::PI;
     let mut tracer = ContourTracer::new();
     let mut lines = Vec::new();
@@ -241,11 +255,25 @@ fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
         false,
         what.clone(),
     ));
-    out.push(squares_sample(
-        "fill_and_segments_dense_2048_cold".into(),
-        &cold,
-        true,
-        what,
+    let zeroing_ms = fresh_output_bytes(&[
+        buf.fill.positions.len() * 12,
+        buf.fill.normals.len() * 12,
+        buf.fill.uvs.len() * 8,
+        buf.fill.indices.len() * 4,
+        buf.segments.points.len() * 8,
+        buf.segments.keys.len() * 8,
+        buf.segments.segments.len() * 8,
+    ]) * spb
+        * 1e3;
+    out.push(with_floor(
+        squares_sample(
+            "fill_and_segments_dense_2048_cold".into(),
+            &cold,
+            true,
+            what,
+        ),
+        &warm,
+        zeroing_ms,
     ));
     edit(reps, out)
 }
@@ -547,7 +575,81 @@ fn median_cost<T>(reps: u32, mut f: impl FnMut() -> T) -> Cost {
     }
 }
 
+/// Seconds per byte that the kernel takes to hand this process fresh memory
+/// (zeroed, and backed by huge pages where it allows, as a one-shot output's
+/// room is): what a cold call pays per byte of output on top of a warm one,
+/// however fast the mesher. The best of three 256 MiB mappings.
+#[cfg(target_os = "linux")]
+fn fresh_memory_s_per_byte() -> f64 {
+    const LEN: usize = 256 << 20;
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        // SAFETY: a private anonymous mapping of LEN bytes; the loop writes
+        // one byte in each of its pages, inside the mapping, and the mapping
+        // is unmapped before the block ends. madvise only advises.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                LEN,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            if p == libc::MAP_FAILED {
+                return f64::NAN;
+            }
+            libc::madvise(p, LEN, libc::MADV_HUGEPAGE);
+            let bytes = p.cast::<u8>();
+            let s = Instant::now();
+            for off in (0..LEN).step_by(4096) {
+                bytes.add(off).write_volatile(1);
+            }
+            best = best.min(s.elapsed().as_secs_f64());
+            libc::munmap(p, LEN);
+        }
+    }
+    best / LEN as f64
+}
+
+#[cfg(not(target_os = "linux"))]
+fn fresh_memory_s_per_byte() -> f64 {
+    f64::NAN
+}
+
+/// Bytes of fresh memory an output of these vectors' lengths takes, each
+/// vector rounded up to whole 2 MiB pages (a one-shot output's room is
+/// offered huge pages, and a huge page is zeroed whole).
+fn fresh_output_bytes(lens_bytes: &[usize]) -> f64 {
+    const HUGE: usize = 2 << 20;
+    lens_bytes
+        .iter()
+        .filter(|&&b| b > 0)
+        .map(|&b| b.next_multiple_of(HUGE) as f64)
+        .sum()
+}
+
+/// The sample of the machine's fresh-memory rate, and the rate (s per byte).
+fn fresh_memory_sample() -> (Sample, f64) {
+    let spb = fresh_memory_s_per_byte();
+    let sample = Sample {
+        group: "memory",
+        name: "fresh_pages".into(),
+        unit: "GB/s",
+        value: 1e-9 / spb,
+        note: format!(
+            "the kernel zeroes and maps fresh memory at {:.1} GB/s (256 MiB, huge pages offered, best of 3): \
+             a cold call's floor is its warm time plus its output's bytes at this rate",
+            1e-9 / spb
+        ),
+        extra: vec![("ms_per_gib", spb * (1u64 << 30) as f64 * 1e3)],
+    };
+    (sample, spb)
+}
+
 fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
+    let (fresh, spb) = fresh_memory_sample();
+    out.push(fresh);
     let mut mesher = MarchingCubes::new();
     let mut buf = CubesOutput::default();
     let two = rayon::ThreadPoolBuilder::new()
@@ -622,6 +724,14 @@ fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
             let voxels = ((n - 1) as f64).powi(3);
             let tris = buf.triangle_count() as f64;
             let suffix = if normals { "" } else { "_no_normals" };
+            // What zeroing the output's fresh pages alone costs a cold call.
+            let zeroing_ms = fresh_output_bytes(&[
+                buf.positions.len() * 12,
+                buf.normals.len() * 12,
+                buf.materials.len(),
+                buf.indices.len() * 4,
+            ]) * spb
+                * 1e3;
             for (mode, threads, cost) in [
                 ("", 1, &warm),
                 ("_cold", 1, &cold),
@@ -637,13 +747,32 @@ fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
                     (false, _) => "warm, parallel mesher",
                     (true, _) => "cold, parallel mesher, one-shot",
                 };
+                let mut extra = vec![
+                    ("wall_ms", secs * 1e3),
+                    ("cpu_ms", cost.cpu_s * 1e3),
+                    ("minor_faults", cost.faults),
+                    ("threads", threads as f64),
+                ];
+                let mut floor = String::new();
+                if mode == "_cold" || mode == "_cold_threads_2" {
+                    // The warm figure of the same thread count, plus the
+                    // output's fresh pages, zeroed by the kernel on the
+                    // threads that write them.
+                    let warm_ms = if threads == 1 { warm.wall_s } else { warm2.wall_s } * 1e3;
+                    let floor_ms = warm_ms + zeroing_ms / threads as f64;
+                    extra.push(("fresh_pages_ms", zeroing_ms));
+                    extra.push(("cold_floor_ms", floor_ms));
+                    floor = format!(
+                        "; floor {floor_ms:.1} ms (warm + {zeroing_ms:.1} ms CPU to zero the output's fresh pages)"
+                    );
+                }
                 out.push(Sample {
                     group: "cubes",
                     name: format!("{name}{suffix}{mode}"),
                     unit: "Mvox/s",
                     value: voxels / secs / 1e6,
                     note: format!(
-                        "{:.1} ms wall, {:.1} ms CPU, {:.0} page faults, {threads} thread{}, {how}; {} triangles, {:.1} M triangles/s",
+                        "{:.1} ms wall, {:.1} ms CPU, {:.0} page faults, {threads} thread{}, {how}; {} triangles, {:.1} M triangles/s{floor}",
                         secs * 1e3,
                         cost.cpu_s * 1e3,
                         cost.faults,
@@ -651,12 +780,7 @@ fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
                         buf.triangle_count(),
                         tris / secs / 1e6
                     ),
-                    extra: vec![
-                        ("wall_ms", secs * 1e3),
-                        ("cpu_ms", cost.cpu_s * 1e3),
-                        ("minor_faults", cost.faults),
-                        ("threads", threads as f64),
-                    ],
+                    extra,
                 });
             }
         }
