@@ -510,17 +510,25 @@ fn bench_squares_reports_cold_and_warm() {
             .iter()
             .find(|v| v["name"] == "fresh_pages")
             .unwrap_or_else(|| panic!("no fresh_pages line in {out}"));
-        assert_eq!((&fresh["group"], &fresh["unit"]), (&"memory".into(), &"GB/s".into()));
+        assert_eq!(
+            (&fresh["group"], &fresh["unit"]),
+            (&"memory".into(), &"GB/s".into())
+        );
         assert!(fresh["value"].as_f64().unwrap() > 0.0, "{fresh}");
         let value = |name: &str, field: &str| {
             let v = lines.iter().find(|v| v["name"] == name).unwrap();
-            v[field].as_f64().unwrap_or_else(|| panic!("no {field} in {v}"))
+            v[field]
+                .as_f64()
+                .unwrap_or_else(|| panic!("no {field} in {v}"))
         };
         let warm = value("fill_and_segments_dense_2048", "wall_ms");
         let zeroing = value("fill_and_segments_dense_2048_cold", "fresh_pages_ms");
         let floor = value("fill_and_segments_dense_2048_cold", "cold_floor_ms");
         // (The figures are printed to three decimals.)
-        assert!(zeroing > 0.0 && (floor - warm - zeroing).abs() < 0.01, "{out}");
+        assert!(
+            zeroing > 0.0 && (floor - warm - zeroing).abs() < 0.01,
+            "{out}"
+        );
     }
 }
 

@@ -758,7 +758,11 @@ fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
                     // The warm figure of the same thread count, plus the
                     // output's fresh pages, zeroed by the kernel on the
                     // threads that write them.
-                    let warm_ms = if threads == 1 { warm.wall_s } else { warm2.wall_s } * 1e3;
+                    let warm_ms = if threads == 1 {
+                        warm.wall_s
+                    } else {
+                        warm2.wall_s
+                    } * 1e3;
                     let floor_ms = warm_ms + zeroing_ms / threads as f64;
                     extra.push(("fresh_pages_ms", zeroing_ms));
                     extra.push(("cold_floor_ms", floor_ms));
