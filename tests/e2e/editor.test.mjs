@@ -1365,13 +1365,17 @@ async function mapStreamScenario(ctx) {
     const box = (img, fx, fy, fw, fh) => ({ x: Math.round(img.width * fx), y: Math.round(img.height * fy), w: Math.round(img.width * fw), h: Math.round(img.height * fh) });
     const mid = box(whole, 0.4, 0.45, 0.2, 0.1);
     check(!skyIn(whole, mid), 'the middle of the whole map shows sky: a tile or a chunk is missing');
-    // Close over a corner: the chunks there come in full.
+    // While the camera looks at the middle, a corner chunk is a tile. (A
+    // camera message of the page's first moments may have had it in full;
+    // the middle camera's turns it back into a tile.) This is checked before
+    // the camera moves: after the move the chunk may come in full before a
+    // check could see it as a tile.
     const cam = await page.evaluate(() => window.isoterra.camera());
-    await page.evaluate((c) => window.isoterra.setCamera({ ...c, target: [60, c.target[1], 60], dist: 70, pitch: 0.7 }), cam);
-    // (a camera message of the page's first moments may have had it in full)
     await page
       .waitForFunction(() => window.isoterra.lodOf([3, 0, 3]) === 1, null, { timeout: 60000 })
       .catch(() => check(false, `a corner chunk is not a tile while the camera is away (camera ${JSON.stringify(cam)})`));
+    // Close over the corner: the chunks there come in full.
+    await page.evaluate((c) => window.isoterra.setCamera({ ...c, target: [60, c.target[1], 60], dist: 70, pitch: 0.7 }), cam);
     await page.waitForFunction(() => window.isoterra.lodOf([3, 0, 3]) === 0, null, { timeout: 60000 });
     await page.waitForTimeout(500);
     await settle(page);
