@@ -172,14 +172,15 @@ fn squares_sample(name: String, cost: &Cost, cold: bool, what: String) -> Sample
     }
 }
 
-/// Adds a cold sample's floor: the `warm` figure plus `zeroing_ms`, what the
-/// kernel takes to zero the fresh pages of its output.
-fn with_floor(mut sample: Sample, warm: &Cost, zeroing_ms: f64) -> Sample {
-    let floor_ms = warm.wall_s * 1e3 + zeroing_ms;
+/// Adds a cold sample's floor: the `warm` figure of the same thread count
+/// plus `zeroing_ms`, the CPU time the kernel takes to zero the fresh pages
+/// of its output, shared by the `threads` that write them.
+fn with_floor(mut sample: Sample, warm: &Cost, zeroing_ms: f64, threads: usize) -> Sample {
+    let floor_ms = warm.wall_s * 1e3 + zeroing_ms / threads as f64;
     sample.extra.push(("fresh_pages_ms", zeroing_ms));
     sample.extra.push(("cold_floor_ms", floor_ms));
     sample.note.push_str(&format!(
-        "; floor {floor_ms:.1} ms (warm + {zeroing_ms:.1} ms to zero the output's fresh pages)"
+        "; floor {floor_ms:.1} ms (warm + {zeroing_ms:.1} ms CPU to zero the output's fresh pages)"
     ));
     sample
 }
@@ -255,16 +256,18 @@ fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
         false,
         what.clone(),
     ));
-    let zeroing_ms = fresh_output_bytes(&[
-        buf.fill.positions.len() * 12,
-        buf.fill.normals.len() * 12,
-        buf.fill.uvs.len() * 8,
-        buf.fill.indices.len() * 4,
-        buf.segments.points.len() * 8,
-        buf.segments.keys.len() * 8,
-        buf.segments.segments.len() * 8,
-    ]) * spb
-        * 1e3;
+    let zeroing_ms = fresh_pages_ms(
+        spb,
+        &[
+            buf.fill.positions.len() * 12,
+            buf.fill.normals.len() * 12,
+            buf.fill.uvs.len() * 8,
+            buf.fill.indices.len() * 4,
+            buf.segments.points.len() * 8,
+            buf.segments.keys.len() * 8,
+            buf.segments.segments.len() * 8,
+        ],
+    );
     out.push(with_floor(
         squares_sample(
             "fill_and_segments_dense_2048_cold".into(),
@@ -274,6 +277,7 @@ fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
         ),
         &warm,
         zeroing_ms,
+        1,
     ));
     edit(reps, out)
 }
@@ -617,16 +621,18 @@ fn fresh_memory_s_per_byte() -> f64 {
     f64::NAN
 }
 
-/// Bytes of fresh memory an output of these vectors' lengths takes, each
-/// vector rounded up to whole 2 MiB pages (a one-shot output's room is
-/// offered huge pages, and a huge page is zeroed whole).
-fn fresh_output_bytes(lens_bytes: &[usize]) -> f64 {
+/// Milliseconds of CPU the kernel takes, at `s_per_byte`, to zero the fresh
+/// memory of an output of vectors of these byte lengths, each rounded up to
+/// whole 2 MiB pages (a one-shot output's room is offered huge pages, and a
+/// huge page is zeroed whole).
+fn fresh_pages_ms(s_per_byte: f64, lens_bytes: &[usize]) -> f64 {
     const HUGE: usize = 2 << 20;
-    lens_bytes
+    let bytes: f64 = lens_bytes
         .iter()
         .filter(|&&b| b > 0)
         .map(|&b| b.next_multiple_of(HUGE) as f64)
-        .sum()
+        .sum();
+    bytes * s_per_byte * 1e3
 }
 
 /// The sample of the machine's fresh-memory rate, and the rate (s per byte).
@@ -725,13 +731,15 @@ fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
             let tris = buf.triangle_count() as f64;
             let suffix = if normals { "" } else { "_no_normals" };
             // What zeroing the output's fresh pages alone costs a cold call.
-            let zeroing_ms = fresh_output_bytes(&[
-                buf.positions.len() * 12,
-                buf.normals.len() * 12,
-                buf.materials.len(),
-                buf.indices.len() * 4,
-            ]) * spb
-                * 1e3;
+            let zeroing_ms = fresh_pages_ms(
+                spb,
+                &[
+                    buf.positions.len() * 12,
+                    buf.normals.len() * 12,
+                    buf.materials.len(),
+                    buf.indices.len() * 4,
+                ],
+            );
             for (mode, threads, cost) in [
                 ("", 1, &warm),
                 ("_cold", 1, &cold),
@@ -747,36 +755,13 @@ fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
                     (false, _) => "warm, parallel mesher",
                     (true, _) => "cold, parallel mesher, one-shot",
                 };
-                let mut extra = vec![
-                    ("wall_ms", secs * 1e3),
-                    ("cpu_ms", cost.cpu_s * 1e3),
-                    ("minor_faults", cost.faults),
-                    ("threads", threads as f64),
-                ];
-                let mut floor = String::new();
-                if mode == "_cold" || mode == "_cold_threads_2" {
-                    // The warm figure of the same thread count, plus the
-                    // output's fresh pages, zeroed by the kernel on the
-                    // threads that write them.
-                    let warm_ms = if threads == 1 {
-                        warm.wall_s
-                    } else {
-                        warm2.wall_s
-                    } * 1e3;
-                    let floor_ms = warm_ms + zeroing_ms / threads as f64;
-                    extra.push(("fresh_pages_ms", zeroing_ms));
-                    extra.push(("cold_floor_ms", floor_ms));
-                    floor = format!(
-                        "; floor {floor_ms:.1} ms (warm + {zeroing_ms:.1} ms CPU to zero the output's fresh pages)"
-                    );
-                }
-                out.push(Sample {
+                let sample = Sample {
                     group: "cubes",
                     name: format!("{name}{suffix}{mode}"),
                     unit: "Mvox/s",
                     value: voxels / secs / 1e6,
                     note: format!(
-                        "{:.1} ms wall, {:.1} ms CPU, {:.0} page faults, {threads} thread{}, {how}; {} triangles, {:.1} M triangles/s{floor}",
+                        "{:.1} ms wall, {:.1} ms CPU, {:.0} page faults, {threads} thread{}, {how}; {} triangles, {:.1} M triangles/s",
                         secs * 1e3,
                         cost.cpu_s * 1e3,
                         cost.faults,
@@ -784,7 +769,17 @@ fn cubes(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
                         buf.triangle_count(),
                         tris / secs / 1e6
                     ),
-                    extra,
+                    extra: vec![
+                        ("wall_ms", secs * 1e3),
+                        ("cpu_ms", cost.cpu_s * 1e3),
+                        ("minor_faults", cost.faults),
+                        ("threads", threads as f64),
+                    ],
+                };
+                out.push(match mode {
+                    "_cold" => with_floor(sample, &warm, zeroing_ms, 1),
+                    "_cold_threads_2" => with_floor(sample, &warm2, zeroing_ms, 2),
+                    _ => sample,
                 });
             }
         }

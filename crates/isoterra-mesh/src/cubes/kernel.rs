@@ -872,7 +872,6 @@ impl Scratch {
 
     /// Triangles of the cells of slab `z` (node slices `z` in `a` and `z + 1` in `b`).
     #[allow(clippy::too_many_arguments)]
-    #[allow(clippy::too_many_arguments)]
     fn cells<const N: bool, const M: bool, S: Sink, const SUBS: u8>(
         &mut self,
         inp: &Input<'_>,
@@ -971,19 +970,18 @@ impl Scratch {
                             case
                         };
                         let entry = &t.cases[case as usize];
-                        if entry.amb_count == 0 {
-                            if SUBS == SUBS_RECORD {
-                                subs.push(entry.sub_start as u16);
-                            }
-                            entry.first
-                        } else {
-                            let id =
-                                entry.sub_start as usize + decide(inp, t, case, i0 + x) as usize;
-                            if SUBS == SUBS_RECORD {
-                                subs.push(id as u16);
-                            }
-                            t.subs[id]
+                        let ambiguous = entry.amb_count != 0;
+                        let id = entry.sub_start as usize
+                            + if ambiguous {
+                                decide(inp, t, case, i0 + x) as usize
+                            } else {
+                                0
+                            };
+                        if SUBS == SUBS_RECORD {
+                            subs.push(id as u16);
                         }
+                        // An unambiguous case's one list is kept in its entry.
+                        if ambiguous { t.subs[id] } else { entry.first }
                     };
                     if sub.centre_len != 0 {
                         let edges =

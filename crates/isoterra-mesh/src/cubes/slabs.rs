@@ -315,8 +315,9 @@ pub(crate) fn run_parallel<const N: bool, const M: bool>(
     commit::<N, M>(out, &plan, &filled);
 }
 
-/// Packed slices a slab's scratch keeps between parallel calls: a slab of a
-/// 512^3 box cut for a few threads; larger ones are freed after each call.
+/// Packed slices (and, separately, recorded triangle lists) a slab's scratch
+/// keeps between parallel calls: a slab of a 512^3 box cut for a few
+/// threads; larger ones are freed after each call.
 #[cfg(feature = "parallel")]
 const KEEP_STORED_BYTES: usize = 4 << 20;
 
