@@ -25,7 +25,7 @@
 
 use super::CellBox;
 use super::sink::Sink;
-use super::tables::{CENTRE, SubEntry, Tables, tables};
+use super::tables::{CENTRE, SubEntry, TALLY_AMBIGUOUS, Tables, tables, tally_of};
 use crate::scan::pack64;
 
 /// Row summary: every node is air.
@@ -192,20 +192,7 @@ pub(crate) struct Scratch {
     /// Vertex ids: x-edges of slices 0 and 1, y-edges of slices 0 and 1, z-edges of
     /// the slab, then one row of cell-centre ids.
     ids: Vec<u32>,
-    /// The triangle list ([`Tables::subs`] index) of every cut cell, in scan
-    /// order, as a counting [`Packing::Store`] scan resolved them (case and
-    /// decider), for the [`Packing::Stored`] scan that fills after it.
-    subs: Vec<u16>,
-    /// Whether `subs` holds the lists of the last counting store scan.
-    subs_ready: bool,
 }
-
-/// What a scan does with the cut cells' triangle lists ([`Scratch::subs`]).
-const SUBS_NONE: u8 = 0;
-/// Records them (a counting store scan).
-const SUBS_RECORD: u8 = 1;
-/// Replays them (the stored scan after a recording one).
-const SUBS_REPLAY: u8 = 2;
 
 /// How a scan gets the packed bits of its node slices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -475,15 +462,47 @@ const DENSE_WORD_CELLS: u32 = 8;
 
 /// The case of each of the 64 cells of a word: `cases[i]` has bit `k` set
 /// when corner `k` of cell `i` is solid (`corners[k]` holds corner `k` of the
-/// 64 cells). Eight cells at a time: their eight corner bytes form an 8 x 8
-/// bit matrix, transposed in three steps of swaps.
+/// 64 cells). The eight corner words, read as an 8 x 8 matrix of bytes, are
+/// transposed first (three rounds of block swaps), so that word `j` holds
+/// byte `j` of every corner: the corners of cells `8j..8j + 8`. Those eight
+/// bytes form an 8 x 8 bit matrix, transposed in three steps of swaps.
 #[inline]
 fn word_cases(corners: &[u64; 8], cases: &mut [u8; 64]) {
-    for j in 0..8 {
-        let mut x = 0u64;
-        for (k, &c) in corners.iter().enumerate() {
-            x |= ((c >> (8 * j)) & 0xff) << (8 * k);
-        }
+    let [
+        mut m0,
+        mut m1,
+        mut m2,
+        mut m3,
+        mut m4,
+        mut m5,
+        mut m6,
+        mut m7,
+    ] = *corners;
+    // Rows `k` and `k + d` swap their `8d`-bit blocks: after the three rounds,
+    // byte `k` of word `j` is byte `j` of `corners[k]`.
+    #[inline(always)]
+    fn swap(a: &mut u64, b: &mut u64, bits: u32, lo: u64) {
+        let (x, y) = (*a, *b);
+        *a = (x & lo) | ((y & lo) << bits);
+        *b = ((x >> bits) & lo) | (y & !lo);
+    }
+    const L32: u64 = 0x0000_0000_ffff_ffff;
+    const L16: u64 = 0x0000_ffff_0000_ffff;
+    const L8: u64 = 0x00ff_00ff_00ff_00ff;
+    swap(&mut m0, &mut m4, 32, L32);
+    swap(&mut m1, &mut m5, 32, L32);
+    swap(&mut m2, &mut m6, 32, L32);
+    swap(&mut m3, &mut m7, 32, L32);
+    swap(&mut m0, &mut m2, 16, L16);
+    swap(&mut m1, &mut m3, 16, L16);
+    swap(&mut m4, &mut m6, 16, L16);
+    swap(&mut m5, &mut m7, 16, L16);
+    swap(&mut m0, &mut m1, 8, L8);
+    swap(&mut m2, &mut m3, 8, L8);
+    swap(&mut m4, &mut m5, 8, L8);
+    swap(&mut m6, &mut m7, 8, L8);
+    let m = [m0, m1, m2, m3, m4, m5, m6, m7];
+    for (j, mut x) in m.into_iter().enumerate() {
         // Byte k, bit i: corner k of cell 8j + i. Transposed: byte i, bit k.
         let t = (x ^ (x >> 7)) & 0x00aa_00aa_00aa_00aa;
         x ^= t ^ (t << 7);
@@ -580,17 +599,6 @@ impl Scratch {
         }
         let ring = packing == Packing::Ring;
         let pack = packing != Packing::Stored;
-        let subs = if S::COUNT && packing == Packing::Store {
-            self.subs.clear();
-            self.subs_ready = true;
-            SUBS_RECORD
-        } else if !S::COUNT && packing == Packing::Stored && self.subs_ready {
-            SUBS_REPLAY
-        } else {
-            self.subs_ready = false;
-            SUBS_NONE
-        };
-        let mut sub_pos = 0usize;
         zeroed_len(&mut self.ids, 5 * lay.plane + nx);
 
         // Node slice `z` lives in bit slot `(z - z0) % 3` (ring) or `z - z0`, and
@@ -627,24 +635,7 @@ impl Scratch {
             }
             self.slice_edges::<N, M, S>(inp, &lay, slot(z + 1), z + 1, out);
             self.z_edges::<N, M, S>(inp, &lay, slot(z), slot(z + 1), z, out);
-            let (a, b) = (slot(z), slot(z + 1));
-            match subs {
-                SUBS_RECORD => {
-                    self.cells::<N, M, S, SUBS_RECORD>(inp, t, &lay, a, b, z, &mut sub_pos, out)
-                }
-                SUBS_REPLAY => {
-                    self.cells::<N, M, S, SUBS_REPLAY>(inp, t, &lay, a, b, z, &mut sub_pos, out)
-                }
-                _ => self.cells::<N, M, S, SUBS_NONE>(inp, t, &lay, a, b, z, &mut sub_pos, out),
-            }
-        }
-        if subs == SUBS_REPLAY {
-            assert_eq!(
-                sub_pos,
-                self.subs.len(),
-                "a stored scan replays the cells its count scan recorded"
-            );
-            self.subs_ready = false;
+            self.cells::<N, M, S>(inp, t, &lay, slot(z), slot(z + 1), z, out);
         }
     }
 
@@ -663,8 +654,6 @@ impl Scratch {
         let slices = (c.z1 - c.z0) as usize + 1;
         zeroed_len(&mut self.bits, slices * sw);
         zeroed_len(&mut self.kinds, slices * ny);
-        // The stored scan after this one resolves its cells itself.
-        self.subs_ready = false;
         let words = |n: usize| n.div_ceil(64);
         let mut edges = 0u64;
         for s in 0..slices {
@@ -702,23 +691,18 @@ impl Scratch {
         edges
     }
 
-    /// Frees the slices and triangle lists kept by a [`Packing::Store`] scan
+    /// Frees the slices kept by a [`Packing::Store`] scan
     /// when they hold more than a few KiB (a box's worth).
     pub(crate) fn release_stored_slices(&mut self) {
         self.release_stored_slices_above(3 * 1024);
     }
 
-    /// Frees the packed slices, and the recorded triangle lists, when they
-    /// hold more than `bytes`.
+    /// Frees the packed slices when they hold more than `bytes`.
     pub(crate) fn release_stored_slices_above(&mut self, bytes: usize) {
         if self.bits.capacity() * 8 > bytes {
             self.bits = Vec::new();
             self.kinds = Vec::new();
         }
-        if self.subs.capacity() * 2 > bytes {
-            self.subs = Vec::new();
-        }
-        self.subs_ready = false;
     }
 
     /// Asks the cache for the rows of node slice `z` that vertices will read,
@@ -872,7 +856,7 @@ impl Scratch {
 
     /// Triangles of the cells of slab `z` (node slices `z` in `a` and `z + 1` in `b`).
     #[allow(clippy::too_many_arguments)]
-    fn cells<const N: bool, const M: bool, S: Sink, const SUBS: u8>(
+    fn cells<const N: bool, const M: bool, S: Sink>(
         &mut self,
         inp: &Input<'_>,
         t: &Tables,
@@ -880,7 +864,6 @@ impl Scratch {
         a: Slots,
         b: Slots,
         z: u32,
-        sub_pos: &mut usize,
         out: &mut S,
     ) {
         let c = inp.cells;
@@ -892,7 +875,6 @@ impl Scratch {
         let ka = &self.kinds[a.bits * ny..(a.bits + 1) * ny];
         let kb = &self.kinds[b.bits * ny..(b.bits + 1) * ny];
         let ids = &mut self.ids;
-        let subs = &mut self.subs;
         // The cases of a dense word's cells (see `word_cases`).
         let mut cases = [0u8; 64];
         for j in 0..lay.ny - 1 {
@@ -946,42 +928,69 @@ impl Scratch {
                 let mut m = any & !all & valid(w, ncx);
                 // Where most cells of the word are cut (a dense surface), the
                 // cases of all 64 are had at once by transposing bits.
-                let dense = SUBS != SUBS_REPLAY && m.count_ones() >= DENSE_WORD_CELLS;
+                let dense = m.count_ones() >= DENSE_WORD_CELLS;
                 if dense {
                     word_cases(&r, &mut cases);
+                }
+                let case_at = |bit: u32| {
+                    if dense {
+                        cases[bit as usize]
+                    } else {
+                        let mut case = 0u8;
+                        for (k, word) in r.iter().enumerate() {
+                            case |= (((word >> bit) & 1) as u8) << k;
+                        }
+                        case
+                    }
+                };
+                if S::COUNT {
+                    // A count needs each cut cell's number of triangles and
+                    // whether it has a centre vertex: one table word per case
+                    // (summed over a whole dense word, where uncut cells add
+                    // nothing), the decider only for ambiguous cases.
+                    let mut sum = 0u64;
+                    if dense && valid(w, ncx) == !0 {
+                        for &case in &cases {
+                            sum += t.tally[case as usize];
+                        }
+                    } else {
+                        let mut mm = m;
+                        while mm != 0 {
+                            let bit = mm.trailing_zeros();
+                            mm &= mm - 1;
+                            sum += t.tally[case_at(bit) as usize];
+                        }
+                    }
+                    if sum >= TALLY_AMBIGUOUS {
+                        sum &= TALLY_AMBIGUOUS - 1;
+                        let mut mm = m;
+                        while mm != 0 {
+                            let bit = mm.trailing_zeros();
+                            mm &= mm - 1;
+                            let case = case_at(bit);
+                            let entry = &t.cases[case as usize];
+                            if entry.amb_count != 0 {
+                                let x = w * 64 + bit as usize;
+                                let d = decide(inp, t, case, i0 + x) as usize;
+                                sum += tally_of(t.subs[entry.sub_start as usize + d]);
+                            }
+                        }
+                    }
+                    out.count_vertices(((sum >> 16) & 0xffff) as u32);
+                    out.count_corners(3 * (sum & 0xffff) as usize);
+                    continue;
                 }
                 while m != 0 {
                     let bit = m.trailing_zeros();
                     m &= m - 1;
                     let x = w * 64 + bit as usize;
-                    let sub: SubEntry = if SUBS == SUBS_REPLAY {
-                        // Indexing checks that the count recorded this cell.
-                        let id = subs[*sub_pos];
-                        *sub_pos += 1;
-                        t.subs[id as usize]
+                    let case = case_at(bit);
+                    let entry = &t.cases[case as usize];
+                    // An unambiguous case's one list is kept in its entry.
+                    let sub: SubEntry = if entry.amb_count == 0 {
+                        entry.first
                     } else {
-                        let case = if dense {
-                            cases[bit as usize]
-                        } else {
-                            let mut case = 0u8;
-                            for (k, word) in r.iter().enumerate() {
-                                case |= (((word >> bit) & 1) as u8) << k;
-                            }
-                            case
-                        };
-                        let entry = &t.cases[case as usize];
-                        let ambiguous = entry.amb_count != 0;
-                        let id = entry.sub_start as usize
-                            + if ambiguous {
-                                decide(inp, t, case, i0 + x) as usize
-                            } else {
-                                0
-                            };
-                        if SUBS == SUBS_RECORD {
-                            subs.push(id as u16);
-                        }
-                        // An unambiguous case's one list is kept in its entry.
-                        if ambiguous { t.subs[id] } else { entry.first }
+                        t.subs[entry.sub_start as usize + decide(inp, t, case, i0 + x) as usize]
                     };
                     if sub.centre_len != 0 {
                         let edges =

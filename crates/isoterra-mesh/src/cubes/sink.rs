@@ -53,6 +53,13 @@ pub(crate) trait Sink {
         let _ = n;
     }
 
+    /// Adds `n` triangle corners whose ids nobody reads (counting sinks only).
+    #[inline(always)]
+    fn count_corners(&mut self, n: usize) {
+        debug_assert!(Self::COUNT, "only a counting sink skips corners");
+        let _ = n;
+    }
+
     /// The scan has emitted the vertices of its first node slice.
     #[inline(always)]
     fn first_slice_done(&mut self) {}
@@ -178,6 +185,11 @@ impl Sink for CountSink {
 
     #[inline(always)]
     fn corners(&mut self, n: usize, _: impl Fn(usize) -> u32) {
+        self.counts.indices += n;
+    }
+
+    #[inline(always)]
+    fn count_corners(&mut self, n: usize) {
         self.counts.indices += n;
     }
 
@@ -341,8 +353,12 @@ impl Sink for SlabSink<'_, '_> {
     fn corners(&mut self, n: usize, id: impl Fn(usize) -> u32) {
         let start = self.indices;
         let dst = &mut self.parts.indices[start..start + n];
-        for (k, slot) in dst.iter_mut().enumerate() {
-            slot.write(id(k));
+        let p = dst.as_mut_ptr().cast::<u32>();
+        for k in 0..n {
+            // SAFETY: `dst` is `n` slots long (the slice above checked the
+            // bound), so slot `k < n` lies inside it; `MaybeUninit<u32>` has
+            // the layout of `u32`.
+            unsafe { p.add(k).write(id(k)) };
         }
         self.indices = start + n;
     }

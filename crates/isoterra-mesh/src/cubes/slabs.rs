@@ -192,9 +192,8 @@ pub(crate) fn commit<const N: bool, const M: bool>(
 }
 
 /// Meshes `inp` into `out` with exactly sized buffers on this thread: one slab,
-/// so one count and one fill. The count keeps every packed node slice and
-/// each cut cell's triangle list, so the fill reads the field's signs once,
-/// not twice, and resolves no case again.
+/// so one count and one fill. The count keeps every packed node slice, so
+/// the fill reads the field's signs once, not twice.
 pub(crate) fn run_serial<const N: bool, const M: bool>(
     scratch: &mut Scratch,
     inp: &Input<'_>,
@@ -278,10 +277,10 @@ fn fill_room<const N: bool, const M: bool>(
 /// on the current rayon thread pool. Each slab has its own scratch in
 /// `scratches`, kept across calls: its count packs the slab's node slices
 /// and keeps them for its fill, so the field's signs are classified once
-/// (on a sparse volume, classifying is most of the work), and records the
-/// triangle list it resolves for each cut cell, so the fill neither
-/// recomputes the cases nor runs the decider again; a warm call allocates
-/// no scan buffers.
+/// (on a sparse volume, classifying is most of the work). The count adds up
+/// a table word per cell case (the decider runs only for ambiguous cases),
+/// so it costs a small part of the fill. A warm call allocates no scan
+/// buffers.
 #[cfg(feature = "parallel")]
 pub(crate) fn run_parallel<const N: bool, const M: bool>(
     scratches: &mut Vec<(Scratch, Ghost)>,
@@ -315,8 +314,7 @@ pub(crate) fn run_parallel<const N: bool, const M: bool>(
     commit::<N, M>(out, &plan, &filled);
 }
 
-/// Packed slices (and, separately, recorded triangle lists) a slab's scratch
-/// keeps between parallel calls: a slab of a 512^3 box cut for a few
+/// Packed slices a slab's scratch keeps between parallel calls: a slab of a 512^3 box cut for a few
 /// threads; larger ones are freed after each call.
 #[cfg(feature = "parallel")]
 const KEEP_STORED_BYTES: usize = 4 << 20;
@@ -387,6 +385,8 @@ mod tests {
             (2, [3, 3, 2]),
             (3, [7, 2, 12]),
             (4, [66, 3, 6]),
+            (5, [130, 4, 5]),
+            (6, [128, 3, 4]),
         ] {
             let v = values(dims.iter().map(|&d| d as usize).product(), seed);
             let m: Vec<u8> = (0..v.len()).map(|i| (i % 5) as u8).collect();

@@ -188,6 +188,19 @@ pub(crate) struct Tables {
     pub tri_edges: Vec<u8>,
     /// Loops that are fanned around a centre vertex, as edge ids.
     pub centre_loops: Vec<u8>,
+    /// What a cell of each case adds to a count, as one word that sums
+    /// without carries over 64 cells: its triangles (bits 0..16) and centre
+    /// vertices (bits 16..32) when the case is unambiguous; 1 at bit 32, and
+    /// nothing else, when its list depends on the decider.
+    pub tally: [u64; 256],
+}
+
+/// Bit of [`Tables::tally`] that counts ambiguous cells.
+pub(crate) const TALLY_AMBIGUOUS: u64 = 1 << 32;
+
+/// A [`Tables::tally`] word for a cell whose list is `s`.
+pub(crate) const fn tally_of(s: SubEntry) -> u64 {
+    s.count as u64 | ((s.centre_len != 0) as u64) << 16
 }
 
 impl Tables {
@@ -420,7 +433,16 @@ fn build() -> Tables {
         entry.first = subs[entry.sub_start as usize];
     }
     debug_assert!(tri_edges.iter().all(|&e| e <= CENTRE));
+    let tally = std::array::from_fn(|case| {
+        let entry = &cases[case];
+        if entry.amb_count == 0 {
+            tally_of(entry.first)
+        } else {
+            TALLY_AMBIGUOUS
+        }
+    });
     Tables {
+        tally,
         cases,
         ambiguous,
         subs,
@@ -513,8 +535,20 @@ mod tests {
         assert_eq!(t.triangles(case as u8, 0).len(), 6);
         let max_tris = t.subs.iter().map(|s| s.count).max().unwrap();
         assert!(max_tris <= 12, "{max_tris}");
-        // A scan records a cut cell's triangle list as a 16-bit index.
-        assert!(t.subs.len() <= 1 << 16, "{}", t.subs.len());
+        // A count adds up the tally words of 64 cells: each field holds the
+        // sum without a carry into the next.
+        for (case, &tally) in t.tally.iter().enumerate() {
+            let entry = &t.cases[case];
+            if entry.amb_count == 0 {
+                let s = entry.first;
+                assert_eq!(tally & 0xffff, u64::from(s.count), "case {case}");
+                assert_eq!(tally >> 16, u64::from(s.centre_len != 0), "case {case}");
+            } else {
+                assert_eq!(tally, TALLY_AMBIGUOUS, "case {case}");
+            }
+        }
+        assert!(64 * u32::from(max_tris) < 1 << 16);
+        assert_eq!((t.tally[0], t.tally[255]), (0, 0));
         // Exactly the twelve known configurations need a centre vertex: a nine-point
         // loop around three ambiguous faces of one corner.
         let centres: Vec<_> = t.subs.iter().filter(|s| s.centre_len != 0).collect();
