@@ -182,6 +182,66 @@ proptest! {
     }
 }
 
+/// A sparse field: one or two noisy balls in a box of up to 40 x 40 x 48
+/// nodes, so that the parallel mesher copies its slabs into place (a small
+/// output next to the field) rather than counting them first.
+fn sparse_field() -> impl Strategy<Value = Field3> {
+    (
+        (16u32..=40, 16u32..=40, 16u32..=48),
+        proptest::collection::vec((0.2f32..0.8, 0.2f32..0.8, 0.2f32..0.8, 2.0f32..7.0), 1..=2),
+        0.0f32..0.6,
+        any::<u32>(),
+    )
+        .prop_map(|((w, h, d), balls, noise, seed)| {
+            Field3::from_fn(w, h, d, |x, y, z| {
+                let p = [x as f32, y as f32, z as f32];
+                let dist = balls
+                    .iter()
+                    .map(|&(cx, cy, cz, r)| {
+                        let c = [cx * w as f32, cy * h as f32, cz * d as f32];
+                        let q = [p[0] - c[0], p[1] - c[1], p[2] - c[2]];
+                        (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]).sqrt() - r
+                    })
+                    .fold(f32::INFINITY, f32::min);
+                let h = (x.wrapping_mul(73_856_093) ^ y.wrapping_mul(19_349_663))
+                    ^ z.wrapping_mul(83_492_791)
+                    ^ seed;
+                let wobble = (h % 1000) as f32 / 1000.0 - 0.5;
+                let v = -(dist + noise * wobble);
+                // Some nodes exactly on the level, as real fields have.
+                if h % 11 == 0 { v.round() } else { v }
+            })
+            .unwrap()
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn sparse_fields_copied_into_place_give_the_single_thread_bytes(
+        f in sparse_field(),
+        normals in any::<bool>(),
+    ) {
+        let opts = CubesOptions::DEFAULT.with_normals(normals);
+        let ids: Vec<u8> = (0..f.values().len()).map(|i| (i * 3 % 7) as u8).collect();
+        let whole = CellBox::whole(&f);
+        for materials in [None, Some(&ids[..])] {
+            let want = reference(&f, materials, whole, &opts);
+            for threads in [2, 3, 7] {
+                let mut fresh = CubesOutput::default();
+                mesh_on(threads, &f, materials, whole, &opts, &mut fresh);
+                prop_assert!(same_bits(&fresh, &want), "{} threads", threads);
+                prop_assert_eq!(fresh.indices.capacity(), fresh.indices.len());
+                let mut reused = want.clone();
+                reused.positions.push([9.0; 3]);
+                mesh_on(threads, &f, materials, whole, &opts, &mut reused);
+                prop_assert!(same_bits(&reused, &want), "{} threads, reused", threads);
+            }
+        }
+    }
+}
+
 #[test]
 fn a_large_gyroid_is_the_same_on_two_threads_and_closed() {
     let n = 96;

@@ -691,6 +691,34 @@ impl Scratch {
         edges
     }
 
+    /// Crossed x- and y-edges of node slice `z` of the box (packed into this
+    /// scratch's first slot): a sample of how much output the box makes.
+    #[cfg(any(feature = "parallel", test))]
+    pub(crate) fn slice_crossings(&mut self, inp: &Input<'_>, z: u32) -> u64 {
+        let lay = Layout::of(inp.cells);
+        let (nx, ny, wpr) = (lay.nx, lay.ny, lay.wpr);
+        zeroed_len(&mut self.bits, lay.slice_words());
+        zeroed_len(&mut self.kinds, ny);
+        self.pack_slice(inp, &lay, 0, z);
+        let (bits, kinds) = (&self.bits, &self.kinds);
+        let mut edges = 0u64;
+        for j in 0..ny {
+            let row = &bits[j * wpr..(j + 1) * wpr];
+            if kinds[j] == MIXED {
+                for w in 0..(nx - 1).div_ceil(64) {
+                    edges += ((row[w] ^ shr1(row, w)) & valid(w, nx - 1)).count_ones() as u64;
+                }
+            }
+            if j + 1 < ny && (kinds[j] == MIXED || kinds[j + 1] != kinds[j]) {
+                let next = &bits[(j + 1) * wpr..(j + 2) * wpr];
+                for w in 0..nx.div_ceil(64) {
+                    edges += ((row[w] ^ next[w]) & valid(w, nx)).count_ones() as u64;
+                }
+            }
+        }
+        edges
+    }
+
     /// Frees the slices kept by a [`Packing::Store`] scan
     /// when they hold more than a few KiB (a box's worth).
     pub(crate) fn release_stored_slices(&mut self) {

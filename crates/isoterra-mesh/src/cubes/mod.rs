@@ -284,7 +284,7 @@ pub struct MarchingCubes {
     parallel: bool,
     /// One scratch per slab of a parallel call, kept across calls.
     #[cfg(feature = "parallel")]
-    slab_scratch: Vec<(Scratch, sink::Ghost)>,
+    slab_scratch: Vec<slabs::SlabScratch>,
 }
 
 /// Largest node count of a box, so that vertex ids fit `u32`: a box of `n`
@@ -547,17 +547,20 @@ impl MarchingCubes {
     /// box gets its room before the scan and gives back what it did not use
     /// (see `slabs::run_fresh`); a reused one,
     /// or a small box (a chunk, whose output grows in a few cheap steps), is
-    /// filled straight into the memory it has; a parallel mesher counts and
-    /// fills slabs on the thread pool.
+    /// filled straight into the memory it has; a parallel mesher meshes slabs
+    /// on the thread pool, counted first or copied into place after (see
+    /// `slabs::sizing`).
     fn dispatch<const N: bool, const M: bool>(&mut self, input: &Input<'_>, out: &mut CubesOutput) {
         #[cfg(feature = "parallel")]
         if self.parallel {
             let threads = rayon::current_num_threads();
             if threads > 1 {
+                let sizing = slabs::sizing::<N, M>(&mut self.scratch, input);
                 slabs::run_parallel::<N, M>(
                     &mut self.slab_scratch,
                     input,
                     SLABS_PER_THREAD * threads,
+                    sizing,
                     out,
                 );
                 return;

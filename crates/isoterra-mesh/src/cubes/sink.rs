@@ -367,3 +367,105 @@ impl Sink for SlabSink<'_, '_> {
         self.in_ghost = false;
     }
 }
+
+/// Writes one slab into its own growing buffers, with ids local to the slab:
+/// the vertices of its first node slice (a ghost, owned by the slab below)
+/// are `0..ghosts`, its own vertices follow. Placing the slab in the output
+/// maps each local id to its id there (see `slabs::place`).
+#[cfg(any(feature = "parallel", test))]
+pub(crate) struct LocalSink<'a> {
+    own: &'a mut CubesOutput,
+    ghost: &'a mut Ghost,
+    /// True while the first slice is emitted as ghosts.
+    in_ghost: bool,
+    /// Number of ghost vertices, fixed once the first slice is done.
+    ghosts: u32,
+    /// Own vertices emitted before the last node slice's.
+    last_slice_start: u32,
+}
+
+#[cfg(any(feature = "parallel", test))]
+impl<'a> LocalSink<'a> {
+    /// A sink into `own` (reset first); with `ghost_first`, the first slice's
+    /// vertices go into `ghost` (cleared).
+    pub(crate) fn new(own: &'a mut CubesOutput, ghost: &'a mut Ghost, ghost_first: bool) -> Self {
+        own.reset();
+        ghost.positions.clear();
+        ghost.normals.clear();
+        ghost.materials.clear();
+        LocalSink {
+            own,
+            ghost,
+            in_ghost: ghost_first,
+            ghosts: 0,
+            last_slice_start: 0,
+        }
+    }
+
+    /// What the scan emitted.
+    pub(crate) fn counts(&self) -> Counts {
+        Counts {
+            ghost: self.ghosts,
+            vertices: self.own.positions.len() as u32,
+            indices: self.own.indices.len(),
+            last_slice_start: self.last_slice_start,
+        }
+    }
+}
+
+#[cfg(any(feature = "parallel", test))]
+impl Sink for LocalSink<'_> {
+    const COUNT: bool = false;
+
+    #[inline(always)]
+    fn vertex<const N: bool, const M: bool>(&mut self, p: [f32; 3], n: [f32; 3], m: u8) -> u32 {
+        if self.in_ghost {
+            let g = &mut *self.ghost;
+            let id = g.positions.len() as u32;
+            g.positions.push(p);
+            if N {
+                g.normals.push(n);
+            }
+            if M {
+                g.materials.push(m);
+            }
+            return id;
+        }
+        self.ghosts + VecSink(self.own).vertex::<N, M>(p, n, m)
+    }
+
+    fn position(&self, id: u32) -> [f32; 3] {
+        match id.checked_sub(self.ghosts) {
+            Some(i) => self.own.positions[i as usize],
+            None => self.ghost.positions[id as usize],
+        }
+    }
+
+    fn normal(&self, id: u32) -> [f32; 3] {
+        match id.checked_sub(self.ghosts) {
+            Some(i) => self.own.normals[i as usize],
+            None => self.ghost.normals[id as usize],
+        }
+    }
+
+    fn material(&self, id: u32) -> u8 {
+        match id.checked_sub(self.ghosts) {
+            Some(i) => self.own.materials[i as usize],
+            None => self.ghost.materials[id as usize],
+        }
+    }
+
+    #[inline(always)]
+    fn corners(&mut self, n: usize, id: impl Fn(usize) -> u32) {
+        VecSink(self.own).corners(n, id);
+    }
+
+    fn first_slice_done(&mut self) {
+        self.in_ghost = false;
+        self.ghosts = self.ghost.positions.len() as u32;
+    }
+
+    fn last_slice_begins(&mut self) {
+        self.last_slice_start = self.own.positions.len() as u32;
+    }
+}

@@ -12,6 +12,8 @@
 
 use super::CubesOutput;
 use super::kernel::{Bounds, Input, Packing, Scratch};
+#[cfg(any(feature = "parallel", test))]
+use super::sink::LocalSink;
 use super::sink::{CountSink, Counts, Ghost, SlabParts, SlabSink, VecSink};
 
 /// Cuts the cell layers of `inp`'s box into `n` slabs (at most one per layer)
@@ -52,6 +54,10 @@ pub(crate) struct Plan {
     /// Id of the first vertex of each slab's first node slice (owned by the slab
     /// below; unused for slab 0).
     pub(crate) ghost_start: Vec<u32>,
+    /// Number of vertices of each slab's first node slice that the slab below
+    /// owns (0 for slab 0).
+    #[cfg_attr(not(any(feature = "parallel", test)), allow(dead_code))]
+    pub(crate) ghosts: Vec<u32>,
 }
 
 impl Plan {
@@ -71,6 +77,7 @@ impl Plan {
             vertex_start,
             index_start,
             ghost_start,
+            ghosts: counts.iter().map(|c| c.ghost).collect(),
         }
     }
 
@@ -273,19 +280,75 @@ fn fill_room<const N: bool, const M: bool>(
     out.indices.shrink_to_fit();
 }
 
-/// Meshes `inp` into `out` with exactly sized buffers, `slabs` slabs at a time
-/// on the current rayon thread pool. Each slab has its own scratch in
-/// `scratches`, kept across calls: its count packs the slab's node slices
-/// and keeps them for its fill, so the field's signs are classified once
-/// (on a sparse volume, classifying is most of the work). The count adds up
-/// a table word per cell case (the decider runs only for ambiguous cases),
-/// so it costs a small part of the fill. A warm call allocates no scan
-/// buffers.
+/// One slab's buffers, kept by a parallel mesher between calls.
+#[cfg(any(feature = "parallel", test))]
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SlabScratch {
+    scratch: Scratch,
+    ghost: Ghost,
+    /// The slab's own output, for a [`Sizing::Copied`] call.
+    local: CubesOutput,
+}
+
+/// How a parallel call sizes its output.
+#[cfg(any(feature = "parallel", test))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sizing {
+    /// Each slab is counted, the output allocated once, and each slab filled
+    /// into its own part of it.
+    Counted,
+    /// Each slab is meshed into its own buffers in one scan, as one thread
+    /// meshes, and copied into place: for an output small next to the field,
+    /// where copying it costs less than a counting scan.
+    Copied,
+}
+
+/// Picks the sizing of a parallel call from three sampled node slices: the
+/// output is copied when the bytes it is likely to take are at most those
+/// of the field's values in the box (the copy then costs a fraction of a
+/// count, which reads every value).
+#[cfg(any(feature = "parallel", test))]
+pub(crate) fn sizing<const N: bool, const M: bool>(
+    scratch: &mut Scratch,
+    inp: &Input<'_>,
+) -> Sizing {
+    let c = inp.cells();
+    let slices = u64::from(c.z1 - c.z0) + 1;
+    let crossings: u64 = (1..=3u32)
+        .map(|k| scratch.slice_crossings(inp, c.z0 + (c.z1 - c.z0) * k / 4))
+        .sum();
+    // x and y crossings of a node slice, and about as many z-crossings per
+    // slice as either, so 1.5 vertices per sampled crossing; two triangles
+    // (six corners) per vertex on a closed surface.
+    let vertices = crossings * slices / 3 * 3 / 2;
+    let per_vertex = 12 + if N { 12 } else { 0 } + u64::from(M) + 6 * 4;
+    let nodes = u64::from(c.x1 - c.x0 + 1) * u64::from(c.y1 - c.y0 + 1) * slices;
+    if vertices.saturating_mul(per_vertex) <= 4 * nodes {
+        Sizing::Copied
+    } else {
+        Sizing::Counted
+    }
+}
+
+/// Meshes `inp` into `out` in `slabs` slabs at a time on the current rayon
+/// thread pool, sized as `sizing` says. Each slab has its own buffers in
+/// `scratches`, kept across calls.
+///
+/// Counted: a slab's count packs its node slices and keeps them for its
+/// fill, so the field's signs are classified once (on a sparse volume,
+/// classifying is most of the work). The count adds up a table word per
+/// cell case (the decider runs only for ambiguous cases), so it costs a
+/// small part of the fill. A warm call allocates no scan buffers.
+///
+/// Copied: each slab meshes into its own buffers in one scan, then is
+/// copied into its exactly sized part of the output, its local ids mapped
+/// to the output's.
 #[cfg(feature = "parallel")]
 pub(crate) fn run_parallel<const N: bool, const M: bool>(
-    scratches: &mut Vec<(Scratch, Ghost)>,
+    scratches: &mut Vec<SlabScratch>,
     inp: &Input<'_>,
     slabs: usize,
+    sizing: Sizing,
     out: &mut CubesOutput,
 ) {
     use rayon::prelude::*;
@@ -293,11 +356,36 @@ pub(crate) fn run_parallel<const N: bool, const M: bool>(
     let cuts = cut(inp, slabs);
     scratches.resize_with(cuts.len(), Default::default);
     let scratches = &mut scratches[..cuts.len()];
+    if sizing == Sizing::Copied {
+        let counts: Vec<Counts> = scratches
+            .par_iter_mut()
+            .zip(cuts.par_iter())
+            .enumerate()
+            .map(|(k, (s, &slab))| mesh_local::<N, M>(s, inp, k, slab))
+            .collect();
+        let plan = Plan::new(&counts);
+        let filled: Vec<bool> = parts::<N, M>(out, &plan)
+            .into_par_iter()
+            .zip(scratches.par_iter_mut())
+            .enumerate()
+            .map(|(k, (p, s))| {
+                let ok = place::<N, M>(p, &s.local, &plan, k);
+                if s.local.positions.capacity() * 12 + s.local.indices.capacity() * 4
+                    > KEEP_STORED_BYTES
+                {
+                    s.local = CubesOutput::default();
+                }
+                ok
+            })
+            .collect();
+        commit::<N, M>(out, &plan, &filled);
+        return;
+    }
     let counts: Vec<Counts> = scratches
         .par_iter_mut()
         .zip(cuts.par_iter())
         .enumerate()
-        .map(|(k, ((scratch, _), &slab))| count::<N, M>(scratch, inp, k, slab, Packing::Store))
+        .map(|(k, (s, &slab))| count::<N, M>(&mut s.scratch, inp, k, slab, Packing::Store))
         .collect();
     let plan = Plan::new(&counts);
     let filled: Vec<bool> = parts::<N, M>(out, &plan)
@@ -305,13 +393,82 @@ pub(crate) fn run_parallel<const N: bool, const M: bool>(
         .zip(scratches.par_iter_mut())
         .zip(cuts.par_iter())
         .enumerate()
-        .map(|(k, ((p, (scratch, ghost)), &slab))| {
-            let ok = fill::<N, M>(scratch, ghost, inp, &plan, k, slab, p, Packing::Stored);
-            scratch.release_stored_slices_above(KEEP_STORED_BYTES);
+        .map(|(k, ((p, s), &slab))| {
+            let ok = fill::<N, M>(
+                &mut s.scratch,
+                &mut s.ghost,
+                inp,
+                &plan,
+                k,
+                slab,
+                p,
+                Packing::Stored,
+            );
+            s.scratch.release_stored_slices_above(KEEP_STORED_BYTES);
             ok
         })
         .collect();
     commit::<N, M>(out, &plan, &filled);
+}
+
+/// Meshes slab `k` (`z0..z1`) into `s.local` with local ids (see
+/// [`LocalSink`]) and returns what it emitted.
+#[cfg(any(feature = "parallel", test))]
+fn mesh_local<const N: bool, const M: bool>(
+    s: &mut SlabScratch,
+    inp: &Input<'_>,
+    k: usize,
+    (z0, z1): (u32, u32),
+) -> Counts {
+    let mut sink = LocalSink::new(&mut s.local, &mut s.ghost, k > 0);
+    s.scratch
+        .scan::<N, M, _>(&inp.slab(z0, z1), &mut sink, Packing::Ring);
+    sink.counts()
+}
+
+/// Copies slab `k`'s own buffers `local` into its part of the output, each
+/// local id mapped to its output id: a ghost (below the slab's ghost count)
+/// to the slab below's last slice, an own vertex to the slab's first id on.
+/// Returns false when the part's size does not match (a bug in this crate).
+#[cfg(any(feature = "parallel", test))]
+fn place<const N: bool, const M: bool>(
+    p: SlabParts<'_>,
+    local: &CubesOutput,
+    plan: &Plan,
+    k: usize,
+) -> bool {
+    let v = local.positions.len();
+    if p.positions.len() != v
+        || p.indices.len() != local.indices.len()
+        || (N && local.normals.len() != v)
+        || (M && local.materials.len() != v)
+    {
+        return false;
+    }
+    for (d, &s) in p.positions.iter_mut().zip(&local.positions) {
+        d.write(s);
+    }
+    if N {
+        for (d, &s) in p.normals.iter_mut().zip(&local.normals) {
+            d.write(s);
+        }
+    }
+    if M {
+        for (d, &s) in p.materials.iter_mut().zip(&local.materials) {
+            d.write(s);
+        }
+    }
+    let own = plan.vertex_start[k] as u32;
+    let ghost = plan.ghost_start[k];
+    let ghosts = plan.ghosts[k];
+    for (d, &l) in p.indices.iter_mut().zip(&local.indices) {
+        d.write(if l < ghosts {
+            ghost + l
+        } else {
+            own + (l - ghosts)
+        });
+    }
+    true
 }
 
 /// Packed slices a slab's scratch keeps between parallel calls: a slab of a 512^3 box cut for a few
@@ -352,6 +509,33 @@ pub(crate) fn run_slabs<const N: bool, const M: bool>(
                 Packing::Ring,
             )
         })
+        .collect();
+    commit::<N, M>(out, &plan, &filled);
+}
+
+/// Meshes `inp` into `out` in `slabs` slabs, one after the other on this
+/// thread, each into its own buffers and then copied into place (what a
+/// [`Sizing::Copied`] [`run_parallel`] does, without threads).
+#[cfg(test)]
+pub(crate) fn run_slabs_copied<const N: bool, const M: bool>(
+    inp: &Input<'_>,
+    slabs: usize,
+    out: &mut CubesOutput,
+) {
+    let cuts = cut(inp, slabs);
+    let mut scratches = vec![SlabScratch::default(); cuts.len()];
+    let counts: Vec<Counts> = scratches
+        .iter_mut()
+        .zip(&cuts)
+        .enumerate()
+        .map(|(k, (s, &slab))| mesh_local::<N, M>(s, inp, k, slab))
+        .collect();
+    let plan = Plan::new(&counts);
+    let filled: Vec<bool> = parts::<N, M>(out, &plan)
+        .into_iter()
+        .zip(&scratches)
+        .enumerate()
+        .map(|(k, (p, s))| place::<N, M>(p, &s.local, &plan, k))
         .collect();
     commit::<N, M>(out, &plan, &filled);
 }
@@ -400,6 +584,9 @@ mod tests {
                 let mut got = CubesOutput::default();
                 run_slabs::<true, true>(&inp, slabs, &mut got);
                 assert_eq!(got, want, "seed {seed}, {slabs} slabs");
+                let mut got = CubesOutput::default();
+                run_slabs_copied::<true, true>(&inp, slabs, &mut got);
+                assert_eq!(got, want, "seed {seed}, {slabs} slabs copied");
             }
             let mut got = CubesOutput::default();
             run_serial::<true, true>(&mut Scratch::default(), &inp, &mut got);
@@ -452,6 +639,52 @@ mod tests {
             ));
             assert_eq!(got, CubesOutput::default());
         }
+    }
+
+    /// A sphere of radius `r` nodes in a box of `n^3` nodes.
+    fn sphere(n: u32, r: f32) -> Vec<f32> {
+        let c = (n - 1) as f32 / 2.0;
+        let mut v = Vec::with_capacity((n * n * n) as usize);
+        for z in 0..n {
+            for y in 0..n {
+                for x in 0..n {
+                    let d = [x, y, z].map(|i| i as f32 - c);
+                    v.push((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() - r);
+                }
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn sparse_surfaces_are_copied_and_dense_ones_counted() {
+        let n = 48;
+        let dims = [n; 3];
+        let cells = CellBox::of_dims(dims);
+        let hi = dims.map(|d| d - 1);
+        let ball = sphere(n, 10.0);
+        let inp = Input::new(&ball, None, dims, [0.0; 3], 1.0, cells, 0.0, [0; 3], hi);
+        let mut scratch = Scratch::default();
+        assert_eq!(sizing::<true, false>(&mut scratch, &inp), Sizing::Copied);
+        let mut want = CubesOutput::default();
+        Scratch::default().scan::<true, false, _>(&inp, &mut VecSink(&mut want), Packing::Ring);
+        for slabs in [2, 5, 47] {
+            let mut got = CubesOutput::default();
+            run_slabs_copied::<true, false>(&inp, slabs, &mut got);
+            assert_eq!(got, want, "{slabs} slabs");
+        }
+        // Alternating signs on every other node: every cell is cut.
+        let dense: Vec<f32> = (0..n * n * n)
+            .map(|i| {
+                if (i % n + i / n % n + i / (n * n)) % 2 == 0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        let inp = Input::new(&dense, None, dims, [0.0; 3], 1.0, cells, 0.0, [0; 3], hi);
+        assert_eq!(sizing::<true, false>(&mut scratch, &inp), Sizing::Counted);
     }
 
     #[test]
