@@ -285,6 +285,9 @@ pub struct MarchingCubes {
     /// One scratch per slab of a parallel call, kept across calls.
     #[cfg(feature = "parallel")]
     slab_scratch: Vec<slabs::SlabScratch>,
+    /// One set of scan buffers per pool thread, for slabs copied into place.
+    #[cfg(feature = "parallel")]
+    thread_scratch: slabs::ThreadScratch,
 }
 
 /// Largest node count of a box, so that vertex ids fit `u32`: a box of `n`
@@ -558,6 +561,7 @@ impl MarchingCubes {
                 let sizing = slabs::sizing::<N, M>(&mut self.scratch, input);
                 slabs::run_parallel::<N, M>(
                     &mut self.slab_scratch,
+                    &mut self.thread_scratch,
                     input,
                     SLABS_PER_THREAD * threads,
                     sizing,

@@ -284,10 +284,28 @@ fn fill_room<const N: bool, const M: bool>(
 #[cfg(any(feature = "parallel", test))]
 #[derive(Debug, Default, Clone)]
 pub(crate) struct SlabScratch {
+    /// Scan buffers of a [`Sizing::Counted`] call, whose packed slices last
+    /// from the slab's count to its fill.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     scratch: Scratch,
     ghost: Ghost,
     /// The slab's own output, for a [`Sizing::Copied`] call.
     local: CubesOutput,
+}
+
+/// Scan buffers of a [`Sizing::Copied`] call, one per pool thread (a slab's
+/// scan needs them only while it runs), kept by a parallel mesher between
+/// calls: a first call faults in one set per thread, not one per slab.
+#[cfg(feature = "parallel")]
+#[derive(Debug, Default)]
+pub(crate) struct ThreadScratch(Vec<std::sync::Mutex<Scratch>>);
+
+/// A clone starts with no buffers: they hold no state between calls.
+#[cfg(feature = "parallel")]
+impl Clone for ThreadScratch {
+    fn clone(&self) -> Self {
+        ThreadScratch::default()
+    }
 }
 
 /// How a parallel call sizes its output.
@@ -299,8 +317,10 @@ pub(crate) enum Sizing {
     Counted,
     /// Each slab is meshed into its own buffers in one scan, as one thread
     /// meshes, and copied into place: for an output small next to the field,
-    /// where copying it costs less than a counting scan.
-    Copied,
+    /// where copying it costs less than a counting scan. `vertices` is the
+    /// sampled estimate of the box's vertices, which sizes each slab's
+    /// buffers before its scan.
+    Copied { vertices: u64 },
 }
 
 /// Picks the sizing of a parallel call from three sampled node slices: the
@@ -324,7 +344,7 @@ pub(crate) fn sizing<const N: bool, const M: bool>(
     let per_vertex = 12 + if N { 12 } else { 0 } + u64::from(M) + 6 * 4;
     let nodes = u64::from(c.x1 - c.x0 + 1) * u64::from(c.y1 - c.y0 + 1) * slices;
     if vertices.saturating_mul(per_vertex) <= 4 * nodes {
-        Sizing::Copied
+        Sizing::Copied { vertices }
     } else {
         Sizing::Counted
     }
@@ -346,6 +366,7 @@ pub(crate) fn sizing<const N: bool, const M: bool>(
 #[cfg(feature = "parallel")]
 pub(crate) fn run_parallel<const N: bool, const M: bool>(
     scratches: &mut Vec<SlabScratch>,
+    thread_scratch: &mut ThreadScratch,
     inp: &Input<'_>,
     slabs: usize,
     sizing: Sizing,
@@ -356,12 +377,28 @@ pub(crate) fn run_parallel<const N: bool, const M: bool>(
     let cuts = cut(inp, slabs);
     scratches.resize_with(cuts.len(), Default::default);
     let scratches = &mut scratches[..cuts.len()];
-    if sizing == Sizing::Copied {
+    if let Sizing::Copied { vertices } = sizing {
+        let layers = u64::from(inp.cells().z1 - inp.cells().z0).max(1);
+        let thread_scratch = &mut thread_scratch.0;
+        thread_scratch.resize_with(rayon::current_num_threads(), Default::default);
+        let thread_scratch = &*thread_scratch;
         let counts: Vec<Counts> = scratches
             .par_iter_mut()
             .zip(cuts.par_iter())
             .enumerate()
-            .map(|(k, (s, &slab))| mesh_local::<N, M>(s, inp, k, slab))
+            .map(|(k, (s, &slab))| {
+                // A quarter more than the slab's share of the estimate, so
+                // that its buffers rarely grow (and copy) during the scan.
+                let share = vertices * u64::from(slab.1 - slab.0) / layers;
+                let room = usize::try_from(share + share / 4 + 64).unwrap_or(0);
+                // Each pool thread runs one slab at a time, so its buffers
+                // are free; a slab run off the pool takes any that is.
+                let i = rayon::current_thread_index().unwrap_or(0) % thread_scratch.len();
+                let mut scan = thread_scratch[i]
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                mesh_local::<N, M>(&mut scan, &mut s.ghost, &mut s.local, inp, k, slab, room)
+            })
             .collect();
         let plan = Plan::new(&counts);
         let filled: Vec<bool> = parts::<N, M>(out, &plan)
@@ -411,18 +448,30 @@ pub(crate) fn run_parallel<const N: bool, const M: bool>(
     commit::<N, M>(out, &plan, &filled);
 }
 
-/// Meshes slab `k` (`z0..z1`) into `s.local` with local ids (see
-/// [`LocalSink`]) and returns what it emitted.
+/// Meshes slab `k` (`z0..z1`) into `s.local` (with room for `room`
+/// vertices and twice as many triangles) with local ids (see [`LocalSink`])
+/// and returns what it emitted.
 #[cfg(any(feature = "parallel", test))]
 fn mesh_local<const N: bool, const M: bool>(
-    s: &mut SlabScratch,
+    scratch: &mut Scratch,
+    ghost: &mut Ghost,
+    local: &mut CubesOutput,
     inp: &Input<'_>,
     k: usize,
     (z0, z1): (u32, u32),
+    room: usize,
 ) -> Counts {
-    let mut sink = LocalSink::new(&mut s.local, &mut s.ghost, k > 0);
-    s.scratch
-        .scan::<N, M, _>(&inp.slab(z0, z1), &mut sink, Packing::Ring);
+    local.reset();
+    local.positions.reserve(room);
+    if N {
+        local.normals.reserve(room);
+    }
+    if M {
+        local.materials.reserve(room);
+    }
+    local.indices.reserve(room.saturating_mul(6));
+    let mut sink = LocalSink::new(local, ghost, k > 0);
+    scratch.scan::<N, M, _>(&inp.slab(z0, z1), &mut sink, Packing::Ring);
     sink.counts()
 }
 
@@ -524,11 +573,14 @@ pub(crate) fn run_slabs_copied<const N: bool, const M: bool>(
 ) {
     let cuts = cut(inp, slabs);
     let mut scratches = vec![SlabScratch::default(); cuts.len()];
+    let mut scan = Scratch::default();
     let counts: Vec<Counts> = scratches
         .iter_mut()
         .zip(&cuts)
         .enumerate()
-        .map(|(k, (s, &slab))| mesh_local::<N, M>(s, inp, k, slab))
+        .map(|(k, (s, &slab))| {
+            mesh_local::<N, M>(&mut scan, &mut s.ghost, &mut s.local, inp, k, slab, 0)
+        })
         .collect();
     let plan = Plan::new(&counts);
     let filled: Vec<bool> = parts::<N, M>(out, &plan)
@@ -665,9 +717,17 @@ mod tests {
         let ball = sphere(n, 10.0);
         let inp = Input::new(&ball, None, dims, [0.0; 3], 1.0, cells, 0.0, [0; 3], hi);
         let mut scratch = Scratch::default();
-        assert_eq!(sizing::<true, false>(&mut scratch, &inp), Sizing::Copied);
+        let Sizing::Copied { vertices } = sizing::<true, false>(&mut scratch, &inp) else {
+            panic!("a small ball is copied");
+        };
         let mut want = CubesOutput::default();
         Scratch::default().scan::<true, false, _>(&inp, &mut VecSink(&mut want), Packing::Ring);
+        // The estimate is near the truth.
+        let truth = want.positions.len() as u64;
+        assert!(
+            vertices > truth / 2 && vertices < truth * 2,
+            "{vertices} vs {truth}"
+        );
         for slabs in [2, 5, 47] {
             let mut got = CubesOutput::default();
             run_slabs_copied::<true, false>(&inp, slabs, &mut got);
