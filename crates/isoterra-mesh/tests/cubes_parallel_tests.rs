@@ -222,20 +222,34 @@ proptest! {
     fn sparse_fields_copied_into_place_give_the_single_thread_bytes(
         f in sparse_field(),
         normals in any::<bool>(),
+        apron in any::<bool>(),
+        cut in (0.0f32..0.4, 0.6f32..1.0),
     ) {
-        let opts = CubesOptions::DEFAULT.with_normals(normals);
+        let opts = CubesOptions::DEFAULT
+            .with_normals(normals)
+            .with_normals_apron(apron);
         let ids: Vec<u8> = (0..f.values().len()).map(|i| (i * 3 % 7) as u8).collect();
         let whole = CellBox::whole(&f);
-        for materials in [None, Some(&ids[..])] {
-            let want = reference(&f, materials, whole, &opts);
+        // The whole field, and a box inside it (cut on every axis).
+        let [w, h, d] = f.dims().map(|n| (n - 1) as f32);
+        let part = CellBox::new(
+            (cut.0 * w) as u32,
+            (cut.0 * h) as u32,
+            (cut.0 * d) as u32,
+            (cut.1 * w) as u32,
+            (cut.1 * h) as u32,
+            (cut.1 * d) as u32,
+        );
+        for (materials, cells) in [(None, whole), (Some(&ids[..]), whole), (None, part)] {
+            let want = reference(&f, materials, cells, &opts);
             for threads in [2, 3, 7] {
                 let mut fresh = CubesOutput::default();
-                mesh_on(threads, &f, materials, whole, &opts, &mut fresh);
+                mesh_on(threads, &f, materials, cells, &opts, &mut fresh);
                 prop_assert!(same_bits(&fresh, &want), "{} threads", threads);
                 prop_assert_eq!(fresh.indices.capacity(), fresh.indices.len());
                 let mut reused = want.clone();
                 reused.positions.push([9.0; 3]);
-                mesh_on(threads, &f, materials, whole, &opts, &mut reused);
+                mesh_on(threads, &f, materials, cells, &opts, &mut reused);
                 prop_assert!(same_bits(&reused, &want), "{} threads, reused", threads);
             }
         }
