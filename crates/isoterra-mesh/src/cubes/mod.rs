@@ -362,9 +362,15 @@ impl MarchingCubes {
     /// `ThreadPool::install` to choose the threads). The output is the same,
     /// bit for bit, as a single-thread call's, whatever the number of threads:
     /// the same vertices in the same order, the same triangles, the same
-    /// normals. A pool of one thread meshes on the calling thread. The mesher
-    /// keeps one set of scan buffers per slab (a few per thread) between
-    /// calls. Default: `false`.
+    /// normals. A pool of one thread meshes on the calling thread.
+    ///
+    /// A call samples three node slices to judge its output's size. A dense
+    /// surface is counted slab by slab, then each slab is filled into its
+    /// part of an output allocated once. A sparse one (an output no larger
+    /// than the field's values) is meshed slab by slab into each slab's own
+    /// buffers and copied into place, which costs less than a count. The
+    /// mesher keeps its scan buffers (a few slabs per thread) and those slab
+    /// buffers between calls. Default: `false`.
     #[cfg(feature = "parallel")]
     pub fn with_parallel(mut self, parallel: bool) -> Self {
         self.parallel = parallel;
