@@ -537,6 +537,13 @@ fn decide(inp: &Input<'_>, t: &Tables, case: u8, i0: usize) -> u8 {
     d
 }
 
+/// The triangle list of an ambiguous `case` for the cell whose first corner
+/// has storage index `i0`, as the decider picks it.
+#[inline]
+fn decided(inp: &Input<'_>, t: &Tables, case: u8, i0: usize) -> SubEntry {
+    t.subs[t.cases[case as usize].sub_start as usize + decide(inp, t, case, i0) as usize]
+}
+
 /// Adds the centre vertex of a loop (the mean of its vertices) and returns its id.
 #[cold]
 #[inline(never)]
@@ -658,22 +665,9 @@ impl Scratch {
         let mut edges = 0u64;
         for s in 0..slices {
             self.pack_slice(inp, &lay, s, c.z0 + s as u32);
+            edges += self.slice_xy_crossings(&lay, s);
             let bits = &self.bits[s * sw..(s + 1) * sw];
             let kinds = &self.kinds[s * ny..(s + 1) * ny];
-            for j in 0..ny {
-                let row = &bits[j * wpr..(j + 1) * wpr];
-                if kinds[j] == MIXED {
-                    for w in 0..words(nx - 1) {
-                        edges += ((row[w] ^ shr1(row, w)) & valid(w, nx - 1)).count_ones() as u64;
-                    }
-                }
-                if j + 1 < ny && (kinds[j] == MIXED || kinds[j + 1] != kinds[j]) {
-                    let next = &bits[(j + 1) * wpr..(j + 2) * wpr];
-                    for w in 0..words(nx) {
-                        edges += ((row[w] ^ next[w]) & valid(w, nx)).count_ones() as u64;
-                    }
-                }
-            }
             if s > 0 {
                 let below = &self.bits[(s - 1) * sw..s * sw];
                 let kinds_below = &self.kinds[(s - 1) * ny..s * ny];
@@ -696,11 +690,18 @@ impl Scratch {
     #[cfg(any(feature = "parallel", test))]
     pub(crate) fn slice_crossings(&mut self, inp: &Input<'_>, z: u32) -> u64 {
         let lay = Layout::of(inp.cells);
-        let (nx, ny, wpr) = (lay.nx, lay.ny, lay.wpr);
         zeroed_len(&mut self.bits, lay.slice_words());
-        zeroed_len(&mut self.kinds, ny);
+        zeroed_len(&mut self.kinds, lay.ny);
         self.pack_slice(inp, &lay, 0, z);
-        let (bits, kinds) = (&self.bits, &self.kinds);
+        self.slice_xy_crossings(&lay, 0)
+    }
+
+    /// Crossed x- and y-edges of the node slice packed in `slot`, with the
+    /// word operations the scan uses to find them.
+    fn slice_xy_crossings(&self, lay: &Layout, slot: usize) -> u64 {
+        let (nx, ny, wpr, sw) = (lay.nx, lay.ny, lay.wpr, lay.slice_words());
+        let bits = &self.bits[slot * sw..(slot + 1) * sw];
+        let kinds = &self.kinds[slot * ny..(slot + 1) * ny];
         let mut edges = 0u64;
         for j in 0..ny {
             let row = &bits[j * wpr..(j + 1) * wpr];
@@ -996,11 +997,9 @@ impl Scratch {
                             let bit = mm.trailing_zeros();
                             mm &= mm - 1;
                             let case = case_at(bit);
-                            let entry = &t.cases[case as usize];
-                            if entry.amb_count != 0 {
+                            if t.cases[case as usize].amb_count != 0 {
                                 let x = w * 64 + bit as usize;
-                                let d = decide(inp, t, case, i0 + x) as usize;
-                                sum += tally_of(t.subs[entry.sub_start as usize + d]);
+                                sum += tally_of(decided(inp, t, case, i0 + x));
                             }
                         }
                     }
@@ -1018,7 +1017,7 @@ impl Scratch {
                     let sub: SubEntry = if entry.amb_count == 0 {
                         entry.first
                     } else {
-                        t.subs[entry.sub_start as usize + decide(inp, t, case, i0 + x) as usize]
+                        decided(inp, t, case, i0 + x)
                     };
                     if sub.centre_len != 0 {
                         let edges =

@@ -210,6 +210,28 @@ pub(crate) struct Ghost {
     materials: Vec<u8>,
 }
 
+impl Ghost {
+    fn clear(&mut self) {
+        self.positions.clear();
+        self.normals.clear();
+        self.materials.clear();
+    }
+
+    /// Adds a vertex and returns its index among the ghosts.
+    #[inline(always)]
+    fn push<const N: bool, const M: bool>(&mut self, p: [f32; 3], n: [f32; 3], m: u8) -> u32 {
+        let i = self.positions.len() as u32;
+        self.positions.push(p);
+        if N {
+            self.normals.push(n);
+        }
+        if M {
+            self.materials.push(m);
+        }
+        i
+    }
+}
+
 /// One slab's part of the output buffers.
 pub(crate) struct SlabParts<'a> {
     pub(crate) positions: &'a mut [MaybeUninit<[f32; 3]>],
@@ -246,9 +268,7 @@ impl<'a, 'g> SlabSink<'a, 'g> {
     ) -> Self {
         let (ghost, ghost_base, in_ghost) = match ghost {
             Some((g, b)) => {
-                g.positions.clear();
-                g.normals.clear();
-                g.materials.clear();
+                g.clear();
                 (Some(g), b, true)
             }
             None => (None, 0, false),
@@ -280,15 +300,7 @@ impl Sink for SlabSink<'_, '_> {
                 .ghost
                 .as_deref_mut()
                 .expect("a ghost slice has a buffer");
-            let id = self.ghost_base + g.positions.len() as u32;
-            g.positions.push(p);
-            if N {
-                g.normals.push(n);
-            }
-            if M {
-                g.materials.push(m);
-            }
-            return id;
+            return self.ghost_base + g.push::<N, M>(p, n, m);
         }
         let i = self.vertices;
         // Indexing checks the bound: a count that disagreed with this scan would
@@ -390,9 +402,7 @@ impl<'a> LocalSink<'a> {
     /// vertices go into `ghost` (cleared).
     pub(crate) fn new(own: &'a mut CubesOutput, ghost: &'a mut Ghost, ghost_first: bool) -> Self {
         own.reset();
-        ghost.positions.clear();
-        ghost.normals.clear();
-        ghost.materials.clear();
+        ghost.clear();
         LocalSink {
             own,
             ghost,
@@ -420,16 +430,7 @@ impl Sink for LocalSink<'_> {
     #[inline(always)]
     fn vertex<const N: bool, const M: bool>(&mut self, p: [f32; 3], n: [f32; 3], m: u8) -> u32 {
         if self.in_ghost {
-            let g = &mut *self.ghost;
-            let id = g.positions.len() as u32;
-            g.positions.push(p);
-            if N {
-                g.normals.push(n);
-            }
-            if M {
-                g.materials.push(m);
-            }
-            return id;
+            return self.ghost.push::<N, M>(p, n, m);
         }
         self.ghosts + VecSink(self.own).vertex::<N, M>(p, n, m)
     }
