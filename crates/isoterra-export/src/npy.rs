@@ -8,7 +8,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use isoterra_field::{Field2, Field3};
+use isoterra_field::{Field2, Field3, FieldError};
 
 use crate::ExportError;
 
@@ -54,15 +54,16 @@ pub fn read_npy_from(r: impl Read, len: Option<u64>) -> Result<Field2, ExportErr
     let (rows, cols) = (header.dims[0], header.dims[1]);
     // Size checks (zero, overflow, node cap) come before any allocation.
     let n = Field2::check_size(cols, rows)? as u64;
-    let values = input.values(&header, n, |i, value, what| {
+    let bad = |i: u64, value: f64, what| {
         let (row, col) = (i / cols, i % cols);
         if what == NOT_FINITE {
             ExportError::NpyNonFinite { row, col, value }
         } else {
             ExportError::NpyOutOfRange { row, col, value }
         }
-    })?;
-    Ok(Field2::from_values(cols as u32, rows as u32, values)?)
+    };
+    let values = input.values(&header, n, &bad)?;
+    Field2::from_values(cols as u32, rows as u32, values).map_err(|e| finite_or(e, &bad))
 }
 
 /// Reads a 3D `.npy` file into a [`Field3`] (see [`read_npy3`]), a block at
@@ -93,12 +94,23 @@ pub fn read_npy3_from(r: impl Read, len: Option<u64>) -> Result<Field3, ExportEr
     }
     let (d, h, w) = (header.dims[0], header.dims[1], header.dims[2]);
     let n = Field3::check_size(w, h, d)? as u64;
-    let values = input.values(&header, n, |i, value, what| ExportError::NpyBadValue3 {
+    let bad = |i: u64, value: f64, what| ExportError::NpyBadValue3 {
         index: [i / (w * h), i / w % h, i % w],
         value,
         what,
-    })?;
-    Ok(Field3::from_values(w as u32, h as u32, d as u32, values)?)
+    };
+    let values = input.values(&header, n, &bad)?;
+    Field3::from_values(w as u32, h as u32, d as u32, values).map_err(|e| finite_or(e, &bad))
+}
+
+/// The field's error, or, for a value that is not finite (the check of
+/// `f4` data, which the field's constructor makes), the reader's error that
+/// names it by its place in the array.
+fn finite_or(e: FieldError, bad: &impl Fn(u64, f64, &'static str) -> ExportError) -> ExportError {
+    match e {
+        FieldError::NonFinite { index, value } => bad(index as u64, f64::from(value), NOT_FINITE),
+        e => e.into(),
+    }
 }
 
 /// Opens a file to read, with its length when it is a regular file (a pipe
@@ -231,12 +243,13 @@ impl<R: Read> Input<R> {
 
     /// Reads the `n` values the header announces, then checks that nothing
     /// follows them. `bad(flat_index, value, what)` names the first value that
-    /// is not finite or does not fit in `f32`.
+    /// is not finite or does not fit in `f32`; `f4` values are read as they
+    /// are, and left to the field's constructor to check.
     fn values(
         &mut self,
         header: &Header,
         n: u64,
-        bad: impl Fn(u64, f64, &'static str) -> ExportError,
+        bad: &impl Fn(u64, f64, &'static str) -> ExportError,
     ) -> Result<Vec<f32>, ExportError> {
         let size = header.dtype.size();
         // n is below every field's node cap (2^32), so this cannot overflow.
@@ -257,28 +270,50 @@ impl<R: Read> Input<R> {
                 });
             }
         }
+        // The field's memory, new to the process: offered huge pages, so
+        // that a large field takes a few hundred page faults, not one per
+        // 4 KiB.
         let mut values = Vec::new();
-        values
-            .try_reserve_exact(n as usize)
-            .map_err(|_| ExportError::OutOfMemory {
+        if !isoterra_field::alloc::try_reserve_exact(&mut values, n as usize) {
+            return Err(ExportError::OutOfMemory {
                 nodes: n,
                 bytes: n * 4,
-            })?;
+            });
+        }
         let data_start = self.read;
-        let mut block = vec![0u8; BLOCK.min(needed as usize)];
-        let mut done = 0u64;
-        while done < needed {
-            let want = (needed - done).min(BLOCK as u64) as usize;
-            let got = self.fill(&mut block[..want])?;
-            if got < want {
-                return Err(ExportError::NpyTruncated {
-                    what: "data",
-                    needed,
-                    got: self.read - data_start,
-                });
+        let truncated = |read: u64| ExportError::NpyTruncated {
+            what: "data",
+            needed,
+            got: read - data_start,
+        };
+        if let Dtype::F4 { little } = header.dtype {
+            // Read straight into the values, a block at a time: the file's
+            // bytes are copied once, from the system's cache to the field.
+            let n = n as usize;
+            while values.len() < n {
+                let start = values.len();
+                values.resize(start + (n - start).min(BLOCK / 4), 0.0);
+                let block = &mut values[start..];
+                if self.fill(f32_bytes_mut(block))? < 4 * block.len() {
+                    return Err(truncated(self.read));
+                }
+                if little != cfg!(target_endian = "little") {
+                    for v in block {
+                        *v = f32::from_bits(v.to_bits().swap_bytes());
+                    }
+                }
             }
-            decode_block(header.dtype, &block[..want], done / size, &mut values, &bad)?;
-            done += want as u64;
+        } else {
+            let mut block = vec![0u8; BLOCK.min(needed as usize)];
+            let mut done = 0u64;
+            while done < needed {
+                let want = (needed - done).min(BLOCK as u64) as usize;
+                if self.fill(&mut block[..want])? < want {
+                    return Err(truncated(self.read));
+                }
+                decode_block(header.dtype, &block[..want], done / size, &mut values, bad)?;
+                done += want as u64;
+            }
         }
         // Whatever follows the data is an error; on a stream of unknown
         // length it is counted up to a limit.
@@ -619,6 +654,19 @@ impl Header {
     }
 }
 
+/// The bytes of `values`, to read a native-order `f4` array into.
+fn f32_bytes_mut(values: &mut [f32]) -> &mut [u8] {
+    // SAFETY: the byte slice covers exactly the memory of `values` and
+    // borrows it for as long; `f32` has no padding, `u8` no alignment, and
+    // every bit pattern written through it is a valid `f32`.
+    unsafe {
+        std::slice::from_raw_parts_mut(
+            values.as_mut_ptr().cast::<u8>(),
+            std::mem::size_of_val(values),
+        )
+    }
+}
+
 /// Converts one block of `dtype` values, the first of which has flat index
 /// `first`, to `f32`, appending them to `values`; calls `bad(flat_index,
 /// value, what)` for the first value that is not finite or does not fit in
@@ -632,20 +680,7 @@ fn decode_block(
 ) -> Result<(), ExportError> {
     let at = |i: usize| first + i as u64;
     match dtype {
-        Dtype::F4 { little } => {
-            for (i, c) in data.chunks_exact(4).enumerate() {
-                let b = [c[0], c[1], c[2], c[3]];
-                let v = if little {
-                    f32::from_le_bytes(b)
-                } else {
-                    f32::from_be_bytes(b)
-                };
-                if !v.is_finite() {
-                    return Err(bad(at(i), v as f64, NOT_FINITE));
-                }
-                values.push(v);
-            }
-        }
+        Dtype::F4 { .. } => unreachable!("f4 data is read in place, not decoded"),
         Dtype::F8 { little } => {
             for (i, c) in data.chunks_exact(8).enumerate() {
                 let b = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];

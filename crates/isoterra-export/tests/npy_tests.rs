@@ -577,3 +577,57 @@ fn large_volumes_are_checked_against_the_3d_cap() {
     );
     assert!(err.to_string().contains("1024x1024x2048 nodes"), "{err}");
 }
+
+/// Volumes of several read blocks (`f4` is read a megabyte at a time, in
+/// place): values in either byte order land where they belong, a bad value
+/// in a later block is named by its index, and a file cut inside a later
+/// block is reported as truncated, from a file's bytes and from a stream
+/// that hands over a few bytes at a time.
+#[test]
+fn f4_volumes_of_several_blocks_read_in_place() {
+    let (w, h, d) = (67usize, 61, 71); // 290,177 values: more than one block
+    let n = w * h * d;
+    let values: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 5.0).collect();
+    let shape = format!("({d}, {h}, {w})");
+    let le: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let be: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
+    for (descr, data) in [("<f4", &le), (">f4", &be)] {
+        let bytes = npy_bytes(descr, &shape, data);
+        let f = isoterra_export::read_npy3(&bytes).unwrap();
+        assert_eq!(f.values(), &values[..], "{descr}");
+        let streamed = isoterra_export::read_npy3_from(trickle(&bytes, 4093), None).unwrap();
+        assert_eq!(streamed.values(), &values[..], "{descr} streamed");
+    }
+
+    // A NaN far into the second block: [z, y, x] of flat index `at`.
+    let at = 280_001;
+    let mut bad = le.clone();
+    bad[4 * at..4 * at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    match isoterra_export::read_npy3(&npy_bytes("<f4", &shape, &bad)) {
+        Err(ExportError::NpyBadValue3 { index, value, .. }) => {
+            assert_eq!(
+                index,
+                [(at / (w * h)) as u64, (at / w % h) as u64, (at % w) as u64]
+            );
+            assert!(value.is_nan());
+        }
+        other => panic!("expected NpyBadValue3, got {other:?}"),
+    }
+
+    // Cut inside the second block: the file's length says so up front; a
+    // stream of unknown length runs dry while its block is read.
+    let cut = npy_bytes("<f4", &shape, &le[..4 * 270_000 + 2]);
+    for got in [
+        isoterra_export::read_npy3(&cut),
+        isoterra_export::read_npy3_from(trickle(&cut, 1000), None),
+    ] {
+        match got {
+            Err(ExportError::NpyTruncated { what, needed, got }) => {
+                assert_eq!(what, "data");
+                assert_eq!(needed, 4 * n as u64);
+                assert_eq!(got, 4 * 270_000 + 2);
+            }
+            other => panic!("expected NpyTruncated, got {other:?}"),
+        }
+    }
+}

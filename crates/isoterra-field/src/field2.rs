@@ -143,7 +143,7 @@ impl Field2 {
                 got: values.len(),
             });
         }
-        if let Some(index) = values.iter().position(|v| !v.is_finite()) {
+        if let Some(index) = crate::first_non_finite(&values) {
             return Err(FieldError::NonFinite {
                 index,
                 value: values[index],

@@ -22,6 +22,7 @@
 //!
 //! This crate does no I/O.
 
+pub mod alloc;
 mod automaton;
 mod blur;
 mod curve;
@@ -30,6 +31,7 @@ pub mod erosion;
 mod error;
 mod field2;
 mod field3;
+mod finite;
 pub mod hash;
 mod height;
 pub mod map;
@@ -49,6 +51,7 @@ pub use erosion::{
 pub use error::FieldError;
 pub use field2::{Field2, NodeRect};
 pub use field3::Field3;
+pub use finite::first_non_finite;
 pub use height::{HeightGen, HeightParams, HeightPreset};
 pub use map::{
     LayerMask, MAX_LEVEL, MAX_MAP_CELLS, MAX_TEXTURES, MapLayer, MapLayers, NO_WATER,

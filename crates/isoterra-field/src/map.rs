@@ -315,7 +315,7 @@ impl MapLayers {
             &self.height,
             &self.water,
         ] {
-            if let Some(index) = values.iter().position(|v| !v.is_finite()) {
+            if let Some(index) = crate::first_non_finite(values) {
                 return Err(FieldError::NonFinite {
                     index,
                     value: values[index],

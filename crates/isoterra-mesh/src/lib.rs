@@ -30,7 +30,7 @@
 //! The conventions (sign, cells, interpolation, saddles, seams) are written down
 //! in the documentation of [`MarchingSquares`].
 
-mod alloc;
+use isoterra_field::alloc;
 mod cache;
 mod cases;
 mod cells;

@@ -107,7 +107,7 @@ impl ChunkData {
                 format!("{} values for {n} nodes", values.len()),
             ));
         }
-        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+        if let Some(i) = isoterra_field::first_non_finite(&values) {
             return Err(StoreError::input(
                 "chunk values",
                 format!("value {} at index {i} is not finite", values[i]),

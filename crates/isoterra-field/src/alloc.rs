@@ -1,9 +1,10 @@
-//! Room for a fresh output, backed by huge pages where the system allows.
+//! Room for large new buffers (a one-shot mesher's output, a field read
+//! from a file), backed by huge pages where the system allows.
 //!
-//! A one-shot call meshes into memory the process has never touched, and
-//! the first write to each 4 KiB page is a page fault: 59,381 of them for
-//! the 243 MB a dense 256³ gyroid makes, about half of the call's time on
-//! the machines measured (BENCHMARKS.md). Linux backs memory with 2 MiB
+//! A buffer the process has never touched takes a page fault at the first
+//! write to each 4 KiB page: 59,381 of them for the 243 MB a dense 256³
+//! gyroid's mesh makes, about half of a one-shot call's time on the
+//! machines measured (BENCHMARKS.md in the repository). Linux backs memory with 2 MiB
 //! pages where a program asks for it (`madvise(MADV_HUGEPAGE)`, which the
 //! transparent-huge-page setting `madvise` — the default of most
 //! distributions — waits for): one fault then maps 512 pages. Only large,
@@ -18,7 +19,7 @@ const HUGE_PAGE: usize = 2 << 20;
 
 /// `v.reserve_exact(additional)`, then, when that made new room of at least
 /// [`HUGE_MIN_BYTES`], the advice to back the room with huge pages.
-pub(crate) fn reserve_exact<T>(v: &mut Vec<T>, additional: usize) {
+pub fn reserve_exact<T>(v: &mut Vec<T>, additional: usize) {
     let before = v.capacity();
     v.reserve_exact(additional);
     advise_new_room(v, before);
@@ -26,7 +27,7 @@ pub(crate) fn reserve_exact<T>(v: &mut Vec<T>, additional: usize) {
 
 /// Like [`reserve_exact`], but returns `false` instead of aborting when the
 /// memory cannot be had (the vector is then unchanged).
-pub(crate) fn try_reserve_exact<T>(v: &mut Vec<T>, additional: usize) -> bool {
+pub fn try_reserve_exact<T>(v: &mut Vec<T>, additional: usize) -> bool {
     let before = v.capacity();
     if v.try_reserve_exact(additional).is_err() {
         return false;
