@@ -11,6 +11,7 @@
 //! unit is a metre. UVs are written as given (isoterra meshes use world
 //! position / uv_scale, meant for repeating textures).
 
+use isoterra_field::first_non_finite;
 use isoterra_mesh::HeightmapMesh;
 use serde_json::{Map, Value, json};
 
@@ -394,7 +395,7 @@ impl<'a> GlbMesh<'a> {
                 format!("{} indices is not a multiple of 3", self.indices.len()),
             );
         }
-        if let Some(i) = self.indices.iter().position(|&i| i as usize >= n) {
+        if let Some(i) = first_index_at_or_above(self.indices, n) {
             return bad(
                 "indices",
                 format!(
@@ -403,31 +404,19 @@ impl<'a> GlbMesh<'a> {
                 ),
             );
         }
-        if let Some(i) = self
-            .positions
-            .iter()
-            .position(|p| !p.iter().all(|c| c.is_finite()))
-        {
+        if let Some(i) = first_non_finite(self.positions.as_flattened()).map(|c| c / 3) {
             return bad(
                 "positions",
                 format!("position {i} is not finite: {:?}", self.positions[i]),
             );
         }
-        if let Some(i) = self
-            .normals
-            .iter()
-            .position(|p| !p.iter().all(|c| c.is_finite()))
-        {
+        if let Some(i) = first_non_finite(self.normals.as_flattened()).map(|c| c / 3) {
             return bad(
                 "normals",
                 format!("normal {i} is not finite: {:?}", self.normals[i]),
             );
         }
-        if let Some(i) = self
-            .uvs
-            .iter()
-            .position(|p| !p.iter().all(|c| c.is_finite()))
-        {
+        if let Some(i) = first_non_finite(self.uvs.as_flattened()).map(|c| c / 2) {
             return bad("uvs", format!("UV {i} is not finite: {:?}", self.uvs[i]));
         }
         if let Some(t) = self.translation
@@ -437,6 +426,23 @@ impl<'a> GlbMesh<'a> {
         }
         Ok(())
     }
+}
+
+/// Place of the first index that is `n` or more, if any: each block is
+/// checked by its largest index, without a branch, and only a block with
+/// one out of range is searched (a large mesh has tens of millions).
+fn first_index_at_or_above(indices: &[u32], n: usize) -> Option<usize> {
+    const BLOCK: usize = 1024;
+    for (b, block) in indices.chunks(BLOCK).enumerate() {
+        let max = block.iter().fold(0, |m, &i| m.max(i));
+        if max as usize >= n {
+            return block
+                .iter()
+                .position(|&i| i as usize >= n)
+                .map(|j| b * BLOCK + j);
+        }
+    }
+    None
 }
 
 /// The kind of an application-specific attribute's values.
@@ -981,4 +987,34 @@ pub(crate) fn write_glb_parts<W: std::io::Write + ?Sized>(
         }
     }
     bin.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_index_at_or_above;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn first_index_at_or_above_is_the_plain_search(
+            indices in proptest::collection::vec(0u32..5000, 0..3000),
+            n in 0usize..6000,
+        ) {
+            prop_assert_eq!(
+                first_index_at_or_above(&indices, n),
+                indices.iter().position(|&i| i as usize >= n)
+            );
+        }
+    }
+
+    #[test]
+    fn an_index_in_a_later_block_is_found() {
+        let mut indices = vec![7u32; 5000];
+        assert_eq!(first_index_at_or_above(&indices, 8), None);
+        indices[4097] = 8;
+        indices[4999] = u32::MAX;
+        assert_eq!(first_index_at_or_above(&indices, 8), Some(4097));
+        assert_eq!(first_index_at_or_above(&indices, 9), Some(4999));
+        assert_eq!(first_index_at_or_above(&indices, 0), Some(0));
+    }
 }

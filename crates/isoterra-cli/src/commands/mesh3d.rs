@@ -54,7 +54,9 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
     })
     .context("meshing failed")?;
     let mesh_ms = ms(t1);
-    let zero_area = zero_area_triangles(&out);
+    let t_check = Instant::now();
+    let zero_area = pool.install(|| zero_area_triangles(&out));
+    let check_ms = ms(t_check);
     if zero_area > 0 {
         eprintln!(
             "note: {zero_area} zero-area triangles: samples exactly at --iso {} (try --iso-nudge 1e-3 for integer data)",
@@ -80,7 +82,8 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
         eprintln!(
             "{}",
             serde_json::json!({
-                "load_ms": load_ms, "mesh_ms": mesh_ms, "write_ms": write_ms,
+                "load_ms": load_ms, "mesh_ms": mesh_ms, "check_ms": check_ms,
+                "write_ms": write_ms,
                 "vertices": out.vertex_count(), "triangles": out.triangle_count(),
                 "zero_area_triangles": zero_area,
                 "dims": field.dims(), "threads": threads
@@ -90,21 +93,66 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Triangles whose corners are collinear or coincide (cross product 0).
+/// Triangles whose corners are collinear or coincide (cross product 0),
+/// counted on the worker threads (a dense volume's mesh has ten million
+/// triangles or more).
 fn zero_area_triangles(out: &CubesOutput) -> usize {
+    use rayon::prelude::*;
+    let p = &out.positions[..];
     out.indices
-        .chunks_exact(3)
-        .filter(|t| {
-            let [a, b, c] = [0, 1, 2].map(|k| out.positions[t[k] as usize].map(f64::from));
-            let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
-            let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
-            u[1] * v[2] - u[2] * v[1] == 0.0
-                && u[2] * v[0] - u[0] * v[2] == 0.0
-                && u[0] * v[1] - u[1] * v[0] == 0.0
+        .par_chunks(3 << 14)
+        .map(|block| {
+            block
+                .chunks_exact(3)
+                .filter(|t| {
+                    // The mesher's indices are in range (checked by the
+                    // writers too); one that is not counts as degenerate.
+                    let (Some(a), Some(b), Some(c)) = (
+                        p.get(t[0] as usize),
+                        p.get(t[1] as usize),
+                        p.get(t[2] as usize),
+                    ) else {
+                        return true;
+                    };
+                    zero_area(*a, *b, *c)
+                })
+                .count()
         })
-        .count()
+        .sum()
+}
+
+/// Whether the cross product of `b - a` and `c - a` is exactly zero. The
+/// differences of `f32` values are exact in `f64`, and so are their
+/// products, so each component is compared exactly.
+fn zero_area(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> bool {
+    let d = |p: [f32; 3], k: usize| f64::from(p[k]) - f64::from(a[k]);
+    let (u, v) = ([d(b, 0), d(b, 1), d(b, 2)], [d(c, 0), d(c, 1), d(c, 2)]);
+    u[1] * v[2] == u[2] * v[1] && u[2] * v[0] == u[0] * v[2] && u[0] * v[1] == u[1] * v[0]
 }
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_area_means_coincident_or_collinear_corners() {
+        let a = [0.5, 1.0, 2.0];
+        assert!(zero_area(a, a, [3.0, 1.0, 2.0]), "two corners coincide");
+        assert!(zero_area(a, [1.5, 2.0, 3.0], [2.5, 3.0, 4.0]), "collinear");
+        assert!(!zero_area(a, [1.5, 1.0, 2.0], [0.5, 1.0, 2.5]));
+        // A sliver is not zero: the test is exact, without a tolerance.
+        assert!(!zero_area(a, [1.5, 1.0, 2.0], [2.5, 1.0, 2.0 + 1e-6]));
+
+        let out = CubesOutput {
+            positions: vec![a, [1.5, 1.0, 2.0], [0.5, 1.0, 2.5], [2.5, 1.0, 2.0]],
+            indices: vec![0, 1, 2, 0, 1, 3, 0, 2, 9],
+            ..CubesOutput::default()
+        };
+        // The second is collinear, the third names a vertex that is not there.
+        assert_eq!(zero_area_triangles(&out), 2);
+    }
 }
