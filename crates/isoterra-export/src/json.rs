@@ -46,7 +46,31 @@ struct LineIn {
 /// no NaN or infinity: such coordinates are written as `null`, which the parser
 /// rejects.
 pub fn export_polylines_json(polylines: &[Polyline]) -> String {
-    let doc = DocOut {
+    // Serialising plain numbers, bools and arrays into a String cannot fail.
+    serde_json::to_string(&doc_out(polylines)).unwrap_or_default()
+}
+
+/// Writes what [`export_polylines_json`] returns to `w` as it is made, so
+/// that a large drawing (tens of millions of points at 8192²) is never
+/// held whole in memory as text. Wrap a file in a [`std::io::BufWriter`].
+///
+/// # Errors
+///
+/// [`ExportError::Write`] when `w` fails.
+pub fn write_polylines_json<W: std::io::Write>(
+    polylines: &[Polyline],
+    w: W,
+) -> Result<(), ExportError> {
+    serde_json::to_writer(w, &doc_out(polylines)).map_err(|e| {
+        ExportError::Write(e.io_error_kind().map_or_else(
+            || std::io::Error::other(e.to_string()),
+            |kind| std::io::Error::new(kind, e.to_string()),
+        ))
+    })
+}
+
+fn doc_out(polylines: &[Polyline]) -> DocOut<'_> {
+    DocOut {
         polylines: polylines
             .iter()
             .map(|p| LineOut {
@@ -54,9 +78,7 @@ pub fn export_polylines_json(polylines: &[Polyline]) -> String {
                 closed: p.closed,
             })
             .collect(),
-    };
-    // Serialising plain numbers, bools and arrays into a String cannot fail.
-    serde_json::to_string(&doc).unwrap_or_default()
+    }
 }
 
 /// Parses the format written by [`export_polylines_json`].

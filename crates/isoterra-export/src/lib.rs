@@ -16,6 +16,7 @@ mod obj;
 mod ply;
 mod raster;
 mod svg;
+mod text;
 
 pub use error::ExportError;
 pub use gltf::{
@@ -27,7 +28,7 @@ pub use heightmap_io::{
     decode_png16_codes, decode_r16_codes, encode_png16_codes, export_png16, export_r16,
     height_to_code16, heights_to_codes16, import_png8, import_png16, import_r16,
 };
-pub use json::{export_polylines_json, parse_polylines_json};
+pub use json::{export_polylines_json, parse_polylines_json, write_polylines_json};
 pub use map::{
     CELLS_PER_TILE_PROPERTY, CLIFF_COLOR, MAP_EXPORT_BAND_CELLS, MAP_PALETTE, MAP_TEXTURE_NAMES,
     MAX_TILESET_IMAGE_TILE, PngLayers, PngLayersInfo, PngLayersMesh, TiledEncoding, TiledExport,

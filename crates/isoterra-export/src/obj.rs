@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use crate::text::Numbers;
 use crate::{ExportError, GlbMaterial, GlbMesh};
 
 /// An OBJ file and the `.mtl` file its `mtllib` line names.
@@ -261,6 +262,7 @@ impl<'s, 'a> ObjWriter<'s, 'a> {
         for p in m.positions {
             self.s.push('v');
             for k in 0..3 {
+                self.s.push(' ');
                 num.push_f32(&mut self.s, p[k] + t[k]);
             }
             self.s.push('\n');
@@ -269,6 +271,7 @@ impl<'s, 'a> ObjWriter<'s, 'a> {
         for n in m.normals {
             self.s.push_str("vn");
             for &c in n {
+                self.s.push(' ');
                 num.push_f32(&mut self.s, c);
             }
             self.s.push('\n');
@@ -277,6 +280,7 @@ impl<'s, 'a> ObjWriter<'s, 'a> {
         for uv in m.uvs {
             self.s.push_str("vt");
             for &c in uv {
+                self.s.push(' ');
                 num.push_f32(&mut self.s, c);
             }
             self.s.push('\n');
@@ -327,148 +331,5 @@ impl<'s, 'a> ObjWriter<'s, 'a> {
     /// Hands on the rest of the text.
     pub fn finish(self) -> Result<(), ExportError> {
         (self.sink)(&self.s)
-    }
-}
-
-/// Number formatting for OBJ lines, several times faster than `write!`
-/// (a dense volume's mesh has millions of vertices).
-#[derive(Default)]
-struct Numbers {
-    float: zmij::Buffer,
-    int: itoa::Buffer,
-}
-
-impl Numbers {
-    /// Appends a space and `v` laid out as `{}` lays it out: the shortest
-    /// digits that read back to the same `f32`, without an exponent (`1`,
-    /// `0.5`, `-0`, `0.0000001`, `100000000000000000000`). The digits are
-    /// ryu's, which are `{}`'s but where two shortest texts are as near
-    /// (2015.65625: ryu takes the even 2015.6562, std 2015.6563); only
-    /// ryu's layout (`1.0`, `1e-7`) is rewritten.
-    fn push_f32(&mut self, s: &mut String, v: f32) {
-        s.push(' ');
-        let r = self.float.format_finite(v);
-        let r = match r.strip_prefix('-') {
-            Some(r) => {
-                s.push('-');
-                r
-            }
-            None => r,
-        };
-        let Some((m, e)) = r.split_once('e') else {
-            s.push_str(r.strip_suffix(".0").unwrap_or(r));
-            return;
-        };
-        // `m` is one digit, then maybe a point and more digits; the
-        // decimal point goes `e` places after the first digit.
-        let e: i64 = e.parse().unwrap_or(0);
-        let (int, frac) = m.split_once('.').unwrap_or((m, ""));
-        let point = int.len() as i64 + e;
-        let zeros = |s: &mut String, n: i64| s.extend(std::iter::repeat_n('0', n.max(0) as usize));
-        if point <= 0 {
-            s.push_str("0.");
-            zeros(s, -point);
-            s.push_str(int);
-            s.push_str(frac);
-        } else if point as usize >= int.len() + frac.len() {
-            s.push_str(int);
-            s.push_str(frac);
-            zeros(s, point - (int.len() + frac.len()) as i64);
-        } else {
-            let (a, b) = frac.split_at(point as usize - int.len());
-            s.push_str(int);
-            s.push_str(a);
-            s.push('.');
-            s.push_str(b);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Numbers;
-    use proptest::prelude::*;
-
-    /// Checks what `push_f32` writes for `v` against `{}`: the same
-    /// layout (no exponent, no `.0`), as few digits, and the same `f32`
-    /// read back. Returns whether the text is the same byte for byte (it
-    /// differs only where two shortest texts are as near, and std rounds
-    /// the tie up where ryu takes the even digit).
-    fn check(num: &mut Numbers, v: f32) -> bool {
-        let mut s = String::new();
-        num.push_f32(&mut s, v);
-        let want = format!(" {v}");
-        assert!(
-            s.starts_with(' ') && !s.contains(['e', 'E']),
-            "{s:?} for {v:e}"
-        );
-        assert!(!s.ends_with(".0") || s == " 0.0", "{s:?}");
-        assert_eq!(s.len(), want.len(), "{s:?} against {want:?}");
-        let back: f32 = s[1..].parse().unwrap();
-        assert_eq!(
-            back.to_bits(),
-            v.to_bits(),
-            "{s:?} does not read back to {v:e}"
-        );
-        s == want
-    }
-
-    #[test]
-    fn floats_are_written_shortest_without_an_exponent() {
-        let mut num = Numbers::default();
-        let edges = [
-            0.0,
-            -0.0,
-            1.0,
-            -1.0,
-            0.5,
-            0.1,
-            1e-7,
-            1.5e-7,
-            1e-5,
-            9.99e-6,
-            1e16,
-            1.2345e20,
-            123456.0,
-            255.0,
-            0.33333334,
-            f32::MAX,
-            f32::MIN,
-            f32::MIN_POSITIVE,
-            f32::from_bits(1),
-            f32::EPSILON,
-        ];
-        for v in edges {
-            assert!(check(&mut num, v), "{v:e} is not written as {{}} writes it");
-        }
-        // Every exponent, and a spread of mantissas in each: nearly all the
-        // same bytes as `{}`.
-        let (mut same, mut all) = (0u32, 0u32);
-        for bits in (0..u32::MAX).step_by(65_521) {
-            let v = f32::from_bits(bits);
-            if v.is_finite() {
-                all += 1;
-                same += u32::from(check(&mut num, v));
-            }
-        }
-        assert!(same as f64 >= 0.99 * all as f64, "{same} of {all}");
-        // A tie: 2015.65625 is as near to 2015.6562 as to 2015.6563.
-        let mut s = String::new();
-        num.push_f32(&mut s, f32::from_bits(0x44fb_f500));
-        assert_eq!(s, " 2015.6562");
-    }
-
-    proptest! {
-        #[test]
-        fn any_finite_float_is_written_shortest(bits in any::<u32>()) {
-            let v = f32::from_bits(bits);
-            prop_assume!(v.is_finite());
-            check(&mut Numbers::default(), v);
-        }
-
-        #[test]
-        fn mesh_like_coordinates_are_written_shortest(v in -1.0e4f32..1.0e4) {
-            check(&mut Numbers::default(), v);
-        }
     }
 }

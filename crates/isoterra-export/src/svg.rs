@@ -4,6 +4,8 @@ use std::fmt::Write;
 
 use isoterra_mesh::Polyline;
 
+use crate::text::Numbers;
+
 /// Options of [`export_polylines_svg`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
@@ -154,6 +156,7 @@ pub fn export_polylines_svg(
 
     let mut closed = String::new();
     let mut open = String::new();
+    let mut num = Numbers::default();
     for line in polylines {
         let target = if line.closed { &mut closed } else { &mut open };
         let mut first = true;
@@ -161,10 +164,12 @@ pub fn export_polylines_svg(
             if !(p[0].is_finite() && p[1].is_finite()) {
                 continue;
             }
-            let cmd = if first { 'M' } else { 'L' };
+            target.push(if first { 'M' } else { 'L' });
             first = false;
-            // Writing into a String cannot fail.
-            let _ = write!(target, "{cmd}{} {} ", p[0] - min_x, top - p[1]);
+            num.push_f32(target, p[0] - min_x);
+            target.push(' ');
+            num.push_f32(target, top - p[1]);
+            target.push(' ');
         }
         if line.closed && !first {
             target.push_str("Z ");

@@ -2,6 +2,7 @@
 
 use isoterra_export::{
     ExportError, SvgOptions, export_polylines_json, export_polylines_svg, parse_polylines_json,
+    write_polylines_json,
 };
 use isoterra_mesh::Polyline;
 use proptest::prelude::*;
@@ -165,7 +166,11 @@ proptest! {
 
     #[test]
     fn json_round_trips_bit_for_bit(lines in prop::collection::vec(polyline(), 0..6)) {
-        let back = parse_polylines_json(&export_polylines_json(&lines)).unwrap();
+        let text = export_polylines_json(&lines);
+        let mut streamed = Vec::new();
+        write_polylines_json(&lines, &mut streamed).unwrap();
+        prop_assert_eq!(&streamed, text.as_bytes());
+        let back = parse_polylines_json(&text).unwrap();
         prop_assert_eq!(back.len(), lines.len());
         for (a, b) in back.iter().zip(&lines) {
             prop_assert_eq!(a.closed, b.closed);
@@ -180,11 +185,51 @@ proptest! {
     }
 
     #[test]
+    fn svg_coordinates_read_back_to_the_drawn_values(lines in prop::collection::vec(polyline(), 0..6)) {
+        let (min_x, min_y, size) = (-1.0e6f32, -1.0e6f32, 2.0e6f32);
+        let svg = export_polylines_svg(&lines, [min_x, min_y, size, size], &SvgOptions::DEFAULT);
+        let mut drawn: Vec<u32> = svg
+            .split("d=\"")
+            .skip(1)
+            .flat_map(|rest| rest.split('"').next().unwrap().split_whitespace())
+            .filter(|t| *t != "Z")
+            .map(|t| t.trim_start_matches(['M', 'L']).parse::<f32>().unwrap().to_bits())
+            .collect();
+        let top = min_y + size;
+        let mut want: Vec<u32> = lines
+            .iter()
+            .flat_map(|l| &l.points)
+            .flat_map(|p| [(p[0] - min_x).to_bits(), (top - p[1]).to_bits()])
+            .collect();
+        drawn.sort_unstable();
+        want.sort_unstable();
+        prop_assert_eq!(drawn, want);
+    }
+
+    #[test]
     fn svg_has_one_move_per_polyline(lines in prop::collection::vec(polyline(), 0..6)) {
         let svg = export_polylines_svg(&lines, [-1.0e6, -1.0e6, 2.0e6, 2.0e6], &SvgOptions::DEFAULT);
         let moves = svg.matches('M').count();
         prop_assert_eq!(moves, lines.iter().filter(|l| !l.points.is_empty()).count());
         let closes = svg.matches(" Z").count() + svg.matches("\"Z").count();
         prop_assert_eq!(closes, lines.iter().filter(|l| l.closed && !l.points.is_empty()).count());
+    }
+}
+
+#[test]
+fn json_written_to_a_failing_writer_is_an_error() {
+    struct Full;
+    impl std::io::Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let lines = vec![square(); 3];
+    match write_polylines_json(&lines, Full) {
+        Err(ExportError::Write(e)) => assert!(e.to_string().contains("disk full"), "{e}"),
+        other => panic!("expected a write error, got {other:?}"),
     }
 }

@@ -3,11 +3,11 @@
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use isoterra::export::{export_polylines_json, export_polylines_svg, read_npy_file};
+use isoterra::export::{export_polylines_svg, read_npy_file, write_polylines_json};
 use isoterra::mesh::{ContourTracer, Polyline, simplify_rdp};
 
 use crate::args::{ContourArgs, ContourFormat};
-use crate::commands::write_atomic;
+use crate::commands::{write_atomic, write_atomic_with};
 
 pub fn run(a: &ContourArgs) -> anyhow::Result<()> {
     if !a.iso.is_finite() {
@@ -42,15 +42,16 @@ pub fn run(a: &ContourArgs) -> anyhow::Result<()> {
     let contour_ms = ms(t1);
 
     let t2 = Instant::now();
-    let text = match a.format {
-        ContourFormat::Json => export_polylines_json(&lines),
+    match a.format {
+        // Written as it is made: no copy of the whole text in memory.
+        ContourFormat::Json => write_atomic_with(&a.out, |w| Ok(write_polylines_json(&lines, w)?))?,
         ContourFormat::Svg => {
             let w = (field.width() - 1) as f32;
             let h = (field.height() - 1) as f32;
-            export_polylines_svg(&lines, [0.0, 0.0, w, h], &Default::default())
+            let text = export_polylines_svg(&lines, [0.0, 0.0, w, h], &Default::default());
+            write_atomic(&a.out, text.as_bytes())?;
         }
-    };
-    write_atomic(&a.out, text.as_bytes())?;
+    }
     let write_ms = ms(t2);
     if a.timings {
         let points: usize = lines.iter().map(|l| l.points.len()).sum();
