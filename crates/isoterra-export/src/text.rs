@@ -13,6 +13,16 @@ pub(crate) struct Numbers {
 }
 
 impl Numbers {
+    /// Appends `v` as serde_json writes an `f32` in JSON: zmij's shortest
+    /// digits in zmij's layout (`1.0`, `1e-7`), `null` when not finite.
+    pub(crate) fn push_json_f32(&mut self, s: &mut String, v: f32) {
+        if v.is_finite() {
+            s.push_str(self.float.format_finite(v));
+        } else {
+            s.push_str("null");
+        }
+    }
+
     /// Appends `v` laid out as `{}` lays it out: the shortest digits that
     /// read back to the same `f32`, without an exponent (`1`, `0.5`, `-0`,
     /// `0.0000001`, `100000000000000000000`). The digits are zmij's, which
