@@ -533,6 +533,12 @@ fn mesh3d_on_integer_data_reports_zero_area_triangles_and_iso_nudge_removes_them
         "samples at the iso level give zero-area triangles"
     );
     assert_eq!(timings["zero_area_triangles"], plain.1 as u64);
+    for phase in ["load_ms", "mesh_ms", "check_ms", "write_ms"] {
+        assert!(
+            timings[phase].as_f64().is_some_and(|ms| ms >= 0.0),
+            "{phase}: {timings}"
+        );
+    }
 
     let o = run(&[
         "mesh3d",
