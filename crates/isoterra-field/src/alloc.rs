@@ -12,7 +12,7 @@
 
 /// Buffers below this many bytes are left alone: a huge page would be
 /// mostly empty, and small buffers are usually reused memory anyway.
-const HUGE_MIN_BYTES: usize = 4 << 20;
+pub const HUGE_MIN_BYTES: usize = 4 << 20;
 
 /// The huge page size on x86-64 and most 64-bit Arm kernels.
 const HUGE_PAGE: usize = 2 << 20;
