@@ -274,7 +274,7 @@ impl<R: Read> Input<R> {
         // that a large field takes a few hundred page faults, not one per
         // 4 KiB.
         let mut values = Vec::new();
-        if !isoterra_field::alloc::try_reserve_exact(&mut values, n as usize) {
+        if !isoterra_field::huge_pages::try_reserve_exact(&mut values, n as usize) {
             return Err(ExportError::OutOfMemory {
                 nodes: n,
                 bytes: n * 4,

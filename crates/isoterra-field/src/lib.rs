@@ -22,7 +22,6 @@
 //!
 //! This crate does no I/O.
 
-pub mod alloc;
 mod automaton;
 mod blur;
 mod curve;
@@ -34,6 +33,7 @@ mod field3;
 mod finite;
 pub mod hash;
 mod height;
+pub mod huge_pages;
 pub mod map;
 mod material;
 pub mod noise;

@@ -30,7 +30,7 @@
 //! The conventions (sign, cells, interpolation, saddles, seams) are written down
 //! in the documentation of [`MarchingSquares`].
 
-use isoterra_field::alloc;
+use isoterra_field::huge_pages;
 mod cache;
 mod cases;
 mod cells;

@@ -399,17 +399,17 @@ impl MarchingSquares {
             let c = self.rows.count(&input);
             if options.fill {
                 let n = c.fill_vertices();
-                crate::alloc::reserve_exact(&mut out.fill.positions, n);
-                crate::alloc::reserve_exact(&mut out.fill.normals, n);
-                crate::alloc::reserve_exact(&mut out.fill.uvs, n);
+                crate::huge_pages::reserve_exact(&mut out.fill.positions, n);
+                crate::huge_pages::reserve_exact(&mut out.fill.normals, n);
+                crate::huge_pages::reserve_exact(&mut out.fill.uvs, n);
                 if materials.is_none() {
-                    crate::alloc::reserve_exact(&mut out.fill.indices, 3 * c.max_triangles());
+                    crate::huge_pages::reserve_exact(&mut out.fill.indices, 3 * c.max_triangles());
                 }
             }
             if options.segments {
-                crate::alloc::reserve_exact(&mut out.segments.points, c.crossed_edges);
-                crate::alloc::reserve_exact(&mut out.segments.keys, c.crossed_edges);
-                crate::alloc::reserve_exact(&mut out.segments.segments, c.segments());
+                crate::huge_pages::reserve_exact(&mut out.segments.points, c.crossed_edges);
+                crate::huge_pages::reserve_exact(&mut out.segments.keys, c.crossed_edges);
+                crate::huge_pages::reserve_exact(&mut out.segments.segments, c.segments());
             }
         }
         let fill = &mut out.fill;

@@ -156,9 +156,9 @@ impl ContourTracer {
             let edges = w
                 .saturating_mul(h + 1)
                 .saturating_add((w + 1).saturating_mul(h));
-            let _ = crate::alloc::try_reserve_exact(&mut self.points, edges)
-                && crate::alloc::try_reserve_exact(&mut self.next, edges)
-                && crate::alloc::try_reserve_exact(&mut self.has_prev, edges);
+            let _ = crate::huge_pages::try_reserve_exact(&mut self.points, edges)
+                && crate::huge_pages::try_reserve_exact(&mut self.next, edges)
+                && crate::huge_pages::try_reserve_exact(&mut self.has_prev, edges);
         }
         self.link(&input);
         let mut w = PolyWriter::with_spare(out, &mut self.spare_lines);

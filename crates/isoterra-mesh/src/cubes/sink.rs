@@ -202,33 +202,20 @@ impl Sink for CountSink {
     }
 }
 
-/// The vertices of a slab's first node slice, which the slab below owns.
+/// The vertices of a slab's first node slice, which the slab below owns
+/// (in an output's vertex vectors; its indices stay empty).
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Ghost {
-    positions: Vec<[f32; 3]>,
-    normals: Vec<[f32; 3]>,
-    materials: Vec<u8>,
-}
+pub(crate) struct Ghost(CubesOutput);
 
 impl Ghost {
     fn clear(&mut self) {
-        self.positions.clear();
-        self.normals.clear();
-        self.materials.clear();
+        self.0.reset();
     }
 
     /// Adds a vertex and returns its index among the ghosts.
     #[inline(always)]
     fn push<const N: bool, const M: bool>(&mut self, p: [f32; 3], n: [f32; 3], m: u8) -> u32 {
-        let i = self.positions.len() as u32;
-        self.positions.push(p);
-        if N {
-            self.normals.push(n);
-        }
-        if M {
-            self.materials.push(m);
-        }
-        i
+        VecSink(&mut self.0).vertex::<N, M>(p, n, m)
     }
 }
 
@@ -327,7 +314,7 @@ impl Sink for SlabSink<'_, '_> {
                 .ghost
                 .as_deref()
                 .expect("an id below the slab is a ghost");
-            g.positions[(id - self.ghost_base) as usize]
+            g.0.positions[(id - self.ghost_base) as usize]
         }
     }
 
@@ -342,7 +329,7 @@ impl Sink for SlabSink<'_, '_> {
                 .ghost
                 .as_deref()
                 .expect("an id below the slab is a ghost");
-            g.normals[(id - self.ghost_base) as usize]
+            g.0.normals[(id - self.ghost_base) as usize]
         }
     }
 
@@ -357,7 +344,7 @@ impl Sink for SlabSink<'_, '_> {
                 .ghost
                 .as_deref()
                 .expect("an id below the slab is a ghost");
-            g.materials[(id - self.ghost_base) as usize]
+            g.0.materials[(id - self.ghost_base) as usize]
         }
     }
 
@@ -438,21 +425,21 @@ impl Sink for LocalSink<'_> {
     fn position(&self, id: u32) -> [f32; 3] {
         match id.checked_sub(self.ghosts) {
             Some(i) => self.own.positions[i as usize],
-            None => self.ghost.positions[id as usize],
+            None => self.ghost.0.positions[id as usize],
         }
     }
 
     fn normal(&self, id: u32) -> [f32; 3] {
         match id.checked_sub(self.ghosts) {
             Some(i) => self.own.normals[i as usize],
-            None => self.ghost.normals[id as usize],
+            None => self.ghost.0.normals[id as usize],
         }
     }
 
     fn material(&self, id: u32) -> u8 {
         match id.checked_sub(self.ghosts) {
             Some(i) => self.own.materials[i as usize],
-            None => self.ghost.materials[id as usize],
+            None => self.ghost.0.materials[id as usize],
         }
     }
 
@@ -463,7 +450,7 @@ impl Sink for LocalSink<'_> {
 
     fn first_slice_done(&mut self) {
         self.in_ghost = false;
-        self.ghosts = self.ghost.positions.len() as u32;
+        self.ghosts = self.ghost.0.positions.len() as u32;
     }
 
     fn last_slice_begins(&mut self) {

@@ -111,14 +111,14 @@ pub(crate) fn parts<'a, const N: bool, const M: bool>(
 ) -> Vec<SlabParts<'a>> {
     out.reset();
     let (v, i) = (plan.vertices(), plan.indices());
-    crate::alloc::reserve_exact(&mut out.positions, v);
+    crate::huge_pages::reserve_exact(&mut out.positions, v);
     if N {
-        crate::alloc::reserve_exact(&mut out.normals, v);
+        crate::huge_pages::reserve_exact(&mut out.normals, v);
     }
     if M {
-        crate::alloc::reserve_exact(&mut out.materials, v);
+        crate::huge_pages::reserve_exact(&mut out.materials, v);
     }
-    crate::alloc::reserve_exact(&mut out.indices, i);
+    crate::huge_pages::reserve_exact(&mut out.indices, i);
     let positions = split(
         &mut out.positions.spare_capacity_mut()[..v],
         &plan.vertex_start,
@@ -256,10 +256,10 @@ fn make_room<const N: bool, const M: bool>(out: &mut CubesOutput, b: Bounds) -> 
     let (Ok(v), Ok(i)) = (usize::try_from(b.vertices), usize::try_from(b.indices)) else {
         return false;
     };
-    let reserved = crate::alloc::try_reserve_exact(&mut out.positions, v)
-        && (!N || crate::alloc::try_reserve_exact(&mut out.normals, v))
-        && (!M || crate::alloc::try_reserve_exact(&mut out.materials, v))
-        && crate::alloc::try_reserve_exact(&mut out.indices, i);
+    let reserved = crate::huge_pages::try_reserve_exact(&mut out.positions, v)
+        && (!N || crate::huge_pages::try_reserve_exact(&mut out.normals, v))
+        && (!M || crate::huge_pages::try_reserve_exact(&mut out.materials, v))
+        && crate::huge_pages::try_reserve_exact(&mut out.indices, i);
     if !reserved {
         *out = CubesOutput::default();
     }
@@ -408,7 +408,7 @@ pub(crate) fn run_parallel<const N: bool, const M: bool>(
             .map(|(k, (p, s))| {
                 let ok = place::<N, M>(p, &s.local, &plan, k);
                 if s.local.positions.capacity() * 12 + s.local.indices.capacity() * 4
-                    > KEEP_STORED_BYTES
+                    > KEEP_SLAB_BYTES
                 {
                     s.local = CubesOutput::default();
                 }
@@ -441,7 +441,7 @@ pub(crate) fn run_parallel<const N: bool, const M: bool>(
                 p,
                 Packing::Stored,
             );
-            s.scratch.release_stored_slices_above(KEEP_STORED_BYTES);
+            s.scratch.release_stored_slices_above(KEEP_SLAB_BYTES);
             ok
         })
         .collect();
@@ -520,10 +520,11 @@ fn place<const N: bool, const M: bool>(
     true
 }
 
-/// Packed slices a slab's scratch keeps between parallel calls: a slab of a 512^3 box cut for a few
-/// threads; larger ones are freed after each call.
+/// What a slab keeps between parallel calls, its packed slices or its own
+/// output: a slab of a 512^3 box cut for a few threads; more is freed
+/// after each call.
 #[cfg(feature = "parallel")]
-const KEEP_STORED_BYTES: usize = 4 << 20;
+const KEEP_SLAB_BYTES: usize = 4 << 20;
 
 /// Meshes `inp` into `out` in `slabs` slabs, one after the other on this thread
 /// (what [`run_parallel`] does, without threads).

@@ -12,13 +12,13 @@
 
 /// Buffers below this many bytes are left alone: a huge page would be
 /// mostly empty, and small buffers are usually reused memory anyway.
-pub const HUGE_MIN_BYTES: usize = 4 << 20;
+pub const MIN_BYTES: usize = 4 << 20;
 
 /// The huge page size on x86-64 and most 64-bit Arm kernels.
 const HUGE_PAGE: usize = 2 << 20;
 
 /// `v.reserve_exact(additional)`, then, when that made new room of at least
-/// [`HUGE_MIN_BYTES`], the advice to back the room with huge pages.
+/// [`MIN_BYTES`], the advice to back the room with huge pages.
 pub fn reserve_exact<T>(v: &mut Vec<T>, additional: usize) {
     let before = v.capacity();
     v.reserve_exact(additional);
@@ -47,7 +47,7 @@ fn advise_new_room<T>(v: &mut Vec<T>, before: usize) {
 
 #[cfg(target_os = "linux")]
 fn advise_huge(ptr: *const u8, len: usize) {
-    if len < HUGE_MIN_BYTES {
+    if len < MIN_BYTES {
         return;
     }
     let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
