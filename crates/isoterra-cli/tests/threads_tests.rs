@@ -41,7 +41,12 @@ fn mesh3d_writes_the_same_bytes_on_one_and_two_threads() {
     let npy = dir.path().join("gyroid.npy");
     let (shape, data) = gyroid_volume();
     npy_f32(&npy, &shape, &data);
-    for (format, no_normals) in [("ply", false), ("glb", false), ("obj", true)] {
+    for (format, no_normals) in [
+        ("ply", false),
+        ("glb", false),
+        ("obj", true),
+        ("obj", false),
+    ] {
         let mut outputs = Vec::new();
         for threads in ["1", "2", "3"] {
             let out = dir.path().join(format!("mesh_{threads}.{format}"));
@@ -123,7 +128,9 @@ fn bad_thread_counts_are_refused() {
 fn contour_writes_the_same_bytes_on_one_and_two_threads() {
     let dir = tempfile::tempdir().unwrap();
     let npy = dir.path().join("waves.npy");
-    let (w, h) = (300, 211);
+    // Large enough that the JSON text is made in several pieces (more than
+    // 16,384 points).
+    let (w, h) = (900, 611);
     let mut data = Vec::with_capacity(w * h);
     for y in 0..h {
         for x in 0..w {
@@ -152,7 +159,7 @@ fn contour_writes_the_same_bytes_on_one_and_two_threads() {
             ]);
             outputs.push(std::fs::read(&out).unwrap());
         }
-        assert!(outputs[0].len() > 10_000, "{format}: real lines");
+        assert!(outputs[0].len() > 600_000, "{format}: real lines");
         assert!(
             outputs[0] == outputs[1],
             "{format}: --threads 1 and --threads 2 differ"

@@ -59,9 +59,11 @@ pub fn export_polylines_json(polylines: &[Polyline]) -> String {
     out
 }
 
-/// Writes what [`export_polylines_json`] returns to `w` a block of about
-/// 64 KiB at a time, so that a large drawing (seven million points at
-/// 8192²) is never held whole in memory as text. Wrap a file in a
+/// Writes what [`export_polylines_json`] returns to `w` a piece of about
+/// 300 KB at a time, so that a large drawing (seven million points at
+/// 8192²) is never held whole in memory as text. When the current rayon
+/// pool has several threads, they make the next pieces while this thread
+/// writes; the bytes are the same at any thread count. Wrap a file in a
 /// [`std::io::BufWriter`] or not.
 ///
 /// # Errors
@@ -76,44 +78,105 @@ pub fn write_polylines_json<W: std::io::Write>(
     })
 }
 
-/// The JSON text of `polylines`, handed to `sink` in blocks of about 64 KiB:
-/// compact, keys in the documented order, numbers as serde_json writes an
-/// `f32` (zmij's shortest digits; `null` for a value that is not finite).
+/// Points per piece of the text made at once (about 300 KB of JSON).
+const PIECE_POINTS: usize = 16 * 1024;
+
+/// The JSON text of `polylines`, handed to `sink` a piece at a time (about
+/// [`PIECE_POINTS`] points each, made on the rayon pool's threads when it
+/// has more than one): compact, keys in the documented order, numbers as
+/// serde_json writes an `f32` (zmij's shortest digits; `null` for a value
+/// that is not finite).
 fn json_text(
     polylines: &[Polyline],
     sink: &mut dyn FnMut(&str) -> Result<(), ExportError>,
 ) -> Result<(), ExportError> {
-    const BLOCK: usize = 64 * 1024;
-    let mut s = String::with_capacity(BLOCK + 256);
-    let mut num = Numbers::default();
-    s.push_str("{\"polylines\":[");
-    for (i, line) in polylines.iter().enumerate() {
-        if i > 0 {
-            s.push(',');
+    json_text_in_pieces(polylines, PIECE_POINTS, sink)
+}
+
+fn json_text_in_pieces(
+    polylines: &[Polyline],
+    piece_points: usize,
+    sink: &mut dyn FnMut(&str) -> Result<(), ExportError>,
+) -> Result<(), ExportError> {
+    let cuts = piece_cuts(polylines, piece_points);
+    let last = cuts.len() - 2;
+    crate::text::ordered_pieces(
+        cuts.len() - 1,
+        &|i, s| {
+            if i == 0 {
+                s.push_str("{\"polylines\":[");
+            }
+            json_between(polylines, cuts[i], cuts[i + 1], s);
+            if i == last {
+                s.push_str("]}");
+            }
+        },
+        sink,
+    )
+}
+
+/// Where the text is cut into pieces: positions `(line, point)` before
+/// point `point` of line `line`, from `(0, 0)` to `(polylines.len(), 0)`,
+/// about `piece_points` points apart (a line counts one more, so that many
+/// short lines are cut too). A long line is cut inside; a position inside
+/// a line is always before one of its points.
+fn piece_cuts(polylines: &[Polyline], piece_points: usize) -> Vec<(usize, usize)> {
+    let piece = piece_points.max(1);
+    let mut cuts = vec![(0, 0)];
+    let mut acc = 0;
+    for (l, line) in polylines.iter().enumerate() {
+        if acc >= piece {
+            cuts.push((l, 0));
+            acc = 0;
         }
-        s.push_str("{\"points\":[");
-        for (j, p) in line.points.iter().enumerate() {
-            if j > 0 {
+        let (n, mut p) = (line.points.len(), 0);
+        // `acc < piece` here and after each cut.
+        while n - p > piece - acc {
+            p += piece - acc;
+            cuts.push((l, p));
+            acc = 0;
+        }
+        acc += n - p + 1;
+    }
+    cuts.push((polylines.len(), 0));
+    cuts
+}
+
+/// Appends the text of the lines and points from position `from` up to
+/// position `to` (see [`piece_cuts`]): a line's opening goes with its first
+/// point, its closing with its last.
+fn json_between(polylines: &[Polyline], from: (usize, usize), to: (usize, usize), s: &mut String) {
+    let mut num = Numbers::default();
+    let (mut l, mut p) = from;
+    while (l, p) < to {
+        let line = &polylines[l];
+        if p == 0 {
+            if l > 0 {
+                s.push(',');
+            }
+            s.push_str("{\"points\":[");
+        }
+        let end = if l == to.0 { to.1 } else { line.points.len() };
+        for (j, pt) in line.points[p..end].iter().enumerate() {
+            if p + j > 0 {
                 s.push(',');
             }
             s.push('[');
-            num.push_json_f32(&mut s, p[0]);
+            num.push_json_f32(s, pt[0]);
             s.push(',');
-            num.push_json_f32(&mut s, p[1]);
+            num.push_json_f32(s, pt[1]);
             s.push(']');
-            if s.len() >= BLOCK {
-                sink(&s)?;
-                s.clear();
-            }
+        }
+        if end < line.points.len() {
+            break;
         }
         s.push_str(if line.closed {
             "],\"closed\":true}"
         } else {
             "],\"closed\":false}"
         });
+        (l, p) = (l + 1, 0);
     }
-    s.push_str("]}");
-    sink(&s)
 }
 
 /// Parses the format written by [`export_polylines_json`].
@@ -181,7 +244,54 @@ mod tests {
             prop_assert_eq!(&export_polylines_json(&lines), &want);
             let mut streamed = Vec::new();
             write_polylines_json(&lines, &mut streamed).unwrap();
-            prop_assert_eq!(streamed, want.into_bytes());
+            prop_assert_eq!(&streamed, want.as_bytes());
+            // Cut anywhere (pieces of one point and up), on one thread and on
+            // three: the same bytes.
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                for piece in [1, 2, 3, 7] {
+                    let mut text = String::new();
+                    pool.install(|| {
+                        json_text_in_pieces(&lines, piece, &mut |t| {
+                            text.push_str(t);
+                            Ok(())
+                        })
+                    })
+                    .unwrap();
+                    prop_assert_eq!(&text, &want, "{} threads, pieces of {}", threads, piece);
+                }
+            }
+        }
+
+        #[test]
+        fn cuts_cover_every_point_once_in_order(
+            lens in prop::collection::vec(0usize..50, 0..12),
+            piece in 1usize..20,
+        ) {
+            let lines: Vec<Polyline> =
+                lens.iter().map(|&n| Polyline::new(vec![[0.0, 0.0]; n], false)).collect();
+            let cuts = piece_cuts(&lines, piece);
+            prop_assert_eq!(cuts[0], (0, 0));
+            prop_assert_eq!(*cuts.last().unwrap(), (lines.len(), 0));
+            // One empty piece for no lines; otherwise none is empty.
+            for w in cuts.windows(2) {
+                prop_assert!(w[0] < w[1] || lines.is_empty(), "{:?}", cuts);
+            }
+            for &(l, p) in &cuts[1..cuts.len() - 1] {
+                // Inside a line, always before one of its points.
+                prop_assert!(p == 0 || p < lines[l].points.len(), "{:?}", cuts);
+            }
+            // No piece holds much more than asked: its points, plus one per
+            // line it begins.
+            for w in cuts.windows(2) {
+                let (mut units, (mut l, mut p)) = (0, w[0]);
+                while (l, p) < w[1] {
+                    let end = if l == w[1].0 { w[1].1 } else { lines[l].points.len() };
+                    units += end - p + usize::from(p == 0);
+                    (l, p) = (l + 1, 0);
+                }
+                prop_assert!(units <= 2 * piece + 1, "{} units in {:?}", units, w);
+            }
         }
     }
 
@@ -203,8 +313,9 @@ mod tests {
         })
         .unwrap();
         assert_eq!(text, reference(&lines));
+        // 60,001 points in pieces of 16,384: four, each well under 1 MB.
         assert!(
-            sizes.len() > 10 && sizes.iter().all(|&n| n < (64 << 10) + 256),
+            sizes.len() == 4 && sizes.iter().all(|&n| n < PIECE_POINTS * 40),
             "{sizes:?}"
         );
     }

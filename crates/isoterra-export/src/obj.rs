@@ -73,8 +73,8 @@ pub fn export_obj_mtl(meshes: &[GlbMesh<'_>], mtl_file: &str) -> Result<ObjFiles
     })
 }
 
-/// Writes the OBJ of [`export_obj_mtl`] to `w` a block of about 64 KiB at a
-/// time (see [`write_obj`]) and returns its material library, which is
+/// Writes the OBJ of [`export_obj_mtl`] to `w` a block at a time (see
+/// [`write_obj`]) and returns its material library, which is
 /// small: a large mesh costs its own arrays and no copy of the file's text.
 ///
 /// Errors: as [`export_obj_mtl`], checked before anything is written, and
@@ -150,8 +150,11 @@ pub fn export_obj(meshes: &[GlbMesh<'_>]) -> Result<String, ExportError> {
 }
 
 /// Writes meshes as Wavefront OBJ text to `w`: exactly what [`export_obj`]
-/// returns, a block of about 64 KiB at a time, so that a large mesh costs
-/// its own arrays and no copy of the file's text.
+/// returns, a block of 64 KiB to about 300 KB at a time, so that a large
+/// mesh costs its own arrays and no copy of the file's text. When the
+/// current rayon pool has several threads, they make the next blocks of a
+/// large mesh while this thread writes; the bytes are the same at any
+/// thread count.
 ///
 /// Errors: as [`export_obj`], checked before anything is written, and
 /// [`ExportError::Write`] when `w` fails.
@@ -173,8 +176,8 @@ fn obj_string(meshes: &[GlbMesh<'_>], mtllib: Option<&str>) -> Result<String, Ex
     Ok(out)
 }
 
-/// The OBJ text of `meshes`, handed to `sink` in blocks of about 64 KiB
-/// (after every mesh has been validated).
+/// The OBJ text of `meshes`, handed to `sink` a block at a time (after
+/// every mesh has been validated).
 fn obj_text(
     meshes: &[GlbMesh<'_>],
     mtllib: Option<&str>,
@@ -191,7 +194,8 @@ fn obj_text(
     obj.finish()
 }
 
-/// OBJ text written as it is made, a block of about 64 KiB at a time: a
+/// OBJ text written as it is made, a block at a time (64 KiB, or pieces of
+/// [`PIECE_RECORDS`](Self::PIECE_RECORDS) records of a large mesh): a
 /// header, then objects ([`object`](Self::object)) whose vertices and
 /// faces may come in several parts ([`part`](Self::part)), each part's
 /// faces indexing its own vertices.
@@ -207,6 +211,8 @@ pub(crate) struct ObjWriter<'s, 'a> {
 
 impl<'s, 'a> ObjWriter<'s, 'a> {
     const BLOCK: usize = 64 * 1024;
+    /// Records per piece of a large mesh's text (about 300 KB).
+    const PIECE_RECORDS: usize = 8 * 1024;
 
     /// Starts the text: a comment and the `mtllib` line. `names` are the
     /// materials the parts may use, named as [`material_names`] names them.
@@ -258,35 +264,35 @@ impl<'s, 'a> ObjWriter<'s, 'a> {
     /// object.
     pub fn part(&mut self, m: &GlbMesh<'_>) -> Result<(), ExportError> {
         let t = m.translation.unwrap_or([0.0; 3]);
-        let mut num = Numbers::default();
-        for p in m.positions {
-            self.s.push('v');
+        let positions = m.positions;
+        self.records(positions.len(), |i, s, num| {
+            s.push('v');
             for k in 0..3 {
-                self.s.push(' ');
-                num.push_f32(&mut self.s, p[k] + t[k]);
+                s.push(' ');
+                num.push_f32(s, positions[i][k] + t[k]);
             }
-            self.s.push('\n');
-            self.flush()?;
-        }
-        for n in m.normals {
-            self.s.push_str("vn");
-            for &c in n {
-                self.s.push(' ');
-                num.push_f32(&mut self.s, c);
+            s.push('\n');
+        })?;
+        let normals = m.normals;
+        self.records(normals.len(), |i, s, num| {
+            s.push_str("vn");
+            for &c in &normals[i] {
+                s.push(' ');
+                num.push_f32(s, c);
             }
-            self.s.push('\n');
-            self.flush()?;
-        }
-        for uv in m.uvs {
-            self.s.push_str("vt");
-            for &c in uv {
-                self.s.push(' ');
-                num.push_f32(&mut self.s, c);
+            s.push('\n');
+        })?;
+        let uvs = m.uvs;
+        self.records(uvs.len(), |i, s, num| {
+            s.push_str("vt");
+            for &c in &uvs[i] {
+                s.push(' ');
+                num.push_f32(s, c);
             }
-            self.s.push('\n');
-            self.flush()?;
-        }
+            s.push('\n');
+        })?;
         let (has_n, has_t) = (!m.normals.is_empty(), !m.uvs.is_empty());
+        let base = self.base;
         for range in m.ranges() {
             if !self.names.is_empty() {
                 let name = range
@@ -296,36 +302,64 @@ impl<'s, 'a> ObjWriter<'s, 'a> {
                 let _ = writeln!(self.s, "usemtl {name}");
             }
             let (a, e) = (range.start as usize, (range.start + range.count) as usize);
-            for tri in m.indices[a..e].chunks_exact(3) {
-                self.s.push('f');
-                for &i in tri {
-                    let i = num.int.format(self.base + u64::from(i));
-                    self.s.push(' ');
-                    self.s.push_str(i);
+            let tris = &m.indices[a..e];
+            self.records(tris.len() / 3, |f, s, num| {
+                s.push('f');
+                for &i in &tris[3 * f..3 * f + 3] {
+                    let i = num.int.format(base + u64::from(i));
+                    s.push(' ');
+                    s.push_str(i);
                     match (has_t, has_n) {
                         (true, true) => {
                             for _ in 0..2 {
-                                self.s.push('/');
-                                self.s.push_str(i);
+                                s.push('/');
+                                s.push_str(i);
                             }
                         }
                         (false, true) => {
-                            self.s.push_str("//");
-                            self.s.push_str(i);
+                            s.push_str("//");
+                            s.push_str(i);
                         }
                         (true, false) => {
-                            self.s.push('/');
-                            self.s.push_str(i);
+                            s.push('/');
+                            s.push_str(i);
                         }
                         (false, false) => {}
                     }
                 }
-                self.s.push('\n');
-                self.flush()?;
-            }
+                s.push('\n');
+            })?;
         }
         self.base += m.positions.len() as u64;
         Ok(())
+    }
+
+    /// Records `0..n` of one kind, each appended by `record(i, s, num)`:
+    /// into the current block when they are few, otherwise after it, in
+    /// pieces of [`PIECE_RECORDS`](Self::PIECE_RECORDS) made on the rayon
+    /// pool's threads when it has several (the same text at any count).
+    fn records<F>(&mut self, n: usize, record: F) -> Result<(), ExportError>
+    where
+        F: Fn(usize, &mut String, &mut Numbers) + Sync,
+    {
+        if n <= Self::PIECE_RECORDS {
+            let mut num = Numbers::default();
+            for i in 0..n {
+                record(i, &mut self.s, &mut num);
+                self.flush()?;
+            }
+            return Ok(());
+        }
+        (self.sink)(&self.s)?;
+        self.s.clear();
+        let piece = |k: usize, s: &mut String| {
+            let mut num = Numbers::default();
+            let end = ((k + 1) * Self::PIECE_RECORDS).min(n);
+            for i in k * Self::PIECE_RECORDS..end {
+                record(i, s, &mut num);
+            }
+        };
+        crate::text::ordered_pieces(n.div_ceil(Self::PIECE_RECORDS), &piece, self.sink)
     }
 
     /// Hands on the rest of the text.

@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+use crate::ExportError;
+
 /// Number formatting for text formats (OBJ, SVG), several times faster
 /// than `write!` (a dense volume's mesh has millions of vertices).
 #[derive(Default)]
@@ -70,6 +72,78 @@ impl Numbers {
             s.push_str(b);
         }
     }
+}
+
+/// Hands `sink` the text of pieces `0..n` in order, each made by
+/// `piece(i, s)` appending to an empty `s`. With more than one thread in
+/// the current rayon pool, the pieces are made on its threads a round at a
+/// time while the previous round is handed on; the text is the same at any
+/// thread count. A round holds two pieces per thread, so what is held in
+/// memory is a few pieces, never the whole text.
+pub(crate) fn ordered_pieces(
+    n: usize,
+    piece: &(dyn Fn(usize, &mut String) + Sync),
+    sink: &mut dyn FnMut(&str) -> Result<(), ExportError>,
+) -> Result<(), ExportError> {
+    #[cfg(feature = "parallel")]
+    {
+        let threads = rayon::current_num_threads();
+        if threads > 1 && n > 1 {
+            return ordered_pieces_parallel(n, 2 * threads, piece, sink);
+        }
+    }
+    let mut s = String::new();
+    for i in 0..n {
+        s.clear();
+        piece(i, &mut s);
+        sink(&s)?;
+    }
+    Ok(())
+}
+
+/// [`ordered_pieces`] on the pool: `round` pieces made at once, the next
+/// round made while the current thread hands on this one.
+#[cfg(feature = "parallel")]
+fn ordered_pieces_parallel(
+    n: usize,
+    round: usize,
+    piece: &(dyn Fn(usize, &mut String) + Sync),
+    sink: &mut dyn FnMut(&str) -> Result<(), ExportError>,
+) -> Result<(), ExportError> {
+    use rayon::prelude::*;
+    let make = |start: usize, bufs: &mut [String]| {
+        bufs.par_iter_mut().enumerate().for_each(|(k, s)| {
+            s.clear();
+            if start + k < n {
+                piece(start + k, s);
+            }
+        });
+    };
+    let make = &make;
+    let mut ready = vec![String::new(); round];
+    let mut next = vec![String::new(); round];
+    make(0, &mut ready);
+    let mut start = 0;
+    while start < n {
+        let following = start + round;
+        let mut result = Ok(());
+        rayon::in_place_scope(|scope| {
+            if following < n {
+                let next = &mut next;
+                scope.spawn(move |_| make(following, next));
+            }
+            for s in &ready[..round.min(n - start)] {
+                result = sink(s);
+                if result.is_err() {
+                    break;
+                }
+            }
+        });
+        result?;
+        std::mem::swap(&mut ready, &mut next);
+        start = following;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -43,8 +43,11 @@ pub fn run(a: &ContourArgs) -> anyhow::Result<()> {
 
     let t2 = Instant::now();
     match a.format {
-        // Written as it is made: no copy of the whole text in memory.
-        ContourFormat::Json => write_atomic_with(&a.out, |w| Ok(write_polylines_json(&lines, w)?))?,
+        // Written as it is made, on the worker threads: no copy of the
+        // whole text in memory.
+        ContourFormat::Json => write_atomic_with(&a.out, |w| {
+            Ok(pool.install(|| write_polylines_json(&lines, w))?)
+        })?,
         ContourFormat::Svg => {
             let w = (field.width() - 1) as f32;
             let h = (field.height() - 1) as f32;

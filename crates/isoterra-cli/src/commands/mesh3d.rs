@@ -74,7 +74,10 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
     match a.format {
         // Written straight from the mesher's arrays: no second copy.
         MeshFormat::Ply => write_atomic_with(&a.out, |w| Ok(write_ply(&mesh, w)?))?,
-        MeshFormat::Obj => write_atomic_with(&a.out, |w| Ok(write_obj(&[mesh], w)?))?,
+        // OBJ text is made on the worker threads.
+        MeshFormat::Obj => {
+            write_atomic_with(&a.out, |w| Ok(pool.install(|| write_obj(&[mesh], w))?))?
+        }
         MeshFormat::Glb => write_atomic_with(&a.out, |w| Ok(write_glb(&[mesh], w)?))?,
     }
     let write_ms = ms(t2);

@@ -104,7 +104,7 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> 
 /// (the temporary file goes).
 pub fn write_atomic_with<T>(
     path: &std::path::Path,
-    write: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<T>,
+    write: impl FnOnce(&mut (dyn std::io::Write + Send)) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     use anyhow::Context;
     use std::io::Write;
