@@ -148,6 +148,17 @@ impl<'a> PolyWriter<'a> {
         }
     }
 
+    /// The next `count` polylines after the ones written (their buffers
+    /// reused where there are some), to be filled as [`slot`](Self::slot)s
+    /// `0..count` and ended with [`end_slots`](Self::end_slots).
+    #[cfg(feature = "parallel")]
+    fn next_slots(&mut self, count: usize) -> &mut [Polyline] {
+        if count > 0 {
+            self.slot(count - 1);
+        }
+        &mut self.out[self.n..self.n + count]
+    }
+
     /// Drops the polylines past the ones written.
     pub(crate) fn finish(self) {
         match self.spare {
@@ -172,18 +183,36 @@ fn push_point(points: &mut Vec<[f32; 2]>, p: [f32; 2]) {
 /// [`ContourTracer`](crate::ContourTracer) makes): the open chains then
 /// cannot meet, and on a large field the chains and then the loops are
 /// walked several at a time (see [`walk_open_interleaved`] and
-/// [`walk_loops_interleaved`]), which gives the same polylines.
+/// [`walk_loops_interleaved`]), which gives the same polylines. With
+/// `parallel` too, the open chains are walked on the current rayon pool's
+/// threads when it has several ([`walk_open_parallel`]).
 pub(crate) fn walk_chains(
     points: &[[f32; 2]],
     next: &mut [u32],
     has_prev: &[bool],
     lanes: Option<&mut LaneScratch>,
+    parallel: bool,
     w: &mut PolyWriter<'_>,
 ) {
     if let Some(lanes) = lanes
         && next.len() >= INTERLEAVE_FROM_POINTS
     {
-        walk_open_interleaved(points, next, has_prev, lanes, w);
+        #[cfg(feature = "parallel")]
+        let walked = parallel && rayon::current_num_threads() > 1;
+        #[cfg(not(feature = "parallel"))]
+        let walked = {
+            let _ = parallel;
+            false
+        };
+        #[cfg(feature = "parallel")]
+        if walked {
+            walk_open_parallel(points, next, has_prev, w);
+        }
+        if !walked {
+            let n = next.len();
+            walk_open_interleaved(points, next, has_prev, 0..n, &mut lanes.closed, w);
+            w.end_slots(&lanes.closed);
+        }
         if loops_fit_claims(next.len()) {
             walk_loops_interleaved(points, next, lanes, w);
             return;
@@ -192,6 +221,124 @@ pub(crate) fn walk_chains(
         walk_open(points, next, has_prev, w);
     }
     walk_loops(points, next, w);
+}
+
+/// Where [`walk_open_interleaved`] writes the `k`-th chain it begins.
+trait ChainSlots {
+    fn slot(&mut self, k: usize) -> &mut Vec<[f32; 2]>;
+}
+
+impl ChainSlots for PolyWriter<'_> {
+    #[inline(always)]
+    fn slot(&mut self, k: usize) -> &mut Vec<[f32; 2]> {
+        PolyWriter::slot(self, k)
+    }
+}
+
+impl ChainSlots for [Polyline] {
+    #[inline(always)]
+    fn slot(&mut self, k: usize) -> &mut Vec<[f32; 2]> {
+        &mut self[k].points
+    }
+}
+
+/// The links a walk follows and marks: a slice, or a slice that walks on
+/// several threads share, each following chains of its own.
+trait Links {
+    fn get(&self, i: usize) -> u32;
+    fn set(&mut self, i: usize, v: u32);
+    fn prefetch(&self, i: usize);
+}
+
+impl Links for [u32] {
+    #[inline(always)]
+    fn get(&self, i: usize) -> u32 {
+        self[i]
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize, v: u32) {
+        self[i] = v;
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        prefetch(&self[i]);
+    }
+}
+
+/// Links shared by walks on several threads. Each walk reads and marks only
+/// the points of its own chains, which no other walk reaches (no point has
+/// two incoming links), so the accesses need no ordering.
+#[cfg(feature = "parallel")]
+struct SharedLinks<'a>(&'a [std::sync::atomic::AtomicU32]);
+
+#[cfg(feature = "parallel")]
+impl Links for SharedLinks<'_> {
+    #[inline(always)]
+    fn get(&self, i: usize) -> u32 {
+        self.0[i].load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize, v: u32) {
+        self.0[i].store(v, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        prefetch(&self.0[i]);
+    }
+}
+
+/// Walks the open chains as [`walk_open_interleaved`] does, on the current
+/// rayon pool: the ids are cut into a few ranges per thread, the chains
+/// that start in each range are counted, each range gets that many of the
+/// output's next polylines (their buffers reused), in range order, which is
+/// the order of the chains' starts, and one task per range walks its chains
+/// into them: the same polylines as one walk.
+///
+/// Only for links where no point has two incoming links, so that the
+/// chains, hence the tasks' points, are disjoint.
+#[cfg(feature = "parallel")]
+fn walk_open_parallel(
+    points: &[[f32; 2]],
+    next: &mut [u32],
+    has_prev: &[bool],
+    w: &mut PolyWriter<'_>,
+) {
+    use rayon::prelude::*;
+    let n = next.len();
+    let ranges = (8 * rayon::current_num_threads()).min(n.max(1));
+    let range = |k: usize| n * k / ranges..n * (k + 1) / ranges;
+    let starts: Vec<usize> = (0..ranges)
+        .into_par_iter()
+        .map(|k| {
+            let next = &*next;
+            range(k).filter(|&s| !has_prev[s] && next[s] < DONE).count()
+        })
+        .collect();
+    let mut rest = w.next_slots(starts.iter().sum());
+    let mut parts = Vec::with_capacity(ranges);
+    for &count in &starts {
+        let (part, tail) = rest.split_at_mut(count);
+        parts.push(part);
+        rest = tail;
+    }
+    // SAFETY: `AtomicU32` has the size, alignment and bit validity of
+    // `u32`, and `next` stays borrowed for as long as `shared` is used.
+    let shared = unsafe { &*(next as *mut [u32] as *const [std::sync::atomic::AtomicU32]) };
+    let closed: Vec<Vec<bool>> = parts
+        .into_par_iter()
+        .enumerate()
+        .map(|(k, lines)| {
+            let mut closed = Vec::with_capacity(lines.len());
+            let mut links = SharedLinks(shared);
+            walk_open_interleaved(points, &mut links, has_prev, range(k), &mut closed, lines);
+            closed
+        })
+        .collect();
+    w.end_slots(&closed.concat());
 }
 
 /// Open chains, one at a time, from their start points in id order.
@@ -261,23 +408,22 @@ pub(crate) struct LaneScratch {
 /// Only for links where no point has two incoming links: chains that met
 /// would be cut where they meet in the order the lanes reach the meeting
 /// point, not in start order.
-fn walk_open_interleaved(
+fn walk_open_interleaved<L: Links + ?Sized, S: ChainSlots + ?Sized>(
     points: &[[f32; 2]],
-    next: &mut [u32],
+    next: &mut L,
     has_prev: &[bool],
-    scratch: &mut LaneScratch,
-    w: &mut PolyWriter<'_>,
+    mut candidates: std::ops::Range<usize>,
+    closed: &mut Vec<bool>,
+    w: &mut S,
 ) {
     let mut lanes = [Lane::default(); LANES];
-    let closed = &mut scratch.closed;
     closed.clear();
-    let mut candidates = 0..next.len();
     loop {
         let mut busy = 0;
         for lane in &mut lanes {
             if !lane.busy {
                 for s in candidates.by_ref() {
-                    if !has_prev[s] && next[s] < DONE {
+                    if !has_prev[s] && next.get(s) < DONE {
                         let seq = closed.len();
                         closed.push(false);
                         w.slot(seq).clear();
@@ -297,10 +443,10 @@ fn walk_open_interleaved(
             break;
         }
         for lane in lanes.iter_mut().filter(|l| l.busy) {
-            match step::<true>(lane.start, lane.cur, points, next, w.slot(lane.seq)) {
+            match step::<true, _>(lane.start, lane.cur, points, next, w.slot(lane.seq)) {
                 Ok(nx) => {
                     lane.cur = nx;
-                    prefetch(&next[nx as usize]);
+                    next.prefetch(nx as usize);
                     prefetch(&points[nx as usize]);
                 }
                 Err(c) => {
@@ -310,7 +456,6 @@ fn walk_open_interleaved(
             }
         }
     }
-    w.end_slots(closed);
 }
 
 /// True when [`walk_loops_interleaved`] can mark `n` points with claims
@@ -498,7 +643,7 @@ fn walk(start: u32, points: &[[f32; 2]], next: &mut [u32], w: &mut PolyWriter<'_
     let pts = w.begin();
     let mut cur = start;
     let closed = loop {
-        match step::<false>(start, cur, points, next, pts) {
+        match step::<false, _>(start, cur, points, next, pts) {
             Ok(nx) => cur = nx,
             Err(closed) => break closed,
         }
@@ -518,26 +663,26 @@ fn walk(start: u32, points: &[[f32; 2]], next: &mut [u32], w: &mut PolyWriter<'_
 /// for it one step earlier. The same points are appended: nothing but this
 /// walk can reach its next point.
 #[inline(always)]
-fn step<const AHEAD: bool>(
+fn step<const AHEAD: bool, L: Links + ?Sized>(
     start: u32,
     cur: u32,
     points: &[[f32; 2]],
-    next: &mut [u32],
+    next: &mut L,
     pts: &mut Vec<[f32; 2]>,
 ) -> Result<u32, bool> {
     push_point(pts, points[cur as usize]);
-    let nx = next[cur as usize];
+    let nx = next.get(cur as usize);
     if AHEAD && nx == DONE {
         return Err(false);
     }
-    next[cur as usize] = DONE;
+    next.set(cur as usize, DONE);
     if nx == NONE {
         return Err(false);
     }
     if nx == start {
         return Err(true);
     }
-    if !AHEAD && next[nx as usize] == DONE {
+    if !AHEAD && next.get(nx as usize) == DONE {
         push_point(pts, points[nx as usize]);
         return Err(false);
     }
@@ -654,7 +799,14 @@ impl ContourJoiner {
         let mut w = PolyWriter::new(out);
         // Parts may disagree, so two links may enter one point: walk one
         // chain at a time.
-        walk_chains(&self.points, &mut self.next, &self.has_prev, None, &mut w);
+        walk_chains(
+            &self.points,
+            &mut self.next,
+            &self.has_prev,
+            None,
+            false,
+            &mut w,
+        );
         for &[a, b] in &self.extra {
             let pts = w.begin();
             push_point(pts, self.points[a as usize]);
@@ -825,8 +977,37 @@ mod tests {
                 let mut out = Vec::new();
                 let mut w = PolyWriter::new(&mut out);
                 if interleaved {
-                    let mut lanes = LaneScratch::default();
-                    walk_open_interleaved(&points, &mut next, &has_prev, &mut lanes, &mut w);
+                    let n = next.len();
+                    let mut closed = Vec::new();
+                    walk_open_interleaved(&points, &mut next[..], &has_prev, 0..n, &mut closed, &mut w);
+                    w.end_slots(&closed);
+                } else {
+                    walk_open(&points, &mut next, &has_prev, &mut w);
+                }
+                walk_loops(&points, &mut next, &mut w);
+                w.finish();
+                (out, next)
+            };
+            let (one, next_one) = walked(false);
+            let (many, next_many) = walked(true);
+            proptest::prop_assert_eq!(&one, &many);
+            proptest::prop_assert_eq!(next_one, next_many);
+        }
+
+        /// Walking open chains on a pool of three threads gives what one
+        /// walk gives: the same polylines in the same order, the same marks,
+        /// into an output whose polylines are reused.
+        #[cfg(feature = "parallel")]
+        #[test]
+        fn parallel_walks_equal_one_at_a_time((points, next, has_prev) in disjoint_links()) {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+            let walked = |parallel: bool| {
+                let mut next = next.clone();
+                let mut out = vec![Polyline::new(vec![[7.0, 7.0]; 3], true); 2];
+                let mut spare = vec![vec![[1.0, 1.0]]];
+                let mut w = PolyWriter::with_spare(&mut out, &mut spare);
+                if parallel {
+                    pool.install(|| walk_open_parallel(&points, &mut next, &has_prev, &mut w));
                 } else {
                     walk_open(&points, &mut next, &has_prev, &mut w);
                 }

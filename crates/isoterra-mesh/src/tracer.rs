@@ -89,7 +89,8 @@ impl ContourTracer {
 
     /// With `true`, each call cuts the cells into bands of rows and scans them
     /// on the current rayon thread pool (run it inside `ThreadPool::install` to
-    /// choose the threads), then joins the bands. The polylines are the same,
+    /// choose the threads), then joins the bands; on a large field the open
+    /// chains are followed on the pool's threads too. The polylines are the same,
     /// point for point and in the same order, as a single-thread call's at any
     /// number of threads. A pool of one thread scans on the calling thread.
     /// Default: `false`.
@@ -161,6 +162,10 @@ impl ContourTracer {
                 && crate::huge_pages::try_reserve_exact(&mut self.has_prev, edges);
         }
         self.link(&input);
+        #[cfg(feature = "parallel")]
+        let parallel = self.parallel;
+        #[cfg(not(feature = "parallel"))]
+        let parallel = false;
         let mut w = PolyWriter::with_spare(out, &mut self.spare_lines);
         // Marching squares links each crossing to at most one successor and
         // from at most one predecessor.
@@ -169,6 +174,7 @@ impl ContourTracer {
             &mut self.next,
             &self.has_prev,
             Some(&mut self.lanes),
+            parallel,
             &mut w,
         );
         w.finish();

@@ -153,16 +153,55 @@ pub(crate) fn trace(
             base[k] + id
         }
     };
+    // Each band's points and links go to their place on the pool's threads.
+    let total = total as usize;
     points.clear();
     next.clear();
     has_prev.clear();
-    points.reserve(total as usize);
-    next.reserve(total as usize);
-    has_prev.reserve(total as usize);
-    for (k, band) in bands[..n].iter().enumerate() {
-        points.extend_from_slice(&band.points);
-        next.extend(band.next.iter().map(|&id| remap(k, id)));
-        has_prev.extend_from_slice(&band.has_prev);
+    points.reserve(total);
+    next.reserve(total);
+    has_prev.reserve(total);
+    let mut places = Vec::with_capacity(n);
+    {
+        let mut rest = (
+            &mut points.spare_capacity_mut()[..total],
+            &mut next.spare_capacity_mut()[..total],
+            &mut has_prev.spare_capacity_mut()[..total],
+        );
+        for band in &bands[..n] {
+            let len = band.points.len();
+            // Every point pushes a link and a flag (`Band::point`); the
+            // writes below fill each part whole only then.
+            assert!(band.next.len() == len && band.has_prev.len() == len);
+            let (p, p_rest) = rest.0.split_at_mut(len);
+            let (x, x_rest) = rest.1.split_at_mut(len);
+            let (h, h_rest) = rest.2.split_at_mut(len);
+            places.push((p, x, h));
+            rest = (p_rest, x_rest, h_rest);
+        }
+    }
+    places
+        .into_par_iter()
+        .zip(&bands[..n])
+        .enumerate()
+        .for_each(|(k, ((p, x, h), band))| {
+            for (dst, &src) in p.iter_mut().zip(&band.points) {
+                dst.write(src);
+            }
+            for (dst, &id) in x.iter_mut().zip(&band.next) {
+                dst.write(remap(k, id));
+            }
+            for (dst, &src) in h.iter_mut().zip(&band.has_prev) {
+                dst.write(src);
+            }
+        });
+    // SAFETY: the bands' lengths add up to `total`, and the loop above wrote
+    // each band's points, links and flags into its own part of the first
+    // `total` slots of each vector's room.
+    unsafe {
+        points.set_len(total);
+        next.set_len(total);
+        has_prev.set_len(total);
     }
     for (k, band) in bands[..n].iter().enumerate().skip(1) {
         for (i, (&to, &prev)) in band.ghost_next.iter().zip(&band.ghost_has_prev).enumerate() {

@@ -98,3 +98,21 @@ fn a_large_field_traces_alike_on_two_threads() {
     assert!(want.len() > 50);
     assert_eq!(bits(&on_threads(2, &f, whole, 0.0)), bits(&want));
 }
+
+/// More than 2^21 crossings: the open chains are followed on the pool's
+/// threads (and the loops several at a time), with the same polylines.
+#[test]
+fn long_chains_are_followed_alike_on_threads() {
+    let f = common::long_chains_field();
+    let whole = CellRect::whole(&f);
+    let want = serial(&f, whole, 0.0);
+    let points: usize = want.iter().map(|l| l.points.len()).sum();
+    assert!(points > 1 << 21, "{points} points");
+    assert!(want.iter().any(|l| l.closed) && want.iter().filter(|l| !l.closed).count() > 1000);
+    for threads in [2, 3] {
+        assert!(
+            bits(&on_threads(threads, &f, whole, 0.0)) == bits(&want),
+            "{threads} threads"
+        );
+    }
+}
