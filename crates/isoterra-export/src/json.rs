@@ -102,7 +102,8 @@ fn json_text_in_pieces(
     let last = cuts.len() - 2;
     crate::text::ordered_pieces(
         cuts.len() - 1,
-        &|i, s| {
+        &|i, s: &mut String| {
+            s.clear();
             if i == 0 {
                 s.push_str("{\"polylines\":[");
             }
@@ -111,7 +112,7 @@ fn json_text_in_pieces(
                 s.push_str("]}");
             }
         },
-        sink,
+        &mut |s: &String| sink(s),
     )
 }
 

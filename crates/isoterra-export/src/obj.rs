@@ -353,13 +353,19 @@ impl<'s, 'a> ObjWriter<'s, 'a> {
         (self.sink)(&self.s)?;
         self.s.clear();
         let piece = |k: usize, s: &mut String| {
+            s.clear();
             let mut num = Numbers::default();
             let end = ((k + 1) * Self::PIECE_RECORDS).min(n);
             for i in k * Self::PIECE_RECORDS..end {
                 record(i, s, &mut num);
             }
         };
-        crate::text::ordered_pieces(n.div_ceil(Self::PIECE_RECORDS), &piece, self.sink)
+        let sink = &mut *self.sink;
+        crate::text::ordered_pieces(
+            n.div_ceil(Self::PIECE_RECORDS),
+            &piece,
+            &mut |s: &String| sink(s),
+        )
     }
 
     /// Hands on the rest of the text.

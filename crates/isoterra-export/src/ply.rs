@@ -29,7 +29,9 @@ pub fn export_ply(mesh: &GlbMesh<'_>) -> Result<Vec<u8>, ExportError> {
 /// Writes one mesh as binary little-endian PLY to `w`, as [`export_ply`]
 /// encodes it, a block at a time: nothing the size of the file is held in
 /// memory, so a large mesh costs its own arrays and no second copy. Wrap a
-/// file in a [`std::io::BufWriter`] or not; blocks are 1.5 to 3 MiB.
+/// file in a [`std::io::BufWriter`] or not; blocks are about 1.5 MiB. On a
+/// rayon pool of several threads, they encode the next blocks while this
+/// thread writes; the bytes are the same at any thread count.
 ///
 /// # Errors
 ///
@@ -54,40 +56,51 @@ pub fn write_ply<W: std::io::Write + ?Sized>(
         "element face {faces}\nproperty list uchar int vertex_indices\nend_header\n"
     ));
     w.write_all(header.as_bytes()).map_err(ExportError::Write)?;
-    // Records are encoded a block at a time into one buffer, each a fixed
-    // run of bytes written in place (no growth checks per value).
+    // Records are encoded a block at a time, each a fixed run of bytes
+    // written in place (no growth checks per value); on a pool of several
+    // threads the next blocks are encoded while this thread writes.
     let stride = if with_normals { 24 } else { 12 };
-    let mut buf = vec![0u8; BLOCK_RECORDS * stride.max(13)];
-    for (k, block) in mesh.positions.chunks(BLOCK_RECORDS).enumerate() {
-        let normals = with_normals.then(|| &mesh.normals[k * BLOCK_RECORDS..][..block.len()]);
-        let bytes = &mut buf[..block.len() * stride];
-        for (j, (rec, p)) in bytes.chunks_exact_mut(stride).zip(block).enumerate() {
-            put_f32s(&mut rec[..12], p);
-            if let Some(n) = normals {
-                put_f32s(&mut rec[12..], &n[j]);
+    let per_block = BLOCK_BYTES / stride;
+    let vertices = mesh.positions.len();
+    let vertex_blocks = vertices.div_ceil(per_block);
+    let face_blocks = faces.div_ceil(BLOCK_BYTES / 13);
+    let block = |k: usize, bytes: &mut Vec<u8>| {
+        if k < vertex_blocks {
+            let range = k * per_block..((k + 1) * per_block).min(vertices);
+            bytes.resize(range.len() * stride, 0);
+            let block = &mesh.positions[range.clone()];
+            for (j, (rec, p)) in bytes.chunks_exact_mut(stride).zip(block).enumerate() {
+                put_f32s(&mut rec[..12], p);
+                if with_normals {
+                    put_f32s(&mut rec[12..], &mesh.normals[range.start + j]);
+                }
+            }
+        } else {
+            let per = BLOCK_BYTES / 13;
+            let k = k - vertex_blocks;
+            let tris = &mesh.indices[3 * k * per..3 * ((k + 1) * per).min(faces)];
+            bytes.resize(tris.len() / 3 * 13, 0);
+            for (rec, t) in bytes.chunks_exact_mut(13).zip(tris.chunks_exact(3)) {
+                rec[0] = 3;
+                for (dst, &i) in rec[1..].chunks_exact_mut(4).zip(t) {
+                    // validate() bounds every index by the vertex count, which
+                    // fits in i32 for any mesh that fits in memory as PLY.
+                    dst.copy_from_slice(&(i as i32).to_le_bytes());
+                }
             }
         }
-        w.write_all(bytes).map_err(ExportError::Write)?;
-    }
-    for block in mesh.indices.chunks(3 * BLOCK_RECORDS) {
-        let bytes = &mut buf[..block.len() / 3 * 13];
-        for (rec, t) in bytes.chunks_exact_mut(13).zip(block.chunks_exact(3)) {
-            rec[0] = 3;
-            for (dst, &i) in rec[1..].chunks_exact_mut(4).zip(t) {
-                // validate() bounds every index by the vertex count, which
-                // fits in i32 for any mesh that fits in memory as PLY.
-                dst.copy_from_slice(&(i as i32).to_le_bytes());
-            }
-        }
-        w.write_all(bytes).map_err(ExportError::Write)?;
-    }
-    Ok(())
+    };
+    crate::text::ordered_pieces(vertex_blocks + face_blocks, &block, &mut |bytes: &Vec<
+        u8,
+    >| {
+        w.write_all(bytes).map_err(ExportError::Write)
+    })
 }
 
-/// Records (vertices or faces) encoded per write: 1.5 to 3 MiB, so that a
+/// Bytes of records encoded per write: 1.5 MiB, so that a
 /// [`std::io::BufWriter`] of up to 1 MiB hands each block straight to the
 /// file instead of copying it into its own buffer first.
-const BLOCK_RECORDS: usize = 1 << 17;
+const BLOCK_BYTES: usize = 3 << 19;
 
 /// Writes three `f32`s little-endian into the 12 bytes of `dst`.
 fn put_f32s(dst: &mut [u8], v: &[f32; 3]) {
@@ -171,9 +184,32 @@ mod tests {
             };
             write_ply(&mesh, &mut w).unwrap();
             assert!(w.out == whole);
+            // Encoded on three threads: the same bytes.
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(3)
+                .build()
+                .unwrap();
+            let mut w = Trickle {
+                out: Vec::new(),
+                fail_after: None,
+            };
+            pool.install(|| write_ply(&mesh, &mut w)).unwrap();
+            assert!(w.out == whole, "three threads");
         }
         let mesh = GlbMesh::new("t", &pos, &idx).with_normals(&nrm);
-        // A failing writer is an error, not a panic.
+        // A failing writer is an error, not a panic, on one thread or three.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let mut w = Trickle {
+            out: Vec::new(),
+            fail_after: Some(100_000),
+        };
+        assert!(matches!(
+            pool.install(|| write_ply(&mesh, &mut w)),
+            Err(ExportError::Write(_))
+        ));
         let mut w = Trickle {
             out: Vec::new(),
             fail_after: Some(100_000),

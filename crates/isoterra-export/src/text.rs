@@ -74,29 +74,29 @@ impl Numbers {
     }
 }
 
-/// Hands `sink` the text of pieces `0..n` in order, each made by
-/// `piece(i, s)` appending to an empty `s`. With more than one thread in
-/// the current rayon pool, the pieces are made on its threads a round at a
-/// time while the previous round is handed on; the text is the same at any
-/// thread count. A round holds two pieces per thread, so what is held in
-/// memory is a few pieces, never the whole text.
-pub(crate) fn ordered_pieces(
+/// Hands `sink` pieces `0..n` of a file in order, each made by
+/// `piece(i, buf)`, which replaces what the buffer held (a `String` of
+/// text, a `Vec<u8>` of bytes; buffers are reused from piece to piece). With more than one thread in the current rayon
+/// pool, the pieces are made on its threads a round at a time while the
+/// previous round is handed on; the bytes are the same at any thread count.
+/// A round holds two pieces per thread, sixteen at most, so what is held in
+/// memory is a few pieces, never the whole file.
+pub(crate) fn ordered_pieces<B: Default + Clone + Send>(
     n: usize,
-    piece: &(dyn Fn(usize, &mut String) + Sync),
-    sink: &mut dyn FnMut(&str) -> Result<(), ExportError>,
+    piece: &(dyn Fn(usize, &mut B) + Sync),
+    sink: &mut dyn FnMut(&B) -> Result<(), ExportError>,
 ) -> Result<(), ExportError> {
     #[cfg(feature = "parallel")]
     {
         let threads = rayon::current_num_threads();
         if threads > 1 && n > 1 {
-            return ordered_pieces_parallel(n, 2 * threads, piece, sink);
+            return ordered_pieces_parallel(n, (2 * threads).min(16), piece, sink);
         }
     }
-    let mut s = String::new();
+    let mut buf = B::default();
     for i in 0..n {
-        s.clear();
-        piece(i, &mut s);
-        sink(&s)?;
+        piece(i, &mut buf);
+        sink(&buf)?;
     }
     Ok(())
 }
@@ -104,24 +104,23 @@ pub(crate) fn ordered_pieces(
 /// [`ordered_pieces`] on the pool: `round` pieces made at once, the next
 /// round made while the current thread hands on this one.
 #[cfg(feature = "parallel")]
-fn ordered_pieces_parallel(
+fn ordered_pieces_parallel<B: Default + Clone + Send>(
     n: usize,
     round: usize,
-    piece: &(dyn Fn(usize, &mut String) + Sync),
-    sink: &mut dyn FnMut(&str) -> Result<(), ExportError>,
+    piece: &(dyn Fn(usize, &mut B) + Sync),
+    sink: &mut dyn FnMut(&B) -> Result<(), ExportError>,
 ) -> Result<(), ExportError> {
     use rayon::prelude::*;
-    let make = |start: usize, bufs: &mut [String]| {
-        bufs.par_iter_mut().enumerate().for_each(|(k, s)| {
-            s.clear();
-            if start + k < n {
-                piece(start + k, s);
-            }
-        });
+    let make = |start: usize, bufs: &mut [B]| {
+        let count = n.saturating_sub(start).min(bufs.len());
+        bufs[..count]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(k, b)| piece(start + k, b));
     };
     let make = &make;
-    let mut ready = vec![String::new(); round];
-    let mut next = vec![String::new(); round];
+    let mut ready = vec![B::default(); round];
+    let mut next = vec![B::default(); round];
     make(0, &mut ready);
     let mut start = 0;
     while start < n {
@@ -132,8 +131,8 @@ fn ordered_pieces_parallel(
                 let next = &mut next;
                 scope.spawn(move |_| make(following, next));
             }
-            for s in &ready[..round.min(n - start)] {
-                result = sink(s);
+            for b in &ready[..round.min(n - start)] {
+                result = sink(b);
                 if result.is_err() {
                     break;
                 }

@@ -71,15 +71,16 @@ pub fn run(a: &Mesh3dArgs) -> anyhow::Result<()> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "isosurface".into());
     let mesh = GlbMesh::new(&name, &out.positions, &out.indices).with_normals(&out.normals);
-    match a.format {
-        // Written straight from the mesher's arrays: no second copy.
-        MeshFormat::Ply => write_atomic_with(&a.out, |w| Ok(write_ply(&mesh, w)?))?,
-        // OBJ text is made on the worker threads.
-        MeshFormat::Obj => {
-            write_atomic_with(&a.out, |w| Ok(pool.install(|| write_obj(&[mesh], w))?))?
-        }
-        MeshFormat::Glb => write_atomic_with(&a.out, |w| Ok(write_glb(&[mesh], w)?))?,
-    }
+    // Written straight from the mesher's arrays (no second copy), the PLY
+    // and OBJ encoded on the worker threads.
+    write_atomic_with(&a.out, |w| {
+        pool.install(|| match a.format {
+            MeshFormat::Ply => write_ply(&mesh, w),
+            MeshFormat::Obj => write_obj(&[mesh], w),
+            MeshFormat::Glb => write_glb(&[mesh], w),
+        })
+        .map_err(anyhow::Error::from)
+    })?;
     let write_ms = ms(t2);
     if a.timings {
         eprintln!(
