@@ -472,7 +472,8 @@ fn bench_json_lines_have_the_documented_fields() {
 }
 
 /// `bench squares` reports each contour and fill workload warm and cold
-/// (one-shot), with CPU time and page faults beside the wall time.
+/// (one-shot), the contours on one and two threads, with CPU time and page
+/// faults beside the wall time.
 #[test]
 fn bench_squares_reports_cold_and_warm() {
     let out = ok(&["bench", "squares", "--json", "--reps", "1"]);
@@ -496,6 +497,21 @@ fn bench_squares_reports_cold_and_warm() {
             assert!(v["value"].as_f64().unwrap() > 0.0, "{v}");
             assert!(v["cpu_ms"].as_f64().unwrap() >= 0.0, "{v}");
             assert!(v["minor_faults"].as_f64().unwrap() >= 0.0, "{v}");
+            assert_eq!(v["cold"].as_f64(), Some(cold), "{v}");
+        }
+    }
+    // Contours on two threads too, warm and cold.
+    for base in ["contour_lines_dense_2048", "contour_lines_dense_8192"] {
+        for (name, cold) in [
+            (format!("{base}_threads_2"), 0.0),
+            (format!("{base}_cold_threads_2"), 1.0),
+        ] {
+            let v = lines
+                .iter()
+                .find(|v| v["name"] == name.as_str())
+                .unwrap_or_else(|| panic!("no {name} line in {out}"));
+            assert!(v["value"].as_f64().unwrap() > 0.0, "{v}");
+            assert_eq!(v["threads"].as_f64(), Some(2.0), "{v}");
             assert_eq!(v["cold"].as_f64(), Some(cold), "{v}");
         }
     }

@@ -191,6 +191,10 @@ fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
     let pi = std::f64::consts::PI;
     let mut tracer = ContourTracer::new();
     let mut lines = Vec::new();
+    let two = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .context("cannot start two worker threads")?;
     // The same contours per cell at 8192^2: S grows with the side.
     for (label, s, n) in [
         ("sparse", 16.0 * pi, 2048),
@@ -221,8 +225,43 @@ fn squares(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
             format!("contour_lines_{label}_{n}_cold"),
             &cold,
             true,
-            what,
+            what.clone(),
         ));
+        // Two threads: row bands, and on a large field the open chains
+        // followed on both threads; the same lines as one thread.
+        let mut par = ContourTracer::new().with_parallel(true);
+        let mut par_lines = Vec::new();
+        let warm2 = two.install(|| {
+            median_cost(reps, || {
+                par.contour_lines(&field, 0.0, &mut par_lines).ok();
+            })
+        });
+        let cold2 = two.install(|| {
+            median_cost(reps, || {
+                let mut fresh = Vec::new();
+                ContourTracer::new()
+                    .with_parallel(true)
+                    .contour_lines(&field, 0.0, &mut fresh)
+                    .ok();
+                fresh
+            })
+        });
+        if par_lines != lines {
+            anyhow::bail!("contour {label} {n}: two threads gave other lines than one thread");
+        }
+        for (mode, cost, cold) in [
+            ("_threads_2", &warm2, false),
+            ("_cold_threads_2", &cold2, true),
+        ] {
+            let mut sample = squares_sample(
+                format!("contour_lines_{label}_{n}{mode}"),
+                cost,
+                cold,
+                format!("{what}, 2 threads"),
+            );
+            sample.extra.push(("threads", 2.0));
+            out.push(sample);
+        }
     }
     let field = sine_field(2048, 128.0 * pi)?;
     let mut mesher = MarchingSquares::new();
