@@ -47,6 +47,26 @@ impl Band {
     }
 }
 
+impl Band {
+    /// A new band (what a fresh tracer has) gets room for a point on every
+    /// edge of its cells before the scan, as a fresh single scan does, so
+    /// that its lists do not grow, copy and fault their way up; room never
+    /// written is never touched. Where the address space is refused, they
+    /// grow.
+    fn make_room(&mut self, cells: CellRect) {
+        if self.points.capacity() != 0 {
+            return;
+        }
+        let (w, h) = (cells.width() as usize, cells.height() as usize);
+        let edges = w
+            .saturating_mul(h + 1)
+            .saturating_add((w + 1).saturating_mul(h));
+        let _ = crate::huge_pages::try_reserve_exact(&mut self.points, edges)
+            && crate::huge_pages::try_reserve_exact(&mut self.next, edges)
+            && crate::huge_pages::try_reserve_exact(&mut self.has_prev, edges);
+    }
+}
+
 impl SegSink for Band {
     const ACTIVE: bool = true;
 
@@ -126,6 +146,7 @@ pub(crate) fn trace(
                 cells: CellRect { y0: a, y1: b, ..r },
                 ..*input
             };
+            band.make_room(slab.cells);
             rows.scan::<false, _, _>(&slab, &mut Vec::new(), band, &mut NoTris);
         },
     );
