@@ -631,3 +631,54 @@ fn f4_volumes_of_several_blocks_read_in_place() {
         }
     }
 }
+
+/// Files of more than 16 MiB of `f4` data are read by the pool's threads,
+/// each its blocks, at their offsets: the same values as one stream, either
+/// byte order, in 2D and 3D, and a bad value is still named by its place.
+#[test]
+fn large_f4_files_read_on_threads_as_one_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let (w, h, d) = (301usize, 157, 97); // 4.58 M values, 18.3 MB: several blocks each
+    let n = w * h * d;
+    let values: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 5.0).collect();
+    let le: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let be: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
+    let path = dir.path().join("v.npy");
+    for (descr, data) in [("<f4", &le), (">f4", &be)] {
+        let bytes = npy_bytes(descr, &format!("({d}, {h}, {w})"), data);
+        std::fs::write(&path, &bytes).unwrap();
+        let f = pool
+            .install(|| isoterra_export::read_npy3_file(&path))
+            .unwrap();
+        assert!(f.values() == &values[..], "{descr} 3D");
+        assert_eq!(f.dims(), [w as u32, h as u32, d as u32]);
+        let bytes = npy_bytes(descr, &format!("({}, {w})", h * d), data);
+        std::fs::write(&path, &bytes).unwrap();
+        let f = pool.install(|| read_npy_file(&path)).unwrap();
+        assert!(f.values() == &values[..], "{descr} 2D");
+        assert_eq!((f.width(), f.height()), (w as u32, (h * d) as u32));
+    }
+    // An infinity in the last block: [row, col] of flat index `at`.
+    let at = n - 5;
+    let mut bad = le.clone();
+    bad[4 * at..4 * at + 4].copy_from_slice(&f32::INFINITY.to_le_bytes());
+    std::fs::write(&path, npy_bytes("<f4", &format!("({}, {w})", h * d), &bad)).unwrap();
+    match pool.install(|| read_npy_file(&path)) {
+        Err(ExportError::NpyNonFinite { row, col, value }) => {
+            assert_eq!((row, col), ((at / w) as u64, (at % w) as u64));
+            assert!(value.is_infinite());
+        }
+        other => panic!("expected NpyNonFinite, got {other:?}"),
+    }
+    // A file cut short: its length says so before anything is read.
+    let cut = npy_bytes("<f4", &format!("({}, {w})", h * d), &le[..le.len() - 6]);
+    std::fs::write(&path, &cut).unwrap();
+    match pool.install(|| read_npy_file(&path)) {
+        Err(ExportError::NpyTruncated { what, .. }) => assert_eq!(what, "data"),
+        other => panic!("expected NpyTruncated, got {other:?}"),
+    }
+}

@@ -21,8 +21,10 @@ pub fn run(a: &ContourArgs) -> anyhow::Result<()> {
     let threads = super::worker_threads(a.threads)?;
     let pool = super::worker_pool(threads)?;
     let t0 = Instant::now();
-    let field =
-        read_npy_file(&a.npy).with_context(|| format!("cannot read {}", a.npy.display()))?;
+    // Large float32 files are read by the worker threads.
+    let field = pool
+        .install(|| read_npy_file(&a.npy))
+        .with_context(|| format!("cannot read {}", a.npy.display()))?;
     let load_ms = ms(t0);
 
     let t1 = Instant::now();
