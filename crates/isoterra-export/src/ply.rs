@@ -167,6 +167,10 @@ mod tests {
     fn streamed_ply_is_the_same_bytes_in_blocks() {
         // Several blocks of vertices and of faces, the last ones partial.
         let n = 300_001u32;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
         let pos: Vec<[f32; 3]> = (0..n).map(|i| [i as f32, (i % 7) as f32, 0.5]).collect();
         let nrm: Vec<[f32; 3]> = (0..n).map(|i| [0.0, -(i as f32), 1.0]).collect();
         let idx: Vec<u32> = (0..n - 2).flat_map(|i| [i, i + 2, i + 1]).collect();
@@ -185,10 +189,6 @@ mod tests {
             write_ply(&mesh, &mut w).unwrap();
             assert!(w.out == whole);
             // Encoded on three threads: the same bytes.
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(3)
-                .build()
-                .unwrap();
             let mut w = Trickle {
                 out: Vec::new(),
                 fail_after: None,
@@ -198,10 +198,6 @@ mod tests {
         }
         let mesh = GlbMesh::new("t", &pos, &idx).with_normals(&nrm);
         // A failing writer is an error, not a panic, on one thread or three.
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(3)
-            .build()
-            .unwrap();
         let mut w = Trickle {
             out: Vec::new(),
             fail_after: Some(100_000),

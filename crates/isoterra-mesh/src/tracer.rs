@@ -57,6 +57,25 @@ pub struct ContourTracer {
 #[cfg(feature = "parallel")]
 const BANDS_PER_THREAD: usize = 4;
 
+/// Room for a point on every edge of `cells` in a scan's lists of points,
+/// links and "has a predecessor" marks, offered huge pages. Room never
+/// written is never touched; where the address space is refused, the lists
+/// grow as they fill instead.
+pub(crate) fn reserve_edge_room(
+    cells: CellRect,
+    points: &mut Vec<[f32; 2]>,
+    next: &mut Vec<u32>,
+    has_prev: &mut Vec<bool>,
+) {
+    let (w, h) = (cells.width() as usize, cells.height() as usize);
+    let edges = w
+        .saturating_mul(h + 1)
+        .saturating_add((w + 1).saturating_mul(h));
+    let _ = crate::huge_pages::try_reserve_exact(points, edges)
+        && crate::huge_pages::try_reserve_exact(next, edges)
+        && crate::huge_pages::try_reserve_exact(has_prev, edges);
+}
+
 /// Stores points and links each segment's start to its end.
 struct Linker<'a> {
     points: &'a mut Vec<[f32; 2]>,
@@ -153,13 +172,7 @@ impl ContourTracer {
         // after the walk. Where the address space is refused, they grow.
         let fresh = self.points.capacity() == 0;
         if fresh {
-            let (w, h) = (cells.width() as usize, cells.height() as usize);
-            let edges = w
-                .saturating_mul(h + 1)
-                .saturating_add((w + 1).saturating_mul(h));
-            let _ = crate::huge_pages::try_reserve_exact(&mut self.points, edges)
-                && crate::huge_pages::try_reserve_exact(&mut self.next, edges)
-                && crate::huge_pages::try_reserve_exact(&mut self.has_prev, edges);
+            reserve_edge_room(cells, &mut self.points, &mut self.next, &mut self.has_prev);
         }
         self.link(&input);
         #[cfg(feature = "parallel")]

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use crate::cells::CellRect;
 use crate::key::EdgeKey;
 use crate::scan::{NONE, NoTris, RowScratch, ScanInput, SegSink};
+use crate::tracer::reserve_edge_room;
 
 /// Marks a band-local id of a point of the band's first node row.
 const GHOST: u32 = 1 << 31;
@@ -50,20 +51,11 @@ impl Band {
 impl Band {
     /// A new band (what a fresh tracer has) gets room for a point on every
     /// edge of its cells before the scan, as a fresh single scan does, so
-    /// that its lists do not grow, copy and fault their way up; room never
-    /// written is never touched. Where the address space is refused, they
-    /// grow.
+    /// that its lists do not grow, copy and fault their way up.
     fn make_room(&mut self, cells: CellRect) {
-        if self.points.capacity() != 0 {
-            return;
+        if self.points.capacity() == 0 {
+            reserve_edge_room(cells, &mut self.points, &mut self.next, &mut self.has_prev);
         }
-        let (w, h) = (cells.width() as usize, cells.height() as usize);
-        let edges = w
-            .saturating_mul(h + 1)
-            .saturating_add((w + 1).saturating_mul(h));
-        let _ = crate::huge_pages::try_reserve_exact(&mut self.points, edges)
-            && crate::huge_pages::try_reserve_exact(&mut self.next, edges)
-            && crate::huge_pages::try_reserve_exact(&mut self.has_prev, edges);
     }
 }
 
