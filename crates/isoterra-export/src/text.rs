@@ -1,5 +1,6 @@
-//! Numbers written as text, fast: the text formats (OBJ, SVG) write
-//! millions of them.
+//! Numbers written as text, fast: the text formats (OBJ, SVG, JSON)
+//! write millions of them; and large files made in pieces on the worker
+//! threads, written in order.
 
 use std::fmt::Write;
 
@@ -94,9 +95,10 @@ fn small_integer(v: f32) -> Option<i32> {
 
 /// Hands `sink` pieces `0..n` of a file in order, each made by
 /// `piece(i, buf)`, which replaces what the buffer held (a `String` of
-/// text, a `Vec<u8>` of bytes; buffers are reused from piece to piece). With more than one thread in the current rayon
-/// pool, the pieces are made on its threads a round at a time while the
-/// previous round is handed on; the bytes are the same at any thread count.
+/// text, a `Vec<u8>` of bytes; buffers are reused from piece to piece).
+/// With more than one thread in the current rayon pool, the pieces are
+/// made on its threads a round at a time while the previous round is
+/// handed on; the bytes are the same at any thread count.
 /// A round holds two pieces per thread, sixteen at most, so what is held in
 /// memory is a few pieces, never the whole file.
 pub(crate) fn ordered_pieces<B: Default + Clone + Send>(
