@@ -194,6 +194,21 @@ fn obj_text(
     obj.finish()
 }
 
+/// Appends one `TAG x y ...` line of numbers.
+fn vector_line(
+    s: &mut String,
+    num: &mut Numbers,
+    tag: &str,
+    values: impl IntoIterator<Item = f32>,
+) {
+    s.push_str(tag);
+    for c in values {
+        s.push(' ');
+        num.push_f32(s, c);
+    }
+    s.push('\n');
+}
+
 /// OBJ text written as it is made, a block at a time (64 KiB, or pieces of
 /// [`PIECE_RECORDS`](Self::PIECE_RECORDS) records of a large mesh): a
 /// header, then objects ([`object`](Self::object)) whose vertices and
@@ -264,33 +279,14 @@ impl<'s, 'a> ObjWriter<'s, 'a> {
     /// object.
     pub fn part(&mut self, m: &GlbMesh<'_>) -> Result<(), ExportError> {
         let t = m.translation.unwrap_or([0.0; 3]);
-        let positions = m.positions;
+        let (positions, normals, uvs) = (m.positions, m.normals, m.uvs);
         self.records(positions.len(), |i, s, num| {
-            s.push('v');
-            for k in 0..3 {
-                s.push(' ');
-                num.push_f32(s, positions[i][k] + t[k]);
-            }
-            s.push('\n');
+            vector_line(s, num, "v", (0..3).map(|k| positions[i][k] + t[k]));
         })?;
-        let normals = m.normals;
         self.records(normals.len(), |i, s, num| {
-            s.push_str("vn");
-            for &c in &normals[i] {
-                s.push(' ');
-                num.push_f32(s, c);
-            }
-            s.push('\n');
+            vector_line(s, num, "vn", normals[i]);
         })?;
-        let uvs = m.uvs;
-        self.records(uvs.len(), |i, s, num| {
-            s.push_str("vt");
-            for &c in &uvs[i] {
-                s.push(' ');
-                num.push_f32(s, c);
-            }
-            s.push('\n');
-        })?;
+        self.records(uvs.len(), |i, s, num| vector_line(s, num, "vt", uvs[i]))?;
         let (has_n, has_t) = (!m.normals.is_empty(), !m.uvs.is_empty());
         let base = self.base;
         for range in m.ranges() {

@@ -63,7 +63,8 @@ pub fn write_ply<W: std::io::Write + ?Sized>(
     let per_block = BLOCK_BYTES / stride;
     let vertices = mesh.positions.len();
     let vertex_blocks = vertices.div_ceil(per_block);
-    let face_blocks = faces.div_ceil(BLOCK_BYTES / 13);
+    let faces_per_block = BLOCK_BYTES / 13;
+    let face_blocks = faces.div_ceil(faces_per_block);
     let block = |k: usize, bytes: &mut Vec<u8>| {
         if k < vertex_blocks {
             let range = k * per_block..((k + 1) * per_block).min(vertices);
@@ -76,8 +77,7 @@ pub fn write_ply<W: std::io::Write + ?Sized>(
                 }
             }
         } else {
-            let per = BLOCK_BYTES / 13;
-            let k = k - vertex_blocks;
+            let (k, per) = (k - vertex_blocks, faces_per_block);
             let tris = &mesh.indices[3 * k * per..3 * ((k + 1) * per).min(faces)];
             bytes.resize(tris.len() / 3 * 13, 0);
             for (rec, t) in bytes.chunks_exact_mut(13).zip(tris.chunks_exact(3)) {
@@ -90,11 +90,8 @@ pub fn write_ply<W: std::io::Write + ?Sized>(
             }
         }
     };
-    crate::text::ordered_pieces(vertex_blocks + face_blocks, &block, &mut |bytes: &Vec<
-        u8,
-    >| {
-        w.write_all(bytes).map_err(ExportError::Write)
-    })
+    let mut write = |bytes: &Vec<u8>| w.write_all(bytes).map_err(ExportError::Write);
+    crate::text::ordered_pieces(vertex_blocks + face_blocks, &block, &mut write)
 }
 
 /// Bytes of records encoded per write: 1.5 MiB, so that a
