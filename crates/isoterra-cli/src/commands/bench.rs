@@ -905,8 +905,10 @@ mod tests {
     fn the_small_page_head_is_what_lies_before_each_buffers_first_boundary() {
         assert_eq!(small_page_head_bytes(&CubesOutput::default()), 0);
         // A large buffer: its stretch is under 2 MiB and ends on a boundary.
-        let mut o = CubesOutput::default();
-        o.indices = vec![7; 3 << 20];
+        let mut o = CubesOutput {
+            indices: vec![7; 3 << 20],
+            ..Default::default()
+        };
         let head = small_page_head_bytes(&o);
         assert!(head < 2 << 20, "{head}");
         assert_eq!((o.indices.as_ptr() as usize + head) % (2 << 20), 0);
@@ -926,6 +928,10 @@ mod tests {
             3 << 10,
         );
         assert_eq!(s.extra, [("small_page_head_kib", 3.0)]);
-        assert!(s.note.contains("3 KiB of the output in 4 KiB pages"), "{}", s.note);
+        assert!(
+            s.note.contains("3 KiB of the output in 4 KiB pages"),
+            "{}",
+            s.note
+        );
     }
 }
