@@ -25,7 +25,6 @@
 //!
 //! Run: `cargo bench -p isoterra-bench --bench cubes -- --warm-up-time 1 --measurement-time 3`
 
-use std::f64::consts::PI;
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -38,41 +37,19 @@ struct Workload {
     values: Vec<f32>,
 }
 
-fn grid(n: u32, lo: f64, hi: f64, f: impl Fn(f64, f64, f64) -> f64) -> Vec<f32> {
-    let step = (hi - lo) / (n - 1) as f64;
-    let coords: Vec<f64> = (0..n).map(|i| lo + i as f64 * step).collect();
-    let mut v = Vec::with_capacity((n as usize).pow(3));
-    for &z in &coords {
-        for &y in &coords {
-            for &x in &coords {
-                v.push(f(x, y, z) as f32);
-            }
-        }
-    }
-    v
-}
-
 fn sphere_noise(n: u32) -> Workload {
-    let values = grid(n, -1.0, 1.0, |x, y, z| {
-        (x * x + y * y + z * z).sqrt() - 0.6
-            + 0.05 * (7.0 * x + 1.3).sin() * (9.0 * y + 0.7).sin() * (8.0 * z + 2.1).sin()
-            + 0.02 * (23.0 * x + 17.0 * y + 0.4).sin() * (19.0 * z + 1.1).cos()
-    });
     Workload {
         name: format!("sphere_noise_{n}"),
         n,
-        values,
+        values: isoterra_bench::sphere_noise(n),
     }
 }
 
 fn gyroid(k: u32, n: u32) -> Workload {
-    let values = grid(n, 0.0, 2.0 * PI * k as f64, |x, y, z| {
-        x.sin() * y.cos() + y.sin() * z.cos() + z.sin() * x.cos()
-    });
     Workload {
         name: format!("gyroid_{k}_{n}"),
         n,
-        values,
+        values: isoterra_bench::gyroid(k, n),
     }
 }
 

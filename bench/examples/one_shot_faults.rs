@@ -14,35 +14,7 @@
 use std::time::Instant;
 
 use isoterra::mesh::{CellBox, CubesOptions, CubesOutput, MarchingCubes};
-
-/// `n^3` samples, x fastest, of `f` over `linspace(lo, hi, n)` on every axis.
-fn volume(n: u32, lo: f64, hi: f64, f: impl Fn(f64, f64, f64) -> f64) -> Vec<f32> {
-    let step = (hi - lo) / f64::from(n - 1);
-    let axis: Vec<f64> = (0..n).map(|i| lo + f64::from(i) * step).collect();
-    let mut v = Vec::with_capacity((n as usize).pow(3));
-    for &z in &axis {
-        for &y in &axis {
-            for &x in &axis {
-                v.push(f(x, y, z) as f32);
-            }
-        }
-    }
-    v
-}
-
-fn sphere_noise(n: u32) -> Vec<f32> {
-    volume(n, -1.0, 1.0, |x, y, z| {
-        (x * x + y * y + z * z).sqrt() - 0.6
-            + 0.05 * (7.0 * x + 1.3).sin() * (9.0 * y + 0.7).sin() * (8.0 * z + 2.1).sin()
-            + 0.02 * (23.0 * x + 17.0 * y + 0.4).sin() * (19.0 * z + 1.1).cos()
-    })
-}
-
-fn gyroid(n: u32, k: f64) -> Vec<f32> {
-    volume(n, 0.0, 2.0 * std::f64::consts::PI * k, |x, y, z| {
-        x.sin() * y.cos() + y.sin() * z.cos() + z.sin() * x.cos()
-    })
-}
+use isoterra_bench::{gyroid, sphere_noise};
 
 /// The process's minor page faults so far (`/proc/self/stat`, field 10).
 fn minor_faults() -> u64 {
@@ -75,7 +47,7 @@ fn main() {
     let cases: [(&str, u32, Vec<f32>); 3] = [
         ("sphere_noise_128", 128, sphere_noise(128)),
         ("sphere_noise_256", 256, sphere_noise(256)),
-        ("gyroid8_128", 128, gyroid(128, 8.0)),
+        ("gyroid8_128", 128, gyroid(8, 128)),
     ];
     let opts = CubesOptions::DEFAULT;
     for (name, n, values) in cases {
