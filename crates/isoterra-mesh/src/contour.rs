@@ -197,18 +197,10 @@ pub(crate) fn walk_chains(
     if let Some(lanes) = lanes
         && next.len() >= INTERLEAVE_FROM_POINTS
     {
-        #[cfg(feature = "parallel")]
-        let walked = parallel && rayon::current_num_threads() > 1;
-        #[cfg(not(feature = "parallel"))]
-        let walked = {
-            let _ = parallel;
-            false
-        };
-        #[cfg(feature = "parallel")]
-        if walked {
+        if on_pool(parallel) {
+            #[cfg(feature = "parallel")]
             walk_open_parallel(points, next, has_prev, w);
-        }
-        if !walked {
+        } else {
             let n = next.len();
             walk_open_interleaved(points, next, has_prev, 0..n, &mut lanes.closed, w);
             w.end_slots(&lanes.closed);
@@ -221,6 +213,18 @@ pub(crate) fn walk_chains(
         walk_open(points, next, has_prev, w);
     }
     walk_loops(points, next, w);
+}
+
+/// True when a walk asked to run on the current rayon pool (`parallel`)
+/// finds several threads there.
+fn on_pool(parallel: bool) -> bool {
+    #[cfg(feature = "parallel")]
+    return parallel && rayon::current_num_threads() > 1;
+    #[cfg(not(feature = "parallel"))]
+    {
+        let _ = parallel;
+        false
+    }
 }
 
 /// Where [`walk_open_interleaved`] writes the `k`-th chain it begins.

@@ -46,9 +46,7 @@ impl Band {
         self.in_ghost = ghost_first;
         self.last_row_start = 0;
     }
-}
 
-impl Band {
     /// A new band (what a fresh tracer has) gets room for a point on every
     /// edge of its cells before the scan, as a fresh single scan does, so
     /// that its lists do not grow, copy and fault their way up.
