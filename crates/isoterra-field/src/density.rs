@@ -505,6 +505,17 @@ pub struct DensitySampler {
     rock_key: u64,
 }
 
+/// One x row of a density grid: node `i` at `(x0 + i * dx, y, z)`, with
+/// its ground height and cave noise.
+struct GridRow<'a> {
+    x0: f32,
+    dx: f32,
+    y: f32,
+    z: f32,
+    heights: &'a [f32],
+    noise: &'a [f32],
+}
+
 /// Scrambles the seed for the 3D noise so it differs from the ground's.
 const CAVE_SEED_SALT: u64 = 0x9e37_79b9_7f4a_7c15;
 /// The stream of the mesas preset's rock hashes.
@@ -640,6 +651,61 @@ impl DensitySampler {
         (d * self.inv_falloff).clamp(-1.0, 1.0)
     }
 
+    /// `out[i]` is the density of node `i` of `row`, from its height and
+    /// cave noise: [`combine`](Self::combine) with NaN as `-1`, bit for bit.
+    /// The caves preset, which streaming worlds use, runs as one
+    /// branch-free loop.
+    #[inline(always)]
+    fn combine_row(&self, row: &GridRow, out: &mut [f32]) {
+        let g = &self.generator;
+        let (y, z) = (row.y, row.z);
+        let finish = |d: f32| {
+            let v = (d * self.inv_falloff).clamp(-1.0, 1.0);
+            if v.is_nan() { -1.0 } else { v }
+        };
+        let pairs = out.iter_mut().zip(row.heights).zip(row.noise);
+        match g.preset {
+            VoxelPreset::Caves if g.cave_threshold > 0.0 => {
+                for ((o, &h), &n) in pairs {
+                    *o = finish(intersect(self.ground(h, y), self.tunnels(n)));
+                }
+            }
+            VoxelPreset::Caves => {
+                for ((o, &h), _) in pairs {
+                    *o = finish(self.ground(h, y));
+                }
+            }
+            _ => {
+                for (i, ((o, &h), &n)) in pairs.enumerate() {
+                    let x = row.x0 + i as f32 * row.dx;
+                    let v = self.combine([x, y, z], h, n);
+                    *o = if v.is_nan() { -1.0 } else { v };
+                }
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq")]
+    fn combine_row_avx512(&self, row: &GridRow, out: &mut [f32]) {
+        self.combine_row(row, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn combine_row_avx2(&self, row: &GridRow, out: &mut [f32]) {
+        self.combine_row(row, out)
+    }
+
+    /// [`combine_row`](Self::combine_row) on the widest vectors this CPU has.
+    fn combine_row_best(&self, row: &GridRow, out: &mut [f32]) {
+        crate::noise::kernel::widest!(
+            avx512: self.combine_row_avx512(row, out),
+            avx2: self.combine_row_avx2(row, out),
+            plain: self.combine_row(row, out),
+        )
+    }
+
     /// Caves: whether every node of a row at height `y` over the ground
     /// `heights` is air by the ground alone, so that [`combine`](Self::combine)
     /// gives exactly `-1` whatever the cave noise (the tunnels only carve:
@@ -697,34 +763,39 @@ impl DensitySampler {
         if w == 0 || h == 0 || d == 0 {
             return Ok(());
         }
-        let mut heights = vec![0.0f32; w];
+        // The ground heights of every (x, z) column, bit for bit
+        // `height_at` of each node (the grid was checked above).
+        let mut heights = vec![0.0f32; w * d];
+        if self.needs_height() {
+            self.height.fill_heights(
+                [origin[0], origin[2]],
+                [step, step],
+                [w as u32, d as u32],
+                &mut heights,
+            )?;
+        }
         let mut row = vec![0.0f32; w];
         for k in 0..d {
             let z = origin[2] + k as f32 * step;
-            if self.needs_height() {
-                // The batched heights (eight at a time), bit for bit
-                // `height_at` of each node; the grid was checked above, so
-                // this row's cannot fail.
-                self.height.fill_heights(
-                    [origin[0], z],
-                    [step, step],
-                    [w as u32, 1],
-                    &mut heights,
-                )?;
-            }
+            let heights = &heights[k * w..(k + 1) * w];
             for j in 0..h {
                 let y = origin[1] + j as f32 * step;
                 let base = (k * h + j) * w;
-                if self.row_is_air(&heights, y) {
-                    out[base..base + w].fill(-1.0);
+                let out = &mut out[base..base + w];
+                if self.row_is_air(heights, y) {
+                    out.fill(-1.0);
                     continue;
                 }
                 self.cave.fill_row3(origin[0], step, y, z, &mut row);
-                for i in 0..w {
-                    let x = origin[0] + i as f32 * step;
-                    let v = self.combine([x, y, z], heights[i], row[i]);
-                    out[base + i] = if v.is_nan() { -1.0 } else { v };
-                }
+                let grid_row = GridRow {
+                    x0: origin[0],
+                    dx: step,
+                    y,
+                    z,
+                    heights,
+                    noise: &row,
+                };
+                self.combine_row_best(&grid_row, out);
             }
         }
         Ok(())

@@ -409,27 +409,52 @@ impl HeightGen {
         self.finish(b, r, m)
     }
 
-    /// Eight heights on one row `z`.
-    fn row8(&self, x: &[f32; LANES], z: f32) -> [f32; LANES] {
-        let a = self.params.warp_amplitude;
-        let (b, r, m) = if a > 0.0 {
-            let dx = self.warp_x.sample2_row(x, z);
-            let dz = self.warp_z.sample2_row(x, z);
-            let wx: [f32; LANES] = std::array::from_fn(|l| x[l] + a * dx[l]);
-            let wz: [f32; LANES] = std::array::from_fn(|l| z + a * dz[l]);
-            (
-                self.base.sample2_lanes(&wx, &wz),
-                self.mountains.sample2_lanes(&wx, &wz),
-                self.mask.sample2_lanes(&wx, &wz),
-            )
-        } else {
-            (
-                self.base.sample2_row(x, z),
-                self.mountains.sample2_row(x, z),
-                self.mask.sample2_row(x, z),
-            )
-        };
-        std::array::from_fn(|l| self.finish(b[l], r[l], m[l]))
+    /// [`finish`](Self::finish) of `N` lanes, bit for bit.
+    #[inline(always)]
+    fn finish_lanes<const N: usize>(&self, b: &[f32; N], r: &[f32; N], m: &[f32; N]) -> [f32; N] {
+        let n: [f32; N] = std::array::from_fn(|l| {
+            let w = self.mask_weight(m[l]);
+            let h = b[l] + self.params.mountain_strength * w * (r[l] * 0.5 + 0.5);
+            ((h + 1.0) * self.inv_span).clamp(0.0, 1.0)
+        });
+        self.spline
+            .eval_lanes(&n)
+            .map(|y| y * self.params.height_scale)
+    }
+
+    /// `out[i] = finish(b[i], r[i], m[i])`, `N` lanes at a time.
+    #[inline(always)]
+    fn finish_row<const N: usize>(&self, b: &[f32], r: &[f32], m: &[f32], out: &mut [f32]) {
+        let len = out.len().min(b.len()).min(r.len()).min(m.len());
+        let mut i = 0;
+        while i < len {
+            let last = (len - i).min(N) - 1;
+            let lane = |s: &[f32]| -> [f32; N] { std::array::from_fn(|l| s[i + l.min(last)]) };
+            let v = self.finish_lanes::<N>(&lane(b), &lane(r), &lane(m));
+            out[i..=i + last].copy_from_slice(&v[..=last]);
+            i += N;
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq")]
+    fn finish_row_avx512(&self, b: &[f32], r: &[f32], m: &[f32], out: &mut [f32]) {
+        self.finish_row::<16>(b, r, m, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn finish_row_avx2(&self, b: &[f32], r: &[f32], m: &[f32], out: &mut [f32]) {
+        self.finish_row::<LANES>(b, r, m, out)
+    }
+
+    /// [`finish_row`](Self::finish_row) on the widest vectors this CPU has.
+    fn finish_row_best(&self, b: &[f32], r: &[f32], m: &[f32], out: &mut [f32]) {
+        crate::noise::kernel::widest!(
+            avx512: self.finish_row_avx512(b, r, m, out),
+            avx2: self.finish_row_avx2(b, r, m, out),
+            plain: self.finish_row::<LANES>(b, r, m, out),
+        )
     }
 
     /// Fills `out` with the heights of a `dims[0] x dims[1]` grid (row-major,
@@ -450,23 +475,33 @@ impl HeightGen {
         if out.is_empty() {
             return Ok(());
         }
-        for (j, row) in out.chunks_exact_mut(dims[0] as usize).enumerate() {
+        let w = dims[0] as usize;
+        let a = self.params.warp_amplitude;
+        // Base, mountain and mask rows, then (warped) the warped x and z.
+        let mut buf = vec![0.0f32; w * if a > 0.0 { 5 } else { 3 }];
+        let (b, rest) = buf.split_at_mut(w);
+        let (r, rest) = rest.split_at_mut(w);
+        let (m, warped) = rest.split_at_mut(w);
+        for (j, row) in out.chunks_exact_mut(w).enumerate() {
             let z = origin[1] + j as f32 * step[1];
-            let mut chunks = row.chunks_exact_mut(LANES);
-            let mut i = 0usize;
-            for c in &mut chunks {
-                let x: [f32; LANES] = std::array::from_fn(|l| origin[0] + (i + l) as f32 * step[0]);
-                c.copy_from_slice(&self.row8(&x, z));
-                i += LANES;
+            if a > 0.0 {
+                let (wx, wz) = warped.split_at_mut(w);
+                self.warp_x.fill_row2(origin[0], step[0], z, wx);
+                self.warp_z.fill_row2(origin[0], step[0], z, wz);
+                for (i, (wx, wz)) in wx.iter_mut().zip(wz.iter_mut()).enumerate() {
+                    let x = origin[0] + i as f32 * step[0];
+                    *wx = x + a * *wx;
+                    *wz = z + a * *wz;
+                }
+                self.base.fill_points2(wx, wz, b);
+                self.mountains.fill_points2(wx, wz, r);
+                self.mask.fill_points2(wx, wz, m);
+            } else {
+                self.base.fill_row2(origin[0], step[0], z, b);
+                self.mountains.fill_row2(origin[0], step[0], z, r);
+                self.mask.fill_row2(origin[0], step[0], z, m);
             }
-            let rest = chunks.into_remainder();
-            if !rest.is_empty() {
-                let last = rest.len() - 1;
-                let x: [f32; LANES] =
-                    std::array::from_fn(|l| origin[0] + (i + l.min(last)) as f32 * step[0]);
-                let v = self.row8(&x, z);
-                rest.copy_from_slice(&v[..rest.len()]);
-            }
+            self.finish_row_best(b, r, m, row);
         }
         Ok(())
     }
@@ -475,6 +510,48 @@ impl HeightGen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `finish_row` at 8 and 16 lanes, plain and compiled for the vector
+    /// extensions this CPU has, gives `finish`'s bits on every preset's
+    /// curve, with inputs past the clamps and NaN.
+    #[test]
+    fn finish_row_gives_finish_bits_at_every_width() {
+        for preset in HeightPreset::ALL {
+            let g = HeightGen::preset(preset, 3).unwrap();
+            let len = 37;
+            let v = |i: usize, k: f32| ((i as f32 * k).sin() * 1.3).clamp(-1.5, 1.5);
+            let mut b: Vec<f32> = (0..len).map(|i| v(i, 0.7)).collect();
+            let r: Vec<f32> = (0..len).map(|i| v(i, 1.9)).collect();
+            let m: Vec<f32> = (0..len).map(|i| v(i, 0.23)).collect();
+            b[5] = f32::NAN;
+            b[6] = f32::INFINITY;
+            let want: Vec<u32> = (0..len)
+                .map(|i| g.finish(b[i], r[i], m[i]).to_bits())
+                .collect();
+            let mut outs = Vec::new();
+            let mut out = vec![0.0f32; len];
+            g.finish_row::<8>(&b, &r, &m, &mut out);
+            outs.push(out.clone());
+            g.finish_row::<16>(&b, &r, &m, &mut out);
+            outs.push(out.clone());
+            #[cfg(target_arch = "x86_64")]
+            if crate::noise::kernel::have_avx2() {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                unsafe { g.finish_row_avx2(&b, &r, &m, &mut out) };
+                outs.push(out.clone());
+            }
+            #[cfg(target_arch = "x86_64")]
+            if crate::noise::kernel::have_avx512() {
+                // SAFETY: the CPU supports AVX-512 (checked just above).
+                unsafe { g.finish_row_avx512(&b, &r, &m, &mut out) };
+                outs.push(out.clone());
+            }
+            for o in outs {
+                let got: Vec<u32> = o.iter().map(|x| x.to_bits()).collect();
+                assert_eq!(got, want, "{preset}");
+            }
+        }
+    }
 
     #[test]
     fn presets_validate_and_have_names() {

@@ -2,7 +2,9 @@
 
 use super::cellular::{CellShape, CellularReturn, cellular2, cellular3};
 use super::hash::{derive, opaque_lattice_mul, unit_f32};
-use super::kernel::have_avx2;
+#[cfg(all(test, target_arch = "x86_64"))]
+use super::kernel::have_avx512;
+use super::kernel::{have_avx2, widest};
 use super::perlin::{Row2, Row3, perlin2_row, perlin3_row};
 use super::simplex::{simplex2, simplex3};
 use super::value::{value2_row, value3_row};
@@ -343,23 +345,23 @@ impl Fractal {
     /// Eight 2D samples; `ROW` means every `y[l]` is `y[0]`, so the row data
     /// is computed once (the same operations as once per lane).
     #[inline(always)]
-    fn lanes2<const K: u8, const B: u8, const ROW: bool>(
+    fn lanes2<const K: u8, const B: u8, const ROW: bool, const N: usize>(
         &self,
-        x: &[f32; LANES],
-        y: &[f32; LANES],
-    ) -> [f32; LANES] {
+        x: &[f32; N],
+        y: &[f32; N],
+    ) -> [f32; N] {
         let (s2, _) = cell_shapes(&self.kernel);
-        let mut sum = [0.0f32; LANES];
+        let mut sum = [0.0f32; N];
         for o in &self.octaves {
             let (f, [ox, oy, _]) = (o.frequency, o.offset);
             if ROW && uses_rows(B) {
                 let r = Row2::new(y[0] * f + oy);
-                for l in 0..LANES {
+                for l in 0..N {
                     let n = basis2::<B>(o.key, &s2, x[l] * f + ox, 0.0, &r);
                     sum[l] += o.weight * shape::<K>(n);
                 }
             } else {
-                for l in 0..LANES {
+                for l in 0..N {
                     let yy = y[l] * f + oy;
                     let r = if uses_rows(B) {
                         Row2::new(yy)
@@ -413,17 +415,17 @@ impl Fractal {
     /// octave computed beforehand by [`Fractal::rows2`] (the same operations
     /// as [`Fractal::lanes2`] and the point API).
     #[inline(always)]
-    fn lanes2_row<const K: u8, const B: u8>(
+    fn lanes2_row<const K: u8, const B: u8, const N: usize>(
         &self,
-        x: &[f32; LANES],
+        x: &[f32; N],
         y: f32,
         rows: &[Row2; MAX_OCTAVES],
-    ) -> [f32; LANES] {
+    ) -> [f32; N] {
         let (s2, _) = cell_shapes(&self.kernel);
-        let mut sum = [0.0f32; LANES];
+        let mut sum = [0.0f32; N];
         for (o, r) in self.octaves.iter().zip(rows) {
             let (f, [ox, oy, _]) = (o.frequency, o.offset);
-            for l in 0..LANES {
+            for l in 0..N {
                 let n = if uses_rows(B) {
                     basis2::<B>(o.key, &s2, x[l] * f + ox, 0.0, r)
                 } else {
@@ -452,18 +454,18 @@ impl Fractal {
     /// every octave computed beforehand by [`Fractal::rows3`] (the same
     /// operations as [`Fractal::lanes3`] and the point API).
     #[inline(always)]
-    fn lanes3_row<const K: u8, const B: u8>(
+    fn lanes3_row<const K: u8, const B: u8, const N: usize>(
         &self,
-        x: &[f32; LANES],
+        x: &[f32; N],
         y: f32,
         z: f32,
         rows: &[Row3; MAX_OCTAVES],
-    ) -> [f32; LANES] {
+    ) -> [f32; N] {
         let (_, s3) = cell_shapes(&self.kernel);
-        let mut sum = [0.0f32; LANES];
+        let mut sum = [0.0f32; N];
         for (o, r) in self.octaves.iter().zip(rows) {
             let (f, [ox, oy, oz]) = (o.frequency, o.offset);
-            for l in 0..LANES {
+            for l in 0..N {
                 let n = if uses_rows(B) {
                     basis3::<B>(o.key, &s3, x[l] * f + ox, 0.0, 0.0, r)
                 } else {
@@ -528,54 +530,123 @@ impl Fractal {
 
     /// A whole 2D row `x = x0 + i * dx` at `y`, eight samples at a time.
     #[inline(always)]
-    fn row2<const K: u8, const B: u8>(&self, x0: f32, dx: f32, y: f32, out: &mut [f32]) {
+    fn row2<const K: u8, const B: u8, const N: usize>(
+        &self,
+        x0: f32,
+        dx: f32,
+        y: f32,
+        out: &mut [f32],
+    ) {
         let small = out_len_fits_i32(out.len());
         let rows = self.rows2::<B>(y);
-        let mut chunks = out.chunks_exact_mut(LANES);
+        let mut chunks = out.chunks_exact_mut(N);
         let mut i = 0usize;
         for c in &mut chunks {
             // See `row3` for the i32 conversion.
-            let x: [f32; LANES] = if small {
+            let x: [f32; N] = if small {
                 std::array::from_fn(|l| x0 + (i + l) as i32 as f32 * dx)
             } else {
                 std::array::from_fn(|l| x0 + (i + l) as f32 * dx)
             };
-            c.copy_from_slice(&self.lanes2_row::<K, B>(&x, y, &rows));
-            i += LANES;
+            c.copy_from_slice(&self.lanes2_row::<K, B, N>(&x, y, &rows));
+            i += N;
         }
         let rest = chunks.into_remainder();
-        if !rest.is_empty() {
-            let last = rest.len() - 1;
-            let x: [f32; LANES] = std::array::from_fn(|l| x0 + (i + l.min(last)) as f32 * dx);
-            let v = self.lanes2_row::<K, B>(&x, y, &rows);
+        if N > LANES && rest.len() <= LANES {
+            self.rest2::<K, B, LANES>(x0, dx, i, y, rest, &rows);
+        } else {
+            self.rest2::<K, B, N>(x0, dx, i, y, rest, &rows);
+        }
+    }
+
+    /// The last, partial group of a 2D row (samples `first..`), computed
+    /// as `M` lanes with the last sample repeated.
+    #[inline(always)]
+    fn rest2<const K: u8, const B: u8, const M: usize>(
+        &self,
+        x0: f32,
+        dx: f32,
+        first: usize,
+        y: f32,
+        rest: &mut [f32],
+        rows: &[Row2; MAX_OCTAVES],
+    ) {
+        if let Some(last) = rest.len().checked_sub(1) {
+            let x: [f32; M] = std::array::from_fn(|l| x0 + (first + l.min(last)) as f32 * dx);
+            let v = self.lanes2_row::<K, B, M>(&x, y, rows);
             rest.copy_from_slice(&v[..rest.len()]);
+        }
+    }
+
+    /// `out[i]` is the sample at `(x[i], y[i])`, `N` points at a time (the
+    /// last group padded with its last point).
+    #[inline(always)]
+    fn points2<const K: u8, const B: u8, const N: usize>(
+        &self,
+        x: &[f32],
+        y: &[f32],
+        out: &mut [f32],
+    ) {
+        let len = out.len().min(x.len()).min(y.len());
+        let mut i = 0;
+        while i < len {
+            let last = (len - i).min(N) - 1;
+            let xs: [f32; N] = std::array::from_fn(|l| x[i + l.min(last)]);
+            let ys: [f32; N] = std::array::from_fn(|l| y[i + l.min(last)]);
+            let v = self.lanes2::<K, B, false, N>(&xs, &ys);
+            out[i..=i + last].copy_from_slice(&v[..=last]);
+            i += N;
         }
     }
 
     /// A whole 3D row `x = x0 + i * dx` at `(y, z)`.
     #[inline(always)]
-    fn row3<const K: u8, const B: u8>(&self, x0: f32, dx: f32, y: f32, z: f32, out: &mut [f32]) {
+    fn row3<const K: u8, const B: u8, const N: usize>(
+        &self,
+        x0: f32,
+        dx: f32,
+        y: f32,
+        z: f32,
+        out: &mut [f32],
+    ) {
         let out_len = out.len();
         let rows = self.rows3::<B>(y, z);
-        let mut chunks = out.chunks_exact_mut(LANES);
+        let mut chunks = out.chunks_exact_mut(N);
         let mut i = 0usize;
         // Sample indices below 2^31 convert through i32 (one vector
         // instruction), which gives the same f32 as converting the usize.
         let small = out_len_fits_i32(out_len);
         for c in &mut chunks {
-            let x: [f32; LANES] = if small {
+            let x: [f32; N] = if small {
                 std::array::from_fn(|l| x0 + (i + l) as i32 as f32 * dx)
             } else {
                 std::array::from_fn(|l| x0 + (i + l) as f32 * dx)
             };
-            c.copy_from_slice(&self.lanes3_row::<K, B>(&x, y, z, &rows));
-            i += LANES;
+            c.copy_from_slice(&self.lanes3_row::<K, B, N>(&x, y, z, &rows));
+            i += N;
         }
         let rest = chunks.into_remainder();
-        if !rest.is_empty() {
-            let last = rest.len() - 1;
-            let x: [f32; LANES] = std::array::from_fn(|l| x0 + (i + l.min(last)) as f32 * dx);
-            let v = self.lanes3_row::<K, B>(&x, y, z, &rows);
+        if N > LANES && rest.len() <= LANES {
+            self.rest3::<K, B, LANES>(x0, dx, i, [y, z], rest, &rows);
+        } else {
+            self.rest3::<K, B, N>(x0, dx, i, [y, z], rest, &rows);
+        }
+    }
+
+    /// The last, partial group of a 3D row (see [`Fractal::rest2`]).
+    #[inline(always)]
+    fn rest3<const K: u8, const B: u8, const M: usize>(
+        &self,
+        x0: f32,
+        dx: f32,
+        first: usize,
+        [y, z]: [f32; 2],
+        rest: &mut [f32],
+        rows: &[Row3; MAX_OCTAVES],
+    ) {
+        if let Some(last) = rest.len().checked_sub(1) {
+            let x: [f32; M] = std::array::from_fn(|l| x0 + (first + l.min(last)) as f32 * dx);
+            let v = self.lanes3_row::<K, B, M>(&x, y, z, rows);
             rest.copy_from_slice(&v[..rest.len()]);
         }
     }
@@ -622,7 +693,12 @@ macro_rules! by_pair {
 impl Fractal {
     #[target_feature(enable = "avx2")]
     fn row2_avx2<const K: u8, const B: u8>(&self, x0: f32, dx: f32, y: f32, out: &mut [f32]) {
-        self.row2::<K, B>(x0, dx, y, out)
+        self.row2::<K, B, LANES>(x0, dx, y, out)
+    }
+
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq")]
+    fn row2_avx512<const K: u8, const B: u8>(&self, x0: f32, dx: f32, y: f32, out: &mut [f32]) {
+        self.row2::<K, B, 16>(x0, dx, y, out)
     }
 
     #[target_feature(enable = "avx2")]
@@ -634,7 +710,29 @@ impl Fractal {
         z: f32,
         out: &mut [f32],
     ) {
-        self.row3::<K, B>(x0, dx, y, z, out)
+        self.row3::<K, B, LANES>(x0, dx, y, z, out)
+    }
+
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq")]
+    fn row3_avx512<const K: u8, const B: u8>(
+        &self,
+        x0: f32,
+        dx: f32,
+        y: f32,
+        z: f32,
+        out: &mut [f32],
+    ) {
+        self.row3::<K, B, 16>(x0, dx, y, z, out)
+    }
+
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq")]
+    fn points2_avx512<const K: u8, const B: u8>(&self, x: &[f32], y: &[f32], out: &mut [f32]) {
+        self.points2::<K, B, 16>(x, y, out)
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn points2_avx2<const K: u8, const B: u8>(&self, x: &[f32], y: &[f32], out: &mut [f32]) {
+        self.points2::<K, B, LANES>(x, y, out)
     }
 
     #[target_feature(enable = "avx2")]
@@ -643,12 +741,12 @@ impl Fractal {
         x: &[f32; LANES],
         y: &[f32; LANES],
     ) -> [f32; LANES] {
-        self.lanes2::<K, B, false>(x, y)
+        self.lanes2::<K, B, false, LANES>(x, y)
     }
 
     #[target_feature(enable = "avx2")]
     fn row8_avx2<const K: u8, const B: u8>(&self, x: &[f32; LANES], y: f32) -> [f32; LANES] {
-        self.lanes2::<K, B, true>(x, &[y; LANES])
+        self.lanes2::<K, B, true, LANES>(x, &[y; LANES])
     }
 
     #[target_feature(enable = "avx2")]
@@ -659,6 +757,23 @@ impl Fractal {
         z: &[f32; LANES],
     ) -> [f32; LANES] {
         self.lanes3::<K, B, false>(x, y, z, opaque_lattice_mul())
+    }
+}
+
+impl Fractal {
+    /// `out[i] = self.sample2(x[i], y[i])` bit for bit, over the shortest of
+    /// the three slices: the batch form of scattered points (a warped grid).
+    pub(crate) fn fill_points2(&self, x: &[f32], y: &[f32], out: &mut [f32]) {
+        macro_rules! go {
+            ($k:literal, $b:literal) => {{
+                widest!(
+                    avx512: self.points2_avx512::<$k, $b>(x, y, out),
+                    avx2: self.points2_avx2::<$k, $b>(x, y, out),
+                    plain: self.points2::<$k, $b, LANES>(x, y, out),
+                )
+            }};
+        }
+        by_pair!(self, go)
     }
 }
 
@@ -681,7 +796,7 @@ impl Noise2 for Fractal {
                     // SAFETY: the CPU supports AVX2 (checked just above).
                     return unsafe { self.lanes2_avx2::<$k, $b>(x, y) };
                 }
-                self.lanes2::<$k, $b, false>(x, y)
+                self.lanes2::<$k, $b, false, LANES>(x, y)
             }};
         }
         by_pair!(self, go)
@@ -695,7 +810,7 @@ impl Noise2 for Fractal {
                     // SAFETY: the CPU supports AVX2 (checked just above).
                     return unsafe { self.row8_avx2::<$k, $b>(x, y) };
                 }
-                self.lanes2::<$k, $b, true>(x, &[y; LANES])
+                self.lanes2::<$k, $b, true, LANES>(x, &[y; LANES])
             }};
         }
         by_pair!(self, go)
@@ -704,12 +819,11 @@ impl Noise2 for Fractal {
     fn fill_row2(&self, x0: f32, dx: f32, y: f32, out: &mut [f32]) {
         macro_rules! go {
             ($k:literal, $b:literal) => {{
-                #[cfg(target_arch = "x86_64")]
-                if have_avx2() {
-                    // SAFETY: the CPU supports AVX2 (checked just above).
-                    return unsafe { self.row2_avx2::<$k, $b>(x0, dx, y, out) };
-                }
-                self.row2::<$k, $b>(x0, dx, y, out)
+                widest!(
+                    avx512: self.row2_avx512::<$k, $b>(x0, dx, y, out),
+                    avx2: self.row2_avx2::<$k, $b>(x0, dx, y, out),
+                    plain: self.row2::<$k, $b, LANES>(x0, dx, y, out),
+                )
             }};
         }
         by_pair!(self, go)
@@ -753,12 +867,11 @@ impl Noise3 for Fractal {
     fn fill_row3(&self, x0: f32, dx: f32, y: f32, z: f32, out: &mut [f32]) {
         macro_rules! go {
             ($k:literal, $b:literal) => {{
-                #[cfg(target_arch = "x86_64")]
-                if have_avx2() {
-                    // SAFETY: the CPU supports AVX2 (checked just above).
-                    return unsafe { self.row3_avx2::<$k, $b>(x0, dx, y, z, out) };
-                }
-                self.row3::<$k, $b>(x0, dx, y, z, out)
+                widest!(
+                    avx512: self.row3_avx512::<$k, $b>(x0, dx, y, z, out),
+                    avx2: self.row3_avx2::<$k, $b>(x0, dx, y, z, out),
+                    plain: self.row3::<$k, $b, LANES>(x0, dx, y, z, out),
+                )
             }};
         }
         by_pair!(self, go)
@@ -815,6 +928,98 @@ mod tests {
                             let got = out3[(k * 2 + j) * 11 + i];
                             assert_eq!(got.to_bits(), f.sample3(x, y, z).to_bits(), "{p:?}");
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A row2, a row3 and a points2 result.
+    type Rows = (Vec<f32>, Vec<f32>, Vec<f32>);
+    /// Writes a row2, a row3 and a points2 result.
+    type Fills<'a> = dyn Fn(&mut [f32], &mut [f32], &mut [f32]) + 'a;
+
+    /// The 8- and 16-lane bodies, plain and compiled for AVX2 and AVX-512
+    /// where this CPU has them, give the point API's bits for every
+    /// (kind, basis) pair and every row length around the group sizes
+    /// (whichever width a process picks at run time).
+    #[test]
+    fn every_vector_width_gives_the_point_bits() {
+        let bases = [
+            Basis::Perlin,
+            Basis::OpenSimplex2,
+            Basis::Value,
+            Basis::Cellular {
+                ret: CellularReturn::F2MinusF1,
+                jitter: 0.9,
+            },
+        ];
+        let kinds = [FractalKind::Fbm, FractalKind::Ridged, FractalKind::Billow];
+        let (x0, dx, y, z) = (-40.3f32, 0.77f32, 12.9f32, -3.1f32);
+        for basis in bases {
+            for kind in kinds {
+                let p = FractalParams::DEFAULT
+                    .with_basis(basis)
+                    .with_kind(kind)
+                    .with_octaves(3)
+                    .with_frequency(0.07);
+                let f = Fractal::new(&p, 4242).unwrap();
+                for len in [1usize, 5, 8, 9, 15, 16, 17, 24, 35, 67] {
+                    let xs: Vec<f32> = (0..len).map(|i| x0 + i as f32 * dx).collect();
+                    let ys: Vec<f32> = (0..len).map(|i| y - i as f32 * 0.31).collect();
+                    let want2: Vec<u32> = xs.iter().map(|&x| f.sample2(x, y).to_bits()).collect();
+                    let want3: Vec<u32> =
+                        xs.iter().map(|&x| f.sample3(x, y, z).to_bits()).collect();
+                    let want_pts: Vec<u32> = xs
+                        .iter()
+                        .zip(&ys)
+                        .map(|(&x, &y)| f.sample2(x, y).to_bits())
+                        .collect();
+                    let mut got: Vec<(&str, Rows)> = Vec::new();
+                    let mut run = |name, body: &Fills<'_>| {
+                        let (mut r2, mut r3, mut pt) =
+                            (vec![0.0; len], vec![0.0; len], vec![0.0; len]);
+                        body(&mut r2, &mut r3, &mut pt);
+                        got.push((name, (r2, r3, pt)));
+                    };
+                    macro_rules! go {
+                        ($k:literal, $b:literal) => {{
+                            run("8 lanes", &|r2, r3, pt| {
+                                f.row2::<$k, $b, 8>(x0, dx, y, r2);
+                                f.row3::<$k, $b, 8>(x0, dx, y, z, r3);
+                                f.points2::<$k, $b, 8>(&xs, &ys, pt);
+                            });
+                            run("16 lanes", &|r2, r3, pt| {
+                                f.row2::<$k, $b, 16>(x0, dx, y, r2);
+                                f.row3::<$k, $b, 16>(x0, dx, y, z, r3);
+                                f.points2::<$k, $b, 16>(&xs, &ys, pt);
+                            });
+                            #[cfg(target_arch = "x86_64")]
+                            if have_avx2() {
+                                // SAFETY: the CPU supports AVX2 (checked just above).
+                                run("avx2", &|r2, r3, pt| unsafe {
+                                    f.row2_avx2::<$k, $b>(x0, dx, y, r2);
+                                    f.row3_avx2::<$k, $b>(x0, dx, y, z, r3);
+                                    f.points2_avx2::<$k, $b>(&xs, &ys, pt);
+                                });
+                            }
+                            #[cfg(target_arch = "x86_64")]
+                            if have_avx512() {
+                                // SAFETY: the CPU supports AVX-512 (checked just above).
+                                run("avx512", &|r2, r3, pt| unsafe {
+                                    f.row2_avx512::<$k, $b>(x0, dx, y, r2);
+                                    f.row3_avx512::<$k, $b>(x0, dx, y, z, r3);
+                                    f.points2_avx512::<$k, $b>(&xs, &ys, pt);
+                                });
+                            }
+                        }};
+                    }
+                    by_pair!(f, go);
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+                    for (name, (r2, r3, pt)) in &got {
+                        assert_eq!(bits(r2), want2, "{name} row2 {p:?} len {len}");
+                        assert_eq!(bits(r3), want3, "{name} row3 {p:?} len {len}");
+                        assert_eq!(bits(pt), want_pts, "{name} points2 {p:?} len {len}");
                     }
                 }
             }

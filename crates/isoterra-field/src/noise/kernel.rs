@@ -3,7 +3,8 @@
 //! Everything here uses only IEEE-exact operations (`+`, `-`, `*`, compares,
 //! selects, integer bit operations and float/int conversions), never a fused
 //! multiply-add or a library function, so the same inputs give the same bits
-//! whether a kernel runs on one value or on eight lanes of a vector register.
+//! whether a kernel runs on one value or on eight or sixteen lanes of a vector
+//! register.
 
 /// True when this x86-64 CPU can run the AVX2 builds of the batch loops
 /// (the result is cached by the standard library).
@@ -12,6 +13,46 @@
 pub(crate) fn have_avx2() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
 }
+
+/// True when this x86-64 CPU can run the AVX-512 builds of the row loops
+/// (16 lanes a group instead of 8; the values are the same bits).
+///
+/// Setting the environment variable `ISOTERRA_NO_AVX512` (to anything) before
+/// the first call keeps a process on the AVX2 builds, to compare the two on
+/// one machine. The answer is decided once per process.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn have_avx512() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        std::env::var_os("ISOTERRA_NO_AVX512").is_none()
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+    })
+}
+
+/// Runs the first of `avx512`, `avx2` and `plain` this CPU can run and
+/// returns its value from the enclosing function: the three are builds of
+/// one body (with `#[target_feature]` on the first two), so they give the
+/// same bits and differ only in how many lanes an instruction handles.
+macro_rules! widest {
+    (avx512: $avx512:expr, avx2: $avx2:expr, plain: $plain:expr $(,)?) => {{
+        #[cfg(target_arch = "x86_64")]
+        if $crate::noise::kernel::have_avx512() {
+            // SAFETY: the CPU supports AVX-512 (checked just above).
+            return unsafe { $avx512 };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if $crate::noise::kernel::have_avx2() {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { $avx2 };
+        }
+        $plain
+    }};
+}
+pub(crate) use widest;
 
 /// Coordinates are clamped to this magnitude before conversion to an
 /// integer lattice index, so the conversion never overflows.

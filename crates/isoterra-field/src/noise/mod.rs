@@ -53,7 +53,7 @@ mod fill;
 mod fractal;
 mod graph;
 pub(crate) mod hash;
-mod kernel;
+pub(crate) mod kernel;
 mod perlin;
 mod simplex;
 mod value;
