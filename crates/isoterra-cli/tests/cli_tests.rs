@@ -1639,3 +1639,33 @@ fn voxel_box_capsule_and_blended_strokes() {
         assert_eq!(hash(&file), added);
     }
 }
+
+/// Output into a pipe whose reader has gone (`isoterra bench noise | head
+/// -1` once head has its line) ends the process quietly: no panic message.
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_isoterra"))
+        .args(["bench", "noise", "--reps", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end before the first line is written.
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?} {err}");
+    }
+}
