@@ -469,6 +469,9 @@ fn bench_json_lines_have_the_documented_fields() {
         assert_eq!(v["load_end"].as_array().map(Vec::len), Some(3));
     }
     assert!(v["cpus"].as_u64().unwrap() >= 1);
+    // And which build of the batch loops ran (their speed depends on it).
+    let build = v["vector_build"].as_str().unwrap();
+    assert!(["avx512", "avx2", "portable"].contains(&build), "{build}");
 }
 
 /// `bench squares` reports each contour and fill workload warm and cold

@@ -93,6 +93,12 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         }
     }
     let load_end = load_average();
+    if !a.json {
+        eprintln!(
+            "batch loops: the {} build",
+            isoterra::field::noise::vector_build()
+        );
+    }
     for s in &out {
         if a.json {
             let mut line = serde_json::json!({
@@ -100,6 +106,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                 "value": (s.value * 1000.0).round() / 1000.0, "reps": reps, "note": s.note,
                 "load_start": load_start, "load_end": load_end,
                 "cpus": std::thread::available_parallelism().map_or(1, |n| n.get()),
+                "vector_build": isoterra::field::noise::vector_build(),
             });
             for (k, v) in &s.extra {
                 line[*k] = serde_json::json!((v * 1000.0).round() / 1000.0);

@@ -58,6 +58,24 @@ mod perlin;
 mod simplex;
 mod value;
 
+/// Which build of the batch loops (row fills, heights, densities) this
+/// process runs: `"avx512"` (16 lanes a group), `"avx2"` (8) or
+/// `"portable"`. All three give the same bits; only the speed differs, so
+/// benchmark reports name it. `ISOTERRA_NO_AVX512` set before the first
+/// call keeps a process on `"avx2"`.
+pub fn vector_build() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if kernel::have_avx512() {
+            return "avx512";
+        }
+        if kernel::have_avx2() {
+            return "avx2";
+        }
+    }
+    "portable"
+}
+
 pub use cellular::{Cellular, CellularReturn};
 pub use fbm::{Fbm, FbmParams, fill_fbm2, fill_fbm3};
 pub(crate) use fill::check_grid;
