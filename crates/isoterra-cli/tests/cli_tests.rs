@@ -472,6 +472,8 @@ fn bench_json_lines_have_the_documented_fields() {
     // And which build of the batch loops ran (their speed depends on it).
     let build = v["vector_build"].as_str().unwrap();
     assert!(["avx512", "avx2", "portable"].contains(&build), "{build}");
+    // And the core's speed on a fixed chain of integer steps.
+    assert!(v["core_yardstick"].as_f64().unwrap() > 0.0);
 }
 
 /// `bench squares` reports each contour and fill workload warm and cold

@@ -47,6 +47,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     // The machine's load around the run, so a figure from a busy machine
     // can be told from one from an idle one.
     let load_start = load_average();
+    let yardstick = core_yardstick();
     let mut out = Vec::new();
     match a.group {
         BenchGroup::Squares => squares(reps, &mut out)?,
@@ -95,7 +96,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     let load_end = load_average();
     if !a.json {
         eprintln!(
-            "batch loops: the {} build",
+            "batch loops: the {} build; this core: {yardstick:.1} M yardstick steps per CPU s",
             isoterra::field::noise::vector_build()
         );
     }
@@ -107,6 +108,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                 "load_start": load_start, "load_end": load_end,
                 "cpus": std::thread::available_parallelism().map_or(1, |n| n.get()),
                 "vector_build": isoterra::field::noise::vector_build(),
+                "core_yardstick": (yardstick * 10.0).round() / 10.0,
             });
             for (k, v) in &s.extra {
                 line[*k] = serde_json::json!((v * 1000.0).round() / 1000.0);
@@ -579,6 +581,36 @@ pub(crate) fn thread_cpu_s() -> f64 {
 #[cfg(not(unix))]
 pub(crate) fn thread_cpu_s() -> f64 {
     f64::NAN
+}
+
+/// A yardstick of this core's speed at the time of a run: millions of steps
+/// per CPU second (wall seconds where CPU time is not available) of a fixed
+/// chain of 64-bit multiplies, xors and shifts, each step waiting for the
+/// last; the median of three runs of about 30 ms. It reads no memory, so it
+/// follows the clock and the share of the core a virtual machine gets, not
+/// the caches: figures from two days compare after scaling by it, where
+/// they are bound by the core the same way.
+fn core_yardstick() -> f64 {
+    const STEPS: u64 = 10_000_000;
+    let mut rates: Vec<f64> = (0..3)
+        .map(|_| {
+            let (cpu0, wall0) = (thread_cpu_s(), Instant::now());
+            let mut x = std::hint::black_box(0x9E37_79B9_7F4A_7C15u64);
+            for i in 0..STEPS {
+                x = (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ i;
+            }
+            std::hint::black_box(x);
+            let cpu = thread_cpu_s() - cpu0;
+            let secs = if cpu.is_finite() && cpu > 0.0 {
+                cpu
+            } else {
+                wall0.elapsed().as_secs_f64()
+            };
+            STEPS as f64 / secs.max(1e-9) / 1e6
+        })
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    rates[1]
 }
 
 /// The 1-, 5- and 15-minute load averages (`/proc/loadavg`), or null where

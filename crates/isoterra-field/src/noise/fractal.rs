@@ -342,7 +342,7 @@ const fn uses_rows(b: u8) -> bool {
 }
 
 impl Fractal {
-    /// Eight 2D samples; `ROW` means every `y[l]` is `y[0]`, so the row data
+    /// `N` 2D samples; `ROW` means every `y[l]` is `y[0]`, so the row data
     /// is computed once (the same operations as once per lane).
     #[inline(always)]
     fn lanes2<const K: u8, const B: u8, const ROW: bool, const N: usize>(
@@ -411,7 +411,7 @@ impl Fractal {
         sum.map(clamp_unit)
     }
 
-    /// Eight 2D samples on one row `(x[l], y)`, with the row data of every
+    /// `N` 2D samples on one row `(x[l], y)`, with the row data of every
     /// octave computed beforehand by [`Fractal::rows2`] (the same operations
     /// as [`Fractal::lanes2`] and the point API).
     #[inline(always)]
@@ -450,7 +450,7 @@ impl Fractal {
         rows
     }
 
-    /// Eight 3D samples on one row `(x[l], y, z)`, with the row data of
+    /// `N` 3D samples on one row `(x[l], y, z)`, with the row data of
     /// every octave computed beforehand by [`Fractal::rows3`] (the same
     /// operations as [`Fractal::lanes3`] and the point API).
     #[inline(always)]
@@ -528,7 +528,8 @@ impl Fractal {
         clamp_unit(sum)
     }
 
-    /// A whole 2D row `x = x0 + i * dx` at `y`, eight samples at a time.
+    /// A whole 2D row `x = x0 + i * dx` at `y`, `N` samples at a time (8, or 16 in
+    /// the AVX-512 build; a short last group takes 8 lanes).
     #[inline(always)]
     fn row2<const K: u8, const B: u8, const N: usize>(
         &self,

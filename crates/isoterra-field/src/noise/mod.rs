@@ -42,9 +42,12 @@
 //! written branch-free over arrays of eight (floor by integer conversion with
 //! a correction, 32-bit integer hashing, gradients chosen by arithmetic), so
 //! the compiler turns them into vector code, and on x86-64 CPUs with AVX2
-//! they run in an AVX2 build chosen at run time. Only IEEE-exact operations
-//! are used (no fused multiply-add, no `sin`/`exp`/`powf`), in the same order
-//! for one sample and for eight, so every path gives the same bits on every
+//! they run in an AVX2 build chosen at run time. The row fills of a
+//! [`Fractal`] (and so [`fill2`], [`fill3`] and the height and density
+//! grids) run sixteen samples a group in an AVX-512 build where the CPU has
+//! it ([`vector_build`] says which). Only IEEE-exact operations are used (no
+//! fused multiply-add, no `sin`/`exp`/`powf`), in the same order for one
+//! sample and for a group, so every path gives the same bits on every
 //! machine.
 
 mod cellular;
