@@ -426,14 +426,11 @@ impl HeightGen {
     #[inline(always)]
     fn finish_row<const N: usize>(&self, b: &[f32], r: &[f32], m: &[f32], out: &mut [f32]) {
         let len = out.len().min(b.len()).min(r.len()).min(m.len());
-        let mut i = 0;
-        while i < len {
-            let last = (len - i).min(N) - 1;
+        crate::noise::kernel::groups::<N>(len, |i, last| {
             let lane = |s: &[f32]| -> [f32; N] { std::array::from_fn(|l| s[i + l.min(last)]) };
             let v = self.finish_lanes::<N>(&lane(b), &lane(r), &lane(m));
             out[i..=i + last].copy_from_slice(&v[..=last]);
-            i += N;
-        }
+        });
     }
 
     #[cfg(target_arch = "x86_64")]

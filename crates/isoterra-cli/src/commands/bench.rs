@@ -592,7 +592,7 @@ pub(crate) fn thread_cpu_s() -> f64 {
 /// they are bound by the core the same way.
 fn core_yardstick() -> f64 {
     const STEPS: u64 = 10_000_000;
-    let mut rates: Vec<f64> = (0..3)
+    let rates: Vec<f64> = (0..3)
         .map(|_| {
             let (cpu0, wall0) = (thread_cpu_s(), Instant::now());
             let mut x = std::hint::black_box(0x9E37_79B9_7F4A_7C15u64);
@@ -609,8 +609,7 @@ fn core_yardstick() -> f64 {
             STEPS as f64 / secs.max(1e-9) / 1e6
         })
         .collect();
-    rates.sort_by(f64::total_cmp);
-    rates[1]
+    median(rates)
 }
 
 /// The 1-, 5- and 15-minute load averages (`/proc/loadavg`), or null where

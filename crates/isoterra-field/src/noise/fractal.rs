@@ -4,7 +4,7 @@ use super::cellular::{CellShape, CellularReturn, cellular2, cellular3};
 use super::hash::{derive, opaque_lattice_mul, unit_f32};
 #[cfg(all(test, target_arch = "x86_64"))]
 use super::kernel::have_avx512;
-use super::kernel::{have_avx2, widest};
+use super::kernel::{groups, have_avx2, widest};
 use super::perlin::{Row2, Row3, perlin2_row, perlin3_row};
 use super::simplex::{simplex2, simplex3};
 use super::value::{value2_row, value3_row};
@@ -589,15 +589,12 @@ impl Fractal {
         out: &mut [f32],
     ) {
         let len = out.len().min(x.len()).min(y.len());
-        let mut i = 0;
-        while i < len {
-            let last = (len - i).min(N) - 1;
+        groups::<N>(len, |i, last| {
             let xs: [f32; N] = std::array::from_fn(|l| x[i + l.min(last)]);
             let ys: [f32; N] = std::array::from_fn(|l| y[i + l.min(last)]);
             let v = self.lanes2::<K, B, false, N>(&xs, &ys);
             out[i..=i + last].copy_from_slice(&v[..=last]);
-            i += N;
-        }
+        });
     }
 
     /// A whole 3D row `x = x0 + i * dx` at `(y, z)`.

@@ -54,6 +54,19 @@ macro_rules! widest {
 }
 pub(crate) use widest;
 
+/// Calls `f(first, last)` for the groups of up to `N` consecutive indices
+/// that cover `0..len`: a group starts at `first` and holds
+/// `first..=first + last`; a batch loop fills its lanes past `last` with
+/// the last index again and keeps only the first `last + 1` results.
+#[inline(always)]
+pub(crate) fn groups<const N: usize>(len: usize, mut f: impl FnMut(usize, usize)) {
+    let mut first = 0;
+    while first < len {
+        f(first, (len - first).min(N) - 1);
+        first += N;
+    }
+}
+
 /// Coordinates are clamped to this magnitude before conversion to an
 /// integer lattice index, so the conversion never overflows.
 const INDEX_LIMIT: f32 = 2.0e9;
