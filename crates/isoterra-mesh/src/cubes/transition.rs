@@ -1358,7 +1358,6 @@ impl LodMesher {
         self.centre_ids.clear();
         if input.finer_faces == 0 && input.finer_edges == 0 {
             self.mesh_regular(input, options, out);
-            self.finish(input, options, out);
             return Ok(());
         }
         let s = input.cells as usize + 1;
@@ -1925,8 +1924,19 @@ impl LodMesher {
         options: &CubesOptions,
         out: &mut CubesOutput,
     ) {
+        self.scan_regular(input, options, out);
+        finish_scan(input, options, out);
+    }
+
+    /// The regular scan of every cell of the chunk, without normals,
+    /// positions in node-index units.
+    fn scan_regular(
+        &mut self,
+        input: &LodChunkInput<'_>,
+        options: &CubesOptions,
+        out: &mut CubesOutput,
+    ) {
         let s = input.cells + 1;
-        let plain = options.with_normals(false);
         self.cubes.run(
             input.samples,
             None,
@@ -1934,16 +1944,9 @@ impl LodMesher {
             [0.0; 3],
             1.0,
             CellBox::of_dims([s; 3]),
-            &plain,
+            &options.with_normals(false),
             out,
         );
-        self.record_scan(input, options.iso, 0, out);
-        let (base, step, cs) = (input.base_node, 1i64 << input.lod, input.base_cell_size);
-        for p in &mut out.positions {
-            for q in 0..3 {
-                p[q] = world_up(base[q], p[q], step, cs);
-            }
-        }
     }
 
     /// The vertex of the sub-edge from half-cell node `ha` to `hb` (one axis
@@ -2657,6 +2660,117 @@ fn edge_rec_up(g: [u32; 3], axis: usize, t: f32) -> Rec {
     }
 }
 
+/// The normals and materials of a regular scan's vertices (positions in
+/// local node units), then their positions in world units: what
+/// [`LodMesher::record_scan`], [`LodMesher::finish`] and [`world_up`] give
+/// for them, in one pass and without keeping the records.
+fn finish_scan(input: &LodChunkInput<'_>, options: &CubesOptions, out: &mut CubesOutput) {
+    let iso = options.iso;
+    let n = input.cells;
+    let s = n as usize + 1;
+    let samples = input.samples;
+    let at = |g: [u32; 3]| (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
+    let grads = Grads { input, n };
+    let (base, step, cs) = (input.base_node, 1i64 << input.lod, input.base_cell_size);
+    let len = out.positions.len();
+    let CubesOutput {
+        positions,
+        normals,
+        materials,
+        ..
+    } = out;
+    if options.normals {
+        normals.clear();
+        normals.reserve(len);
+    }
+    let mats = input.materials;
+    if mats.is_some() {
+        materials.clear();
+        materials.reserve(len);
+    }
+    for p in positions.iter_mut() {
+        // As `record_scan`: scan positions are in `[0, cells]`.
+        let g = p.map(|c| c as u32);
+        // Bit `q` set when coordinate `q` is fractional.
+        let fractional = u32::from(!whole_up(p[0]))
+            | u32::from(!whole_up(p[1])) << 1
+            | u32::from(!whole_up(p[2])) << 2;
+        // The node the vertex lies on, or the edge (from `g` along `axis`,
+        // at `t`), or a point.
+        let (normal, mat) = match fractional {
+            0 => node_vertex(&grads, samples, mats, at(g), g, iso, options.normals),
+            1 | 2 | 4 => {
+                let axis = fractional.trailing_zeros() as usize;
+                let ia = at(g);
+                let ib = ia + [1, s, s * s][axis];
+                let (va, vb) = (samples[ia], samples[ib]);
+                #[allow(clippy::manual_clamp)]
+                let t = ((iso - va) / (vb - va)).max(0.0).min(1.0);
+                let x = g[axis] as f32 + t;
+                if whole_up(x) {
+                    let mut on = g;
+                    on[axis] = x as u32;
+                    node_vertex(&grads, samples, mats, at(on), on, iso, options.normals)
+                } else {
+                    let solid = va >= iso;
+                    let normal = if options.normals {
+                        let ga = grads.node(g);
+                        let mut b = g;
+                        b[axis] += 1;
+                        let gb = grads.node(b);
+                        let v = [0, 1, 2].map(|q| ga[q] + t * (gb[q] - ga[q]));
+                        outward(v, axis, solid)
+                    } else {
+                        [0.0; 3]
+                    };
+                    let mat = mats.map_or(0, |m| m[if solid { ia } else { ib }]);
+                    (normal, mat)
+                }
+            }
+            _ => {
+                let on = p.map(|c| c.round() as u32);
+                let solid = samples[at(on)] >= iso;
+                let normal = if options.normals {
+                    outward(grads.at(*p), 1, !solid)
+                } else {
+                    [0.0; 3]
+                };
+                (normal, mats.map_or(0, |m| m[at(on)]))
+            }
+        };
+        if options.normals {
+            normals.push(normal);
+        }
+        if mats.is_some() {
+            materials.push(mat);
+        }
+        for q in 0..3 {
+            p[q] = world_up(base[q], p[q], step, cs);
+        }
+    }
+}
+
+/// The normal (when asked for) and material of a vertex exactly on node `g`
+/// (index `i`), as [`LodMesher::finish`] gives them.
+#[inline(always)]
+fn node_vertex(
+    grads: &Grads<'_>,
+    samples: &[f32],
+    mats: Option<&[u8]>,
+    i: usize,
+    g: [u32; 3],
+    iso: f32,
+    normals: bool,
+) -> ([f32; 3], u8) {
+    let solid = samples[i] >= iso;
+    let normal = if normals {
+        outward(grads.node(g), 1, !solid)
+    } else {
+        [0.0; 3]
+    };
+    (normal, mats.map_or(0, |m| m[i]))
+}
+
 /// Adds the mean of the loop's vertices and returns its id.
 fn centre(loop_ids: &[u32], out: &mut CubesOutput) -> u32 {
     let mut p = [0.0f32; 3];
@@ -2682,6 +2796,7 @@ impl Grads<'_> {
     /// The gradient at node `g` (`0..=cells` per axis): central differences
     /// over the apron when there is one, one-sided on the chunk's first and
     /// last node of each axis otherwise.
+    #[inline(always)]
     fn node(&self, g: [u32; 3]) -> [f32; 3] {
         let n = self.n as usize;
         let mut out = [0.0f32; 3];
@@ -2925,6 +3040,88 @@ mod tests {
                 };
                 assert!(same, "{g:?} {axis} {t}");
             }
+        }
+    }
+
+    /// A regular chunk as it was meshed before `finish_scan`: the scan, its
+    /// records, positions mapped by `world_up`, then `finish`.
+    fn regular_by_records(input: &LodChunkInput<'_>, options: &CubesOptions) -> CubesOutput {
+        let mut m = LodMesher::new();
+        let mut out = CubesOutput::default();
+        m.scan_regular(input, options, &mut out);
+        m.record_scan(input, options.iso, 0, &out);
+        let (base, step, cs) = (input.base_node, 1i64 << input.lod, input.base_cell_size);
+        for p in &mut out.positions {
+            for q in 0..3 {
+                p[q] = world_up(base[q], p[q], step, cs);
+            }
+        }
+        m.finish(input, options, &mut out);
+        out
+    }
+
+    fn bits3(v: &[[f32; 3]]) -> Vec<[u32; 3]> {
+        v.iter().map(|p| p.map(f32::to_bits)).collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// The one-pass finish of a chunk without transition cells gives the
+        /// bits the vertex records gave: positions, normals (from the apron
+        /// or one-sided), materials and triangles. Values are drawn from a
+        /// few levels, the iso level among them, so vertices land on nodes
+        /// as well as between them.
+        #[test]
+        fn one_pass_regular_finish_matches_the_records(
+            cells in 1u32..7,
+            lod in 0u8..4,
+            base in proptest::array::uniform3(-5000i64..5000),
+            cell_size in proptest::sample::select(vec![1.0f32, 0.75, 2.5]),
+            iso in proptest::sample::select(vec![0.0f32, 0.3, -1.25]),
+            picks in proptest::collection::vec(0usize..6, 9 * 9 * 9),
+            scale in proptest::collection::vec(0.1f32..3.0, 9 * 9 * 9),
+            use_apron: bool,
+            use_mats: bool,
+            normals: bool,
+        ) {
+            let a = cells as usize + 3;
+            let s = cells as usize + 1;
+            let level = |i: usize| -> f32 {
+                match picks[i] {
+                    0 => iso,
+                    1 => iso + scale[i],
+                    2 => iso - scale[i],
+                    3 => iso + 1.0,
+                    4 => iso - 0.5,
+                    _ => -0.0,
+                }
+            };
+            let apron: Vec<f32> = (0..a * a * a).map(level).collect();
+            let mut samples = Vec::with_capacity(s * s * s);
+            for k in 0..s {
+                for j in 0..s {
+                    let at = ((k + 1) * a + j + 1) * a + 1;
+                    samples.extend_from_slice(&apron[at..at + s]);
+                }
+            }
+            let mats: Vec<u8> = (0..s * s * s).map(|i| (i * 7 % 5) as u8).collect();
+            let mut input = LodChunkInput::new(&samples, cells, lod)
+                .with_base_node(base)
+                .with_base_cell_size(cell_size);
+            if use_apron {
+                input = input.with_apron(&apron);
+            }
+            if use_mats {
+                input = input.with_materials(&mats);
+            }
+            let options = CubesOptions::DEFAULT.with_iso(iso).with_normals(normals);
+            let mut got = CubesOutput::default();
+            LodMesher::new().mesh(&input, &options, &mut got).unwrap();
+            let want = regular_by_records(&input, &options);
+            proptest::prop_assert_eq!(bits3(&got.positions), bits3(&want.positions));
+            proptest::prop_assert_eq!(bits3(&got.normals), bits3(&want.normals));
+            proptest::prop_assert_eq!(&got.materials, &want.materials);
+            proptest::prop_assert_eq!(&got.indices, &want.indices);
         }
     }
 

@@ -738,7 +738,9 @@ impl VoxelSource {
         }
         let iso = self.params.iso;
         let first = s.values[0] >= iso;
-        let uniform = s.values.iter().all(|&v| (v >= iso) == first)
+        // Without fine samples this is the grid `build_into` found mixed.
+        let uniform = need != 0
+            && s.values.iter().all(|&v| (v >= iso) == first)
             && (0..6)
                 .all(|f| need & (1 << f) == 0 || s.faces[f].iter().all(|&v| (v >= iso) == first));
         if uniform {
