@@ -10,9 +10,9 @@ use isoterra::field::{VoxelGen, VoxelPreset};
 use isoterra::mesh::HeightmapOptions;
 use isoterra::store::{ChunkData, ChunkEncoding, encode_chunk};
 use isoterra::world::{
-    ChunkCoord, ChunkSource, HeightmapChunk, HeightmapParams, HeightmapSource, StreamEvent,
-    StreamScheduler, StreamViewer, VoxelBrush, VoxelChunkMesh, VoxelParams, VoxelSource, VoxelTool,
-    VoxelWorld,
+    ChunkCoord, ChunkRequest, ChunkSource, HeightmapChunk, HeightmapParams, HeightmapSource,
+    StreamEvent, StreamScheduler, StreamViewer, VoxelBrush, VoxelChunkMesh, VoxelParams,
+    VoxelSource, VoxelTool, VoxelWorld,
 };
 
 use super::bench::median;
@@ -136,6 +136,26 @@ fn voxel(reps: u32, out: &mut Vec<Figure>) -> anyhow::Result<()> {
         coords.len() as f64 / secs,
         format!(
             "VoxelSource::build_mesh over the {} loaded chunks on one thread, no scheduler",
+            coords.len()
+        ),
+        vec![("chunks_per_cpu_s", coords.len() as f64 / cpu_s)],
+    ));
+    // The same chunks as the scheduler asks for them (`ChunkSource::build`:
+    // transition cells toward finer neighbours, positions measured on the
+    // global node grid; here every neighbour is at LOD 0, so none).
+    let cpu0 = super::bench::thread_cpu_s();
+    let start = Instant::now();
+    for &c in &coords {
+        std::hint::black_box(source.build_request(&ChunkRequest::new(c, 0), None));
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let cpu_s = super::bench::thread_cpu_s() - cpu0;
+    out.push((
+        "voxel_caves_32_request_1_thread".into(),
+        "chunks/s",
+        coords.len() as f64 / secs,
+        format!(
+            "VoxelSource::build_request (the scheduler's build) over the {} loaded chunks at LOD 0 on one thread, no scheduler",
             coords.len()
         ),
         vec![("chunks_per_cpu_s", coords.len() as f64 / cpu_s)],
