@@ -295,10 +295,15 @@ impl Brush {
 }
 
 /// Integer part (toward negative infinity) of a small droplet offset.
+///
+/// A live droplet's offset is finite and within `lifetime + 1` cells of its
+/// spawn node, where this is `floor`; a dead lane's may be NaN, and what it
+/// gives there is never used. It is the noise's clamped floor, whose
+/// conversion compiles to vector code in the batch's lane loops (a plain
+/// `v as i32` saturates lane by lane).
 #[inline(always)]
 fn floor_small(v: f32) -> i32 {
-    let t = v as i32;
-    t - ((t as f32 > v) as i32)
+    crate::noise::kernel::floor_i32(v)
 }
 
 /// Hydraulic erosion of `field` in place. `world_origin` is the world node
@@ -340,6 +345,7 @@ pub fn hydraulic_erosion(
     let values = field.values_mut();
     let mut snap = values.to_vec();
     let mut delta = vec![0.0f32; values.len()];
+    let mut bounds = RowBounds::new(w);
     let mut stats = ErosionStats::default();
     // Spawn threshold on the top 24 bits of a hash.
     let threshold = (params.density as f64 * (1u64 << 24) as f64) as u64;
@@ -370,26 +376,86 @@ pub fn hydraulic_erosion(
         // height range of its 3 x 3 neighbourhood in the snapshot: all
         // droplets of a pass see the same heights, so without the limit a
         // thousand of them could fill the same pit a thousand times over.
-        for y in 0..h {
-            let (y0, y1) = (y.saturating_sub(1), (y + 1).min(h - 1));
-            for x in 0..w {
-                let (x0, x1) = (x.saturating_sub(1), (x + 1).min(w - 1));
-                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-                for yy in y0..=y1 {
-                    for &s in &snap[yy * w + x0..=yy * w + x1] {
-                        lo = lo.min(s);
-                        hi = hi.max(s);
-                    }
-                }
-                let i = y * w + x;
-                let want = snap[i] + delta[i];
-                let got = want.clamp(lo, hi);
-                stats.limited += (got - want) as f64;
-                values[i] = got;
-            }
-        }
+        stats.limited += limit(&snap, &delta, values, w, &mut bounds);
     }
     Ok(stats)
+}
+
+/// One row of the limit's bounds: per column, then per node.
+struct RowBounds {
+    col_lo: Vec<f32>,
+    col_hi: Vec<f32>,
+    lo: Vec<f32>,
+    hi: Vec<f32>,
+}
+
+impl RowBounds {
+    fn new(w: usize) -> Self {
+        RowBounds {
+            col_lo: vec![0.0; w],
+            col_hi: vec![0.0; w],
+            lo: vec![0.0; w],
+            hi: vec![0.0; w],
+        }
+    }
+}
+
+/// Sets `values` (rows of `w` nodes) to `snap + delta`, each node clamped to
+/// the lowest and highest height of its 3 x 3 neighbourhood in `snap` (fewer
+/// nodes at the borders), and returns the sum of `clamped - unclamped` over
+/// the nodes in row-major order. `w >= 2` and at least two rows.
+///
+/// The bounds are taken a row at a time, columns first (loops that compile
+/// to vector minimums and maximums); they are the minimum and maximum of
+/// the same nodes as a node-by-node scan finds, and differ from one only in
+/// which zero a tie of `+0` and `-0` gives.
+fn limit(snap: &[f32], delta: &[f32], values: &mut [f32], w: usize, b: &mut RowBounds) -> f64 {
+    let h = snap.len() / w;
+    let mut limited = 0.0f64;
+    for y in 0..h {
+        let (y0, y1) = (y.saturating_sub(1), (y + 1).min(h - 1));
+        let first = &snap[y0 * w..(y0 + 1) * w];
+        b.col_lo.copy_from_slice(first);
+        b.col_hi.copy_from_slice(first);
+        for yy in y0 + 1..=y1 {
+            let r = &snap[yy * w..(yy + 1) * w];
+            for ((lo, hi), &s) in b.col_lo.iter_mut().zip(b.col_hi.iter_mut()).zip(r) {
+                *lo = lo.min(s);
+                *hi = hi.max(s);
+            }
+        }
+        spread3(&b.col_lo, &mut b.lo, f32::min);
+        spread3(&b.col_hi, &mut b.hi, f32::max);
+        let row = y * w..(y + 1) * w;
+        let (s_row, d_row) = (&snap[row.clone()], &delta[row.clone()]);
+        let out = &mut values[row];
+        for (((o, want), &lo), &hi) in out
+            .iter_mut()
+            .zip(s_row.iter().zip(d_row).map(|(s, d)| s + d))
+            .zip(&b.lo)
+            .zip(&b.hi)
+        {
+            *o = want.clamp(lo, hi);
+        }
+        // In node order, apart from the vector loop above: a sum in f64
+        // does not reorder.
+        for ((&o, &s), &d) in out.iter().zip(s_row).zip(d_row) {
+            limited += (o - (s + d)) as f64;
+        }
+    }
+    limited
+}
+
+/// `out[x] = f(f(col[x - 1], col[x]), col[x + 1])` over the columns that
+/// exist (two at either end; `col` has at least two).
+#[inline(always)]
+fn spread3(col: &[f32], out: &mut [f32], f: impl Fn(f32, f32) -> f32) {
+    let w = col.len();
+    out[0] = f(col[0], col[1]);
+    for (o, c) in out[1..w - 1].iter_mut().zip(col.windows(3)) {
+        *o = f(f(c[0], c[1]), c[2]);
+    }
+    out[w - 1] = f(col[w - 2], col[w - 1]);
 }
 
 /// Droplets simulated side by side. Droplets of a pass only read the
@@ -663,6 +729,41 @@ mod tests {
             let s: f32 = b.taps.iter().map(|t| t.2).sum();
             assert!((s - 1.0).abs() < 1e-5, "{r}: {s}");
             assert!(b.taps.iter().all(|t| t.0.abs() < r as i32 + 1));
+        }
+    }
+
+    proptest::proptest! {
+        /// The row-wise limit gives what a node-by-node scan of each 3 x 3
+        /// neighbourhood gives: the same heights (as numbers; a tie of
+        /// `+0` and `-0` may pick the other zero) and the same sum.
+        #[test]
+        fn limit_matches_a_scan_of_each_neighbourhood(
+            w in 2usize..12,
+            h in 2usize..12,
+            seed in proptest::collection::vec(-4i32..5, 144),
+            push in proptest::collection::vec(-3i32..4, 144),
+        ) {
+            let snap: Vec<f32> = (0..w * h).map(|i| seed[i] as f32 * 0.75).collect();
+            let delta: Vec<f32> = (0..w * h).map(|i| push[i] as f32 * 1.25).collect();
+            let mut got = vec![0.0f32; w * h];
+            let limited = limit(&snap, &delta, &mut got, w, &mut RowBounds::new(w));
+            let mut want_sum = 0.0f64;
+            for y in 0..h {
+                for x in 0..w {
+                    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+                    for yy in y.saturating_sub(1)..=(y + 1).min(h - 1) {
+                        for xx in x.saturating_sub(1)..=(x + 1).min(w - 1) {
+                            lo = lo.min(snap[yy * w + xx]);
+                            hi = hi.max(snap[yy * w + xx]);
+                        }
+                    }
+                    let i = y * w + x;
+                    let want = (snap[i] + delta[i]).clamp(lo, hi);
+                    proptest::prop_assert_eq!(got[i], want, "node ({}, {})", x, y);
+                    want_sum += (want - (snap[i] + delta[i])) as f64;
+                }
+            }
+            proptest::prop_assert_eq!(limited.to_bits(), want_sum.to_bits());
         }
     }
 
