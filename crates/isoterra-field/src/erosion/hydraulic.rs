@@ -578,12 +578,16 @@ impl Batch {
         let w = wh[0];
         let mut alive = [false; BATCH];
         alive[..self.len].iter_mut().for_each(|a| *a = true);
+        // The cell each lane stands in and its corner heights. A step ends
+        // where the next begins, so the cell it moved to is carried over
+        // rather than found again (nothing changes a lane's position or
+        // `alive` in between).
+        let (mut ci, mut fx, mut fy, mut cx, mut cy) = self.cells(wh, &mut alive);
+        let mut q: [[f32; 4]; BATCH] = std::array::from_fn(|l| corners(snap, w, ci[l]));
         for _ in 0..p.lifetime {
             if !alive.iter().any(|&a| a) {
                 break;
             }
-            let (ci, fx, fy, cx, cy) = self.cells(wh, &mut alive);
-            let q: [[f32; 4]; BATCH] = std::array::from_fn(|l| corners(snap, w, ci[l]));
             let mut height = [0.0f32; BATCH];
             for l in 0..BATCH {
                 let (hgt, gx, gy) = bilinear(q[l], fx[l], fy[l]);
@@ -597,7 +601,7 @@ impl Batch {
                 self.rx[l] += self.dx[l];
                 self.ry[l] += self.dy[l];
             }
-            let (ni, nfx, nfy, _, _) = self.cells(wh, &mut alive);
+            let (ni, nfx, nfy, ncx, ncy) = self.cells(wh, &mut alive);
             let nq: [[f32; 4]; BATCH] = std::array::from_fn(|l| corners(snap, w, ni[l]));
             let mut amount = [0.0f32; BATCH];
             for l in 0..BATCH {
@@ -633,6 +637,7 @@ impl Batch {
                     });
                 }
             }
+            (ci, fx, fy, cx, cy, q) = (ni, nfx, nfy, ncx, ncy, nq);
         }
         for ev in &self.events[..self.len] {
             for e in ev {
