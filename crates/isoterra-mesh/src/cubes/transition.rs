@@ -1421,27 +1421,7 @@ impl LodMesher {
     fn record_scan(&mut self, input: &LodChunkInput<'_>, iso: f32, from: usize, out: &CubesOutput) {
         let s = input.cells as usize + 1;
         for p in &out.positions[from..] {
-            // Scan positions are in `[0, cells]`: `whole_up` and a cast
-            // stand for `fract() == 0.0` and `floor()`.
-            let fractional = p.iter().filter(|&&c| !whole_up(c)).count();
-            let g = p.map(|c| c as u32);
-            let rec = match fractional {
-                0 => Rec::Node { g },
-                1 => {
-                    let axis = (0..3).find(|&q| !whole_up(p[q])).unwrap_or(0);
-                    let ia = (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
-                    let ib = ia + [1, s, s * s][axis];
-                    let (va, vb) = (input.samples[ia], input.samples[ib]);
-                    #[allow(clippy::manual_clamp)]
-                    let t = ((iso - va) / (vb - va)).max(0.0).min(1.0);
-                    edge_rec_up(g, axis, t)
-                }
-                _ => Rec::Point {
-                    p: *p,
-                    mat: p.map(|c| c.round() as u32),
-                },
-            };
-            self.recs.push(rec);
+            self.recs.push(scan_rec(*p, input.samples, s, iso));
         }
     }
 
@@ -1459,22 +1439,8 @@ impl LodMesher {
             out.normals.clear();
             for rec in &self.recs {
                 let m = match *rec {
-                    Rec::Node { g } => {
-                        let solid = input.samples[at(g)] >= iso;
-                        outward(grads.node(g), 1, !solid)
-                    }
-                    Rec::Edge { g, axis, t } => {
-                        let axis = axis as usize;
-                        let ga = grads.node(g);
-                        let mut b = g;
-                        b[axis] += 1;
-                        let gb = grads.node(b);
-                        let v = [0, 1, 2].map(|q| ga[q] + t * (gb[q] - ga[q]));
-                        outward(v, axis, input.samples[at(g)] >= iso)
-                    }
-                    Rec::Point { p, mat } => {
-                        let solid = input.samples[at(mat)] >= iso;
-                        outward(grads.at(p), 1, !solid)
+                    Rec::Node { .. } | Rec::Edge { .. } | Rec::Point { .. } => {
+                        grid_normal(&grads, iso, rec)
                     }
                     Rec::Fine { face, h, axis, t } => {
                         let (lay, ring) = (&layouts[face as usize], ring(face));
@@ -1515,15 +1481,9 @@ impl LodMesher {
             out.materials.clear();
             for rec in &self.recs {
                 let id = match *rec {
-                    Rec::Node { g } => mats[at(g)],
-                    Rec::Edge { g, axis, .. } => {
-                        let mut b = g;
-                        if input.samples[at(g)] < iso {
-                            b[axis as usize] += 1;
-                        }
-                        mats[at(b)]
+                    Rec::Node { .. } | Rec::Edge { .. } | Rec::Point { .. } => {
+                        grid_material(mats, input.samples, s, iso, rec)
                     }
-                    Rec::Point { mat, .. } => mats[at(mat)],
                     Rec::Fine { face, h, axis, .. } => {
                         let (lay, ring) = (&layouts[face as usize], ring(face));
                         let mut b = h;
@@ -2668,8 +2628,6 @@ fn finish_scan(input: &LodChunkInput<'_>, options: &CubesOptions, out: &mut Cube
     let iso = options.iso;
     let n = input.cells;
     let s = n as usize + 1;
-    let samples = input.samples;
-    let at = |g: [u32; 3]| (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
     let grads = Grads { input, n };
     let (base, step, cs) = (input.base_node, 1i64 << input.lod, input.base_cell_size);
     let len = out.positions.len();
@@ -2683,66 +2641,17 @@ fn finish_scan(input: &LodChunkInput<'_>, options: &CubesOptions, out: &mut Cube
         normals.clear();
         normals.reserve(len);
     }
-    let mats = input.materials;
-    if mats.is_some() {
+    if input.materials.is_some() {
         materials.clear();
         materials.reserve(len);
     }
     for p in positions.iter_mut() {
-        // As `record_scan`: scan positions are in `[0, cells]`.
-        let g = p.map(|c| c as u32);
-        // Bit `q` set when coordinate `q` is fractional.
-        let fractional = u32::from(!whole_up(p[0]))
-            | u32::from(!whole_up(p[1])) << 1
-            | u32::from(!whole_up(p[2])) << 2;
-        // The node the vertex lies on, or the edge (from `g` along `axis`,
-        // at `t`), or a point.
-        let (normal, mat) = match fractional {
-            0 => node_vertex(&grads, samples, mats, at(g), g, iso, options.normals),
-            1 | 2 | 4 => {
-                let axis = fractional.trailing_zeros() as usize;
-                let ia = at(g);
-                let ib = ia + [1, s, s * s][axis];
-                let (va, vb) = (samples[ia], samples[ib]);
-                #[allow(clippy::manual_clamp)]
-                let t = ((iso - va) / (vb - va)).max(0.0).min(1.0);
-                let x = g[axis] as f32 + t;
-                if whole_up(x) {
-                    let mut on = g;
-                    on[axis] = x as u32;
-                    node_vertex(&grads, samples, mats, at(on), on, iso, options.normals)
-                } else {
-                    let solid = va >= iso;
-                    let normal = if options.normals {
-                        let ga = grads.node(g);
-                        let mut b = g;
-                        b[axis] += 1;
-                        let gb = grads.node(b);
-                        let v = [0, 1, 2].map(|q| ga[q] + t * (gb[q] - ga[q]));
-                        outward(v, axis, solid)
-                    } else {
-                        [0.0; 3]
-                    };
-                    let mat = mats.map_or(0, |m| m[if solid { ia } else { ib }]);
-                    (normal, mat)
-                }
-            }
-            _ => {
-                let on = p.map(|c| c.round() as u32);
-                let solid = samples[at(on)] >= iso;
-                let normal = if options.normals {
-                    outward(grads.at(*p), 1, !solid)
-                } else {
-                    [0.0; 3]
-                };
-                (normal, mats.map_or(0, |m| m[at(on)]))
-            }
-        };
+        let rec = scan_rec(*p, input.samples, s, iso);
         if options.normals {
-            normals.push(normal);
+            normals.push(grid_normal(&grads, iso, &rec));
         }
-        if mats.is_some() {
-            materials.push(mat);
+        if let Some(mats) = input.materials {
+            materials.push(grid_material(mats, input.samples, s, iso, &rec));
         }
         for q in 0..3 {
             p[q] = world_up(base[q], p[q], step, cs);
@@ -2750,25 +2659,74 @@ fn finish_scan(input: &LodChunkInput<'_>, options: &CubesOptions, out: &mut Cube
     }
 }
 
-/// The normal (when asked for) and material of a vertex exactly on node `g`
-/// (index `i`), as [`LodMesher::finish`] gives them.
+/// The record of a vertex the regular scan made at `p` (local node units,
+/// in `[0, cells]`), on a chunk of `s` nodes a side with `samples`.
 #[inline(always)]
-fn node_vertex(
-    grads: &Grads<'_>,
-    samples: &[f32],
-    mats: Option<&[u8]>,
-    i: usize,
-    g: [u32; 3],
-    iso: f32,
-    normals: bool,
-) -> ([f32; 3], u8) {
-    let solid = samples[i] >= iso;
-    let normal = if normals {
-        outward(grads.node(g), 1, !solid)
-    } else {
-        [0.0; 3]
-    };
-    (normal, mats.map_or(0, |m| m[i]))
+fn scan_rec(p: [f32; 3], samples: &[f32], s: usize, iso: f32) -> Rec {
+    // `whole_up` and a cast stand for `fract() == 0.0` and `floor()`; bit
+    // `q` is set when coordinate `q` is fractional.
+    let fractional = u32::from(!whole_up(p[0]))
+        | u32::from(!whole_up(p[1])) << 1
+        | u32::from(!whole_up(p[2])) << 2;
+    let g = p.map(|c| c as u32);
+    match fractional {
+        0 => Rec::Node { g },
+        1 | 2 | 4 => {
+            let axis = fractional.trailing_zeros() as usize;
+            let ia = (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
+            let ib = ia + [1, s, s * s][axis];
+            let (va, vb) = (samples[ia], samples[ib]);
+            #[allow(clippy::manual_clamp)]
+            let t = ((iso - va) / (vb - va)).max(0.0).min(1.0);
+            edge_rec_up(g, axis, t)
+        }
+        _ => Rec::Point {
+            p,
+            mat: p.map(|c| c.round() as u32),
+        },
+    }
+}
+
+/// The normal of a vertex recorded on the chunk's own grid (a node, an edge
+/// or a point; the fine and centre records are the caller's).
+#[inline(always)]
+fn grid_normal(grads: &Grads<'_>, iso: f32, rec: &Rec) -> [f32; 3] {
+    let s = grads.n as usize + 1;
+    let samples = grads.input.samples;
+    let at = |g: [u32; 3]| (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
+    match *rec {
+        Rec::Node { g } => outward(grads.node(g), 1, samples[at(g)] < iso),
+        Rec::Edge { g, axis, t } => {
+            let axis = axis as usize;
+            let ga = grads.node(g);
+            let mut b = g;
+            b[axis] += 1;
+            let gb = grads.node(b);
+            let v = [0, 1, 2].map(|q| ga[q] + t * (gb[q] - ga[q]));
+            outward(v, axis, samples[at(g)] >= iso)
+        }
+        Rec::Point { p, mat } => outward(grads.at(p), 1, samples[at(mat)] < iso),
+        _ => unreachable!("a fine or centre record is not on the chunk's grid"),
+    }
+}
+
+/// The material of a vertex recorded on the chunk's own grid: the id of
+/// its node, of its edge's solid node, or of the node nearest its point.
+#[inline(always)]
+fn grid_material(mats: &[u8], samples: &[f32], s: usize, iso: f32, rec: &Rec) -> u8 {
+    let at = |g: [u32; 3]| (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
+    match *rec {
+        Rec::Node { g } => mats[at(g)],
+        Rec::Edge { g, axis, .. } => {
+            let mut b = g;
+            if samples[at(g)] < iso {
+                b[axis as usize] += 1;
+            }
+            mats[at(b)]
+        }
+        Rec::Point { mat, .. } => mats[at(mat)],
+        _ => unreachable!("a fine or centre record is not on the chunk's grid"),
+    }
 }
 
 /// Adds the mean of the loop's vertices and returns its id.
