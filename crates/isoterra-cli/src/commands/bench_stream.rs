@@ -84,6 +84,34 @@ fn voxel_mesh_bytes(m: &VoxelChunkMesh) -> usize {
     m.positions.len() * 12 + m.normals.len() * 12 + m.materials.len() + m.indices.len() * 4
 }
 
+/// Builds each of `coords` at LOD 0 on this thread, without a scheduler,
+/// with `build`, described in the note as `what`: chunks per second, and per
+/// CPU second of the thread beside it.
+fn one_thread<T>(
+    name: &str,
+    coords: &[ChunkCoord],
+    what: &str,
+    build: impl Fn(ChunkCoord) -> T,
+) -> Figure {
+    let cpu0 = super::bench::thread_cpu_s();
+    let start = Instant::now();
+    for &c in coords {
+        std::hint::black_box(build(c));
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let cpu_s = super::bench::thread_cpu_s() - cpu0;
+    (
+        name.into(),
+        "chunks/s",
+        coords.len() as f64 / secs,
+        format!(
+            "{what} over the {} loaded chunks at LOD 0 on one thread, no scheduler",
+            coords.len()
+        ),
+        vec![("chunks_per_cpu_s", coords.len() as f64 / cpu_s)],
+    )
+}
+
 fn voxel(reps: u32, out: &mut Vec<Figure>) -> anyhow::Result<()> {
     let params = VoxelParams::DEFAULT
         .with_chunk_cells(32)
@@ -123,42 +151,20 @@ fn voxel(reps: u32, out: &mut Vec<Figure>) -> anyhow::Result<()> {
     let source = VoxelSource::new(&params).context("voxel source")?;
     let mut coords: Vec<ChunkCoord> = run.loaded.keys().copied().collect();
     coords.sort_unstable();
-    let cpu0 = super::bench::thread_cpu_s();
-    let start = Instant::now();
-    for &c in &coords {
-        std::hint::black_box(source.build_mesh(c, 0, None));
-    }
-    let secs = start.elapsed().as_secs_f64();
-    let cpu_s = super::bench::thread_cpu_s() - cpu0;
-    out.push((
-        "voxel_caves_32_source_1_thread".into(),
-        "chunks/s",
-        coords.len() as f64 / secs,
-        format!(
-            "VoxelSource::build_mesh over the {} loaded chunks on one thread, no scheduler",
-            coords.len()
-        ),
-        vec![("chunks_per_cpu_s", coords.len() as f64 / cpu_s)],
+    out.push(one_thread(
+        "voxel_caves_32_source_1_thread",
+        &coords,
+        "VoxelSource::build_mesh",
+        |c| source.build_mesh(c, 0, None),
     ));
     // The same chunks as the scheduler asks for them (`ChunkSource::build`:
     // transition cells toward finer neighbours, positions measured on the
     // global node grid; here every neighbour is at LOD 0, so none).
-    let cpu0 = super::bench::thread_cpu_s();
-    let start = Instant::now();
-    for &c in &coords {
-        std::hint::black_box(source.build_request(&ChunkRequest::new(c, 0), None));
-    }
-    let secs = start.elapsed().as_secs_f64();
-    let cpu_s = super::bench::thread_cpu_s() - cpu0;
-    out.push((
-        "voxel_caves_32_request_1_thread".into(),
-        "chunks/s",
-        coords.len() as f64 / secs,
-        format!(
-            "VoxelSource::build_request (the scheduler's build) over the {} loaded chunks at LOD 0 on one thread, no scheduler",
-            coords.len()
-        ),
-        vec![("chunks_per_cpu_s", coords.len() as f64 / cpu_s)],
+    out.push(one_thread(
+        "voxel_caves_32_request_1_thread",
+        &coords,
+        "VoxelSource::build_request (the scheduler's build)",
+        |c| source.build_request(&ChunkRequest::new(c, 0), None),
     ));
     let bytes: usize = run.loaded.values().map(voxel_mesh_bytes).sum();
     out.push((
