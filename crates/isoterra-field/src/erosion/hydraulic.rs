@@ -1,6 +1,7 @@
 //! Hydraulic erosion with water droplets.
 
 use crate::noise::hash::{derive, mix64, unit_f32};
+use crate::noise::kernel::floor_i32;
 use crate::{Field2, FieldError};
 
 /// Parameters of [`hydraulic_erosion`].
@@ -294,18 +295,6 @@ impl Brush {
     }
 }
 
-/// Integer part (toward negative infinity) of a small droplet offset.
-///
-/// A live droplet's offset is finite and within `lifetime + 1` cells of its
-/// spawn node, where this is `floor`; a dead lane's may be NaN, and what it
-/// gives there is never used. It is the noise's clamped floor, whose
-/// conversion compiles to vector code in the batch's lane loops (a plain
-/// `v as i32` saturates lane by lane).
-#[inline(always)]
-fn floor_small(v: f32) -> i32 {
-    crate::noise::kernel::floor_i32(v)
-}
-
 /// Hydraulic erosion of `field` in place. `world_origin` is the world node
 /// coordinate of the field's node `(0, 0)`: droplets are spawned and ordered
 /// by world node, so regions of one world eroded separately agree (see the
@@ -551,7 +540,12 @@ impl Batch {
         let (mut fx, mut fy) = ([0.0f32; BATCH], [0.0f32; BATCH]);
         let (mut cx, mut cy) = ([0i32; BATCH], [0i32; BATCH]);
         for l in 0..BATCH {
-            let (ox, oy) = (floor_small(self.rx[l]), floor_small(self.ry[l]));
+            // The noise's clamped floor: `floor` of a live droplet's offset
+            // (finite, within `lifetime + 1` cells of its spawn node); a
+            // dead lane's may be NaN, and what it gives is never read. A
+            // plain `v as i32` saturates lane by lane and keeps this loop
+            // scalar.
+            let (ox, oy) = (floor_i32(self.rx[l]), floor_i32(self.ry[l]));
             let (x, y) = (self.sx[l].wrapping_add(ox), self.sy[l].wrapping_add(oy));
             let inside = x >= 0 && y >= 0 && x < wi - 1 && y < hi - 1;
             alive[l] &= inside;
