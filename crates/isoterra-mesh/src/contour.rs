@@ -383,10 +383,15 @@ fn walk_loops(points: &[[f32; 2]], next: &mut [u32], w: &mut PolyWriter<'_>) {
 }
 
 /// Fewest points for which open chains are walked several at a time: about
-/// 27 MB of points and links, more than the caches hold. Below it the
-/// chains' points are mostly in cache, and one walk at a time is faster
-/// (a dense 2048^2 field, 440 thousand points: 6.6 against 11 ms).
-const INTERLEAVE_FROM_POINTS: usize = 1 << 21;
+/// 6.8 MB of points and links, which with the field the scan read before
+/// them (4 bytes a node, about twice the points' bytes on a dense field)
+/// is more than the shared cache keeps. Below it the chains' points are
+/// mostly in cache, and one walk at a time is faster (a dense 2048^2 field,
+/// 440 thousand points: 9-10 against 14.5-15 ms a call); above it the
+/// walks wait on memory (a dense 2896^2 field, 875 thousand points: 34-39
+/// ms one at a time against 25 several at a time; 4096^2, 1.75 million:
+/// 61-66 against 50.5-50.7).
+const INTERLEAVE_FROM_POINTS: usize = 1 << 19;
 
 /// How many chains [`walk_open_interleaved`] (or loops,
 /// [`walk_loops_interleaved`]) follows at once.

@@ -321,7 +321,7 @@ proptest! {
 }
 
 /// A field large enough for the tracer to follow its open chains several at
-/// a time (more than 2^21 crossings): 1,100 columns of alternating sign give
+/// a time (2^19 crossings or more; this one has over 2^21): 1,100 columns of alternating sign give
 /// open chains from the bottom row to the top, and bumps on the right give
 /// closed loops. The tracer still gives exactly what mesh + join gives
 /// (which follows one chain at a time).
@@ -344,6 +344,30 @@ fn a_large_field_traces_as_mesh_and_join() {
         "{open} open of {}",
         traced.len()
     );
+    let joined = join(&[&mesh_whole(&f).segments]);
+    assert!(traced == joined, "the tracer and mesh + join differ");
+}
+
+/// A dense field with more crossings than fit a core's own cache and fewer
+/// than the tracer walks several at a time (2^15 to 2^19): its points and
+/// links are asked for in order before the one-at-a-time walk, which must
+/// not change a point. Diagonal contours that leave the field and loops
+/// inside it, as on the dense benchmark field.
+#[test]
+fn a_mid_sized_dense_field_traces_as_mesh_and_join() {
+    let s = 0.35f64;
+    let f = Field2::from_fn(700, 700, |x, y| {
+        let (x, y) = (x as f64 * s, y as f64 * s);
+        (x.sin() + y.sin() + 0.3 * (0.7 * x + 1.3 * y + 0.5).sin()) as f32
+    })
+    .unwrap();
+    let mut traced = Vec::new();
+    ContourTracer::new()
+        .contour_lines(&f, 0.0, &mut traced)
+        .unwrap();
+    let points: usize = traced.iter().map(|l| l.points.len()).sum();
+    assert!((1 << 15..1 << 19).contains(&points), "{points} points");
+    assert!(traced.iter().any(|l| l.closed) && traced.iter().any(|l| !l.closed));
     let joined = join(&[&mesh_whole(&f).segments]);
     assert!(traced == joined, "the tracer and mesh + join differ");
 }
