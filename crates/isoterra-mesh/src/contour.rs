@@ -388,9 +388,9 @@ fn walk_loops(points: &[[f32; 2]], next: &mut [u32], w: &mut PolyWriter<'_>) {
 /// is more than the shared cache keeps. Below it the chains' points are
 /// mostly in cache, and one walk at a time is faster (a dense 2048^2 field,
 /// 440 thousand points: 9-10 against 14.5-15 ms a call); above it the
-/// walks wait on memory (a dense 2896^2 field, 875 thousand points: 34-39
-/// ms one at a time against 25 several at a time; 4096^2, 1.75 million:
-/// 61-66 against 50.5-50.7).
+/// walks wait on memory (a dense 2896^2 field, 875 thousand points: 23-39
+/// ms one at a time, as the host's other load goes, against a steady 24-25
+/// several at a time; 4096^2, 1.75 million: 61-66 against 50-51).
 const INTERLEAVE_FROM_POINTS: usize = 1 << 19;
 
 /// How many chains [`walk_open_interleaved`] (or loops,
