@@ -99,8 +99,9 @@ fn a_large_field_traces_alike_on_two_threads() {
     assert_eq!(bits(&on_threads(2, &f, whole, 0.0)), bits(&want));
 }
 
-/// More than 2^21 crossings: the open chains are followed on the pool's
-/// threads (and the loops several at a time), with the same polylines.
+/// More than 2^21 crossings (the several-at-a-time walk starts at 2^19):
+/// the open chains are followed on the pool's threads (and the loops
+/// several at a time), with the same polylines.
 #[test]
 fn long_chains_are_followed_alike_on_threads() {
     let f = common::long_chains_field();

@@ -323,8 +323,8 @@ proptest! {
 /// A field large enough for the tracer to follow its open chains several at
 /// a time (2^19 crossings or more; this one has over 2^21): 1,100 columns
 /// of alternating sign give open chains from the bottom row to the top, and
-/// bumps on the right give closed loops. The tracer still gives exactly what mesh + join gives
-/// (which follows one chain at a time).
+/// bumps on the right give closed loops. The tracer still gives exactly
+/// what mesh + join gives (which follows one chain at a time).
 #[test]
 fn a_large_field_traces_as_mesh_and_join() {
     let f = long_chains_field();
