@@ -375,7 +375,12 @@ impl RowScratch {
                 let t = b + input.width;
                 (&m[b..b + nnx], &m[t..t + nnx])
             });
-            self.cells::<FILL, S, T>(input, cell_words, ncx, bot_vals, top_vals, mats, segs, tris);
+            // The row after next, asked for a few cache lines per word of
+            // cells so that it comes in while these cells are worked on.
+            let ahead = if j + 2 <= r.y1 { row(j + 2) } else { &[] };
+            self.cells::<FILL, S, T>(
+                input, cell_words, ncx, bot_vals, top_vals, ahead, mats, segs, tris,
+            );
         }
     }
 
@@ -473,12 +478,18 @@ impl RowScratch {
         ncx: usize,
         bot_vals: &[f32],
         top_vals: &[f32],
+        ahead: &[f32],
         mats: Option<(&[u8], &[u8])>,
         segs: &mut S,
         tris: &mut T,
     ) {
         let (bot, top) = (&self.bot, &self.top);
         for w in 0..cell_words {
+            for k in 0..4 {
+                if let Some(v) = ahead.get(w * 64 + 16 * k) {
+                    crate::cache::prefetch(v);
+                }
+            }
             let sb = bot[w];
             let sbn = shr1(bot, w);
             let st = top[w];
