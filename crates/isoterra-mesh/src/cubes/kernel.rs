@@ -767,8 +767,16 @@ impl Scratch {
         let sw = lay.slice_words();
         let bits = &mut self.bits[slot * sw..(slot + 1) * sw];
         let kinds = &mut self.kinds[slot * lay.ny..(slot + 1) * lay.ny];
+        // Rows about 8 KiB ahead are asked for as each row is packed: on a
+        // field larger than a core's caches the packing otherwise streams
+        // the slice at what the hardware prefetcher alone fetches.
+        let ahead = (8192 / (4 * lay.nx)).clamp(1, 16);
         for j in 0..lay.ny {
             let start = inp.index(c.x0, c.y0 + j as u32, z);
+            if j + ahead < lay.ny {
+                let a = start + ahead * inp.sy;
+                crate::cache::prefetch_slice(&inp.values[a..a + lay.nx]);
+            }
             let row = &inp.values[start..start + lay.nx];
             kinds[j] = pack_row(row, inp.iso, &mut bits[j * lay.wpr..(j + 1) * lay.wpr]);
         }
