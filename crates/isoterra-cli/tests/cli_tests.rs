@@ -474,6 +474,9 @@ fn bench_json_lines_have_the_documented_fields() {
     assert!(["avx512", "avx2", "portable"].contains(&build), "{build}");
     // And the core's speed on a fixed chain of integer steps.
     assert!(v["core_yardstick"].as_f64().unwrap() > 0.0);
+    // And how fast one thread reads a 64 MiB buffer.
+    let gbs = v["read_yardstick_gbs"].as_f64().unwrap();
+    assert!(gbs.is_finite() && gbs > 0.0, "{gbs}");
 }
 
 /// `bench squares` reports each contour and fill workload warm and cold

@@ -48,6 +48,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     // can be told from one from an idle one.
     let load_start = load_average();
     let yardstick = core_yardstick();
+    let read_gbs = read_yardstick();
     let mut out = Vec::new();
     match a.group {
         BenchGroup::Squares => squares(reps, &mut out)?,
@@ -96,7 +97,8 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     let load_end = load_average();
     if !a.json {
         eprintln!(
-            "batch loops: the {} build; this core: {yardstick:.1} M yardstick steps per CPU s",
+            "batch loops: the {} build; this core: {yardstick:.1} M yardstick steps per CPU s, \
+             reads {read_gbs:.1} GB/s from memory on one thread",
             isoterra::field::noise::vector_build()
         );
     }
@@ -109,6 +111,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                 "cpus": std::thread::available_parallelism().map_or(1, |n| n.get()),
                 "vector_build": isoterra::field::noise::vector_build(),
                 "core_yardstick": (yardstick * 10.0).round() / 10.0,
+                "read_yardstick_gbs": (read_gbs * 100.0).round() / 100.0,
             });
             for (k, v) in &s.extra {
                 line[*k] = serde_json::json!((v * 1000.0).round() / 1000.0);
@@ -610,6 +613,32 @@ fn core_yardstick() -> f64 {
         })
         .collect();
     median(rates)
+}
+
+/// A yardstick of this machine's memory at the time of a run: GB/s that
+/// one thread reads from a 64 MiB buffer (the size of a 256³ `f32` field)
+/// with four independent sums, so that the loop waits on memory, not on
+/// additions; the best of three passes after one that faults the pages in.
+/// Figures bound by reading a large field (the sparse volumes, the dense
+/// contours) follow it from host to host, as core-bound ones follow
+/// `core_yardstick`.
+fn read_yardstick() -> f64 {
+    const WORDS: usize = 8 << 20;
+    let words: Vec<u64> = (0..WORDS as u64).collect();
+    let best = (0..3)
+        .map(|_| {
+            let start = Instant::now();
+            let mut sums = [0u64; 4];
+            for c in std::hint::black_box(&words).chunks_exact(4) {
+                for (sum, &w) in sums.iter_mut().zip(c) {
+                    *sum = sum.wrapping_add(w);
+                }
+            }
+            std::hint::black_box(sums);
+            start.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min);
+    (WORDS * 8) as f64 / best.max(1e-9) / 1e9
 }
 
 /// The 1-, 5- and 15-minute load averages (`/proc/loadavg`), or null where
