@@ -41,6 +41,10 @@ fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
+fn dot(u: [f32; 3], w: [f32; 3]) -> f32 {
+    u[0] * w[0] + u[1] * w[1] + u[2] * w[2]
+}
+
 fn cross(u: [f32; 3], w: [f32; 3]) -> [f32; 3] {
     [
         u[1] * w[2] - u[2] * w[1],
@@ -234,13 +238,14 @@ fn assert_walls_face_out(out: &MapMeshOutput) {
         // nodes bring two levels' heights within rounding of each other)
         // has no face to turn either way: its "above" and "below" are
         // rounding.
-        let longest = (0..3)
+        // (|n| is twice the area, so |n| / longest edge is the height.)
+        let longest_sq = (0..3)
             .map(|k| {
                 let e = sub(p[w[(k + 1) % 3]], p[w[k]]);
-                e[0] * e[0] + e[1] * e[1] + e[2] * e[2]
+                dot(e, e)
             })
             .fold(0.0f32, f32::max);
-        if (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt() <= 1e-4 * longest {
+        if dot(n, n).sqrt() <= 1e-4 * longest_sq {
             continue;
         }
         for k in 0..3 {
