@@ -146,7 +146,11 @@ def bench_vtk(name, vol, runs, threads=1):
     n = vol.shape[0]
     image = vtk.vtkImageData()
     image.SetDimensions(n, n, n)
-    scalars = numpy_support.numpy_to_vtk(vol.ravel(order="C"), deep=True)
+    # Zero copy (numpy_to_vtk's default): VTK reads numpy's buffer, which
+    # numpy backs with huge pages at this size, as isoterra's bench volumes
+    # and .npy reads are. `flat` must outlive the filter.
+    flat = vol.ravel(order="C")
+    scalars = numpy_support.numpy_to_vtk(flat, deep=False)
     image.GetPointData().SetScalars(scalars)
     for normals in (True, False):
         fe = vtk.vtkFlyingEdges3D()

@@ -7,7 +7,9 @@
 pub fn grid(n: u32, lo: f64, hi: f64, f: impl Fn(f64, f64, f64) -> f64) -> Vec<f32> {
     let step = (hi - lo) / f64::from(n - 1);
     let coords: Vec<f64> = (0..n).map(|i| lo + f64::from(i) * step).collect();
-    let mut v = Vec::with_capacity((n as usize).pow(3));
+    // Huge pages where the system allows, as a field read from a .npy file
+    // (and numpy's own arrays, which the peers mesh) has them.
+    let mut v = isoterra::field::huge_pages::with_capacity((n as usize).pow(3));
     for &z in &coords {
         for &y in &coords {
             for &x in &coords {

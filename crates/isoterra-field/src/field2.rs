@@ -165,7 +165,7 @@ impl Field2 {
         mut f: impl FnMut(u32, u32) -> f32,
     ) -> Result<Self, FieldError> {
         let n = Self::check_size(width as u64, height as u64)?;
-        let mut values = Vec::with_capacity(n);
+        let mut values = crate::huge_pages::with_capacity(n);
         for y in 0..height {
             for x in 0..width {
                 values.push(f(x, y));

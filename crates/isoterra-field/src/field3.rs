@@ -133,7 +133,7 @@ impl Field3 {
         mut f: impl FnMut(u32, u32, u32) -> f32,
     ) -> Result<Self, FieldError> {
         let n = Self::check_size(width as u64, height as u64, depth as u64)?;
-        let mut values = Vec::with_capacity(n);
+        let mut values = crate::huge_pages::with_capacity(n);
         for z in 0..depth {
             for y in 0..height {
                 for x in 0..width {

@@ -25,6 +25,14 @@ pub fn reserve_exact<T>(v: &mut Vec<T>, additional: usize) {
     advise_new_room(v, before);
 }
 
+/// An empty vector with room for exactly `n` items, advised as
+/// [`reserve_exact`] advises: for a buffer about to be filled in full.
+pub fn with_capacity<T>(n: usize) -> Vec<T> {
+    let mut v = Vec::new();
+    reserve_exact(&mut v, n);
+    v
+}
+
 /// Like [`reserve_exact`], but returns `false` instead of aborting when the
 /// memory cannot be had (the vector is then unchanged).
 pub fn try_reserve_exact<T>(v: &mut Vec<T>, additional: usize) -> bool {
@@ -92,5 +100,7 @@ mod tests {
         let mut v: Vec<[f32; 3]> = Vec::new();
         assert!(super::try_reserve_exact(&mut v, 2 << 20));
         assert!(v.capacity() >= 2 << 20);
+        let fresh: Vec<f32> = super::with_capacity(5 << 20);
+        assert!(fresh.is_empty() && fresh.capacity() >= 5 << 20);
     }
 }

@@ -513,7 +513,9 @@ fn erosion_tools(reps: u32, out: &mut Vec<Sample>) -> anyhow::Result<()> {
 fn volume(n: u32, lo: f64, hi: f64, f: impl Fn(f64, f64, f64) -> f64) -> Vec<f32> {
     let step = (hi - lo) / (n - 1) as f64;
     let axis: Vec<f64> = (0..n).map(|i| lo + i as f64 * step).collect();
-    let mut v = Vec::with_capacity((n as usize).pow(3));
+    // Huge pages where the system allows, as a field read from a .npy file
+    // (and numpy's own arrays, which the peers mesh) has them.
+    let mut v = isoterra::field::huge_pages::with_capacity((n as usize).pow(3));
     for &z in &axis {
         for &y in &axis {
             for &x in &axis {
