@@ -34,6 +34,7 @@ Setup and run (from the repository root):
     bench/peers/.venv/bin/pip install numpy scikit-image vtk
     bench/peers/.venv/bin/python bench/peers/cubes_peers.py [--runs 7] [--only NAME]
         [--vtk-threads 2]   # VTK on its STDThread backend; no scikit-image
+        [--vtk-only]        # no scikit-image
 """
 
 import argparse
@@ -184,6 +185,7 @@ def main():
         default=1,
         help="VTK on this many threads (its STDThread backend); scikit-image is skipped",
     )
+    ap.add_argument("--vtk-only", action="store_true", help="VTK only (no scikit-image)")
     args = ap.parse_args()
     if args.vtk_threads > 1:
         os.environ["VTK_SMP_MAX_THREADS"] = str(args.vtk_threads)
@@ -192,7 +194,7 @@ def main():
             continue
         vol = make()
         bench_vtk(name, vol, args.runs, args.vtk_threads)
-        if args.vtk_threads == 1:
+        if args.vtk_threads == 1 and not args.vtk_only:
             bench_skimage(name, vol, args.runs)
 
 
