@@ -52,10 +52,6 @@ def json_lines(cmd, env=None):
     return rows
 
 
-def by_name(rows):
-    return {r["name"]: r for r in rows}
-
-
 def fmt(v, digits=2):
     if v is None:
         return "—"
@@ -82,45 +78,47 @@ class Sitting:
         self.once = {}
         self.out = open(args.out, "w") if args.out else None
 
-    def record(self, rows, tag):
+    def take(self, cmd, tag, env=None, suffix=""):
+        """Runs `cmd`, writes its rows to `--out` tagged with `tag` (names
+        with `suffix` added) and returns them by name."""
+        rows = json_lines(cmd, env)
+        for r in rows:
+            r["name"] += suffix
         if self.out:
             for r in rows:
                 self.out.write(json.dumps({"round": tag, **r}) + "\n")
             self.out.flush()
-        return rows
+        return {r["name"]: r for r in rows}
 
     def round(self, i):
         a = self.args
         py = sys.executable
+        bench = lambda group: [a.isoterra, "bench", group, "--json", "--reps", str(a.reps)]
         rows = {}
         say(f"round {i}: isoterra bench cubes")
-        rows.update(by_name(self.record(json_lines([a.isoterra, "bench", "cubes", "--json", "--reps", str(a.reps)]), i)))
+        rows.update(self.take(bench("cubes"), i))
         say(f"round {i}: VTK")
         vtk = [py, os.path.join(HERE, "cubes_peers.py"), "--runs", str(a.peer_runs), "--vtk-only"]
-        rows.update(by_name(self.record(json_lines(vtk), i)))
+        rows.update(self.take(vtk, i))
         # VTK on fresh memory, as a one-shot call gets it: glibc otherwise
         # raises its mmap threshold after the first large free and hands a
         # loop of Update() calls its arrays back from the heap, touched.
-        fresh = json_lines(vtk, {"MALLOC_MMAP_THRESHOLD_": "131072"})
-        for r in fresh:
-            r["name"] += "@fresh"
-        rows.update(by_name(self.record(fresh, i)))
+        rows.update(self.take(vtk, i, {"MALLOC_MMAP_THRESHOLD_": "131072"}, "@fresh"))
         if a.vtk_threads > 1:
-            rows.update(by_name(self.record(json_lines(vtk + ["--vtk-threads", str(a.vtk_threads)]), i)))
+            rows.update(self.take(vtk + ["--vtk-threads", str(a.vtk_threads)], i))
         say(f"round {i}: isoterra bench squares")
-        rows.update(by_name(self.record(json_lines([a.isoterra, "bench", "squares", "--json", "--reps", str(a.reps)]), i)))
+        rows.update(self.take(bench("squares"), i))
         say(f"round {i}: contourpy")
         cp = [py, os.path.join(HERE, "contourpy_bench.py")]
-        rows.update(by_name(self.record(json_lines(cp + ["--runs", "15"]), i)))
+        rows.update(self.take(cp + ["--runs", "15"], i))
         if not a.no_8192:
-            rows.update(by_name(self.record(json_lines(cp + ["--n", "8192", "--runs", "5"]), i)))
+            rows.update(self.take(cp + ["--n", "8192", "--runs", "5"], i))
         self.rounds.append(rows)
 
     def singles(self):
-        a = self.args
         for group in ("stream", "map", "erosion"):
             say(f"isoterra bench {group}")
-            self.once.update(by_name(self.record(json_lines([a.isoterra, "bench", group, "--json"]), "once")))
+            self.once.update(self.take([self.args.isoterra, "bench", group, "--json"], "once"))
 
     # Lookups over the rounds.
     def each(self, fn):
