@@ -210,3 +210,39 @@ fn region_heights_equal_node_heights_at_every_cell_size() {
         }
     }
 }
+
+/// `(cell size, hash of every tool's edit)`: a brush reads the generated
+/// heights of its square eight at a time where the batch applies (cells of
+/// one unit) and node by node where it does not (0.3); both give the bits
+/// of the node-by-node reads. The erode tool's edit changes with the
+/// droplet model too (see `golden_hash_pins_the_droplet_model`).
+const GOLDEN_BRUSH_EDITS: [(f32, u64); 2] =
+    [(1.0, 0xb27c_a1ae_ee38_c8cc), (0.3, 0x7f0c_a30a_f621_104a)];
+
+#[test]
+fn brush_edits_of_every_tool_are_pinned() {
+    for (cell_size, want) in GOLDEN_BRUSH_EDITS {
+        let params = HeightmapParams::DEFAULT
+            .with_generator(HeightParams::preset(HeightPreset::Mountains))
+            .with_seed(7)
+            .with_chunk_cells(16)
+            .with_cell_size(cell_size);
+        let mut w = HeightmapWorld::new(&params).unwrap();
+        let mut words = Vec::new();
+        for (k, tool) in HeightTool::ALL.into_iter().enumerate() {
+            let at = [
+                (3.0 + k as f32) * cell_size,
+                (-5.0 + 2.0 * k as f32) * cell_size,
+            ];
+            let brush = HeightBrush::new(tool, at, 9.0 * cell_size).with_strength(0.8);
+            let edit = w.brush_edit(&brush).unwrap();
+            assert!(!edit.is_empty(), "{tool:?} at cell size {cell_size}");
+            for ((g, b), a) in edit.nodes.iter().zip(&edit.before).zip(&edit.after) {
+                words.extend([g[0] as u32, g[1] as u32, b.to_bits(), a.to_bits()]);
+            }
+            w.apply_brush(&brush).unwrap();
+        }
+        let got = fnv1a64(words);
+        assert_eq!(got, want, "cell size {cell_size}: got {got:#018x}");
+    }
+}

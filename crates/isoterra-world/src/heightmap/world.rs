@@ -172,16 +172,17 @@ impl HeightSource {
         self.block_heights_batch(g0, step, [side, side], out)
     }
 
-    /// The heights of the nodes `g0 + (i, j) * step` for `i < dims[0]`,
-    /// `j < dims[1]` (row-major, x fastest) through the generator's batch
-    /// fill (eight samples at a time), when that gives the same bits as
-    /// [`height`](Self::height): the batch takes sample `i` at
+    /// The generated heights (under the edit layer) of the nodes
+    /// `g0 + (i, j) * step` for `i < dims[0]`, `j < dims[1]` (row-major, x
+    /// fastest) through the generator's batch fill (eight samples at a
+    /// time), when that gives the same bits as
+    /// [`generated`](Self::generated): the batch takes sample `i` at
     /// `origin + i as f32 * step`, which must equal
     /// [`HeightmapParams::node_coord`] of every node on both axes (true for
     /// unit cells, and whenever the products are exact). Returns
     /// `Ok(false)`, writing nothing, when it does not apply (an imported
     /// extent whose outside is its edge, or inexact coordinates).
-    fn block_heights_batch(
+    fn generated_block_batch(
         &self,
         g0: [i64; 2],
         step: i64,
@@ -211,6 +212,45 @@ impl HeightSource {
         out.clear();
         out.resize(n * dims[1] as usize, 0.0);
         self.generator.fill_heights(origin, [st, st], dims, out)?;
+        Ok(true)
+    }
+
+    /// The generated heights (under the edit layer) of the nodes
+    /// `g0 + (i, j)`, `i < dims[0]`, `j < dims[1]`, row-major: the bits of
+    /// [`generated`](Self::generated), eight at a time where
+    /// [`generated_block_batch`](Self::generated_block_batch) applies.
+    fn generated_block(
+        &self,
+        g0: [i64; 2],
+        dims: [u32; 2],
+        out: &mut Vec<f32>,
+    ) -> Result<(), WorldError> {
+        if self.generated_block_batch(g0, 1, dims, out)? {
+            return Ok(());
+        }
+        out.clear();
+        for j in 0..i64::from(dims[1]) {
+            for i in 0..i64::from(dims[0]) {
+                out.push(self.generated([g0[0] + i, g0[1] + j]));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`generated_block_batch`](Self::generated_block_batch) plus the edit
+    /// layer: the bits of [`height`](Self::height), or `Ok(false)` where the
+    /// batch does not apply.
+    fn block_heights_batch(
+        &self,
+        g0: [i64; 2],
+        step: i64,
+        dims: [u32; 2],
+        out: &mut Vec<f32>,
+    ) -> Result<bool, WorldError> {
+        if !self.generated_block_batch(g0, step, dims, out)? {
+            return Ok(false);
+        }
+        let n = dims[0] as usize;
         if !self.layer.is_empty() {
             for (j, row) in out.chunks_exact_mut(n).enumerate() {
                 let gz = g0[1] + j as i64 * step;
@@ -892,13 +932,30 @@ impl HeightmapWorld {
             _ => Vec::new(),
         };
         let ew = (x1 - x0 + 1) as usize;
-        // Heights before the stamp, with a one-node ring for smoothing.
+        // Generated heights of the square with a one-node ring (for
+        // smoothing), read once: eight at a time where that gives the same
+        // bits (see `region_heights`).
         let w = (x1 - x0 + 3) as usize;
+        let mut generated = Vec::new();
+        self.src.generated_block(
+            [x0 - 1, z0 - 1],
+            [w as u32, (z1 - z0 + 3) as u32],
+            &mut generated,
+        )?;
+        // The same sum as `HeightSource::height`.
+        let height = |base: f32, delta: f32| {
+            if delta.to_bits() == 0 {
+                base
+            } else {
+                base + delta
+            }
+        };
+        // Heights before the stamp, with the ring.
         let old: Vec<f32> = if brush.tool == HeightTool::Smooth {
-            let mut v = Vec::with_capacity(w * (z1 - z0 + 3) as usize);
-            for gz in z0 - 1..=z1 + 1 {
-                for gx in x0 - 1..=x1 + 1 {
-                    v.push(self.src.height([gx, gz]));
+            let mut v = Vec::with_capacity(generated.len());
+            for (j, gz) in (z0 - 1..=z1 + 1).enumerate() {
+                for (i, gx) in (x0 - 1..=x1 + 1).enumerate() {
+                    v.push(height(generated[j * w + i], self.src.delta([gx, gz])));
                 }
             }
             v
@@ -917,6 +974,7 @@ impl HeightmapWorld {
                 let wgt = t * t * (3.0 - 2.0 * t);
                 let g = [gx, gz];
                 let before = self.src.delta(g);
+                let base = generated[(gz - z0 + 1) as usize * w + (gx - x0 + 1) as usize];
                 let change = match brush.tool {
                     HeightTool::Raise => strength * wgt * amount,
                     HeightTool::Lower => -strength * wgt * amount,
@@ -932,7 +990,7 @@ impl HeightmapWorld {
                         strength * wgt * (sum / 9.0 - f64::from(old[j * w + i]))
                     }
                     HeightTool::Flatten => {
-                        strength * wgt * (target - f64::from(self.src.height(g)))
+                        strength * wgt * (target - f64::from(height(base, before)))
                     }
                     HeightTool::Noise => {
                         let n = noise
@@ -942,11 +1000,11 @@ impl HeightmapWorld {
                     }
                     HeightTool::Erode | HeightTool::Thermal => {
                         let e = eroded[(gz - z0) as usize * ew + (gx - x0) as usize];
-                        strength * wgt * (f64::from(e) - f64::from(self.src.height(g)))
+                        strength * wgt * (f64::from(e) - f64::from(height(base, before)))
                     }
                 };
                 let after = (f64::from(before) + change) as f32;
-                let h = self.src.generated(g) + after;
+                let h = base + after;
                 if !(after.is_finite() && h.is_finite() && h.abs() <= MAX_SCULPT_HEIGHT) {
                     return Err(WorldError::param(
                         "brush",
