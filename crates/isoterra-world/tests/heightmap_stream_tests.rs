@@ -316,3 +316,49 @@ fn the_same_walk_gives_the_same_meshes_at_any_thread_count() {
     };
     assert_eq!(walk(1), walk(4));
 }
+
+/// A streamed chunk's collider is the world's collider of that chunk and
+/// LOD, bit for bit, with edits under it: the source builds it from the
+/// heights its mesh read, and they are the heights the world reads.
+#[test]
+fn streamed_colliders_equal_the_worlds() {
+    use isoterra_world::ChunkRequest;
+    let mut world = HeightmapWorld::new(&small()).unwrap();
+    world
+        .apply_brush(&HeightBrush::new(HeightTool::Raise, [3.0, -2.0], 7.0).with_strength(1.0))
+        .unwrap();
+    world
+        .apply_brush(&HeightBrush::new(HeightTool::Lower, [-9.0, 6.0], 5.0).with_strength(1.0))
+        .unwrap();
+    let source = HeightmapSource::from_world(&world).unwrap();
+    let mut edited = 0;
+    for cz in -2..=1 {
+        for cx in -2..=1 {
+            for lod in 0..3u8 {
+                let request = ChunkRequest::new([cx, cz, 0], lod);
+                let built = source.build_request(&request).expect("the chunk builds");
+                let got = built.collider.expect("colliders are on by default");
+                let want = world.collider([cx, cz], lod).unwrap();
+                assert_eq!(got.rows, want.rows);
+                assert_eq!(got.cols, want.cols);
+                assert_eq!(got.scale.map(f32::to_bits), want.scale.map(f32::to_bits));
+                assert_eq!(
+                    got.translation.map(f32::to_bits),
+                    want.translation.map(f32::to_bits)
+                );
+                let bits = |v: &[f32]| v.iter().map(|h| h.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&got.heights),
+                    bits(&want.heights),
+                    "{cx} {cz} lod {lod}"
+                );
+                let generated = HeightmapWorld::new(&small()).unwrap();
+                if bits(&generated.collider([cx, cz], lod).unwrap().heights) != bits(&want.heights)
+                {
+                    edited += 1;
+                }
+            }
+        }
+    }
+    assert!(edited >= 3, "the edits reach some colliders ({edited})");
+}

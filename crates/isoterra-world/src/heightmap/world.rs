@@ -1329,7 +1329,20 @@ impl HeightmapWorld {
     pub fn collider(&self, chunk: [i32; 2], lod: u8) -> Result<HeightfieldCollider, WorldError> {
         let mut heights = Vec::new();
         self.src.chunk_heights(chunk, lod, &mut heights)?;
-        let input = HeightChunkInput::new(&heights)
+        self.collider_from_heights(chunk, lod, &heights)
+    }
+
+    /// [`collider`](Self::collider) from the heights that
+    /// [`build_mesh_into`](Self::build_mesh_into) of the same chunk and LOD
+    /// left in its `heights` (the same heights: a mesh and its collider are
+    /// read once).
+    pub(crate) fn collider_from_heights(
+        &self,
+        chunk: [i32; 2],
+        lod: u8,
+        heights: &[f32],
+    ) -> Result<HeightfieldCollider, WorldError> {
+        let input = HeightChunkInput::new(heights)
             .with_cells(self.src.params.chunk_cells)
             .with_lod(lod)
             .with_chunk(chunk)

@@ -298,8 +298,12 @@ impl HeightmapSource {
         let built = s
             .world
             .build_mesh_into(&key, &mut s.mesher, &mut s.heights, &mut mesh);
+        // The collider reads the heights the mesh just read.
         let collider = match (built.is_ok(), self.colliders) {
-            (true, true) => s.world.collider(chunk, key.lod).ok(),
+            (true, true) => s
+                .world
+                .collider_from_heights(chunk, key.lod, &s.heights)
+                .ok(),
             _ => None,
         };
         self.scratch
