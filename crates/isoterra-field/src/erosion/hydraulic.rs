@@ -405,7 +405,7 @@ impl Pass<'_> {
     /// long with AVX2, so it stays on the baseline's two registers.)
     fn run(&self, snap: &[f32], changes: &mut Changes, stats: &mut ErosionStats) {
         let [w, h] = self.wh;
-        let mut batch = Batch::default();
+        let mut batch = Batch::new(self.params.lifetime as usize);
         for y in 0..h {
             let gy = self.world_origin[1].wrapping_add(y as i64);
             for x in 0..w {
@@ -542,7 +542,6 @@ struct Event {
 }
 
 /// Eight droplets, structure of arrays.
-#[derive(Default)]
 struct Batch {
     sx: [i32; BATCH],
     sy: [i32; BATCH],
@@ -553,7 +552,10 @@ struct Batch {
     speed: [f32; BATCH],
     water: [f32; BATCH],
     sediment: [f32; BATCH],
-    events: [Vec<Event>; BATCH],
+    /// Lane `l`'s steps: `events[l * lifetime..][..steps[l]]`.
+    events: Vec<Event>,
+    steps: [usize; BATCH],
+    lifetime: usize,
     len: usize,
 }
 
@@ -576,6 +578,26 @@ fn bilinear(q: [f32; 4], fx: f32, fy: f32) -> (f32, f32, f32) {
 }
 
 impl Batch {
+    fn new(lifetime: usize) -> Self {
+        Batch {
+            sx: [0; BATCH],
+            sy: [0; BATCH],
+            rx: [0.0; BATCH],
+            ry: [0.0; BATCH],
+            dx: [0.0; BATCH],
+            dy: [0.0; BATCH],
+            speed: [0.0; BATCH],
+            water: [0.0; BATCH],
+            sediment: [0.0; BATCH],
+            // One more slot per lane than steps: a lane that died writes
+            // past its last counted step.
+            events: vec![Event::default(); BATCH * (lifetime + 1)],
+            steps: [0; BATCH],
+            lifetime: lifetime + 1,
+            len: 0,
+        }
+    }
+
     #[inline(always)]
     fn push(&mut self, s: [i32; 2], uv: [f32; 2], p: &HydraulicParams) {
         let l = self.len;
@@ -588,7 +610,7 @@ impl Batch {
         self.speed[l] = p.initial_speed;
         self.water[l] = p.initial_water;
         self.sediment[l] = 0.0;
-        self.events[l].clear();
+        self.steps[l] = 0;
         self.len += 1;
     }
 
@@ -693,22 +715,27 @@ impl Batch {
                 self.speed[l] = v2.max(0.0).sqrt();
                 self.water[l] *= 1.0 - p.evaporation;
             }
+            // Every lane writes its slot; a dead lane's is not counted
+            // (and is overwritten by nothing it reads).
             for l in 0..BATCH {
-                if alive[l] {
-                    self.events[l].push(Event {
-                        ci: ci[l],
-                        cx: cx[l],
-                        cy: cy[l],
-                        fx: fx[l],
-                        fy: fy[l],
-                        amount: amount[l],
-                    });
-                }
+                let slot = l * self.lifetime + self.steps[l];
+                self.events[slot] = Event {
+                    ci: ci[l],
+                    cx: cx[l],
+                    cy: cy[l],
+                    fx: fx[l],
+                    fy: fy[l],
+                    amount: amount[l],
+                };
+                self.steps[l] += usize::from(alive[l]);
             }
             (ci, fx, fy, cx, cy, q) = (ni, nfx, nfy, ncx, ncy, nq);
         }
-        for e in self.events[..self.len].iter().flatten() {
-            apply(e, changes, wh, brush, stats);
+        for l in 0..self.len {
+            let lane = &self.events[l * self.lifetime..][..self.steps[l]];
+            for e in lane {
+                apply(e, changes, wh, brush, stats);
+            }
         }
         self.len = 0;
     }
