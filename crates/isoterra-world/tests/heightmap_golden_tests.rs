@@ -173,18 +173,23 @@ fn chunk_heights_equal_node_heights_at_every_lod_and_cell_size() {
     }
 }
 
+/// A mountains world, seed 7, 16-cell chunks, cells of `cell_size`.
+fn mountains(cell_size: f32) -> HeightmapWorld {
+    let params = HeightmapParams::DEFAULT
+        .with_generator(HeightParams::preset(HeightPreset::Mountains))
+        .with_seed(7)
+        .with_chunk_cells(16)
+        .with_cell_size(cell_size);
+    HeightmapWorld::new(&params).unwrap()
+}
+
 #[test]
 fn region_heights_equal_node_heights_at_every_cell_size() {
     // Region heights may come from the generator's batch fill too: the
     // same bits as the per-node path, edits included, where the batch
     // applies (cells of 1, 0.5 and 2) and where it does not (0.3).
     for cell_size in [1.0f32, 0.5, 2.0, 0.3] {
-        let params = HeightmapParams::DEFAULT
-            .with_generator(HeightParams::preset(HeightPreset::Mountains))
-            .with_seed(7)
-            .with_chunk_cells(16)
-            .with_cell_size(cell_size);
-        let mut w = HeightmapWorld::new(&params).unwrap();
+        let mut w = mountains(cell_size);
         let brush = HeightBrush::new(HeightTool::Raise, [4.0 * cell_size, 6.0 * cell_size], 7.0)
             .with_strength(1.0);
         assert!(!w.apply_brush(&brush).unwrap().is_empty());
@@ -222,12 +227,7 @@ const GOLDEN_BRUSH_EDITS: [(f32, u64); 2] =
 #[test]
 fn brush_edits_of_every_tool_are_pinned() {
     for (cell_size, want) in GOLDEN_BRUSH_EDITS {
-        let params = HeightmapParams::DEFAULT
-            .with_generator(HeightParams::preset(HeightPreset::Mountains))
-            .with_seed(7)
-            .with_chunk_cells(16)
-            .with_cell_size(cell_size);
-        let mut w = HeightmapWorld::new(&params).unwrap();
+        let mut w = mountains(cell_size);
         let mut words = Vec::new();
         for (k, tool) in HeightTool::ALL.into_iter().enumerate() {
             let at = [

