@@ -454,7 +454,7 @@ fn edge_vertex<const AXIS: usize, const N: bool, const M: bool, S: Sink>(
         // SAFETY: `materials` has one id per node (checked in `Input::new`).
         material = unsafe { *m.get_unchecked(if lower_is_solid { ia } else { ib }) };
     }
-    out.vertex::<N, M>(p, normal, material)
+    out.edge_vertex::<N, M>(p, normal, material, g, AXIS, t)
 }
 
 /// Cut cells in a word of 64 from which [`word_cases`] pays.

@@ -508,6 +508,29 @@ impl MarchingCubes {
         Ok(())
     }
 
+    /// The scan of the cells `cells` of `values` (`dims` nodes, checked by
+    /// the caller) into `sink`: positions in node-index units, no normals or
+    /// materials.
+    pub(crate) fn scan_into<S: sink::Sink>(
+        &mut self,
+        values: &[f32],
+        dims: [u32; 3],
+        cells: CellBox,
+        iso: f32,
+        sink: &mut S,
+    ) {
+        if cells.is_empty() {
+            return;
+        }
+        let (lo, hi) = (
+            [cells.x0, cells.y0, cells.z0],
+            [cells.x1, cells.y1, cells.z1],
+        );
+        let input = Input::new(values, None, dims, [0.0; 3], 1.0, cells, iso, lo, hi);
+        self.scratch
+            .scan::<false, false, _>(&input, sink, Packing::Ring);
+    }
+
     /// Runs the scan on validated input.
     #[allow(clippy::too_many_arguments)]
     fn run(

@@ -34,6 +34,23 @@ pub(crate) trait Sink {
     /// Adds a vertex and returns its id.
     fn vertex<const N: bool, const M: bool>(&mut self, p: [f32; 3], n: [f32; 3], m: u8) -> u32;
 
+    /// Adds the vertex of the crossed grid edge from node `g` along `axis`, at
+    /// `t` of the edge (as [`vertex`](Self::vertex) with its position `p`),
+    /// for sinks that keep where a vertex came from.
+    #[inline(always)]
+    fn edge_vertex<const N: bool, const M: bool>(
+        &mut self,
+        p: [f32; 3],
+        n: [f32; 3],
+        m: u8,
+        g: [u32; 3],
+        axis: usize,
+        t: f32,
+    ) -> u32 {
+        let _ = (g, axis, t);
+        self.vertex::<N, M>(p, n, m)
+    }
+
     /// Position of vertex `id` (an id this sink returned).
     fn position(&self, id: u32) -> [f32; 3];
 
