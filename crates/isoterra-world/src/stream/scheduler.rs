@@ -3,8 +3,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::select::{
     ChunkCoord, CoordMap, CoordSet, StreamConfig, StreamViewer, offset, request_of, select,
@@ -63,6 +62,73 @@ struct Done<T> {
     ticket: u64,
     request: ChunkRequest,
     outcome: Outcome<T>,
+}
+
+/// The results of finished jobs, handed from the workers to the scheduler.
+///
+/// A scheduler blocked in [`StreamScheduler::wait`] asks to be woken once a
+/// number of results wait, not at each one: a wake-up is a system call on
+/// the worker and a context switch on the waiting thread, which for small
+/// chunks (a heightmap chunk builds in tens of microseconds) was a large
+/// part of the time. A scheduler that polls never blocks, and a worker then
+/// only takes the lock.
+struct Finished<T> {
+    state: Mutex<FinishedState<T>>,
+    ready: Condvar,
+}
+
+struct FinishedState<T> {
+    done: Vec<Done<T>>,
+    /// Wake the waiting scheduler when this many results wait (0: nobody
+    /// waits).
+    wake_at: usize,
+}
+
+impl<T> Finished<T> {
+    fn new() -> Self {
+        Finished {
+            state: Mutex::new(FinishedState {
+                done: Vec::new(),
+                wake_at: 0,
+            }),
+            ready: Condvar::new(),
+        }
+    }
+
+    /// The state; a worker that panicked while holding the lock (it cannot:
+    /// it only pushes) leaves the results as they are.
+    fn lock(&self) -> MutexGuard<'_, FinishedState<T>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds the result of a job (on the worker that ran it).
+    fn push(&self, done: Done<T>) {
+        let mut s = self.lock();
+        s.done.push(done);
+        if s.wake_at != 0 && s.done.len() >= s.wake_at {
+            s.wake_at = 0;
+            drop(s);
+            self.ready.notify_one();
+        }
+    }
+
+    /// Moves every waiting result to the end of `into`, in the order the
+    /// jobs finished.
+    fn take(&self, into: &mut Vec<Done<T>>) {
+        into.append(&mut self.lock().done);
+    }
+
+    /// Blocks until at least `n` results wait, then moves them all to
+    /// `into`. `n` must not exceed the jobs still to report.
+    fn take_at_least(&self, n: usize, into: &mut Vec<Done<T>>) {
+        let mut s = self.lock();
+        while s.done.len() < n {
+            s.wake_at = n;
+            s = self.ready.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.wake_at = 0;
+        into.append(&mut s.done);
+    }
 }
 
 struct Job {
@@ -180,8 +246,9 @@ pub struct StreamScheduler<S: ChunkSource> {
     source: Arc<S>,
     config: StreamConfig,
     pool: Arc<dyn StreamExecutor>,
-    tx: Sender<Done<S::Output>>,
-    rx: Receiver<Done<S::Output>>,
+    finished: Arc<Finished<S::Output>>,
+    /// Results taken from `finished`, being accepted (kept for its memory).
+    taken: Vec<Done<S::Output>>,
     entries: CoordMap<Entry>,
     /// Chunks that may need a job, best first.
     queue: Vec<ChunkCoord>,
@@ -256,13 +323,12 @@ impl<S: ChunkSource> StreamScheduler<S> {
         pool: Arc<dyn StreamExecutor>,
     ) -> Result<Self, WorldError> {
         config.validate()?;
-        let (tx, rx) = channel();
         Ok(StreamScheduler {
             source: Arc::new(source),
             config,
             pool,
-            tx,
-            rx,
+            finished: Arc::new(Finished::new()),
+            taken: Vec::new(),
             entries: CoordMap::default(),
             queue: Vec::new(),
             events: VecDeque::new(),
@@ -515,10 +581,16 @@ impl<S: ChunkSource> StreamScheduler<S> {
             if self.in_flight == 0 {
                 break;
             }
-            match self.rx.recv() {
-                Ok(done) => self.accept(done),
-                Err(_) => break,
+            // Woken when half the jobs in flight are done: the other half
+            // keeps the workers busy meanwhile, and the jobs that take
+            // their place are handed out together.
+            let mut taken = std::mem::take(&mut self.taken);
+            self.finished
+                .take_at_least((self.in_flight / 2).max(1), &mut taken);
+            for done in taken.drain(..) {
+                self.accept(done);
             }
+            self.taken = taken;
         }
         out
     }
@@ -577,9 +649,12 @@ impl<S: ChunkSource> StreamScheduler<S> {
     }
 
     fn receive(&mut self) {
-        while let Ok(done) = self.rx.try_recv() {
+        let mut taken = std::mem::take(&mut self.taken);
+        self.finished.take(&mut taken);
+        for done in taken.drain(..) {
             self.accept(done);
         }
+        self.taken = taken;
     }
 
     fn accept(&mut self, done: Done<S::Output>) {
@@ -660,7 +735,7 @@ impl<S: ChunkSource> StreamScheduler<S> {
             }));
             self.in_flight += 1;
             let source = Arc::clone(&self.source);
-            let tx = self.tx.clone();
+            let finished = Arc::clone(&self.finished);
             self.pool.spawn(Box::new(move || {
                 let outcome = if cancel.is_cancelled() {
                     Outcome::Cancelled
@@ -671,9 +746,8 @@ impl<S: ChunkSource> StreamScheduler<S> {
                         Ok(None) | Err(_) => Outcome::Failed,
                     }
                 };
-                // The receiver lives as long as the scheduler; a send error
-                // only means nobody wants the result any more.
-                let _ = tx.send(Done {
+                // Kept until the scheduler takes it (or is dropped).
+                finished.push(Done {
                     ticket,
                     request,
                     outcome,
