@@ -243,17 +243,27 @@ impl HeightmapMesher {
             stitch = 0;
         }
         out.reset();
+        // Room for the skirts too, so that a new output is allocated once
+        // (not grown, and copied, when the skirts are added).
+        let skirts = options.skirt_depth > 0.0;
+        let (skirt_vertices, skirt_indices) = if skirts {
+            let side = n as usize + 1;
+            (4 * side, 4 * 6 * (side - 1))
+        } else {
+            (0, 0)
+        };
         self.fill_axes(input, n, options.uv_scale);
-        self.fill_vertices(input, n, out);
+        self.fill_vertices(input, n, skirt_vertices, out);
         if self.template_key != Some((n, stitch)) {
             self.template.clear();
             build_surface_indices(n, stitch, &mut self.template);
             self.template_key = Some((n, stitch));
         }
+        out.indices.reserve(self.template.len() + skirt_indices);
         out.indices.extend_from_slice(&self.template);
         out.skirt_vertex_start = out.positions.len() as u32;
         out.skirt_index_start = out.indices.len() as u32;
-        if options.skirt_depth > 0.0 {
+        if skirts {
             add_skirts(n, stitch, options.skirt_depth, out);
         }
         Ok(())
@@ -280,11 +290,18 @@ impl HeightmapMesher {
         self.vs.extend(self.zs.iter().map(|z| z / uv_scale));
     }
 
-    fn fill_vertices(&self, input: &HeightChunkInput<'_>, n: u32, out: &mut HeightmapMesh) {
+    /// The surface vertices, with room for `extra` more (the skirts).
+    fn fill_vertices(
+        &self,
+        input: &HeightChunkInput<'_>,
+        n: u32,
+        extra: usize,
+        out: &mut HeightmapMesh,
+    ) {
         let h = input.heights;
         let side = n as usize + 3;
         let v = n as usize + 1;
-        let count = v * v;
+        let count = v * v + extra;
         out.positions.reserve(count);
         out.normals.reserve(count);
         out.uvs.reserve(count);
