@@ -775,6 +775,8 @@ impl DensitySampler {
             )?;
         }
         let mut row = vec![0.0f32; w];
+        // Perlin caves: the x part of every row once for the grid.
+        let mut plan = self.cave.as_fractal().plan_rows3(origin[0], step, w);
         for k in 0..d {
             let z = origin[2] + k as f32 * step;
             let heights = &heights[k * w..(k + 1) * w];
@@ -786,7 +788,13 @@ impl DensitySampler {
                     out.fill(-1.0);
                     continue;
                 }
-                self.cave.fill_row3(origin[0], step, y, z, &mut row);
+                match &mut plan {
+                    Some(plan) => self
+                        .cave
+                        .as_fractal()
+                        .fill_row3_planned(plan, y, z, &mut row),
+                    None => self.cave.fill_row3(origin[0], step, y, z, &mut row),
+                }
                 let grid_row = GridRow {
                     x0: origin[0],
                     dx: step,

@@ -11,6 +11,8 @@ use super::value::{value2_row, value3_row};
 use super::{FbmParams, LANES, Noise2, Noise3, clamp_unit};
 use crate::FieldError;
 
+mod planned;
+
 /// The basis noise of a [`Fractal`].
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[non_exhaustive]

@@ -1,0 +1,493 @@
+//! Rows of a 3D Perlin fractal over a grid, with the work of a lattice cell
+//! done once per cell instead of once per sample.
+//!
+//! Along one row of a grid, improved Perlin noise at frequency `f` stays in
+//! one lattice cell for `1 / (f * dx)` samples (48 at the caves' first
+//! octave), and every sample of a cell hashes the same eight lattice
+//! corners and picks the same eight gradients. With `y` and `z` fixed by
+//! the row, a corner's gradient dot product is either `±dx + K` or a
+//! constant `C` (`K` one of `±dy`, `±dz`; `C` their sum). A [`RowPlan3`] keeps what
+//! depends on `x` alone (the cell of each sample, `fx`, `fx - 1`, the
+//! fade) for every row of the grid; each row then decodes the gradients of
+//! the few lattice points it crosses, and each group of samples, which
+//! spans at most two cells, blends its corner terms between them.
+//!
+//! The values are those of [`perlin3_row`] bit for bit: the same IEEE
+//! operations on the same operands in the same order (the one reordered
+//! sum, `dy + (±dx)` written as `(±dx) + dy`, is commutative). A group
+//! spanning three cells is split in two; a half that still does (high
+//! frequencies, coarse steps) takes the per-sample path, and rows reaching
+//! more than [`MAX_POINTS`] lattice points are not planned at all.
+
+use super::super::hash::{LATTICE_MUL, P32_X, lattice_top_mul};
+use super::super::kernel::{fade, floor_i32};
+use super::super::perlin::{Row3, SCALE3, perlin3_row};
+use super::super::{LANES, clamp_unit};
+use super::{Fractal, Kernel, Octave, kind_id, shape};
+
+/// Samples per group of the wide build; groups of [`LANES`] elsewhere.
+const WIDE: usize = 16;
+
+/// Most lattice x points a planned row reaches per octave (rows reaching
+/// more take the per-sample path: their cells hold few samples anyway).
+const MAX_POINTS: usize = 16;
+
+/// What the samples of a row need from `x` alone, for every octave, and the
+/// buffers of one row.
+#[derive(Debug, Clone)]
+pub(crate) struct RowPlan3 {
+    len: usize,
+    /// Entries per octave: `len` rounded up to a whole [`WIDE`] group (the
+    /// extra entries repeat the last sample).
+    stride: usize,
+    /// Per octave: `x * f + ox`, its lattice cell, `fx`, `fx - 1` and
+    /// `fade(fx)`.
+    xs: Vec<f32>,
+    ix: Vec<i32>,
+    fx: Vec<f32>,
+    fx1: Vec<f32>,
+    u: Vec<f32>,
+    /// Per octave: the lowest cell of the row, the lattice x points the row
+    /// reaches (`lo..lo + points`), and the primed `(y, z)` corners whose
+    /// lattice hashes `hashes` holds.
+    lo: Vec<i32>,
+    points: Vec<usize>,
+    cached: Vec<Option<[u32; 4]>>,
+    /// Per octave, per lattice x point of the row, the hashes of its four
+    /// `(y, z)` corners.
+    hashes: Vec<Terms<u32>>,
+    /// Per lattice x point of the current octave and row: per corner, the
+    /// sign to give `dx`, the mask of corners whose term uses `dx`, and
+    /// `K` or `C`.
+    sign: Terms<u32>,
+    uses: Terms<u32>,
+    term: Terms<f32>,
+    /// The row's weighted sum.
+    acc: Vec<f32>,
+}
+
+impl Fractal {
+    /// A plan for rows of `len` samples at `x0 + i * dx`, or `None` when this
+    /// fractal is not Perlin, `len` is zero or the cells do not grow along the
+    /// row (then [`fill_row3`](super::super::Noise3::fill_row3) is the way).
+    pub(crate) fn plan_rows3(&self, x0: f32, dx: f32, len: usize) -> Option<RowPlan3> {
+        if self.kernel != Kernel::Perlin || len == 0 || len > i32::MAX as usize {
+            return None;
+        }
+        let stride = len.div_ceil(WIDE) * WIDE;
+        let octaves = self.octaves.len();
+        let mut p = RowPlan3 {
+            len,
+            stride,
+            xs: Vec::with_capacity(octaves * stride),
+            ix: Vec::with_capacity(octaves * stride),
+            fx: Vec::with_capacity(octaves * stride),
+            fx1: Vec::with_capacity(octaves * stride),
+            u: Vec::with_capacity(octaves * stride),
+            lo: Vec::with_capacity(octaves),
+            points: Vec::with_capacity(octaves),
+            cached: vec![None; octaves],
+            hashes: vec![[[0; 4]; MAX_POINTS]; octaves],
+            sign: [[0; 4]; MAX_POINTS],
+            uses: [[0; 4]; MAX_POINTS],
+            term: [[0.0; 4]; MAX_POINTS],
+            acc: vec![0.0; stride],
+        };
+        for o in &self.octaves {
+            let (f, ox) = (o.frequency, o.offset[0]);
+            let from = p.ix.len();
+            for i in 0..stride {
+                // What `row3` computes for sample `i` (the padding repeats
+                // the last sample, as its last group does).
+                let x = x0 + i.min(len - 1) as i32 as f32 * dx;
+                let xx = x * f + ox;
+                let ix = floor_i32(xx);
+                let fx = xx - ix as f32;
+                p.xs.push(xx);
+                p.ix.push(ix);
+                p.fx.push(fx);
+                p.fx1.push(fx - 1.0);
+                p.u.push(fade(fx));
+            }
+            let cells = &p.ix[from..];
+            if cells.windows(2).any(|w| w[1] < w[0]) {
+                return None;
+            }
+            let (lo, hi) = (cells[0], cells[stride - 1]);
+            let points = i64::from(hi) - i64::from(lo) + 2;
+            if points > MAX_POINTS as i64 {
+                return None;
+            }
+            p.lo.push(lo);
+            p.points.push(points as usize);
+        }
+        Some(p)
+    }
+
+    /// `out[i]` = the fractal at `(x0 + i * dx, y, z)` for the row `plan`
+    /// was made for: [`fill_row3`](super::super::Noise3::fill_row3) bit for
+    /// bit. `out` holds the plan's `len` samples.
+    pub(crate) fn fill_row3_planned(&self, plan: &mut RowPlan3, y: f32, z: f32, out: &mut [f32]) {
+        debug_assert_eq!(out.len(), plan.len);
+        macro_rules! go {
+            ($k:literal) => {{
+                super::super::kernel::widest!(
+                    avx512: self.planned_row_avx512::<$k>(plan, y, z, out),
+                    avx2: self.planned_row_avx2::<$k>(plan, y, z, out),
+                    plain: self.planned_row::<$k, LANES>(plan, y, z, out),
+                )
+            }};
+        }
+        match kind_id(self.params.kind) {
+            0 => go!(0),
+            1 => go!(1),
+            _ => go!(2),
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq")]
+    fn planned_row_avx512<const K: u8>(
+        &self,
+        plan: &mut RowPlan3,
+        y: f32,
+        z: f32,
+        out: &mut [f32],
+    ) {
+        self.planned_row::<K, WIDE>(plan, y, z, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn planned_row_avx2<const K: u8>(&self, plan: &mut RowPlan3, y: f32, z: f32, out: &mut [f32]) {
+        self.planned_row::<K, LANES>(plan, y, z, out)
+    }
+
+    /// One row, in groups of `W` samples (and [`LANES`] where fewer are
+    /// left or a group spans three cells).
+    #[inline(always)]
+    fn planned_row<const K: u8, const W: usize>(
+        &self,
+        plan: &mut RowPlan3,
+        y: f32,
+        z: f32,
+        out: &mut [f32],
+    ) {
+        plan.acc.fill(0.0);
+        for (oi, o) in self.octaves.iter().enumerate() {
+            let (f, [_, oy, oz]) = (o.frequency, o.offset);
+            let r = Row3::new(y * f + oy, z * f + oz);
+            plan.decode(oi, o, &r);
+            octave_row::<K, W>(plan, oi, o, &r);
+        }
+        for (o, &a) in out.iter_mut().zip(&plan.acc) {
+            *o = clamp_unit(a);
+        }
+    }
+}
+
+impl RowPlan3 {
+    /// Fills `sign`, `uses` and `term` for octave `oi` on row `r`: the
+    /// gradient terms of every lattice x point of the row.
+    #[inline(always)]
+    fn decode(&mut self, oi: usize, o: &Octave, r: &Row3) {
+        let (lo, points) = (self.lo[oi], self.points[oi]);
+        // The hashes depend on the row through its four primed (y, z)
+        // corners only: rows of one (y, z) cell share them.
+        let key = [r.p00, r.p10, r.p01, r.p11];
+        if self.cached[oi] != Some(key) {
+            let hashes = &mut self.hashes[oi];
+            for (a, h) in hashes.iter_mut().enumerate().take(points) {
+                let px = (lo.wrapping_add(a as i32) as u32).wrapping_mul(P32_X);
+                *h = key.map(|p| lattice_top_mul(o.key, px ^ p, LATTICE_MUL));
+            }
+            self.cached[oi] = Some(key);
+        }
+        // Corner `c` of the four: `dy` is `fy1` for c = 1, 3, `dz` is `fz1`
+        // for c = 2, 3; four lattice points per block of sixteen terms.
+        let dy: [f32; 16] = std::array::from_fn(|e| if e & 1 == 1 { r.fy1 } else { r.fy });
+        let dz: [f32; 16] = std::array::from_fn(|e| if e & 2 == 2 { r.fz1 } else { r.fz });
+        let blocks = points.div_ceil(4);
+        terms(
+            &self.hashes[oi],
+            blocks,
+            &dy,
+            &dz,
+            &mut self.sign,
+            &mut self.uses,
+            &mut self.term,
+        );
+    }
+}
+
+type Terms<T> = [[T; 4]; MAX_POINTS];
+
+/// [`gradient_term`] of the first `4 * blocks` lattice points' corners,
+/// sixteen at a time.
+#[inline(always)]
+fn terms(
+    hashes: &Terms<u32>,
+    blocks: usize,
+    dy: &[f32; 16],
+    dz: &[f32; 16],
+    sign: &mut Terms<u32>,
+    uses: &mut Terms<u32>,
+    term: &mut Terms<f32>,
+) {
+    let h = hashes.as_flattened();
+    let (sign, uses, term) = (
+        sign.as_flattened_mut(),
+        uses.as_flattened_mut(),
+        term.as_flattened_mut(),
+    );
+    for b in 0..blocks {
+        let at = 16 * b;
+        let mut hb = [0u32; 16];
+        hb.copy_from_slice(&h[at..at + 16]);
+        let mut s = [0u32; 16];
+        let mut u = [0u32; 16];
+        let mut t = [0.0f32; 16];
+        for l in 0..16 {
+            (s[l], u[l], t[l]) = gradient_term(hb[l], dy[l], dz[l]);
+        }
+        sign[at..at + 16].copy_from_slice(&s);
+        uses[at..at + 16].copy_from_slice(&u);
+        term[at..at + 16].copy_from_slice(&t);
+    }
+}
+
+/// The gradient term of lattice hash `h` with `dy`, `dz` fixed: `(sign,
+/// uses, t)` such that [`grad3`](super::super::kernel::grad3)`(h, dx, dy,
+/// dz)` is `(dx ^ sign) + t` when `uses` is all ones and `t` when it is
+/// zero, bit for bit.
+#[inline(always)]
+fn gradient_term(h: u32, dy: f32, dz: f32) -> (u32, u32, f32) {
+    // Without branches: the bits are random, so branches on them would
+    // mispredict half the time. With g = h >> 28 (bits b31 b30 b29 b28),
+    // `grad3` adds `u ^ b28` and `v ^ b29` (signs), where u = dx, v = dy
+    // (g < 4); u = dx, v = dz (4 <= g < 8); u = dy, v = dz (8 <= g < 12,
+    // and g = 13, 15); u = dy, v = dx (g = 12, 14).
+    let bit = |b: u32| (h >> b) & 1;
+    let flip = |v: f32, s: u32| f32::from_bits(v.to_bits() ^ (s << 31));
+    let pick = |c: u32, a: f32, b: f32| {
+        let m = 0u32.wrapping_sub(c);
+        f32::from_bits((a.to_bits() & m) | (b.to_bits() & !m))
+    };
+    let (b31, b30, b29, b28) = (bit(31), bit(30), bit(29), bit(28));
+    let constant = flip(dy, b28) + flip(dz, b29);
+    let with_x = pick(b31, dy, flip(pick(b30, dz, dy), b29));
+    let uses = (b31 ^ 1) | (b30 & (b28 ^ 1));
+    let sign = ((b31 & b29) | ((b31 ^ 1) & b28)) << 31;
+    (sign, 0u32.wrapping_sub(uses), pick(uses, with_x, constant))
+}
+
+/// Adds octave `oi` of the row to `plan.acc`, in groups of `W` samples.
+#[inline(always)]
+fn octave_row<const K: u8, const W: usize>(plan: &mut RowPlan3, oi: usize, o: &Octave, r: &Row3) {
+    let (len, stride) = (plan.len, plan.stride);
+    let base = oi * stride;
+    let mut first = 0;
+    while first < len {
+        let n = if len - first <= LANES { LANES } else { W };
+        let last = (first + n - 1).min(stride - 1);
+        let c0 = plan.ix[base + first];
+        if plan.ix[base + last] - c0 <= 1 {
+            if n == W {
+                group::<K, W>(plan, oi, o, r, first);
+            } else {
+                group::<K, LANES>(plan, oi, o, r, first);
+            }
+            first += n;
+        } else if n > LANES && plan.ix[base + first + LANES - 1] - c0 <= 1 {
+            // Half the group spans fewer cells.
+            group::<K, LANES>(plan, oi, o, r, first);
+            first += LANES;
+        } else {
+            let n = n.min(LANES);
+            scalar::<K>(plan, oi, o, r, first, n);
+            first += n;
+        }
+    }
+}
+
+/// Samples `first..first + n` (within the row) one by one.
+fn scalar<const K: u8>(
+    plan: &mut RowPlan3,
+    oi: usize,
+    o: &Octave,
+    r: &Row3,
+    first: usize,
+    n: usize,
+) {
+    let base = oi * plan.stride;
+    for i in first..(first + n).min(plan.len) {
+        let v = perlin3_row(o.key, plan.xs[base + i], r);
+        plan.acc[i] += o.weight * shape::<K>(v);
+    }
+}
+
+/// Samples `first..first + N` of octave `oi`, whose cells are `c` or `c + 1`.
+#[inline(always)]
+fn group<const K: u8, const N: usize>(
+    plan: &mut RowPlan3,
+    oi: usize,
+    o: &Octave,
+    r: &Row3,
+    first: usize,
+) {
+    let base = oi * plan.stride + first;
+    // Copies, so that the loop below reads arrays of its own (no aliasing
+    // for the vectoriser to check).
+    let load = |v: &[f32]| -> [f32; N] {
+        let mut a = [0.0f32; N];
+        a.copy_from_slice(&v[base..base + N]);
+        a
+    };
+    let (fx, fx1, u) = (load(&plan.fx), load(&plan.fx1), load(&plan.u));
+    let mut ix = [0i32; N];
+    ix.copy_from_slice(&plan.ix[base..base + N]);
+    let c = ix[0];
+    let p = (c - plan.lo[oi]) as usize;
+    // Lattice x points p, p + 1, p + 2: a sample in cell `c` reads p and
+    // p + 1, one in `c + 1` reads p + 1 and p + 2.
+    let at = |q: usize| (plan.sign[q], plan.uses[q], plan.term[q]);
+    let (s0, m0, t0) = at(p);
+    let (s1, m1, t1) = at(p + 1);
+    let (s2, m2, t2) = if p + 2 < plan.points[oi] {
+        at(p + 2)
+    } else {
+        (s1, m1, t1)
+    };
+    let (v, w, weight) = (r.v, r.w, o.weight);
+    let mut values = [0.0f32; N];
+    for l in 0..N {
+        let next = ix[l] != c;
+        let term = |d: f32, s: u32, m: u32, t: f32| {
+            let x = f32::from_bits(d.to_bits() ^ s) + t;
+            f32::from_bits((x.to_bits() & m) | (t.to_bits() & !m))
+        };
+        let mut n = [[0.0f32; 2]; 4];
+        for k in 0..4 {
+            let (ls, lm, lt) = if next {
+                (s1[k], m1[k], t1[k])
+            } else {
+                (s0[k], m0[k], t0[k])
+            };
+            let (rs, rm, rt) = if next {
+                (s2[k], m2[k], t2[k])
+            } else {
+                (s1[k], m1[k], t1[k])
+            };
+            n[k] = [term(fx[l], ls, lm, lt), term(fx1[l], rs, rm, rt)];
+        }
+        // Corners in `perlin3_row`'s names: k = 0 is (y0, z0), 1 is
+        // (y1, z0), 2 is (y0, z1), 3 is (y1, z1); [left, right] in x.
+        let [n000, n100] = n[0];
+        let [n010, n110] = n[1];
+        let [n001, n101] = n[2];
+        let [n011, n111] = n[3];
+        let ul = u[l];
+        let a0 = n000 + ul * (n100 - n000);
+        let b0 = n010 + ul * (n110 - n010);
+        let a1 = n001 + ul * (n101 - n001);
+        let b1 = n011 + ul * (n111 - n011);
+        let c0 = a0 + v * (b0 - a0);
+        let c1 = a1 + v * (b1 - a1);
+        values[l] = (c0 + w * (c1 - c0)) * SCALE3;
+    }
+    for (a, &value) in plan.acc[first..first + N].iter_mut().zip(&values) {
+        *a += weight * shape::<K>(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Basis, FractalKind, FractalParams};
+    use super::*;
+    use crate::Noise3;
+    use proptest::prelude::*;
+
+    fn kind(k: u8) -> FractalKind {
+        match k {
+            0 => FractalKind::Fbm,
+            1 => FractalKind::Ridged,
+            _ => FractalKind::Billow,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// A planned row gives `fill_row3`'s bits (and so the point API's)
+        /// for every shaping, frequencies from the caves' to several cells
+        /// per sample, steps that do or do not divide a cell, rows of any
+        /// length, and rows on and off the lattice planes.
+        #[test]
+        fn planned_rows_match_row_fills(
+            seed in any::<u64>(),
+            octaves in 1u32..6,
+            frequency in prop::sample::select(vec![1.0f32 / 48.0, 1.0 / 7.0, 0.5, 3.0]),
+            lacunarity in prop::sample::select(vec![2.0f32, 1.7, 3.1]),
+            k in 0u8..3,
+            x0 in -2000.0f32..2000.0,
+            dx in prop::sample::select(vec![1.0f32, 0.5, 2.0, 8.0, 0.37]),
+            len in 1usize..90,
+            yz in prop::collection::vec(prop_oneof![
+                (-500i32..500).prop_map(|v| v as f32),
+                -500.0f32..500.0,
+            ], 2..8),
+        ) {
+            let params = FractalParams::DEFAULT
+                .with_basis(Basis::Perlin)
+                .with_kind(kind(k))
+                .with_octaves(octaves)
+                .with_frequency(frequency)
+                .with_lacunarity(lacunarity);
+            let f = Fractal::new(&params, seed).unwrap();
+            let Some(mut plan) = f.plan_rows3(x0, dx, len) else {
+                // Too many lattice points per row: the caller fills rows.
+                return Ok(());
+            };
+            for pair in yz.windows(2) {
+                let (y, z) = (pair[0], pair[1]);
+                let mut want = vec![0.0f32; len];
+                f.fill_row3(x0, dx, y, z, &mut want);
+                let mut got = vec![0.0f32; len];
+                f.fill_row3_planned(&mut plan, y, z, &mut got);
+                for i in 0..len {
+                    prop_assert_eq!(got[i].to_bits(), want[i].to_bits(), "sample {} at y {} z {}", i, y, z);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn other_bases_and_crowded_rows_are_not_planned() {
+        let p = FractalParams::DEFAULT.with_basis(Basis::Value);
+        assert!(
+            Fractal::new(&p, 1)
+                .unwrap()
+                .plan_rows3(0.0, 1.0, 40)
+                .is_none()
+        );
+        let p = FractalParams::DEFAULT.with_frequency(1.0);
+        // 40 samples a cell apart reach 41 lattice points.
+        assert!(
+            Fractal::new(&p, 1)
+                .unwrap()
+                .plan_rows3(0.0, 1.0, 40)
+                .is_none()
+        );
+        assert!(
+            Fractal::new(&FractalParams::DEFAULT, 1)
+                .unwrap()
+                .plan_rows3(0.0, 1.0, 0)
+                .is_none()
+        );
+        assert!(
+            Fractal::new(&FractalParams::DEFAULT, 1)
+                .unwrap()
+                .plan_rows3(0.0, 1.0, 40)
+                .is_some()
+        );
+    }
+}
