@@ -646,9 +646,9 @@ impl VoxelSource {
             .collect();
         Some(VoxelChunkMesh {
             positions,
-            normals: s.out.normals.clone(),
-            materials: s.out.materials.clone(),
-            indices: s.out.indices.clone(),
+            normals: hand_over(&mut s.out.normals),
+            materials: hand_over(&mut s.out.materials),
+            indices: hand_over(&mut s.out.indices),
         })
     }
 }
@@ -771,18 +771,28 @@ impl VoxelSource {
         if finer.coarser_faces != 0 || finer.coarser_edges != 0 {
             measure_as_coarser(s, finer, base, step, cells, iso);
         }
-        let mut materials = s.out.materials.clone();
-        if let Some(id) = uniform_id {
-            materials.clear();
-            materials.resize(s.out.positions.len(), id);
-        }
+        let materials = match uniform_id {
+            Some(id) => vec![id; s.out.positions.len()],
+            None => hand_over(&mut s.out.materials),
+        };
         Some(VoxelChunkMesh {
-            positions: s.out.positions.clone(),
-            normals: s.out.normals.clone(),
+            positions: hand_over(&mut s.out.positions),
+            normals: hand_over(&mut s.out.normals),
             materials,
-            indices: s.out.indices.clone(),
+            indices: hand_over(&mut s.out.indices),
         })
     }
+}
+
+/// The contents of a scratch vector as a vector of their own, without
+/// copying them: the buffer itself is handed over, trimmed to its length,
+/// and the scratch gets new room of the same size for its next build (a
+/// copy would allocate as much and also move every byte).
+fn hand_over<T>(v: &mut Vec<T>) -> Vec<T> {
+    let room = v.capacity();
+    let mut out = std::mem::replace(v, Vec::with_capacity(room));
+    out.shrink_to_fit();
+    out
 }
 
 /// Re-measures the seam vertices a coarser neighbour shares: a coarser
