@@ -68,8 +68,10 @@ pub(crate) struct RowPlan3 {
 
 impl Fractal {
     /// A plan for rows of `len` samples at `x0 + i * dx`, or `None` when this
-    /// fractal is not Perlin, `len` is zero or the cells do not grow along the
-    /// row (then [`fill_row3`](super::super::Noise3::fill_row3) is the way).
+    /// fractal is not Perlin, `len` is zero, the cells do not grow along the
+    /// row or an octave's row reaches more than [`MAX_POINTS`] lattice
+    /// points (then [`fill_row3`](super::super::Noise3::fill_row3) is the
+    /// way).
     pub(crate) fn plan_rows3(&self, x0: f32, dx: f32, len: usize) -> Option<RowPlan3> {
         if self.kernel != Kernel::Perlin || len == 0 || len > i32::MAX as usize {
             return None;
