@@ -768,3 +768,64 @@ impl<S: ChunkSource> Drop for StreamScheduler<S> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn done(ticket: u64) -> Done<u64> {
+        Done {
+            ticket,
+            request: ChunkRequest::new([0, 0, 0], 0),
+            outcome: Outcome::Built(ticket),
+        }
+    }
+
+    /// Results pushed from several threads all reach a scheduler that asks
+    /// for half of what is still to come each time, each thread's in the
+    /// order it pushed them; asking for what already waits does not block.
+    #[test]
+    fn finished_results_reach_a_waiting_scheduler() {
+        let finished = Arc::new(Finished::new());
+        let (threads, each) = (4u64, 50u64);
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let finished = Arc::clone(&finished);
+                std::thread::spawn(move || {
+                    for i in 0..each {
+                        if i % 7 == 0 {
+                            std::thread::sleep(std::time::Duration::from_micros(200));
+                        }
+                        finished.push(done(t * 1000 + i));
+                    }
+                })
+            })
+            .collect();
+        let mut got = Vec::new();
+        let total = (threads * each) as usize;
+        while got.len() < total {
+            let left = total - got.len();
+            finished.take_at_least((left / 2).max(1), &mut got);
+        }
+        for w in workers {
+            w.join().unwrap();
+        }
+        assert_eq!(got.len(), total);
+        for t in 0..threads {
+            let mine: Vec<u64> = got
+                .iter()
+                .map(|d| d.ticket)
+                .filter(|k| k / 1000 == t)
+                .collect();
+            assert_eq!(mine, (0..each).map(|i| t * 1000 + i).collect::<Vec<_>>());
+        }
+        finished.push(done(1));
+        finished.push(done(2));
+        let mut two = Vec::new();
+        finished.take_at_least(2, &mut two);
+        assert_eq!(two.iter().map(|d| d.ticket).collect::<Vec<_>>(), [1, 2]);
+        let mut none = Vec::new();
+        finished.take(&mut none);
+        assert!(none.is_empty());
+    }
+}
