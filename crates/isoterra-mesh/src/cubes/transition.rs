@@ -1910,7 +1910,7 @@ impl LodMesher {
         self.recs.clear();
         let s = input.cells + 1;
         let mut sink = RecSink {
-            out,
+            out: VecSink(out),
             recs: &mut self.recs,
             samples: input.samples,
             s: s as usize,
@@ -2725,7 +2725,7 @@ fn world_whole(base: i64, g: u32, step: i64, cs: f32) -> f32 {
 /// position (node-index units): the edge and `t` of an edge vertex as the
 /// scan made it, the record [`scan_rec`] finds for any other vertex.
 struct RecSink<'a> {
-    out: &'a mut CubesOutput,
+    out: VecSink<'a>,
     recs: &'a mut Vec<Rec>,
     samples: &'a [f32],
     s: usize,
@@ -2736,46 +2736,42 @@ impl Sink for RecSink<'_> {
     const COUNT: bool = false;
 
     #[inline(always)]
-    fn vertex<const N: bool, const M: bool>(&mut self, p: [f32; 3], _n: [f32; 3], _m: u8) -> u32 {
-        let id = self.out.positions.len() as u32;
-        self.out.positions.push(p);
+    fn vertex<const N: bool, const M: bool>(&mut self, p: [f32; 3], n: [f32; 3], m: u8) -> u32 {
         self.recs.push(scan_rec(p, self.samples, self.s, self.iso));
-        id
+        self.out.vertex::<N, M>(p, n, m)
     }
 
     #[inline(always)]
     fn edge_vertex<const N: bool, const M: bool>(
         &mut self,
         p: [f32; 3],
-        _n: [f32; 3],
-        _m: u8,
+        n: [f32; 3],
+        m: u8,
         g: [u32; 3],
         axis: usize,
         t: f32,
     ) -> u32 {
-        let id = self.out.positions.len() as u32;
-        self.out.positions.push(p);
         // What `scan_rec` finds from `p`: the lower node's coordinate plus
         // `t` is `p[axis]` (the scan's origin is 0 and its cell size 1).
         self.recs.push(edge_rec_up(g, axis, t));
-        id
+        self.out.vertex::<N, M>(p, n, m)
     }
 
     fn position(&self, id: u32) -> [f32; 3] {
-        self.out.positions[id as usize]
+        self.out.position(id)
     }
 
     fn normal(&self, id: u32) -> [f32; 3] {
-        self.out.normals[id as usize]
+        self.out.normal(id)
     }
 
     fn material(&self, id: u32) -> u8 {
-        self.out.materials[id as usize]
+        self.out.material(id)
     }
 
     #[inline(always)]
     fn corners(&mut self, n: usize, id: impl Fn(usize) -> u32) {
-        VecSink(self.out).corners(n, id)
+        self.out.corners(n, id)
     }
 }
 
@@ -3147,9 +3143,9 @@ mod tests {
         /// A chunk without transition cells, its vertex records handed over
         /// by the scan and finished in one pass, gives the bits of the
         /// records found again from the scan's positions: positions,
-        /// normals (from the apron or one-sided), materials and triangles. Values are drawn from a
-        /// few levels, the iso level among them, so vertices land on nodes
-        /// as well as between them.
+        /// normals (from the apron or one-sided), materials and triangles.
+        /// Values are drawn from a few levels, the iso level among them, so
+        /// vertices land on nodes as well as between them.
         #[test]
         fn one_pass_regular_finish_matches_the_records(
             cells in 1u32..7,

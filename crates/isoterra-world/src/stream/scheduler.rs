@@ -112,14 +112,9 @@ impl<T> Finished<T> {
         }
     }
 
-    /// Moves every waiting result to the end of `into`, in the order the
-    /// jobs finished.
-    fn take(&self, into: &mut Vec<Done<T>>) {
-        into.append(&mut self.lock().done);
-    }
-
-    /// Blocks until at least `n` results wait, then moves them all to
-    /// `into`. `n` must not exceed the jobs still to report.
+    /// Blocks until at least `n` results wait (`0`: never blocks), then
+    /// moves them all to the end of `into`, in the order the jobs finished.
+    /// `n` must not exceed the jobs still to report.
     fn take_at_least(&self, n: usize, into: &mut Vec<Done<T>>) {
         let mut s = self.lock();
         while s.done.len() < n {
@@ -584,13 +579,7 @@ impl<S: ChunkSource> StreamScheduler<S> {
             // Woken when half the jobs in flight are done: the other half
             // keeps the workers busy meanwhile, and the jobs that take
             // their place are handed out together.
-            let mut taken = std::mem::take(&mut self.taken);
-            self.finished
-                .take_at_least((self.in_flight / 2).max(1), &mut taken);
-            for done in taken.drain(..) {
-                self.accept(done);
-            }
-            self.taken = taken;
+            self.receive_at_least((self.in_flight / 2).max(1));
         }
         out
     }
@@ -649,8 +638,13 @@ impl<S: ChunkSource> StreamScheduler<S> {
     }
 
     fn receive(&mut self) {
+        self.receive_at_least(0);
+    }
+
+    /// Accepts the finished jobs' results, waiting until there are `n`.
+    fn receive_at_least(&mut self, n: usize) {
         let mut taken = std::mem::take(&mut self.taken);
-        self.finished.take(&mut taken);
+        self.finished.take_at_least(n, &mut taken);
         for done in taken.drain(..) {
             self.accept(done);
         }
@@ -825,7 +819,7 @@ mod tests {
         finished.take_at_least(2, &mut two);
         assert_eq!(two.iter().map(|d| d.ticket).collect::<Vec<_>>(), [1, 2]);
         let mut none = Vec::new();
-        finished.take(&mut none);
+        finished.take_at_least(0, &mut none);
         assert!(none.is_empty());
     }
 }

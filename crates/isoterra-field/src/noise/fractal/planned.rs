@@ -20,7 +20,7 @@
 //! more than [`MAX_POINTS`] lattice points are not planned at all.
 
 use super::super::hash::{LATTICE_MUL, P32_X, lattice_top_mul};
-use super::super::kernel::{fade, floor_i32};
+use super::super::kernel::{fade, flip, floor_i32, sel};
 use super::super::perlin::{Row3, SCALE3, perlin3_row};
 use super::super::{LANES, clamp_unit};
 use super::{Fractal, Kernel, Octave, kind_id, shape};
@@ -270,17 +270,16 @@ fn gradient_term(h: u32, dy: f32, dz: f32) -> (u32, u32, f32) {
     // (g < 4); u = dx, v = dz (4 <= g < 8); u = dy, v = dz (8 <= g < 12,
     // and g = 13, 15); u = dy, v = dx (g = 12, 14).
     let bit = |b: u32| (h >> b) & 1;
-    let flip = |v: f32, s: u32| f32::from_bits(v.to_bits() ^ (s << 31));
-    let pick = |c: u32, a: f32, b: f32| {
-        let m = 0u32.wrapping_sub(c);
-        f32::from_bits((a.to_bits() & m) | (b.to_bits() & !m))
-    };
     let (b31, b30, b29, b28) = (bit(31), bit(30), bit(29), bit(28));
     let constant = flip(dy, b28) + flip(dz, b29);
-    let with_x = pick(b31, dy, flip(pick(b30, dz, dy), b29));
+    let with_x = sel(b31 != 0, dy, flip(sel(b30 != 0, dz, dy), b29));
     let uses = (b31 ^ 1) | (b30 & (b28 ^ 1));
     let sign = ((b31 & b29) | ((b31 ^ 1) & b28)) << 31;
-    (sign, 0u32.wrapping_sub(uses), pick(uses, with_x, constant))
+    (
+        sign,
+        0u32.wrapping_sub(uses),
+        sel(uses != 0, with_x, constant),
+    )
 }
 
 /// Adds octave `oi` of the row to `plan.acc`, in groups of `W` samples.
