@@ -60,6 +60,11 @@ pub(crate) struct PolyWriter<'a> {
     n: usize,
     /// Point buffers of polylines dropped by earlier calls, for new ones.
     spare: Option<&'a mut Vec<Vec<[f32; 2]>>>,
+    /// The points of a polyline begun without a buffer of its own, until it
+    /// ends and gets one of exactly its size.
+    stage: Vec<[f32; 2]>,
+    /// Whether the polyline begun last is written in `stage`.
+    staged: bool,
 }
 
 impl<'a> PolyWriter<'a> {
@@ -68,6 +73,8 @@ impl<'a> PolyWriter<'a> {
             out,
             n: 0,
             spare: None,
+            stage: Vec::new(),
+            staged: false,
         }
     }
 
@@ -82,6 +89,8 @@ impl<'a> PolyWriter<'a> {
             out,
             n: 0,
             spare: Some(spare),
+            stage: Vec::new(),
+            staged: false,
         }
     }
 
@@ -99,14 +108,27 @@ impl<'a> PolyWriter<'a> {
     }
 
     /// Starts a new, empty polyline: its points go to the returned buffer.
+    ///
+    /// A polyline with a buffer to reuse is written straight into it. One
+    /// without (every polyline of a one-shot call) is written into the
+    /// writer's stage and copied at [`end`](Self::end) into a buffer of
+    /// exactly its size, instead of growing its own by doubling: one
+    /// allocation and one copy of its points, where growing took about
+    /// eight of each and left the memory of the smaller buffers behind.
     fn begin(&mut self) -> &mut Vec<[f32; 2]> {
         if self.n == self.out.len() {
             self.push_line();
         }
         let line = &mut self.out[self.n];
-        line.points.clear();
         self.n += 1;
-        &mut line.points
+        self.staged = line.points.capacity() == 0;
+        if self.staged {
+            self.stage.clear();
+            &mut self.stage
+        } else {
+            line.points.clear();
+            &mut line.points
+        }
     }
 
     /// Keeps the polyline begun last unless it is degenerate: a loop with
@@ -115,14 +137,28 @@ impl<'a> PolyWriter<'a> {
     fn end(&mut self, closed: bool) {
         let line = &mut self.out[self.n - 1];
         line.closed = closed;
-        let p = &mut line.points;
+        let p = if self.staged {
+            &mut self.stage
+        } else {
+            &mut line.points
+        };
         if closed && p.len() > 1 && p[p.len() - 1] == p[0] {
             p.pop();
         }
         let min = if closed { 3 } else { 2 };
         if p.len() < min {
             self.n -= 1;
+            if self.staged {
+                // The slot keeps the stage's room, so that a caller who
+                // reuses the output finds a buffer there next time.
+                self.stage.clear();
+                std::mem::swap(&mut line.points, &mut self.stage);
+            }
+        } else if self.staged {
+            line.points.reserve_exact(self.stage.len());
+            line.points.extend_from_slice(&self.stage);
         }
+        self.staged = false;
     }
 
     /// The points of the `k`-th polyline after the ones written so far (its
@@ -401,6 +437,8 @@ const LANES: usize = 16;
 #[derive(Default, Clone, Copy)]
 struct Lane {
     busy: bool,
+    /// Whether the chain is written in the lane's stage.
+    staged: bool,
     start: u32,
     cur: u32,
     /// Place of the chain in the output order.
@@ -444,6 +482,10 @@ fn walk_open_interleaved<L: Links + ?Sized, S: ChainSlots + ?Sized>(
     w: &mut S,
 ) {
     let mut lanes = [Lane::default(); LANES];
+    // Each lane's chain while it is walked, where its polyline has no
+    // buffer yet: copied at the end into one of exactly its size, as
+    // `PolyWriter::begin` does for one chain at a time.
+    let mut stages: [Vec<[f32; 2]>; LANES] = Default::default();
     closed.clear();
     loop {
         let mut busy = 0;
@@ -453,9 +495,11 @@ fn walk_open_interleaved<L: Links + ?Sized, S: ChainSlots + ?Sized>(
                     if !has_prev[s] && next.get(s) < DONE {
                         let seq = closed.len();
                         closed.push(false);
-                        w.slot(seq).clear();
+                        let line = w.slot(seq);
+                        line.clear();
                         *lane = Lane {
                             busy: true,
+                            staged: line.capacity() == 0,
                             start: s as u32,
                             cur: s as u32,
                             seq,
@@ -469,8 +513,13 @@ fn walk_open_interleaved<L: Links + ?Sized, S: ChainSlots + ?Sized>(
         if busy == 0 {
             break;
         }
-        for lane in lanes.iter_mut().filter(|l| l.busy) {
-            match step::<true, _>(lane.start, lane.cur, points, next, w.slot(lane.seq)) {
+        for (lane, stage) in lanes.iter_mut().zip(&mut stages).filter(|(l, _)| l.busy) {
+            let pts = if lane.staged {
+                &mut *stage
+            } else {
+                w.slot(lane.seq)
+            };
+            match step::<true, _>(lane.start, lane.cur, points, next, pts) {
                 Ok(nx) => {
                     lane.cur = nx;
                     next.prefetch(nx as usize);
@@ -479,6 +528,12 @@ fn walk_open_interleaved<L: Links + ?Sized, S: ChainSlots + ?Sized>(
                 Err(c) => {
                     lane.busy = false;
                     closed[lane.seq] = c;
+                    if lane.staged {
+                        let line = w.slot(lane.seq);
+                        line.reserve_exact(stage.len());
+                        line.extend_from_slice(stage);
+                        stage.clear();
+                    }
                 }
             }
         }

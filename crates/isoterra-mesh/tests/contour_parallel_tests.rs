@@ -116,4 +116,20 @@ fn long_chains_are_followed_alike_on_threads() {
             "{threads} threads"
         );
     }
+    // One-shot calls size every polyline to fit, on one thread and on two.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let mut fresh = Vec::new();
+    pool.install(|| {
+        ContourTracer::new()
+            .with_parallel(true)
+            .contour_lines(&f, 0.0, &mut fresh)
+            .unwrap()
+    });
+    assert!(bits(&fresh) == bits(&want));
+    for l in want.iter().chain(&fresh) {
+        assert_eq!(l.points.capacity(), l.points.len());
+    }
 }

@@ -371,3 +371,39 @@ fn a_mid_sized_dense_field_traces_as_mesh_and_join() {
     let joined = join(&[&mesh_whole(&f).segments]);
     assert!(traced == joined, "the tracer and mesh + join differ");
 }
+
+/// A one-shot call (fresh tracer or joiner, empty output) gives every
+/// polyline a buffer of exactly its size instead of one grown by doubling;
+/// an output reused with fewer, smaller buffers than it needs still ends
+/// with the same polylines.
+#[test]
+fn one_shot_polylines_are_sized_to_fit() {
+    let s = 0.35f64;
+    let f = Field2::from_fn(300, 300, |x, y| {
+        let (x, y) = (x as f64 * s, y as f64 * s);
+        (x.sin() + y.sin() + 0.3 * (0.7 * x + 1.3 * y + 0.5).sin()) as f32
+    })
+    .unwrap();
+    let traced = trace(&f);
+    assert!(traced.iter().any(|l| l.closed) && traced.iter().any(|l| !l.closed));
+    assert!(traced.iter().any(|l| l.points.len() > 100));
+    for l in &traced {
+        assert_eq!(l.points.capacity(), l.points.len());
+    }
+    let out = mesh_whole(&f);
+    let joined = join(&[&out.segments]);
+    assert!(joined == traced);
+    for l in &joined {
+        assert_eq!(l.points.capacity(), l.points.len());
+    }
+    // Reused: small buffers in some slots, none in the others.
+    let mut reused = vec![Polyline::new(vec![[1.0, 2.0]; 3], false); 7];
+    reused.extend(std::iter::repeat_with(Polyline::default).take(5));
+    ContourTracer::new()
+        .contour_lines(&f, 0.0, &mut reused)
+        .unwrap();
+    assert!(reused == traced);
+    let mut reused = vec![Polyline::new(vec![[1.0, 2.0]; 3], false); 7];
+    ContourJoiner::new().join(&[&out.segments], &mut reused);
+    assert!(reused == traced);
+}
