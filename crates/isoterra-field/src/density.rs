@@ -766,13 +766,90 @@ impl DensitySampler {
         // The ground heights of every (x, z) column, bit for bit
         // `height_at` of each node (the grid was checked above).
         let mut heights = vec![0.0f32; w * d];
+        self.fill_ground(
+            [origin[0], origin[2]],
+            step,
+            [dims[0], dims[2]],
+            &mut heights,
+        )?;
+        self.fill_rows(origin, step, dims, &heights, out);
+        Ok(())
+    }
+
+    /// The ground heights of the `dims[0] x dims[1]` columns of a grid
+    /// whose first column stands at `origin` (x, z) and whose columns are
+    /// `step` apart, x fastest: what [`fill`](Self::fill) computes before
+    /// the densities, for [`fill_on_ground`](Self::fill_on_ground) to use
+    /// again for every grid over the same columns. Zeros for a preset
+    /// without ground.
+    ///
+    /// # Errors
+    ///
+    /// As [`HeightGen::fill_heights`]; `out` is unchanged on error.
+    pub fn fill_ground(
+        &self,
+        origin: [f32; 2],
+        step: f32,
+        dims: [u32; 2],
+        out: &mut [f32],
+    ) -> Result<(), FieldError> {
         if self.needs_height() {
-            self.height.fill_heights(
-                [origin[0], origin[2]],
-                [step, step],
-                [w as u32, d as u32],
-                &mut heights,
-            )?;
+            self.height.fill_heights(origin, [step, step], dims, out)
+        } else {
+            crate::noise::check_grid(&origin, &[step; 2], &dims, out.len())?;
+            out.fill(0.0);
+            Ok(())
+        }
+    }
+
+    /// [`fill`](Self::fill) with the grid's ground heights given: `ground`
+    /// is what [`fill_ground`](Self::fill_ground) gives for the grid's
+    /// `(x, z)` columns (`[origin[0], origin[2]]`, `step`, `[dims[0],
+    /// dims[2]]`). A stack of grids over the same columns (the chunks of a
+    /// streamed column) then computes the heights once. The same bits as
+    /// `fill` for the heights `fill_ground` gives.
+    ///
+    /// # Errors
+    ///
+    /// As [`fill`](Self::fill), and [`FieldError`] when `ground` is not
+    /// one height per column. Nothing is written on error.
+    pub fn fill_on_ground(
+        &self,
+        origin: [f32; 3],
+        step: f32,
+        dims: [u32; 3],
+        ground: &[f32],
+        out: &mut [f32],
+    ) -> Result<(), FieldError> {
+        if !(step > 0.0 && step.is_finite()) {
+            return Err(FieldError::param("step", step, "must be finite and > 0"));
+        }
+        crate::noise::check_grid(&origin, &[step; 3], &dims, out.len())?;
+        let columns = dims[0] as usize * dims[2] as usize;
+        if ground.len() != columns {
+            return Err(FieldError::param(
+                "ground",
+                ground.len(),
+                "must hold one height per (x, z) column of the grid",
+            ));
+        }
+        self.fill_rows(origin, step, dims, ground, out);
+        Ok(())
+    }
+
+    /// The densities of a checked, non-empty grid over the column heights
+    /// `heights`.
+    fn fill_rows(
+        &self,
+        origin: [f32; 3],
+        step: f32,
+        dims: [u32; 3],
+        heights: &[f32],
+        out: &mut [f32],
+    ) {
+        let [w, h, d] = dims.map(|v| v as usize);
+        if w == 0 || h == 0 || d == 0 {
+            return;
         }
         let mut row = vec![0.0f32; w];
         // Perlin caves: the x part of every row once for the grid.
@@ -806,7 +883,6 @@ impl DensitySampler {
                 self.combine_row_best(&grid_row, out);
             }
         }
-        Ok(())
     }
 }
 

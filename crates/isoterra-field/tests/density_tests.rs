@@ -321,3 +321,62 @@ fn a_grid_high_above_the_caves_ground_is_air() {
     assert!(out.iter().all(|v| v.to_bits() == (-1.0f32).to_bits()));
     assert_eq!(s.density([5.0, 405.0, 5.0]), -1.0);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Grids stacked over one set of columns sampled over the columns'
+    /// heights computed once (what a streamed chunk column does) give the
+    /// bits of separate fills, for every preset, step and stack height.
+    #[test]
+    fn grids_over_shared_ground_heights_equal_separate_fills(
+        seed in any::<u64>(),
+        preset in prop::sample::select(VoxelPreset::ALL.to_vec()),
+        x in -300i32..300,
+        y in -60i32..60,
+        z in -300i32..300,
+        step in prop::sample::select(vec![0.5f32, 1.0, 2.0, 4.0]),
+        rows in 1u32..8,
+    ) {
+        let s = VoxelGen::new(preset, seed).with_ground_amplitude(16.0).sampler().unwrap();
+        let (w, d) = (7u32, 5u32);
+        let mut ground = vec![f32::NAN; (w * d) as usize];
+        s.fill_ground([x as f32, z as f32], step, [w, d], &mut ground).unwrap();
+        for layer in 0..3 {
+            let origin = [x as f32, (y + layer * 6) as f32 * step, z as f32];
+            let dims = [w, rows, d];
+            let n = (w * rows * d) as usize;
+            let (mut want, mut got) = (vec![0.0f32; n], vec![1.0f32; n]);
+            s.fill(origin, step, dims, &mut want).unwrap();
+            s.fill_on_ground(origin, step, dims, &ground, &mut got).unwrap();
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            prop_assert_eq!(bits(&got), bits(&want), "layer {}", layer);
+        }
+    }
+}
+
+#[test]
+fn ground_heights_of_the_wrong_size_are_refused() {
+    let s = VoxelGen::new(VoxelPreset::Caves, 3).sampler().unwrap();
+    let mut out = vec![7.0f32; 4 * 3 * 5];
+    let short = vec![0.0f32; 4 * 5 - 1];
+    let err = s.fill_on_ground([0.0; 3], 1.0, [4, 3, 5], &short, &mut out);
+    assert!(matches!(
+        err,
+        Err(FieldError::InvalidParameter { name: "ground", .. })
+    ));
+    assert!(out.iter().all(|&v| v == 7.0));
+    let mut heights = vec![0.0f32; 3];
+    assert!(
+        s.fill_ground([0.0, f32::NAN], 1.0, [3, 1], &mut heights)
+            .is_err()
+    );
+    assert!(
+        s.fill_ground([0.0, 0.0], 1.0, [3, 2], &mut heights)
+            .is_err()
+    );
+    assert!(
+        s.fill_on_ground([0.0; 3], 0.0, [4, 3, 5], &short, &mut out)
+            .is_err()
+    );
+}
