@@ -112,7 +112,7 @@ struct Ground {
 const COLUMN_CACHE: usize = 1 << 14;
 
 /// Most columns whose ground heights are kept before that cache starts
-/// over: about 5 MB at 32-cell chunks (4.6 KB a column).
+/// over: about 5 MB at 32-cell chunks (4.9 KB a column).
 const GROUND_CACHE: usize = 1 << 10;
 
 impl std::fmt::Debug for VoxelSource {
