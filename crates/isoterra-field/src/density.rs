@@ -505,6 +505,15 @@ pub struct DensitySampler {
     rock_key: u64,
 }
 
+/// The checks of a density grid fill: a finite, positive step, a finite
+/// grid and `len` its node count.
+fn check_fill(origin: [f32; 3], step: f32, dims: [u32; 3], len: usize) -> Result<(), FieldError> {
+    if !(step > 0.0 && step.is_finite()) {
+        return Err(FieldError::param("step", step, "must be finite and > 0"));
+    }
+    crate::noise::check_grid(&origin, &[step; 3], &dims, len)
+}
+
 /// One x row of a density grid: node `i` at `(x0 + i * dx, y, z)`, with
 /// its ground height and cave noise.
 struct GridRow<'a> {
@@ -755,10 +764,7 @@ impl DensitySampler {
         dims: [u32; 3],
         out: &mut [f32],
     ) -> Result<(), FieldError> {
-        if !(step > 0.0 && step.is_finite()) {
-            return Err(FieldError::param("step", step, "must be finite and > 0"));
-        }
-        crate::noise::check_grid(&origin, &[step; 3], &dims, out.len())?;
+        check_fill(origin, step, dims, out.len())?;
         let [w, h, d] = dims.map(|v| v as usize);
         if w == 0 || h == 0 || d == 0 {
             return Ok(());
@@ -821,10 +827,7 @@ impl DensitySampler {
         ground: &[f32],
         out: &mut [f32],
     ) -> Result<(), FieldError> {
-        if !(step > 0.0 && step.is_finite()) {
-            return Err(FieldError::param("step", step, "must be finite and > 0"));
-        }
-        crate::noise::check_grid(&origin, &[step; 3], &dims, out.len())?;
+        check_fill(origin, step, dims, out.len())?;
         let columns = dims[0] as usize * dims[2] as usize;
         if ground.len() != columns {
             return Err(FieldError::param(

@@ -36,6 +36,17 @@ fn trace(f: &Field2) -> Vec<Polyline> {
     out
 }
 
+/// The dense benchmark field's shape on an `n x n` grid, 0.35 units a
+/// node: diagonal contours that leave the field and loops inside it.
+fn dense_sine(n: u32) -> Field2 {
+    let s = 0.35f64;
+    Field2::from_fn(n, n, |x, y| {
+        let (x, y) = (x as f64 * s, y as f64 * s);
+        (x.sin() + y.sin() + 0.3 * (0.7 * x + 1.3 * y + 0.5).sin()) as f32
+    })
+    .unwrap()
+}
+
 /// Distance from `p` to the polyline (including the closing side of a loop).
 fn dist_to(line: &Polyline, p: [f32; 2]) -> f64 {
     let q = &line.points;
@@ -355,12 +366,7 @@ fn a_large_field_traces_as_mesh_and_join() {
 /// inside it, as on the dense benchmark field.
 #[test]
 fn a_mid_sized_dense_field_traces_as_mesh_and_join() {
-    let s = 0.35f64;
-    let f = Field2::from_fn(700, 700, |x, y| {
-        let (x, y) = (x as f64 * s, y as f64 * s);
-        (x.sin() + y.sin() + 0.3 * (0.7 * x + 1.3 * y + 0.5).sin()) as f32
-    })
-    .unwrap();
+    let f = dense_sine(700);
     let mut traced = Vec::new();
     ContourTracer::new()
         .contour_lines(&f, 0.0, &mut traced)
@@ -378,12 +384,7 @@ fn a_mid_sized_dense_field_traces_as_mesh_and_join() {
 /// with the same polylines.
 #[test]
 fn one_shot_polylines_are_sized_to_fit() {
-    let s = 0.35f64;
-    let f = Field2::from_fn(300, 300, |x, y| {
-        let (x, y) = (x as f64 * s, y as f64 * s);
-        (x.sin() + y.sin() + 0.3 * (0.7 * x + 1.3 * y + 0.5).sin()) as f32
-    })
-    .unwrap();
+    let f = dense_sine(300);
     let traced = trace(&f);
     assert!(traced.iter().any(|l| l.closed) && traced.iter().any(|l| !l.closed));
     assert!(traced.iter().any(|l| l.points.len() > 100));
