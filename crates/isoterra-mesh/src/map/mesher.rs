@@ -16,6 +16,10 @@ use crate::cells::CellRect;
 /// values: keeps every interpolation and sum finite.
 const MAX_MAGNITUDE: f64 = 1.0e30;
 
+/// `MAX_MAGNITUDE` as the nearest `f32`, which lies above it: an `f32`
+/// whose magnitude is at most `1e30` is exactly one below this.
+const MAGNITUDE_F32: f32 = MAX_MAGNITUDE as f32;
+
 /// "No node" marker in [`Pt::node`] and unset entries of the vertex tables.
 const NONE: u32 = u32::MAX;
 
@@ -596,26 +600,28 @@ impl Emit<'_> {
         let continuous = p.l.clamp(0.0, MAX_LEVEL as f32);
         let dx = ((continuous - bf) * p.gs[0] + p.s * p.gl[0]) * geo.lh + p.gh[0];
         let dz = ((continuous - bf) * p.gs[1] + p.s * p.gl[1]) * geo.lh + p.gh[1];
-        let mut n = normalize3([-dx, 1.0, -dz]);
+        // The normal goes out unnormalized: the pass normalizes every
+        // normal once at its end (see `push`). A tilted one is the unit
+        // normal of the surface plus the tilt.
+        let mut n = [-dx, 1.0, -dz];
         let mut blend = 0.0f32;
-        let mut tilted = false;
-        if is_rim(p.l) && p.s < 1.0 {
-            tilted = true;
+        let rim = is_rim(p.l) && p.s < 1.0;
+        let edge = p.g == 0.0;
+        if rim || edge {
+            n = normalize3(n);
+        }
+        if rim {
             let w = 1.0 - p.s;
             let out = unit2([-p.gl[0], -p.gl[1]]);
             n[0] += w * out[0];
             n[2] += w * out[1];
             blend = w;
         }
-        if p.g == 0.0 {
-            tilted = true;
+        if edge {
             let out = unit2([-p.gg[0], -p.gg[1]]);
             n[0] += out[0];
             n[2] += out[1];
             blend = 1.0;
-        }
-        if tilted {
-            n = normalize3(n);
         }
         let v = self.push(geo, [p.x, geo.y(p, b), p.z], n, p.splat, blend);
         if let Some(water) = &mut self.water {
@@ -635,13 +641,7 @@ impl Emit<'_> {
         }
         let y = geo.y(p, low_band(p.l)) - geo.depth;
         let out = unit2([-p.gg[0], -p.gg[1]]);
-        let v = self.push(
-            geo,
-            [p.x, y, p.z],
-            normalize3([out[0], 0.0, out[1]]),
-            p.splat,
-            1.0,
-        );
+        let v = self.push(geo, [p.x, y, p.z], [out[0], 0.0, out[1]], p.splat, 1.0);
         if let Some(water) = &mut self.water {
             // Never part of a top: no water.
             water.w.push(f32::NEG_INFINITY);
@@ -653,6 +653,15 @@ impl Emit<'_> {
         v
     }
 
+    /// Pushes a terrain vertex. Its normal `n` need not be of unit length:
+    /// [`MapMesher::terrain`] normalizes every normal at the end, in one
+    /// loop whose square roots and divisions overlap; normalized as each
+    /// vertex was made, every vertex waited for its own.
+    ///
+    /// Always inlined: called, its position and normal went through the
+    /// stack as three 4-byte stores read back with 8-byte loads, which
+    /// cannot be forwarded from the stores and waited for them to retire.
+    #[inline(always)]
     fn push(&mut self, geo: &Geo, pos: [f32; 3], n: [f32; 3], splat: u32, blend: f32) -> u32 {
         let v = self.out.positions.len() as u32;
         self.out.positions.push(pos);
@@ -1081,8 +1090,22 @@ impl MapMesher {
         wet.clear();
         let mut surface = std::mem::take(&mut self.surface);
         surface.clear();
-        let mut any_wet = false;
+        // Water at or below the lowest top vertex the nodes can have wets
+        // nothing: most maps have no water, and then neither list is needed.
+        let (mut lmin, mut hmin, mut wmax) = (f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY);
         for z in az0..=az1 {
+            let span = z as usize * row + ax0 as usize..=z as usize * row + ax1 as usize;
+            lmin = layers.level[span.clone()]
+                .iter()
+                .fold(lmin, |m, &v| m.min(v));
+            hmin = layers.height[span.clone()]
+                .iter()
+                .fold(hmin, |m, &v| m.min(v));
+            wmax = layers.water[span].iter().fold(wmax, |m, &v| m.max(v));
+        }
+        let mut any_wet = false;
+        let may_wet = wmax > wet_bound(band(lmin), hmin, lh);
+        for z in (az0..=az1).filter(|_| may_wet) {
             let base = z as usize * row;
             for i in base + ax0 as usize..=base + ax1 as usize {
                 let l = layers.level[i];
@@ -1324,6 +1347,9 @@ impl MapMesher {
                 cell_pieces(geo, &cell, rings, &mut emit);
             }
         }
+        for n in &mut emit.out.normals {
+            *n = normalize3(*n);
+        }
     }
 }
 
@@ -1382,6 +1408,9 @@ fn cell_pieces(geo: &Geo, cell: &Cell, rings: &mut Rings, emit: &mut Emit) {
         }
     };
     let lowest = |piece: &[Pt]| piece.iter().map(|p| band(p.l)).min().unwrap_or(0);
+    // The piece being cut is in `ring`, with its lowest rim `k`; pieces
+    // still to cut wait on the stack.
+    let mut k;
     if neg > 0 {
         let [g0, g1, g2, g3] = cell.pts.map(|p| p.g);
         // The chasm is "above" the cut; the land connects across a saddle
@@ -1408,41 +1437,58 @@ fn cell_pieces(geo: &Geo, cell: &Cell, rings: &mut Rings, emit: &mut Emit) {
         }
         push(stack, spans, land2, lowest(land2));
         push(stack, spans, land, lowest(land));
-    } else {
-        push(stack, spans, ring, lowest(ring));
-    }
-    // Peel the bands from the bottom: each piece is cut by its lowest rim,
-    // the part below is emitted and the part(s) above go back on the stack.
-    while let Some((start, len, k)) = spans.pop() {
+        let Some((start, len, low)) = spans.pop() else {
+            return;
+        };
         ring.clear();
         ring.extend_from_slice(&stack[start..start + len]);
         stack.truncate(start);
+        k = low;
+    } else {
+        k = lowest(ring);
+    }
+    // Peel the bands from the bottom: each piece is cut by its lowest rim,
+    // the part below is emitted and the part above is cut next (it would
+    // be the top of the stack), the second part of a saddle waiting on the
+    // stack.
+    loop {
         let kmax = ring.iter().map(|p| band(p.l)).max().unwrap_or(0);
         if k >= kmax {
             emit.band(geo, ring, k);
-            continue;
+        } else {
+            let apart = split(
+                ring,
+                lower,
+                upper,
+                second,
+                LCUT + k,
+                |p| band(p.l) > k,
+                |a, b| match a.edge {
+                    e if e < 4 => geo.cross_at(cell, e, k as u64),
+                    GCUT => geo.chord_cross(cell, a, b, k),
+                    _ => *a,
+                },
+                || centre_is_solid(l0, l1, l2, l3, k as f32 + 0.5),
+            );
+            emit.band(geo, lower, k);
+            match apart {
+                Some(false) => emit.band(geo, second, k),
+                Some(true) => push(stack, spans, second, k + 1),
+                None => {}
+            }
+            if !upper.is_empty() {
+                std::mem::swap(ring, upper);
+                k += 1;
+                continue;
+            }
         }
-        let apart = split(
-            ring,
-            lower,
-            upper,
-            second,
-            LCUT + k,
-            |p| band(p.l) > k,
-            |a, b| match a.edge {
-                e if e < 4 => geo.cross_at(cell, e, k as u64),
-                GCUT => geo.chord_cross(cell, a, b, k),
-                _ => *a,
-            },
-            || centre_is_solid(l0, l1, l2, l3, k as f32 + 0.5),
-        );
-        emit.band(geo, lower, k);
-        match apart {
-            Some(false) => emit.band(geo, second, k),
-            Some(true) => push(stack, spans, second, k + 1),
-            None => {}
-        }
-        push(stack, spans, upper, k + 1);
+        let Some((start, len, next)) = spans.pop() else {
+            return;
+        };
+        ring.clear();
+        ring.extend_from_slice(&stack[start..start + len]);
+        stack.truncate(start);
+        k = next;
     }
 }
 
@@ -1513,10 +1559,7 @@ fn check_nodes(layers: &MapLayers, r: CellRect) -> Result<(), MeshError> {
         // Fast check of the whole row; the detailed pass below only runs to
         // name the first bad value.
         // (`fold` with `&` rather than `all`, so the loops vectorise.)
-        let bounded = |v: &[f32]| {
-            v.iter()
-                .fold(true, |ok, &v| ok & ((v as f64).abs() <= MAX_MAGNITUDE))
-        };
+        let bounded = |v: &[f32]| v.iter().fold(true, |ok, &v| ok & (v.abs() < MAGNITUDE_F32));
         let within =
             |v: &[f32], lo: f32, hi: f32| v.iter().fold(true, |ok, &v| ok & (v >= lo) & (v <= hi));
         // Texture ids are below 16 when no id byte has a high nibble.
@@ -1600,6 +1643,55 @@ mod tests {
         dedupe(&mut r);
         let got: Vec<_> = r.iter().map(|p| (p.key, p.edge)).collect();
         assert_eq!(got, vec![(1, 0), (2, 2)]);
+    }
+
+    #[test]
+    fn the_f32_magnitude_check_is_the_f64_one() {
+        // Around the limit, the limit's own neighbours, and what is not finite.
+        let limit = MAGNITUDE_F32;
+        let mut values = vec![0.0, 1.0, f32::MAX, f32::INFINITY, f32::NAN, 1.0e30];
+        for v in [
+            limit,
+            limit.next_down(),
+            limit.next_down().next_down(),
+            limit.next_up(),
+        ] {
+            values.extend([v, -v]);
+        }
+        for v in values {
+            assert_eq!(
+                v.abs() < MAGNITUDE_F32,
+                (v as f64).abs() <= MAX_MAGNITUDE,
+                "{v:e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_lowest_vertex_bound_holds_for_every_node_surface() {
+        // `prepare` skips its water pass when no water lies above this bound
+        // of the rectangle's lowest level and height offset; every node's
+        // own surface (the formula `prepare` uses) must lie at or above it.
+        let lh = [0.001f32, 0.37, 1.0, 4.0, 1000.0];
+        let levels = [-0.5f32, -0.25, 0.0, 0.49, 0.5, 0.51, 3.5, 7.2, 15.5];
+        let heights = [-1.0e6f32, -3.3, 0.0, 0.7, 12345.6];
+        for &lh in &lh {
+            for &lmin in &levels {
+                for &hmin in &heights {
+                    let bound = wet_bound(band(lmin), hmin, lh);
+                    for &l in levels.iter().filter(|&&l| l >= lmin) {
+                        for &h in heights.iter().filter(|&&h| h >= hmin) {
+                            for soft in [0.0f32, 0.3, 1.0] {
+                                let terraced = band(l) as f32;
+                                let continuous = l.clamp(0.0, MAX_LEVEL as f32);
+                                let s = (terraced + (continuous - terraced) * soft) * lh + h;
+                                assert!(s >= bound, "{l} {h} {soft} {lh}: {s} < {bound}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -393,20 +393,25 @@ impl MapWorld {
             let hi = ((v + 1) / n).min(count - 1);
             lo..=hi
         };
+        // The chunk columns of each node column, worked out once: a stroke
+        // changes tens of thousands of nodes, and each would otherwise
+        // divide three times.
+        let columns: Vec<_> = (0..stride as u32).map(|x| range(x, cw)).collect();
         for c in &edit.changes {
             let bit = c.layer.bit();
-            let mut last_row = u32::MAX;
+            // The node row being walked: its first node, and its chunk rows.
+            let mut row_start = usize::MAX;
             let mut zr = 0..=0;
             for &node in &c.nodes {
-                let x = (node as usize % stride) as u32;
-                let z = (node as usize / stride) as u32;
-                if z != last_row {
-                    last_row = z;
-                    zr = range(z, cd);
+                let node = node as usize;
+                if !(row_start..row_start.saturating_add(stride)).contains(&node) {
+                    let z = node / stride;
+                    row_start = z * stride;
+                    zr = range(z as u32, cd);
                 }
                 for cz in zr.clone() {
                     let row = cz as usize * cw as usize;
-                    for cx in range(x, cw) {
+                    for cx in columns[node - row_start].clone() {
                         masks[row + cx as usize] |= bit;
                     }
                 }
