@@ -402,16 +402,25 @@ impl MapWorld {
             // The node row being walked: its first node, and its chunk rows.
             let mut row_start = usize::MAX;
             let mut zr = 0..=0;
+            // The chunk columns last marked on this row: the next node of a
+            // run usually has the same ones.
+            let mut marked = None;
             for &node in &c.nodes {
                 let node = node as usize;
                 if !(row_start..row_start.saturating_add(stride)).contains(&node) {
                     let z = node / stride;
                     row_start = z * stride;
                     zr = range(z as u32, cd);
+                    marked = None;
                 }
+                let cols = &columns[node - row_start];
+                if marked == Some(cols) {
+                    continue;
+                }
+                marked = Some(cols);
                 for cz in zr.clone() {
                     let row = cz as usize * cw as usize;
-                    for cx in columns[node - row_start].clone() {
+                    for cx in cols.clone() {
                         masks[row + cx as usize] |= bit;
                     }
                 }
