@@ -1407,6 +1407,14 @@ fn cell_pieces(geo: &Geo, cell: &Cell, rings: &mut Rings, emit: &mut Emit) {
             stack.extend_from_slice(piece);
         }
     };
+    // Takes the piece on top of the stack into `ring`; returns its lowest rim.
+    let pop = |stack: &mut Vec<Pt>, spans: &mut Vec<(usize, usize, u8)>, ring: &mut Vec<Pt>| {
+        let (start, len, k) = spans.pop()?;
+        ring.clear();
+        ring.extend_from_slice(&stack[start..start + len]);
+        stack.truncate(start);
+        Some(k)
+    };
     let lowest = |piece: &[Pt]| piece.iter().map(|p| band(p.l)).min().unwrap_or(0);
     // The piece being cut is in `ring`, with its lowest rim `k`; pieces
     // still to cut wait on the stack.
@@ -1437,12 +1445,9 @@ fn cell_pieces(geo: &Geo, cell: &Cell, rings: &mut Rings, emit: &mut Emit) {
         }
         push(stack, spans, land2, lowest(land2));
         push(stack, spans, land, lowest(land));
-        let Some((start, len, low)) = spans.pop() else {
+        let Some(low) = pop(stack, spans, ring) else {
             return;
         };
-        ring.clear();
-        ring.extend_from_slice(&stack[start..start + len]);
-        stack.truncate(start);
         k = low;
     } else {
         k = lowest(ring);
@@ -1482,12 +1487,9 @@ fn cell_pieces(geo: &Geo, cell: &Cell, rings: &mut Rings, emit: &mut Emit) {
                 continue;
             }
         }
-        let Some((start, len, next)) = spans.pop() else {
+        let Some(next) = pop(stack, spans, ring) else {
             return;
         };
-        ring.clear();
-        ring.extend_from_slice(&stack[start..start + len]);
-        stack.truncate(start);
         k = next;
     }
 }
