@@ -12,6 +12,7 @@
 //! and applies those links after the band below's, as the single scan would:
 //! the links, hence the polylines, are the single scan's exactly.
 
+use isoterra_field::huge_pages::Room;
 use rayon::prelude::*;
 
 use crate::cells::CellRect;
@@ -112,9 +113,9 @@ pub(crate) fn trace(
     input: &ScanInput<'_>,
     n: usize,
     bands: &mut Vec<Band>,
-    points: &mut Vec<[f32; 2]>,
-    next: &mut Vec<u32>,
-    has_prev: &mut Vec<bool>,
+    points: &mut Room<[f32; 2]>,
+    next: &mut Room<u32>,
+    has_prev: &mut Room<bool>,
 ) {
     let r = input.cells;
     let rows = (r.y1 - r.y0) as usize;
