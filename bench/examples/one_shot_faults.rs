@@ -14,18 +14,7 @@
 use std::time::Instant;
 
 use isoterra::mesh::{CellBox, CubesOptions, CubesOutput, MarchingCubes};
-use isoterra_bench::{gyroid, sphere_noise};
-
-/// The process's minor page faults so far (`/proc/self/stat`, field 10).
-fn minor_faults() -> u64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            let rest = s.rsplit_once(") ")?.1;
-            rest.split(' ').nth(7)?.parse().ok()
-        })
-        .unwrap_or(0)
-}
+use isoterra_bench::{gyroid, minor_faults, sphere_noise};
 
 /// Bytes from `p` to the next 2 MiB boundary.
 fn head<T>(v: &[T]) -> usize {

@@ -1,6 +1,18 @@
 //! Benchmarks live in benches/; this library holds what they and the
 //! examples share: the standard marching cubes volumes (the same as
-//! `isoterra bench cubes` builds).
+//! `isoterra bench cubes` builds) and the process's page-fault count.
+
+/// The process's minor page faults so far (`/proc/self/stat`, field 10;
+/// 0 where it cannot be read).
+pub fn minor_faults() -> u64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(") ")?.1;
+            rest.split(' ').nth(7)?.parse().ok()
+        })
+        .unwrap_or(0)
+}
 
 /// `n^3` samples, x fastest, of `f` over `linspace(lo, hi, n)` on every
 /// axis, computed in `f64` and rounded once.
