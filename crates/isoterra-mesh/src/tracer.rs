@@ -66,22 +66,6 @@ pub(crate) fn edge_count(cells: CellRect) -> usize {
         .saturating_add((w + 1).saturating_mul(h))
 }
 
-/// Room for a point on every edge of `cells` in a scan's lists of points,
-/// links and "has a predecessor" marks, offered huge pages. Room never
-/// written is never touched; where the address space is refused, the lists
-/// grow as they fill instead.
-pub(crate) fn reserve_edge_room(
-    cells: CellRect,
-    points: &mut Vec<[f32; 2]>,
-    next: &mut Vec<u32>,
-    has_prev: &mut Vec<bool>,
-) {
-    let edges = edge_count(cells);
-    let _ = crate::huge_pages::try_reserve_exact(points, edges)
-        && crate::huge_pages::try_reserve_exact(next, edges)
-        && crate::huge_pages::try_reserve_exact(has_prev, edges);
-}
-
 /// Stores points and links each segment's start to its end.
 struct Linker<'a> {
     points: &'a mut Room<[f32; 2]>,

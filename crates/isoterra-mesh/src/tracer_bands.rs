@@ -18,7 +18,6 @@ use rayon::prelude::*;
 use crate::cells::CellRect;
 use crate::key::EdgeKey;
 use crate::scan::{NONE, NoTris, RowScratch, ScanInput, SegSink};
-use crate::tracer::reserve_edge_room;
 
 /// Marks a band-local id of a point of the band's first node row.
 const GHOST: u32 = 1 << 31;
@@ -97,6 +96,22 @@ impl SegSink for Band {
     fn last_row_begins(&mut self) {
         self.last_row_start = self.points.len() as u32;
     }
+}
+
+/// Room for a point on every edge of `cells` in a scan's lists of points,
+/// links and "has a predecessor" marks, offered huge pages. Room never
+/// written is never touched; where the address space is refused, the lists
+/// grow as they fill instead.
+fn reserve_edge_room(
+    cells: CellRect,
+    points: &mut Vec<[f32; 2]>,
+    next: &mut Vec<u32>,
+    has_prev: &mut Vec<bool>,
+) {
+    let edges = crate::tracer::edge_count(cells);
+    let _ = crate::huge_pages::try_reserve_exact(points, edges)
+        && crate::huge_pages::try_reserve_exact(next, edges)
+        && crate::huge_pages::try_reserve_exact(has_prev, edges);
 }
 
 /// True when band-local ids of `cells` stay below [`GHOST`] (two points per
