@@ -224,6 +224,19 @@ struct World {
 /// refused as busy (each holds a world handle and its meshes in memory).
 const MAX_EXPORTS: usize = 2;
 
+/// One of the [`MAX_EXPORTS`] running exports; dropping it frees the slot.
+/// An export drops it before its last answer leaves (the reply of a file
+/// made whole, the last block of a streamed one), so that a client that has
+/// its download whole can start the next one at once, instead of being
+/// told `busy` while the export's thread winds down.
+pub(crate) struct ExportSlot(Arc<AtomicUsize>);
+
+impl Drop for ExportSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// How long the world thread sleeps between polls while streamed chunks
 /// are being built and nothing else happens.
 const STREAM_POLL: Duration = Duration::from_millis(2);
@@ -367,22 +380,19 @@ impl World {
                     return;
                 }
                 let path = self.path.clone();
-                let spawned = std::thread::Builder::new()
+                let slot = ExportSlot(running);
+                // A failed spawn drops the closure, and its slot with it.
+                let _ = std::thread::Builder::new()
                     .name("isoterra-export".into())
-                    .spawn(move || {
-                        match kinds::open(&path) {
-                            Ok(mut doc) => {
-                                kinds::download(&mut doc, &format, region.as_deref(), reply);
-                            }
-                            Err(e) => {
-                                let _ = reply.send(Err(kinds::reject(e)));
-                            }
+                    .spawn(move || match kinds::open(&path) {
+                        Ok(mut doc) => {
+                            kinds::download(&mut doc, &format, region.as_deref(), slot, reply);
                         }
-                        running.fetch_sub(1, Ordering::AcqRel);
+                        Err(e) => {
+                            drop(slot);
+                            let _ = reply.send(Err(kinds::reject(e)));
+                        }
                     });
-                if spawned.is_err() {
-                    self.exports.fetch_sub(1, Ordering::AcqRel);
-                }
             }
             Command::Info { reply } => {
                 let doc = self.doc_ref();

@@ -27,7 +27,7 @@ use zip::write::SimpleFileOptions;
 
 use crate::EditorError;
 use crate::protocol::Reject;
-use crate::state::Client;
+use crate::state::{Client, ExportSlot};
 use crate::stream::{HeightFrames, StreamMeshing, VoxelFrames};
 use isoterra::world::StreamViewer;
 
@@ -301,16 +301,19 @@ fn default_region(kind: WorldKind) -> Option<&'static str> {
 /// A download of the open world in `format`; `region` is the optional
 /// `region` query value. The answer goes to `reply`: at once for a file made
 /// whole, or, for a mesh file, as soon as its first bytes are encoded (an
-/// export refused before that is answered with its error).
+/// export refused before that is answered with its error). `slot` is
+/// dropped just before the last answer leaves.
 pub(crate) fn download(
     doc: &mut Doc,
     format: &str,
     region: Option<&str>,
+    slot: ExportSlot,
     reply: oneshot::Sender<Result<Download, Reject>>,
 ) {
     let (req, part) = match plan(doc, format, region) {
         Ok(p) => p,
         Err(r) => {
+            drop(slot);
             let _ = reply.send(Err(r));
             return;
         }
@@ -320,7 +323,9 @@ pub(crate) fn download(
         _ => None,
     };
     let Some((content_type, file_name)) = streamed else {
-        let _ = reply.send(export(doc, &req, part));
+        let answer = export(doc, &req, part);
+        drop(slot);
+        let _ = reply.send(answer);
         return;
     };
     let (tx, rx) = mpsc::channel(STREAM_QUEUE);
@@ -336,7 +341,9 @@ pub(crate) fn download(
             },
         )),
     };
-    match doc.export_to(&req, &mut w) {
+    let done = doc.export_to(&req, &mut w);
+    drop(slot);
+    match done {
         Ok(_) => {
             let _ = w.send_block();
         }
