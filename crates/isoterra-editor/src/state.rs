@@ -1011,6 +1011,52 @@ fn free_backup(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
+    /// An export gives its slot back before its last answer leaves: by the
+    /// time a client has a file made whole, or the end of a streamed one,
+    /// the slot is free for its next download.
+    #[test]
+    fn an_export_frees_its_slot_before_its_last_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.isoterra");
+        let params = isoterra::world::MapParams::DEFAULT
+            .with_size(64, 64)
+            .with_chunk_cells(32)
+            .with_seed(3);
+        isoterra::store::MapDocument::create(&path, &params).unwrap();
+        let mut doc = kinds::open(&path).unwrap();
+        for (format, streamed) in [("colliders", false), ("glb", true), ("no-such", false)] {
+            let running = Arc::new(AtomicUsize::new(1));
+            let slot = ExportSlot(Arc::clone(&running));
+            let (tx, rx) = oneshot::channel();
+            std::thread::scope(|s| {
+                let doc = &mut doc;
+                s.spawn(move || kinds::download(doc, format, None, slot, tx));
+                let answer = rx.blocking_recv().expect("an answer");
+                match answer {
+                    Ok(Download {
+                        body: kinds::DownloadBody::Bytes(bytes),
+                        ..
+                    }) => {
+                        assert!(!streamed && !bytes.is_empty(), "{format}");
+                    }
+                    Ok(Download {
+                        body: kinds::DownloadBody::Stream(mut blocks),
+                        ..
+                    }) => {
+                        assert!(streamed, "{format}");
+                        let mut total = 0;
+                        while let Some(block) = blocks.blocking_recv() {
+                            total += block.expect("a block").len();
+                        }
+                        assert!(total > 0);
+                    }
+                    Err(_) => assert_eq!(format, "no-such"),
+                }
+                assert_eq!(running.load(Ordering::Acquire), 0, "{format}");
+            });
+        }
+    }
+
     #[test]
     fn backups_take_the_first_free_number() {
         let dir = tempfile::tempdir().unwrap();
