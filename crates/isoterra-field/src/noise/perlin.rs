@@ -188,7 +188,18 @@ pub(crate) fn perlin3_row(key: u32, x: f32, r: &Row3) -> f32 {
     let n101 = grad3(lattice_top_mul(key, px1 ^ r.p01, r.mul), fx1, r.fy, r.fz1);
     let n011 = grad3(lattice_top_mul(key, px0 ^ r.p11, r.mul), fx, r.fy1, r.fz1);
     let n111 = grad3(lattice_top_mul(key, px1 ^ r.p11, r.mul), fx1, r.fy1, r.fz1);
-    let u = fade(fx);
+    let n = [[n000, n100], [n010, n110], [n001, n101], [n011, n111]];
+    blend3(n, fade(fx), r)
+}
+
+/// The trilinear blend of a sample's eight corner terms, scaled by
+/// [`SCALE3`]: `n[k]` is `[left, right]` in x of corner `k` in (y, z), `k`
+/// = 0 for (y0, z0), 1 for (y1, z0), 2 for (y0, z1), 3 for (y1, z1); `u`
+/// is the sample's fade in x. Every 3D Perlin build blends through this, so
+/// they all do the same operations in the same order.
+#[inline(always)]
+pub(crate) fn blend3(n: [[f32; 2]; 4], u: f32, r: &Row3) -> f32 {
+    let [[n000, n100], [n010, n110], [n001, n101], [n011, n111]] = n;
     let a0 = n000 + u * (n100 - n000);
     let b0 = n010 + u * (n110 - n010);
     let a1 = n001 + u * (n101 - n001);

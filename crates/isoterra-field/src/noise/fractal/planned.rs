@@ -9,19 +9,24 @@
 //! constant `C` (`K` one of `±dy`, `±dz`; `C` their sum). A [`RowPlan3`] keeps what
 //! depends on `x` alone (the cell of each sample, `fx`, `fx - 1`, the
 //! fade) for every row of the grid; each row then decodes the gradients of
-//! the few lattice points it crosses, and each group of samples, which
-//! spans at most two cells, blends its corner terms between them.
+//! the few lattice points it crosses into one table per corner, and each
+//! group of samples blends the corner terms of its lanes' cells.
+//!
+//! The AVX-512 build (and the AVX2 build on rows of at most eight lattice
+//! points) picks every lane's terms from the tables with one vector
+//! permutation per table, so its groups may span any number of cells. The
+//! other builds select between two cells per lane: a group spanning three
+//! is split in two, and a half that still does (high frequencies, coarse
+//! steps) takes the per-sample path. Rows reaching more than
+//! [`MAX_POINTS`] lattice points are not planned at all.
 //!
 //! The values are those of [`perlin3_row`] bit for bit: the same IEEE
 //! operations on the same operands in the same order (the one reordered
-//! sum, `dy + (±dx)` written as `(±dx) + dy`, is commutative). A group
-//! spanning three cells is split in two; a half that still does (high
-//! frequencies, coarse steps) takes the per-sample path, and rows reaching
-//! more than [`MAX_POINTS`] lattice points are not planned at all.
+//! sum, `dy + (±dx)` written as `(±dx) + dy`, is commutative).
 
 use super::super::hash::{LATTICE_MUL, P32_X, lattice_top_mul};
 use super::super::kernel::{fade, flip, floor_i32, sel};
-use super::super::perlin::{Row3, SCALE3, perlin3_row};
+use super::super::perlin::{Row3, blend3, perlin3_row};
 use super::super::{LANES, clamp_unit};
 use super::{Fractal, Kernel, Octave, kind_id, shape};
 
@@ -53,12 +58,13 @@ pub(crate) struct RowPlan3 {
     lo: Vec<i32>,
     points: Vec<usize>,
     cached: Vec<Option<[u32; 4]>>,
-    /// Per octave, per lattice x point of the row, the hashes of its four
-    /// `(y, z)` corners.
+    /// Per octave, per `(y, z)` corner of the row's cells, the hashes of
+    /// the corner at each lattice x point the row reaches.
     hashes: Vec<Terms<u32>>,
-    /// Per lattice x point of the current octave and row: per corner, the
-    /// sign to give `dx`, the mask of corners whose term uses `dx`, and
-    /// `K` or `C`.
+    /// Per corner of the current octave and row, per lattice x point: the
+    /// sign to give `dx`, all ones where the term uses `dx`, and `K` or `C`
+    /// (a corner's sixteen points side by side, so that a vector of lanes
+    /// can pick its points with one permutation).
     sign: Terms<u32>,
     uses: Terms<u32>,
     term: Terms<f32>,
@@ -89,10 +95,10 @@ impl Fractal {
             lo: Vec::with_capacity(octaves),
             points: Vec::with_capacity(octaves),
             cached: vec![None; octaves],
-            hashes: vec![[[0; 4]; MAX_POINTS]; octaves],
-            sign: [[0; 4]; MAX_POINTS],
-            uses: [[0; 4]; MAX_POINTS],
-            term: [[0.0; 4]; MAX_POINTS],
+            hashes: vec![[[0; MAX_POINTS]; 4]; octaves],
+            sign: [[0; MAX_POINTS]; 4],
+            uses: [[0; MAX_POINTS]; 4],
+            term: [[0.0; MAX_POINTS]; 4],
             acc: vec![0.0; stride],
         };
         for o in &self.octaves {
@@ -136,7 +142,7 @@ impl Fractal {
                 super::super::kernel::widest!(
                     avx512: self.planned_row_avx512::<$k>(plan, y, z, out),
                     avx2: self.planned_row_avx2::<$k>(plan, y, z, out),
-                    plain: self.planned_row::<$k, LANES>(plan, y, z, out),
+                    plain: self.planned_row_plain::<$k>(plan, y, z, out),
                 )
             }};
         }
@@ -156,33 +162,55 @@ impl Fractal {
         z: f32,
         out: &mut [f32],
     ) {
-        self.planned_row::<K, WIDE>(plan, y, z, out)
+        self.planned_row::<WIDE>(plan, y, z, out, |plan, oi, o, r| {
+            // The closure is part of this AVX-512 build.
+            permuted_octave_row::<K, WIDE>(plan, oi, o, r, |q, table| permute16(q, table))
+        })
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn planned_row_avx2<const K: u8>(&self, plan: &mut RowPlan3, y: f32, z: f32, out: &mut [f32]) {
-        self.planned_row::<K, LANES>(plan, y, z, out)
+        self.planned_row::<LANES>(plan, y, z, out, |plan, oi, o, r| {
+            if plan.points[oi] <= LANES {
+                permuted_octave_row::<K, LANES>(plan, oi, o, r, |q, table| permute8(q, table))
+            } else {
+                octave_row::<K, LANES>(plan, oi, o, r)
+            }
+        })
     }
 
-    /// One row, in groups of `W` samples (and [`LANES`] where fewer are
-    /// left or a group spans three cells).
+    /// The plain build: every octave in groups of [`LANES`].
+    fn planned_row_plain<const K: u8>(&self, plan: &mut RowPlan3, y: f32, z: f32, out: &mut [f32]) {
+        self.planned_row::<LANES>(plan, y, z, out, octave_row::<K, LANES>)
+    }
+
+    /// One row: `octave` adds each octave to `plan.acc` after its terms are
+    /// decoded; then the sums are clamped, `W` at a time where they can be.
     #[inline(always)]
-    fn planned_row<const K: u8, const W: usize>(
+    fn planned_row<const W: usize>(
         &self,
         plan: &mut RowPlan3,
         y: f32,
         z: f32,
         out: &mut [f32],
+        octave: impl Fn(&mut RowPlan3, usize, &Octave, &Row3),
     ) {
         plan.acc.fill(0.0);
         for (oi, o) in self.octaves.iter().enumerate() {
             let (f, [_, oy, oz]) = (o.frequency, o.offset);
             let r = Row3::new(y * f + oy, z * f + oz);
             plan.decode(oi, o, &r);
-            octave_row::<K, W>(plan, oi, o, &r);
+            octave(plan, oi, o, &r);
         }
-        for (o, &a) in out.iter_mut().zip(&plan.acc) {
+        let whole = out.len() / W * W;
+        let (head, tail) = out.split_at_mut(whole);
+        for (o, a) in head.chunks_exact_mut(W).zip(plan.acc.chunks_exact(W)) {
+            for (o, &a) in o.iter_mut().zip(a) {
+                *o = clamp_unit(a);
+            }
+        }
+        for (o, &a) in tail.iter_mut().zip(&plan.acc[whole..]) {
             *o = clamp_unit(a);
         }
     }
@@ -198,63 +226,61 @@ impl RowPlan3 {
         // corners only: rows of one (y, z) cell share them.
         let key = [r.p00, r.p10, r.p01, r.p11];
         if self.cached[oi] != Some(key) {
-            let hashes = &mut self.hashes[oi];
-            for (a, h) in hashes.iter_mut().enumerate().take(points) {
-                let px = (lo.wrapping_add(a as i32) as u32).wrapping_mul(P32_X);
-                *h = key.map(|p| lattice_top_mul(o.key, px ^ p, LATTICE_MUL));
+            for (hashes, &p) in self.hashes[oi].iter_mut().zip(&key) {
+                for (a, h) in hashes.iter_mut().enumerate().take(points) {
+                    let px = (lo.wrapping_add(a as i32) as u32).wrapping_mul(P32_X);
+                    *h = lattice_top_mul(o.key, px ^ p, LATTICE_MUL);
+                }
             }
             self.cached[oi] = Some(key);
         }
         // Corner `c` of the four: `dy` is `fy1` for c = 1, 3, `dz` is `fz1`
-        // for c = 2, 3; four lattice points per block of sixteen terms.
-        let dy: [f32; 16] = std::array::from_fn(|e| if e & 1 == 1 { r.fy1 } else { r.fy });
-        let dz: [f32; 16] = std::array::from_fn(|e| if e & 2 == 2 { r.fz1 } else { r.fz });
-        let blocks = points.div_ceil(4);
-        terms(
-            &self.hashes[oi],
-            blocks,
-            &dy,
-            &dz,
-            &mut self.sign,
-            &mut self.uses,
-            &mut self.term,
-        );
+        // for c = 2, 3. The first eight or all sixteen points are decoded
+        // (the ones past the row's hold stale hashes and are never read).
+        for c in 0..4 {
+            let dy = if c & 1 == 1 { r.fy1 } else { r.fy };
+            let dz = if c & 2 == 2 { r.fz1 } else { r.fz };
+            let (h, sign, uses, term) = (
+                &self.hashes[oi][c],
+                &mut self.sign[c],
+                &mut self.uses[c],
+                &mut self.term[c],
+            );
+            if points <= 8 {
+                terms::<8>(h, dy, dz, sign, uses, term);
+            } else {
+                terms::<MAX_POINTS>(h, dy, dz, sign, uses, term);
+            }
+        }
+    }
+
+    /// The sign, uses and term of corner `c` at lattice x point `q`.
+    #[inline(always)]
+    fn at(&self, q: usize) -> ([u32; 4], [u32; 4], [f32; 4]) {
+        (
+            std::array::from_fn(|c| self.sign[c][q]),
+            std::array::from_fn(|c| self.uses[c][q]),
+            std::array::from_fn(|c| self.term[c][q]),
+        )
     }
 }
 
-type Terms<T> = [[T; 4]; MAX_POINTS];
+/// Per corner `(y, z)` of a row's cells, per lattice x point.
+type Terms<T> = [[T; MAX_POINTS]; 4];
 
-/// [`gradient_term`] of the first `4 * blocks` lattice points' corners,
-/// sixteen at a time.
+/// [`gradient_term`] of one corner at the first `P` lattice points of the
+/// table.
 #[inline(always)]
-fn terms(
-    hashes: &Terms<u32>,
-    blocks: usize,
-    dy: &[f32; 16],
-    dz: &[f32; 16],
-    sign: &mut Terms<u32>,
-    uses: &mut Terms<u32>,
-    term: &mut Terms<f32>,
+fn terms<const P: usize>(
+    hashes: &[u32; MAX_POINTS],
+    dy: f32,
+    dz: f32,
+    sign: &mut [u32; MAX_POINTS],
+    uses: &mut [u32; MAX_POINTS],
+    term: &mut [f32; MAX_POINTS],
 ) {
-    let h = hashes.as_flattened();
-    let (sign, uses, term) = (
-        sign.as_flattened_mut(),
-        uses.as_flattened_mut(),
-        term.as_flattened_mut(),
-    );
-    for b in 0..blocks {
-        let at = 16 * b;
-        let mut hb = [0u32; 16];
-        hb.copy_from_slice(&h[at..at + 16]);
-        let mut s = [0u32; 16];
-        let mut u = [0u32; 16];
-        let mut t = [0.0f32; 16];
-        for l in 0..16 {
-            (s[l], u[l], t[l]) = gradient_term(hb[l], dy[l], dz[l]);
-        }
-        sign[at..at + 16].copy_from_slice(&s);
-        uses[at..at + 16].copy_from_slice(&u);
-        term[at..at + 16].copy_from_slice(&t);
+    for l in 0..P {
+        (sign[l], uses[l], term[l]) = gradient_term(hashes[l], dy, dz);
     }
 }
 
@@ -351,22 +377,16 @@ fn group<const K: u8, const N: usize>(
     let p = (c - plan.lo[oi]) as usize;
     // Lattice x points p, p + 1, p + 2: a sample in cell `c` reads p and
     // p + 1, one in `c + 1` reads p + 1 and p + 2.
-    let at = |q: usize| (plan.sign[q], plan.uses[q], plan.term[q]);
-    let (s0, m0, t0) = at(p);
-    let (s1, m1, t1) = at(p + 1);
+    let (s0, m0, t0) = plan.at(p);
+    let (s1, m1, t1) = plan.at(p + 1);
     let (s2, m2, t2) = if p + 2 < plan.points[oi] {
-        at(p + 2)
+        plan.at(p + 2)
     } else {
         (s1, m1, t1)
     };
-    let (v, w, weight) = (r.v, r.w, o.weight);
     let mut values = [0.0f32; N];
     for l in 0..N {
         let next = ix[l] != c;
-        let term = |d: f32, s: u32, m: u32, t: f32| {
-            let x = f32::from_bits(d.to_bits() ^ s) + t;
-            f32::from_bits((x.to_bits() & m) | (t.to_bits() & !m))
-        };
         let mut n = [[0.0f32; 2]; 4];
         for k in 0..4 {
             let (ls, lm, lt) = if next {
@@ -381,23 +401,131 @@ fn group<const K: u8, const N: usize>(
             };
             n[k] = [term(fx[l], ls, lm, lt), term(fx1[l], rs, rm, rt)];
         }
-        // Corners in `perlin3_row`'s names: k = 0 is (y0, z0), 1 is
-        // (y1, z0), 2 is (y0, z1), 3 is (y1, z1); [left, right] in x.
-        let [n000, n100] = n[0];
-        let [n010, n110] = n[1];
-        let [n001, n101] = n[2];
-        let [n011, n111] = n[3];
-        let ul = u[l];
-        let a0 = n000 + ul * (n100 - n000);
-        let b0 = n010 + ul * (n110 - n010);
-        let a1 = n001 + ul * (n101 - n001);
-        let b1 = n011 + ul * (n111 - n011);
-        let c0 = a0 + v * (b0 - a0);
-        let c1 = a1 + v * (b1 - a1);
-        values[l] = (c0 + w * (c1 - c0)) * SCALE3;
+        values[l] = blend3(n, u[l], r);
     }
     for (a, &value) in plan.acc[first..first + N].iter_mut().zip(&values) {
-        *a += weight * shape::<K>(value);
+        *a += o.weight * shape::<K>(value);
+    }
+}
+
+/// A corner's gradient dot product at `x` offset `d` from its lattice point:
+/// `(d ^ s) + t` where it uses `dx` (`m` all ones), `t` where it does not.
+#[inline(always)]
+fn term(d: f32, s: u32, m: u32, t: f32) -> f32 {
+    let x = f32::from_bits(d.to_bits() ^ s) + t;
+    f32::from_bits((x.to_bits() & m) | (t.to_bits() & !m))
+}
+
+/// Lane `l` of `table` picked by lane `l` of `q` (below 16) for each of
+/// sixteen lanes, in one AVX-512 permutation.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq")]
+#[inline]
+fn permute16(q: [u32; 16], table: &[u32; MAX_POINTS]) -> [u32; 16] {
+    use std::arch::x86_64::{__m512i, _mm512_permutexvar_epi32};
+    // SAFETY: `[u32; 16]` and `__m512i` are both 64 plain bytes, any bits
+    // valid.
+    unsafe {
+        let (q, t) = (
+            std::mem::transmute::<[u32; 16], __m512i>(q),
+            std::mem::transmute::<[u32; 16], __m512i>(*table),
+        );
+        std::mem::transmute::<__m512i, [u32; 16]>(_mm512_permutexvar_epi32(q, t))
+    }
+}
+
+/// The first eight lanes of `table` picked by lane `l` of `q` (below 8) for
+/// each of eight lanes, in one AVX2 permutation.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn permute8(q: [u32; 8], table: &[u32; MAX_POINTS]) -> [u32; 8] {
+    use std::arch::x86_64::{__m256i, _mm256_permutevar8x32_epi32};
+    let mut t = [0u32; 8];
+    t.copy_from_slice(&table[..8]);
+    // SAFETY: `[u32; 8]` and `__m256i` are both 32 plain bytes, any bits
+    // valid.
+    unsafe {
+        let (q, t) = (
+            std::mem::transmute::<[u32; 8], __m256i>(q),
+            std::mem::transmute::<[u32; 8], __m256i>(t),
+        );
+        std::mem::transmute::<__m256i, [u32; 8]>(_mm256_permutevar8x32_epi32(t, q))
+    }
+}
+
+/// Adds octave `oi` of the row to `plan.acc` `N` samples at a time, every
+/// padded group of the stride: each lane picks the terms of its own two
+/// lattice points from the corner tables with `permute` (lane `l` of the
+/// table at index `q[l]`, every `q[l]` below the row's point count, which
+/// must be at most `N`), so a group may span any number of cells. The same
+/// operations per sample as [`group`], so the same bits.
+#[inline(always)]
+fn permuted_octave_row<const K: u8, const N: usize>(
+    plan: &mut RowPlan3,
+    oi: usize,
+    o: &Octave,
+    r: &Row3,
+    permute: impl Fn([u32; N], &[u32; MAX_POINTS]) -> [u32; N],
+) {
+    debug_assert!(plan.points[oi] <= N && plan.stride.is_multiple_of(N));
+    let term_bits: [[u32; MAX_POINTS]; 4] = std::array::from_fn(|c| {
+        let mut t = [0u32; MAX_POINTS];
+        for (b, v) in t.iter_mut().zip(&plan.term[c]) {
+            *b = v.to_bits();
+        }
+        t
+    });
+    let lo = plan.lo[oi];
+    let base = oi * plan.stride;
+    let mut first = 0;
+    while first < plan.stride {
+        let at = base + first;
+        let mut fx = [0.0f32; N];
+        let mut fx1 = [0.0f32; N];
+        let mut u = [0.0f32; N];
+        let mut ix = [0i32; N];
+        fx.copy_from_slice(&plan.fx[at..at + N]);
+        fx1.copy_from_slice(&plan.fx1[at..at + N]);
+        u.copy_from_slice(&plan.u[at..at + N]);
+        ix.copy_from_slice(&plan.ix[at..at + N]);
+        // Lane `l` reads lattice points `q` (left) and `q + 1` (right).
+        let mut left = [0u32; N];
+        let mut right = [0u32; N];
+        for l in 0..N {
+            left[l] = ix[l].wrapping_sub(lo) as u32;
+            right[l] = left[l].wrapping_add(1);
+        }
+        // Per corner, the left and right terms of every lane.
+        let mut nl = [[0.0f32; N]; 4];
+        let mut nr = [[0.0f32; N]; 4];
+        for c in 0..4 {
+            let (sl, ml, tl) = (
+                permute(left, &plan.sign[c]),
+                permute(left, &plan.uses[c]),
+                permute(left, &term_bits[c]),
+            );
+            let (sr, mr, tr) = (
+                permute(right, &plan.sign[c]),
+                permute(right, &plan.uses[c]),
+                permute(right, &term_bits[c]),
+            );
+            for l in 0..N {
+                nl[c][l] = term(fx[l], sl[l], ml[l], f32::from_bits(tl[l]));
+                nr[c][l] = term(fx1[l], sr[l], mr[l], f32::from_bits(tr[l]));
+            }
+        }
+        let acc = &mut plan.acc[first..first + N];
+        for l in 0..N {
+            let n = [
+                [nl[0][l], nr[0][l]],
+                [nl[1][l], nr[1][l]],
+                [nl[2][l], nr[2][l]],
+                [nl[3][l], nr[3][l]],
+            ];
+            acc[l] += o.weight * shape::<K>(blend3(n, u[l], r));
+        }
+        first += N;
     }
 }
 
@@ -457,8 +585,53 @@ mod tests {
                 for i in 0..len {
                     prop_assert_eq!(got[i].to_bits(), want[i].to_bits(), "sample {} at y {} z {}", i, y, z);
                 }
+                // Every build this CPU runs, not only the widest.
+                for (build, got) in each_build(&f, &mut plan, y, z, len) {
+                    for i in 0..len {
+                        prop_assert_eq!(got[i].to_bits(), want[i].to_bits(), "{} build, sample {} at y {} z {}", build, i, y, z);
+                    }
+                }
             }
         }
+    }
+
+    /// The row of `plan` at `(y, z)` from each build of the planned loop
+    /// this CPU can run.
+    fn each_build(
+        f: &Fractal,
+        plan: &mut RowPlan3,
+        y: f32,
+        z: f32,
+        len: usize,
+    ) -> Vec<(&'static str, Vec<f32>)> {
+        let mut rows = Vec::new();
+        macro_rules! run {
+            ($k:literal) => {{
+                let mut row = vec![0.0f32; len];
+                f.planned_row_plain::<$k>(plan, y, z, &mut row);
+                rows.push(("plain", row));
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let mut row = vec![0.0f32; len];
+                    // SAFETY: the CPU has AVX2 (checked just above).
+                    unsafe { f.planned_row_avx2::<$k>(plan, y, z, &mut row) };
+                    rows.push(("avx2", row));
+                }
+                #[cfg(target_arch = "x86_64")]
+                if crate::noise::kernel::have_avx512() {
+                    let mut row = vec![0.0f32; len];
+                    // SAFETY: the CPU has AVX-512 (checked just above).
+                    unsafe { f.planned_row_avx512::<$k>(plan, y, z, &mut row) };
+                    rows.push(("avx512", row));
+                }
+            }};
+        }
+        match kind_id(f.params.kind) {
+            0 => run!(0),
+            1 => run!(1),
+            _ => run!(2),
+        }
+        rows
     }
 
     #[test]
