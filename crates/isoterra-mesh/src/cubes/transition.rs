@@ -2676,17 +2676,29 @@ fn finish_records(
         ..
     } = out;
     if options.normals {
+        // Gradients first, then one pass that normalises them: the square
+        // roots and divisions of many vertices overlap there, instead of
+        // each waiting in the middle of its vertex's work.
         normals.clear();
-        normals.reserve(len);
+        normals.extend(recs.iter().map(|rec| grid_gradient(&grads, rec)));
+        for (m, rec) in normals.iter_mut().zip(recs) {
+            let v = *m;
+            let l2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+            *m = if (f32::MIN_POSITIVE..f32::INFINITY).contains(&l2) {
+                // `outward`'s common case, the same operations.
+                let r = -1.0 / l2.sqrt();
+                v.map(|c| c * r)
+            } else {
+                let (axis, lower_is_solid) = grid_fallback(&grads, iso, rec);
+                outward(v, axis, lower_is_solid)
+            };
+        }
     }
     if input.materials.is_some() {
         materials.clear();
         materials.reserve(len);
     }
     for (p, rec) in positions.iter_mut().zip(recs) {
-        if options.normals {
-            normals.push(grid_normal(&grads, iso, rec));
-        }
         if let Some(mats) = input.materials {
             materials.push(grid_material(mats, input.samples, s, iso, rec));
         }
@@ -2807,21 +2819,40 @@ fn scan_rec(p: [f32; 3], samples: &[f32], s: usize, iso: f32) -> Rec {
 /// or a point; the fine and centre records are the caller's).
 #[inline(always)]
 fn grid_normal(grads: &Grads<'_>, iso: f32, rec: &Rec) -> [f32; 3] {
-    let s = grads.n as usize + 1;
-    let samples = grads.input.samples;
-    let at = |g: [u32; 3]| (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
+    let (axis, lower_is_solid) = grid_fallback(grads, iso, rec);
+    outward(grid_gradient(grads, rec), axis, lower_is_solid)
+}
+
+/// The density gradient at a vertex recorded on the chunk's own grid, which
+/// [`grid_normal`] turns outward and normalises.
+#[inline(always)]
+fn grid_gradient(grads: &Grads<'_>, rec: &Rec) -> [f32; 3] {
     match *rec {
-        Rec::Node { g } => outward(grads.node(g), 1, samples[at(g)] < iso),
+        Rec::Node { g } => grads.node(g),
         Rec::Edge { g, axis, t } => {
             let axis = axis as usize;
             let ga = grads.node(g);
             let mut b = g;
             b[axis] += 1;
             let gb = grads.node(b);
-            let v = [0, 1, 2].map(|q| ga[q] + t * (gb[q] - ga[q]));
-            outward(v, axis, samples[at(g)] >= iso)
+            [0, 1, 2].map(|q| ga[q] + t * (gb[q] - ga[q]))
         }
-        Rec::Point { p, mat } => outward(grads.at(p), 1, samples[at(mat)] < iso),
+        Rec::Point { p, .. } => grads.at(p),
+        _ => unreachable!("a fine or centre record is not on the chunk's grid"),
+    }
+}
+
+/// The axis and side [`outward`] falls back to for a vertex recorded on the
+/// chunk's own grid whose gradient cannot be normalised.
+#[inline(always)]
+fn grid_fallback(grads: &Grads<'_>, iso: f32, rec: &Rec) -> (usize, bool) {
+    let s = grads.n as usize + 1;
+    let samples = grads.input.samples;
+    let at = |g: [u32; 3]| (g[2] as usize * s + g[1] as usize) * s + g[0] as usize;
+    match *rec {
+        Rec::Node { g } => (1, samples[at(g)] < iso),
+        Rec::Edge { g, axis, .. } => (axis as usize, samples[at(g)] >= iso),
+        Rec::Point { mat, .. } => (1, samples[at(mat)] < iso),
         _ => unreachable!("a fine or centre record is not on the chunk's grid"),
     }
 }
