@@ -11,18 +11,7 @@
 
 use isoterra::field::Field2;
 use isoterra::mesh::ContourTracer;
-use isoterra_bench::minor_faults;
-
-/// CPU seconds of the calling thread.
-fn thread_cpu() -> f64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for the call to write.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
-}
+use isoterra_bench::{minor_faults, thread_cpu_s as thread_cpu};
 
 /// Minimum and median of `v`, in milliseconds.
 fn min_median(mut v: Vec<f64>) -> (f64, f64) {

@@ -52,3 +52,15 @@ pub fn gyroid(k: u32, n: u32) -> Vec<f32> {
         |x, y, z| x.sin() * y.cos() + y.sin() * z.cos() + z.sin() * x.cos(),
     )
 }
+
+/// CPU seconds of the calling thread (`CLOCK_THREAD_CPUTIME_ID`): what a
+/// figure costs the thread that ran it, whatever else the machine runs.
+pub fn thread_cpu_s() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}

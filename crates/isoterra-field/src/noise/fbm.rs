@@ -236,6 +236,11 @@ impl Noise3 for Fbm {
     fn fill_row3(&self, x0: f32, dx: f32, y: f32, z: f32, out: &mut [f32]) {
         self.inner.fill_row3(x0, dx, y, z, out)
     }
+
+    #[inline]
+    fn fill_grid3(&self, origin: [f32; 3], step: [f32; 3], dims: [usize; 2], out: &mut [f32]) {
+        self.inner.fill_grid3(origin, step, dims, out)
+    }
 }
 
 /// Fills `out` with 2D fBm on a grid: sample `(i, j)` goes to

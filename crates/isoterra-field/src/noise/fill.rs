@@ -69,23 +69,6 @@ fn grid2<N: Noise2 + ?Sized>(
     }
 }
 
-#[inline(always)]
-fn grid3<N: Noise3 + ?Sized>(
-    noise: &N,
-    origin: [f32; 3],
-    step: [f32; 3],
-    dims: [usize; 2],
-    out: &mut [f32],
-) {
-    for (k, slab) in out.chunks_exact_mut(dims[0] * dims[1]).enumerate() {
-        let z = origin[2] + k as f32 * step[2];
-        for (j, line) in slab.chunks_exact_mut(dims[0]).enumerate() {
-            let y = origin[1] + j as f32 * step[1];
-            noise.fill_row3(origin[0], step[0], y, z, line);
-        }
-    }
-}
-
 /// Samples `noise` on a `dims[0] x dims[1]` grid into `out` (row-major, x
 /// fastest). Sample `(i, j)` is `noise.sample2(origin[0] + i as f32 * step[0],
 /// origin[1] + j as f32 * step[1])`, bit for bit.
@@ -130,12 +113,6 @@ pub fn fill3<N: Noise3 + ?Sized>(
     if out.is_empty() {
         return Ok(());
     }
-    grid3(
-        noise,
-        origin,
-        step,
-        [dims[0] as usize, dims[1] as usize],
-        out,
-    );
+    noise.fill_grid3(origin, step, [dims[0] as usize, dims[1] as usize], out);
     Ok(())
 }

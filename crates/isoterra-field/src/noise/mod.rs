@@ -173,6 +173,40 @@ pub trait Noise3 {
             rest.copy_from_slice(&v[..rest.len()]);
         }
     }
+
+    /// Fills `out` with a grid of `dims[0]` samples a row and `dims[1]` rows
+    /// a slab (x fastest, then y, then z; as many slabs as `out` holds): row
+    /// `j` of slab `k` is [`fill_row3`](Self::fill_row3) at `origin[0]`,
+    /// `step[0]`, `y = origin[1] + j as f32 * step[1]`, `z = origin[2] + k as
+    /// f32 * step[2]`, bit for bit. [`fill3`] calls this once per grid;
+    /// generators override it to share work between the rows.
+    fn fill_grid3(&self, origin: [f32; 3], step: [f32; 3], dims: [usize; 2], out: &mut [f32]) {
+        for_each_row3(origin, step, dims, out, |y, z, row| {
+            self.fill_row3(origin[0], step[0], y, z, row)
+        });
+    }
+}
+
+/// Calls `f(y, z, row)` for every row of a grid as
+/// [`Noise3::fill_grid3`] lays it out.
+#[inline(always)]
+pub(crate) fn for_each_row3(
+    origin: [f32; 3],
+    step: [f32; 3],
+    dims: [usize; 2],
+    out: &mut [f32],
+    mut f: impl FnMut(f32, f32, &mut [f32]),
+) {
+    if dims[0] == 0 || dims[1] == 0 {
+        return;
+    }
+    for (k, slab) in out.chunks_exact_mut(dims[0] * dims[1]).enumerate() {
+        let z = origin[2] + k as f32 * step[2];
+        for (j, row) in slab.chunks_exact_mut(dims[0]).enumerate() {
+            let y = origin[1] + j as f32 * step[1];
+            f(y, z, row);
+        }
+    }
 }
 
 impl<N: Noise2 + ?Sized> Noise2 for &N {
@@ -216,6 +250,11 @@ impl<N: Noise3 + ?Sized> Noise3 for &N {
     #[inline]
     fn fill_row3(&self, x0: f32, dx: f32, y: f32, z: f32, out: &mut [f32]) {
         (**self).fill_row3(x0, dx, y, z, out)
+    }
+
+    #[inline]
+    fn fill_grid3(&self, origin: [f32; 3], step: [f32; 3], dims: [usize; 2], out: &mut [f32]) {
+        (**self).fill_grid3(origin, step, dims, out)
     }
 }
 
