@@ -406,3 +406,69 @@ proptest! {
         prop_assert!((-1.0..=1.0).contains(&f.sample3(x, y, z)));
     }
 }
+
+#[test]
+fn grid_fills_fill_whole_slabs_only_whatever_their_shape() {
+    // Every generator, and a Perlin fractal (whose grid rows are planned).
+    let mut gens: Vec<(&'static str, Box<dyn Noise3>)> = generators()
+        .into_iter()
+        .map(|(name, g)| (name, Box::new(BoxedBoth(g)) as Box<dyn Noise3>))
+        .collect();
+    let p = FractalParams::DEFAULT
+        .with_basis(Basis::Perlin)
+        .with_frequency(0.2);
+    gens.push(("perlin_fbm", Box::new(Fractal::new(&p, 9).unwrap())));
+    for (name, g) in &gens {
+        // Slabs larger than the buffer, overflowing or empty: nothing
+        // written, no panic, no allocation sized by the shape.
+        for dims in [
+            [usize::MAX, 2],
+            [2, usize::MAX],
+            [1 << 40, 1],
+            [1 << 30, 1],
+            [65, 1],
+            [8, 9],
+            [0, 3],
+            [3, 0],
+        ] {
+            let mut out = vec![7.0f32; 64];
+            g.fill_grid3([0.5, 1.0, -2.0], [0.3, 0.7, 1.1], dims, &mut out);
+            assert!(out.iter().all(|&v| v == 7.0), "{name} {dims:?}");
+        }
+        // Two whole 4 x 3 slabs and part of a third: the slabs are fill3's
+        // grid bit for bit, the part is left as it was.
+        let (origin, step) = ([3.25, -1.5, 0.75], [0.37, 0.41, 0.29]);
+        let mut want = vec![0.0f32; 24];
+        fill3(&**g, origin, step, [4, 3, 2], &mut want).unwrap();
+        let mut out = vec![7.0f32; 24 + 5];
+        g.fill_grid3(origin, step, [4, 3], &mut out);
+        assert_eq!(fnv(&out[..24]), fnv(&want), "{name}");
+        assert!(out[24..].iter().all(|&v| v == 7.0), "{name}");
+    }
+}
+
+/// A generator of [`generators`] as a plain [`Noise3`] that forwards every
+/// method (so the grid fill is the generator's own).
+struct BoxedBoth(Box<dyn Both>);
+
+impl Noise3 for BoxedBoth {
+    fn sample3(&self, x: f32, y: f32, z: f32) -> f32 {
+        self.0.sample3(x, y, z)
+    }
+
+    fn sample3_lanes(&self, x: &[f32; LANES], y: &[f32; LANES], z: &[f32; LANES]) -> [f32; LANES] {
+        self.0.sample3_lanes(x, y, z)
+    }
+
+    fn sample3_row(&self, x: &[f32; LANES], y: f32, z: f32) -> [f32; LANES] {
+        self.0.sample3_row(x, y, z)
+    }
+
+    fn fill_row3(&self, x0: f32, dx: f32, y: f32, z: f32, out: &mut [f32]) {
+        self.0.fill_row3(x0, dx, y, z, out)
+    }
+
+    fn fill_grid3(&self, origin: [f32; 3], step: [f32; 3], dims: [usize; 2], out: &mut [f32]) {
+        self.0.fill_grid3(origin, step, dims, out)
+    }
+}

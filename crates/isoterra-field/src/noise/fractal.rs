@@ -880,6 +880,11 @@ impl Noise3 for Fractal {
     /// Perlin fractals plan the x part of the rows once for the grid (see
     /// `planned`); other bases, and rows a plan cannot hold, fill row by row.
     fn fill_grid3(&self, origin: [f32; 3], step: [f32; 3], dims: [usize; 2], out: &mut [f32]) {
+        // No whole slab: nothing to fill (and no plan sized for rows that
+        // `out` cannot hold).
+        if dims[0].saturating_mul(dims[1]) > out.len() {
+            return;
+        }
         match self.plan_rows3(origin[0], step[0], dims[0]) {
             Some(mut plan) => super::for_each_row3(origin, step, dims, out, |y, z, row| {
                 self.fill_row3_planned(&mut plan, y, z, row)

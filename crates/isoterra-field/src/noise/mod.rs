@@ -175,10 +175,11 @@ pub trait Noise3 {
     }
 
     /// Fills `out` with a grid of `dims[0]` samples a row and `dims[1]` rows
-    /// a slab (x fastest, then y, then z; as many slabs as `out` holds): row
-    /// `j` of slab `k` is [`fill_row3`](Self::fill_row3) at `origin[0]`,
-    /// `step[0]`, `y = origin[1] + j as f32 * step[1]`, `z = origin[2] + k as
-    /// f32 * step[2]`, bit for bit. [`fill3`] calls this once per grid;
+    /// a slab (x fastest, then y, then z; as many whole slabs as `out`
+    /// holds, and nothing past them): row `j` of slab `k` is
+    /// [`fill_row3`](Self::fill_row3) at `origin[0]`, `step[0]`, `y =
+    /// origin[1] + j as f32 * step[1]`, `z = origin[2] + k as f32 *
+    /// step[2]`, bit for bit. [`fill3`] checks its grid and calls this once;
     /// generators override it to share work between the rows.
     fn fill_grid3(&self, origin: [f32; 3], step: [f32; 3], dims: [usize; 2], out: &mut [f32]) {
         for_each_row3(origin, step, dims, out, |y, z, row| {
@@ -197,10 +198,12 @@ pub(crate) fn for_each_row3(
     out: &mut [f32],
     mut f: impl FnMut(f32, f32, &mut [f32]),
 ) {
-    if dims[0] == 0 || dims[1] == 0 {
+    // A slab larger than `out` (or than memory) leaves nothing to fill.
+    let slab = dims[0].saturating_mul(dims[1]);
+    if slab == 0 || slab > out.len() {
         return;
     }
-    for (k, slab) in out.chunks_exact_mut(dims[0] * dims[1]).enumerate() {
+    for (k, slab) in out.chunks_exact_mut(slab).enumerate() {
         let z = origin[2] + k as f32 * step[2];
         for (j, row) in slab.chunks_exact_mut(dims[0]).enumerate() {
             let y = origin[1] + j as f32 * step[1];
