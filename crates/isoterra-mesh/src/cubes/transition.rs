@@ -2682,16 +2682,10 @@ fn finish_records(
         normals.clear();
         normals.extend(recs.iter().map(|rec| grid_gradient(&grads, rec)));
         for (m, rec) in normals.iter_mut().zip(recs) {
-            let v = *m;
-            let l2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-            *m = if (f32::MIN_POSITIVE..f32::INFINITY).contains(&l2) {
-                // `outward`'s common case, the same operations.
-                let r = -1.0 / l2.sqrt();
-                v.map(|c| c * r)
-            } else {
+            *m = inverted_unit(*m).unwrap_or_else(|| {
                 let (axis, lower_is_solid) = grid_fallback(&grads, iso, rec);
-                outward(v, axis, lower_is_solid)
-            };
+                outward(*m, axis, lower_is_solid)
+            });
         }
     }
     if input.materials.is_some() {
@@ -2957,13 +2951,24 @@ impl Grads<'_> {
     }
 }
 
-/// `-v` normalised; where that is impossible (zero or non-finite), the unit
-/// vector along `axis`, pointing up when `lower_is_solid` and down otherwise.
-fn outward(v: [f32; 3], axis: usize, lower_is_solid: bool) -> [f32; 3] {
+/// `-v` normalised, where its squared length is a normal finite number
+/// (`outward`'s common case, which a pass over many vertices runs alone).
+#[inline(always)]
+fn inverted_unit(v: [f32; 3]) -> Option<[f32; 3]> {
     let l2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
     if (f32::MIN_POSITIVE..f32::INFINITY).contains(&l2) {
         let r = -1.0 / l2.sqrt();
-        return v.map(|c| c * r);
+        Some(v.map(|c| c * r))
+    } else {
+        None
+    }
+}
+
+/// `-v` normalised; where that is impossible (zero or non-finite), the unit
+/// vector along `axis`, pointing up when `lower_is_solid` and down otherwise.
+fn outward(v: [f32; 3], axis: usize, lower_is_solid: bool) -> [f32; 3] {
+    if let Some(n) = inverted_unit(v) {
+        return n;
     }
     let big = v[0].abs().max(v[1].abs()).max(v[2].abs());
     if v.iter().all(|c| c.is_finite()) && big > 0.0 {

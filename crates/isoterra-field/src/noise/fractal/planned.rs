@@ -62,12 +62,12 @@ pub(crate) struct RowPlan3 {
     /// the corner at each lattice x point the row reaches.
     hashes: Vec<Terms<u32>>,
     /// Per corner of the current octave and row, per lattice x point: the
-    /// sign to give `dx`, all ones where the term uses `dx`, and `K` or `C`
-    /// (a corner's sixteen points side by side, so that a vector of lanes
-    /// can pick its points with one permutation).
+    /// sign to give `dx`, all ones where the term uses `dx`, and the bits
+    /// of `K` or `C` (a corner's sixteen points side by side, so that a
+    /// vector of lanes can pick its points with one permutation).
     sign: Terms<u32>,
     uses: Terms<u32>,
-    term: Terms<f32>,
+    term: Terms<u32>,
     /// The row's weighted sum.
     acc: Vec<f32>,
 }
@@ -98,7 +98,7 @@ impl Fractal {
             hashes: vec![[[0; MAX_POINTS]; 4]; octaves],
             sign: [[0; MAX_POINTS]; 4],
             uses: [[0; MAX_POINTS]; 4],
-            term: [[0.0; MAX_POINTS]; 4],
+            term: [[0; MAX_POINTS]; 4],
             acc: vec![0.0; stride],
         };
         for o in &self.octaves {
@@ -260,7 +260,7 @@ impl RowPlan3 {
         (
             std::array::from_fn(|c| self.sign[c][q]),
             std::array::from_fn(|c| self.uses[c][q]),
-            std::array::from_fn(|c| self.term[c][q]),
+            std::array::from_fn(|c| f32::from_bits(self.term[c][q])),
         )
     }
 }
@@ -277,10 +277,12 @@ fn terms<const P: usize>(
     dz: f32,
     sign: &mut [u32; MAX_POINTS],
     uses: &mut [u32; MAX_POINTS],
-    term: &mut [f32; MAX_POINTS],
+    term: &mut [u32; MAX_POINTS],
 ) {
     for l in 0..P {
-        (sign[l], uses[l], term[l]) = gradient_term(hashes[l], dy, dz);
+        let t;
+        (sign[l], uses[l], t) = gradient_term(hashes[l], dy, dz);
+        term[l] = t.to_bits();
     }
 }
 
@@ -469,13 +471,6 @@ fn permuted_octave_row<const K: u8, const N: usize>(
     permute: impl Fn([u32; N], &[u32; MAX_POINTS]) -> [u32; N],
 ) {
     debug_assert!(plan.points[oi] <= N && plan.stride.is_multiple_of(N));
-    let term_bits: [[u32; MAX_POINTS]; 4] = std::array::from_fn(|c| {
-        let mut t = [0u32; MAX_POINTS];
-        for (b, v) in t.iter_mut().zip(&plan.term[c]) {
-            *b = v.to_bits();
-        }
-        t
-    });
     let lo = plan.lo[oi];
     let base = oi * plan.stride;
     let mut first = 0;
@@ -503,12 +498,12 @@ fn permuted_octave_row<const K: u8, const N: usize>(
             let (sl, ml, tl) = (
                 permute(left, &plan.sign[c]),
                 permute(left, &plan.uses[c]),
-                permute(left, &term_bits[c]),
+                permute(left, &plan.term[c]),
             );
             let (sr, mr, tr) = (
                 permute(right, &plan.sign[c]),
                 permute(right, &plan.uses[c]),
-                permute(right, &term_bits[c]),
+                permute(right, &plan.term[c]),
             );
             for l in 0..N {
                 nl[c][l] = term(fx[l], sl[l], ml[l], f32::from_bits(tl[l]));
